@@ -1,0 +1,37 @@
+/* servetop with no subcommand: the dashboard. */
+#include "cli/cli.h"
+#include "tui.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+int cmd_tui_main(int argc, char **argv) {
+  struct tui_options o = {0};
+  const struct opt_spec specs[] = {
+      {"theme", OPT_STRING, &o.theme, "NAME", "colour theme (themes/NAME.theme) or a path", NULL, NULL},
+      {"configs", OPT_STRING, &o.configs_dir, "DIR", "servetop recipe folder (default: bundled)", NULL, NULL},
+      {"inferencex", OPT_STRING, &o.inferencex_dir, "DIR", "an InferenceX checkout", NULL, NULL},
+  };
+  const struct opt_parser p = {
+      .usage = "servetop [options]",
+      .description = "The dashboard: browse recipes, run them, watch and compare.",
+      .specs = specs,
+      .n_specs = ST_ARRAY_LEN(specs),
+  };
+  struct st_err err;
+  int rc = opt_parse(&p, argc, argv, NULL, 0, NULL, &err);
+  if (rc == OPT_HELP) {
+    opt_print_help(&p, stdout);
+    return EXIT_OK;
+  }
+  if (rc != OPT_OK) {
+    fprintf(stderr, "servetop: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "servetop: the dashboard needs a terminal (see servetop --help for commands)\n");
+    return EXIT_USAGE;
+  }
+  return tui_run(&o);
+}

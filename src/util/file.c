@@ -1,0 +1,159 @@
+/* Whole-file reads, atomic writes, directories and well-known paths. */
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *file_read_all(const char *path, size_t *len_out, struct st_err *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err_setf(err, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct sbuf sb = {0};
+  sbuf_reserve(&sb, 4096);
+  for (;;) {
+    sbuf_reserve(&sb, 65536);
+    ssize_t n = read(fd, sb.data + sb.len, sb.cap - sb.len - 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      err_setf(err, "%s: %s", path, strerror(errno));
+      close(fd);
+      sbuf_free(&sb);
+      return NULL;
+    }
+    if (n == 0)
+      break;
+    sb.len += (size_t)n;
+  }
+  close(fd);
+  sb.data[sb.len] = '\0';
+  if (len_out)
+    *len_out = sb.len;
+  return sbuf_take(&sb);
+}
+
+static int write_all(int fd, const char *data, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, data, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    data += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                      struct st_err *err) {
+  char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+  /* O_EXCL|O_NOFOLLOW: a file or symlink planted at the temp name is refused,
+   * never followed or truncated. */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0 && errno == EEXIST) {
+    /* A stale temp file of ours from a crashed run: remove (unlink does not
+     * follow symlinks) and retry once. */
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  }
+  if (fd < 0) {
+    err_setf(err, "cannot create %s: %s", tmp, strerror(errno));
+    free(tmp);
+    return -1;
+  }
+  fchmod(fd, mode); /* umask may have narrowed it */
+  if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    err_setf(err, "cannot write %s: %s", path, strerror(errno));
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return -1;
+  }
+  if (close(fd) < 0) {
+    err_setf(err, "cannot write %s: %s", path, strerror(errno));
+    unlink(tmp);
+    free(tmp);
+    return -1;
+  }
+  if (rename(tmp, path) < 0) {
+    err_setf(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    unlink(tmp);
+    free(tmp);
+    return -1;
+  }
+  free(tmp);
+  return 0;
+}
+
+int path_mkdir_p(const char *path, mode_t mode, struct st_err *err) {
+  char *p = xstrdup(path);
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/')
+      continue;
+    *s = '\0';
+    if (mkdir(p, mode) < 0 && errno != EEXIST) {
+      err_setf(err, "cannot create directory %s: %s", p, strerror(errno));
+      free(p);
+      return -1;
+    }
+    *s = '/';
+  }
+  if (mkdir(p, mode) < 0 && errno != EEXIST) {
+    err_setf(err, "cannot create directory %s: %s", p, strerror(errno));
+    free(p);
+    return -1;
+  }
+  struct stat st;
+  if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    err_setf(err, "%s exists and is not a directory", p);
+    free(p);
+    return -1;
+  }
+  free(p);
+  return 0;
+}
+
+char *path_join_alloc(const char *a, const char *b) {
+  size_t la = strlen(a);
+  while (la > 1 && a[la - 1] == '/')
+    la--;
+  while (*b == '/')
+    b++;
+  return xasprintf("%.*s/%s", (int)la, a, b);
+}
+
+char *path_data_dir_alloc(void) {
+  const char *xdg = getenv("XDG_DATA_HOME");
+  if (xdg && xdg[0] == '/')
+    return path_join_alloc(xdg, "servetop");
+  const char *home = getenv("HOME");
+  if (!home || !home[0])
+    home = "/tmp";
+  return xasprintf("%s/.local/share/servetop", home);
+}
+
+bool path_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+char *path_self_dir_alloc(void) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  char *slash = strrchr(buf, '/');
+  if (slash)
+    *slash = '\0';
+  return xstrdup(buf);
+}

@@ -1,0 +1,157 @@
+/* util: buffers, strict parsers, option tables, atomic files. */
+#include "util/util.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+START_TEST(sbuf_grows_and_consumes) {
+  struct sbuf sb = {0};
+  for (int i = 0; i < 1000; i++)
+    sbuf_printf(&sb, "%d,", i);
+  ck_assert(str_starts_with(sb.data, "0,1,2,"));
+  ck_assert(str_ends_with(sb.data, "998,999,"));
+  sbuf_consume(&sb, 2);
+  ck_assert(str_starts_with(sb.data, "1,2,"));
+  char *s = sbuf_take(&sb);
+  ck_assert_ptr_null(sb.data);
+  free(s);
+}
+END_TEST
+
+START_TEST(strict_numbers) {
+  long l;
+  int i;
+  double d;
+  bool b;
+  ck_assert_int_eq(parse_long("42", &l), 0);
+  ck_assert_int_eq(l, 42);
+  ck_assert_int_eq(parse_long("42x", &l), -1);
+  ck_assert_int_eq(parse_long("", &l), -1);
+  ck_assert_int_eq(parse_int("99999999999", &i), -1);
+  ck_assert_int_eq(parse_double("0.85", &d), 0);
+  ck_assert(d == 0.85);
+  ck_assert_int_eq(parse_double("inf", &d), 0);
+  ck_assert_int_eq(parse_double("nan", &d), -1);
+  ck_assert_int_eq(parse_bool("Yes", &b), 0);
+  ck_assert(b);
+  ck_assert_int_eq(parse_bool("maybe", &b), -1);
+}
+END_TEST
+
+static int unknown_seen;
+static int on_unknown(void *ctx, const char *name, const char *value, bool *consumed) {
+  (void)ctx;
+  unknown_seen++;
+  if (strcmp(name, "attention-backend") == 0) {
+    ck_assert_str_eq(value, "fa3");
+    *consumed = true;
+  }
+  return 0;
+}
+
+START_TEST(options_table) {
+  int tp = 1;
+  double mem = 0.9;
+  bool metrics = false;
+  const char *model = NULL;
+  struct opt_list faults = {0};
+  const struct opt_spec specs[] = {
+      {"tp|tensor-parallel-size", OPT_INT, &tp, "N", "tensor parallel", NULL, NULL},
+      {"mem-fraction-static", OPT_DOUBLE, &mem, "F", "", NULL, NULL},
+      {"enable-metrics", OPT_FLAG, &metrics, NULL, "", NULL, NULL},
+      {"model", OPT_STRING, &model, "NAME", "", NULL, NULL},
+      {"sim-fault", OPT_LIST, &faults, "KIND", "", NULL, NULL},
+  };
+  struct opt_parser p = {.usage = "t", .specs = specs, .n_specs = ST_ARRAY_LEN(specs),
+                         .unknown = on_unknown};
+  char *argv[] = {"--tensor-parallel-size", "8", "--mem-fraction-static=0.85", "--enable-metrics",
+                  "--model", "Qwen/Qwen3.5", "--attention-backend", "fa3", "--trust-remote-code",
+                  "--sim-fault", "http-500", "--sim-fault=trickle", "extra"};
+  char *pos[2];
+  size_t npos = 0;
+  struct st_err err;
+  ck_assert_int_eq(opt_parse(&p, ST_ARRAY_LEN(argv), argv, pos, 2, &npos, &err), OPT_OK);
+  ck_assert_int_eq(tp, 8);
+  ck_assert(mem == 0.85);
+  ck_assert(metrics);
+  ck_assert_str_eq(model, "Qwen/Qwen3.5");
+  ck_assert_int_eq(unknown_seen, 2);
+  ck_assert_uint_eq(faults.n, 2);
+  ck_assert_str_eq(faults.items[1], "trickle");
+  ck_assert_uint_eq(npos, 1);
+  ck_assert_str_eq(pos[0], "extra");
+  free(faults.items);
+
+  p.unknown = NULL;
+  char *bad[] = {"--tp", "eight"};
+  ck_assert_int_eq(opt_parse(&p, 2, bad, NULL, 0, NULL, &err), OPT_ERROR);
+  ck_assert_str_eq(err.msg, "option --tp: expected an integer, got 'eight'");
+  char *unk[] = {"--nope"};
+  ck_assert_int_eq(opt_parse(&p, 1, unk, NULL, 0, NULL, &err), OPT_ERROR);
+  char *help[] = {"--help"};
+  ck_assert_int_eq(opt_parse(&p, 1, help, NULL, 0, NULL, &err), OPT_HELP);
+}
+END_TEST
+
+START_TEST(atomic_write_replaces_and_refuses_planted_temp_symlink) {
+  char dir[] = "/tmp/st_util_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char *path = path_join_alloc(dir, "r.json");
+  struct st_err err;
+  ck_assert_int_eq(file_write_atomic(path, "one", 3, 0644, &err), 0);
+  ck_assert_int_eq(file_write_atomic(path, "two", 3, 0644, &err), 0);
+  size_t len;
+  char *data = file_read_all(path, &len, &err);
+  ck_assert_str_eq(data, "two");
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0644);
+  free(data);
+  /* A symlink planted at the final name is replaced, its target untouched. */
+  char *victim = path_join_alloc(dir, "victim");
+  ck_assert_int_eq(file_write_atomic(victim, "keep", 4, 0644, &err), 0);
+  unlink(path);
+  ck_assert_int_eq(symlink(victim, path), 0);
+  ck_assert_int_eq(file_write_atomic(path, "new", 3, 0644, &err), 0);
+  data = file_read_all(victim, &len, &err);
+  ck_assert_str_eq(data, "keep");
+  free(data);
+  ck_assert_ptr_null(file_read_all("/nonexistent/x", &len, &err));
+  ck_assert(strstr(err.msg, "/nonexistent/x") != NULL);
+  unlink(path);
+  unlink(victim);
+  rmdir(dir);
+  free(path);
+  free(victim);
+}
+END_TEST
+
+START_TEST(paths) {
+  char *j = path_join_alloc("/a/b/", "/c");
+  ck_assert_str_eq(j, "/a/b/c");
+  free(j);
+  setenv("XDG_DATA_HOME", "/x/data", 1);
+  char *d = path_data_dir_alloc();
+  ck_assert_str_eq(d, "/x/data/servetop");
+  free(d);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("util");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, sbuf_grows_and_consumes);
+  tcase_add_test(tc, strict_numbers);
+  tcase_add_test(tc, options_table);
+  tcase_add_test(tc, atomic_write_replaces_and_refuses_planted_temp_symlink);
+  tcase_add_test(tc, paths);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
