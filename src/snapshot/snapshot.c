@@ -1,0 +1,114 @@
+/* snapshot: the mutex-guarded slot and small producer helpers. */
+#include "snapshot/snapshot.h"
+
+#include "util/util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct snap_slot {
+  pthread_mutex_t lock;
+  uint64_t seq;        /* 0 until the first publish */
+  struct snap_run snap;
+};
+
+struct snap_slot *snap_slot_new(void) {
+  struct snap_slot *slot = xcalloc(1, sizeof(*slot));
+  pthread_mutex_init(&slot->lock, NULL);
+  return slot;
+}
+
+void snap_slot_free(struct snap_slot *slot) {
+  if (!slot)
+    return;
+  pthread_mutex_destroy(&slot->lock);
+  free(slot);
+}
+
+void snap_slot_publish(struct snap_slot *slot, struct snap_run *snap) {
+  int64_t now_ns = clock_mono_ns();
+  pthread_mutex_lock(&slot->lock);
+  slot->seq++;
+  snap->seq = slot->seq;
+  snap->published_mono_ns = now_ns;
+  memcpy(&slot->snap, snap, sizeof(*snap));
+  pthread_mutex_unlock(&slot->lock);
+}
+
+bool snap_slot_read(struct snap_slot *slot, struct snap_run *out, uint64_t *last_seq) {
+  bool copied = false;
+  pthread_mutex_lock(&slot->lock);
+  if (slot->seq != 0 && (!last_seq || *last_seq != slot->seq)) {
+    memcpy(out, &slot->snap, sizeof(*out));
+    if (last_seq)
+      *last_seq = slot->seq;
+    copied = true;
+  }
+  pthread_mutex_unlock(&slot->lock);
+  return copied;
+}
+
+uint64_t snap_slot_seq(struct snap_slot *slot) {
+  pthread_mutex_lock(&slot->lock);
+  uint64_t seq = slot->seq;
+  pthread_mutex_unlock(&slot->lock);
+  return seq;
+}
+
+void snap_run_init(struct snap_run *snap) {
+  memset(snap, 0, sizeof(*snap));
+  snap->server.exit_code = -1;
+  snap->server.ready_after_s = -1.0;
+  snap->progress.n_points = 1;
+}
+
+void snap_log_tail_push(struct snap_log_tail *tail, const char *line) {
+  if (tail->n_lines == SNAP_LOG_LINES) {
+    memmove(tail->lines[0], tail->lines[1], sizeof(tail->lines[0]) * (SNAP_LOG_LINES - 1));
+    tail->n_lines--;
+  }
+  char *dst = tail->lines[tail->n_lines++];
+  size_t len = strlen(line);
+  if (len >= SNAP_LOG_LINE_BYTES)
+    len = SNAP_LOG_LINE_BYTES - 1;
+  memcpy(dst, line, len);
+  dst[len] = '\0';
+  tail->total_lines++;
+}
+
+void snap_concurrency_mark(struct snap_concurrency *conc, double at_s, int concurrency) {
+  if (conc->n_marks == SNAP_MAX_CONC_MARKS) {
+    memmove(&conc->marks[0], &conc->marks[1], sizeof(conc->marks[0]) * (SNAP_MAX_CONC_MARKS - 1));
+    conc->n_marks--;
+  }
+  conc->marks[conc->n_marks].at_s = at_s;
+  conc->marks[conc->n_marks].concurrency = concurrency;
+  conc->n_marks++;
+  conc->target = concurrency;
+}
+
+const char *snap_server_state_name(enum snap_server_state state) {
+  switch (state) {
+  case SNAP_SERVER_NONE: return "none";
+  case SNAP_SERVER_STARTING: return "starting";
+  case SNAP_SERVER_READY: return "ready";
+  case SNAP_SERVER_STOPPING: return "stopping";
+  case SNAP_SERVER_EXITED: return "exited";
+  }
+  return "?";
+}
+
+const char *snap_run_phase_name(enum snap_run_phase phase) {
+  switch (phase) {
+  case SNAP_PHASE_IDLE: return "idle";
+  case SNAP_PHASE_LAUNCHING: return "launching";
+  case SNAP_PHASE_MEASURING: return "measuring";
+  case SNAP_PHASE_BETWEEN: return "between points";
+  case SNAP_PHASE_STOPPING: return "stopping";
+  case SNAP_PHASE_DONE: return "done";
+  case SNAP_PHASE_FAILED: return "failed";
+  case SNAP_PHASE_INTERRUPTED: return "interrupted";
+  }
+  return "?";
+}

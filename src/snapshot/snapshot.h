@@ -1,0 +1,245 @@
+/* snapshot: value-type pictures of a running measurement, handed from the
+ * producer threads (run orchestration: launcher, load generator, monitor) to
+ * the dashboard and the headless status line.
+ *
+ * A snapshot is plain data: fixed-size arrays, no pointers, so a reader owns
+ * its copy outright and never touches live state. The producer fills a
+ * struct snap_run and publishes it at ~10 Hz into a struct snap_slot; the
+ * slot holds its mutex only for the copy. Readers poll with the last sequence
+ * number they saw and copy only when something new was published.
+ *
+ * Conventions for every field below:
+ *  - units are in the names (_ms, _s, _bytes, _mw, _per_s, _frac = 0..1);
+ *  - a figure that may be unknown has a `valid` flag (or a *_valid bit);
+ *    an invalid figure is drawn as "-", never as 0;
+ *  - "window" figures cover the last SNAP_WINDOW_S seconds, "run" figures
+ *    cover the current measurement point from its first dispatch;
+ *  - strings are NUL-terminated and truncated to their array size.
+ */
+#ifndef SERVETOP_SNAPSHOT_SNAPSHOT_H
+#define SERVETOP_SNAPSHOT_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SNAP_WINDOW_S 10         /* span of the windowed ("live") figures */
+#define SNAP_MAX_GPUS 16
+#define SNAP_MAX_SPEC_POSITIONS 8
+#define SNAP_MAX_CONC_MARKS 32
+#define SNAP_LOG_LINES 40
+#define SNAP_LOG_LINE_BYTES 240
+#define SNAP_NAME_BYTES 128
+#define SNAP_MESSAGE_BYTES 256
+
+/* ---------------------------------------------------------------- server / run state */
+enum snap_server_state {
+  SNAP_SERVER_NONE = 0,  /* nothing launched (yet) */
+  SNAP_SERVER_STARTING,  /* process started, readiness not seen */
+  SNAP_SERVER_READY,     /* /health answered 200 or the ready log line was seen */
+  SNAP_SERVER_STOPPING,  /* SIGTERM sent to the process group */
+  SNAP_SERVER_EXITED,    /* reaped; see exit_code / exit_signal */
+};
+
+enum snap_run_phase {
+  SNAP_PHASE_IDLE = 0,
+  SNAP_PHASE_LAUNCHING,   /* waiting for the server to be ready */
+  SNAP_PHASE_MEASURING,   /* load generator running */
+  SNAP_PHASE_BETWEEN,     /* between sweep points (server stays up) */
+  SNAP_PHASE_STOPPING,
+  SNAP_PHASE_DONE,        /* all points measured */
+  SNAP_PHASE_FAILED,      /* server crash, readiness timeout, launch error */
+  SNAP_PHASE_INTERRUPTED, /* Ctrl-C / run_stop() before the end */
+};
+
+struct snap_server {
+  enum snap_server_state state;
+  int pid;                        /* server process (group leader); 0 before launch */
+  int port;                       /* TCP port on 127.0.0.1 */
+  bool simulated;                 /* engine is `servetop sim`: always shown */
+  char engine[16];                /* "sglang", "vllm", "sim" */
+  char recipe_name[SNAP_NAME_BYTES];
+  char gpus[64];                  /* CUDA_VISIBLE_DEVICES given to it, "" = all */
+  bool exited_valid;              /* exit_code / exit_signal meaningful (state EXITED) */
+  int exit_code;                  /* exit status when it exited normally, else -1 */
+  int exit_signal;                /* signal that killed it, else 0 */
+  double uptime_s;                /* since launch */
+  double ready_after_s;           /* launch -> ready; < 0 until ready */
+};
+
+/* ---------------------------------------------------------------- load progress */
+struct snap_progress {
+  enum snap_run_phase phase;
+  int point_index;                /* 0-based sweep point being measured */
+  int n_points;                   /* points in this run (1 without --sweep) */
+  int64_t done;                   /* requests finished successfully (this point) */
+  int64_t failed;                 /* requests finished with an error (this point) */
+  int64_t in_flight;              /* dispatched, not finished */
+  int64_t total;                  /* requests this point will send (num_prompts) */
+  double elapsed_s;               /* since the point's first dispatch */
+  bool eta_valid;
+  double eta_s;                   /* remaining, from the recent completion rate */
+  bool mislabelled;               /* recipe's spec-decoding label disagrees with the server */
+  char message[SNAP_MESSAGE_BYTES]; /* last notable event ("server exited with status 1", ...) */
+};
+
+/* ---------------------------------------------------------------- throughput */
+struct snap_rates {
+  bool valid;
+  double output_tok_per_s;        /* generated tokens / s */
+  double total_tok_per_s;         /* (prompt + generated) tokens / s */
+  double req_per_s;               /* finished requests / s */
+};
+
+struct snap_throughput {
+  struct snap_rates window;       /* last SNAP_WINDOW_S seconds */
+  struct snap_rates run;          /* whole point so far */
+  bool server_gen_valid;
+  double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */
+};
+
+/* ---------------------------------------------------------------- latency */
+struct snap_percentiles {
+  bool valid;                     /* at least one sample */
+  int64_t n_samples;
+  double p50_ms;
+  double p90_ms;
+  double p99_ms;
+};
+
+struct snap_latency_row {         /* one metric, two spans */
+  struct snap_percentiles window;
+  struct snap_percentiles run;
+};
+
+struct snap_latency {             /* definitions as benchmark_serving.py (ARCHITECTURE.md) */
+  struct snap_latency_row ttft;   /* time to first token */
+  struct snap_latency_row tpot;   /* (E2EL - TTFT) / (output tokens - 1) */
+  struct snap_latency_row itl;    /* per-chunk inter-token latency, pooled */
+  struct snap_latency_row e2el;   /* end-to-end request latency */
+  bool tokens_per_chunk_valid;
+  double tokens_per_chunk_mean;   /* output tokens per streamed chunk (run span) */
+};
+
+/* ---------------------------------------------------------------- server-side signals */
+enum snap_source {                /* where a server figure came from */
+  SNAP_SRC_NONE = 0,
+  SNAP_SRC_METRICS,               /* /metrics scrape */
+  SNAP_SRC_SERVER_INFO,           /* /get_server_info */
+  SNAP_SRC_LOG,                   /* server log line (fallback when /metrics is off) */
+};
+
+struct snap_spec {                /* speculative decoding acceptance, from the server */
+  bool enabled_valid;
+  bool enabled;                   /* server reports speculative decoding on */
+  char algorithm[32];             /* "EAGLE", "NEXTN", "mtp"...; "" = none/unknown */
+  bool accept_length_valid;
+  double accept_length;           /* mean tokens per verify step incl. bonus (1 .. steps+1) */
+  bool accept_rate_valid;
+  double accept_rate_frac;        /* accepted / proposed draft tokens, 0..1 */
+  int n_positions;                /* entries of per_position_rate_frac that are valid */
+  double per_position_rate_frac[SNAP_MAX_SPEC_POSITIONS];
+  enum snap_source source;
+};
+
+struct snap_server_load {
+  bool kv_usage_valid;
+  double kv_usage_frac;           /* KV-cache slots in use / capacity, 0..1 */
+  bool running_valid;
+  int64_t num_running;            /* requests in the running batch */
+  bool queued_valid;
+  int64_t num_queued;             /* requests waiting in the server queue */
+  bool max_total_num_tokens_valid;
+  int64_t max_total_num_tokens;   /* KV capacity in tokens (SGLang; vLLM "GPU KV cache size") */
+  enum snap_source source;
+};
+
+/* ---------------------------------------------------------------- concurrency */
+struct snap_conc_mark {
+  double at_s;                    /* point-elapsed time of the change */
+  int concurrency;                /* new target */
+};
+
+struct snap_concurrency {
+  int target;                     /* concurrency the load generator aims for now */
+  int n_marks;                    /* most recent changes, oldest first */
+  struct snap_conc_mark marks[SNAP_MAX_CONC_MARKS];
+};
+
+/* ---------------------------------------------------------------- GPUs */
+enum {                            /* struct snap_gpu.valid_mask bits */
+  SNAP_GPU_MEM_TOTAL = 1u << 0,
+  SNAP_GPU_MEM_SERVER = 1u << 1,  /* per-process memory attributed to the server group */
+  SNAP_GPU_MEM_OTHER = 1u << 2,
+  SNAP_GPU_POWER = 1u << 3,
+  SNAP_GPU_UTIL = 1u << 4,
+};
+
+struct snap_gpu {
+  int index;                      /* backend index (as nvidia-smi numbers it) */
+  unsigned valid_mask;            /* SNAP_GPU_* bits */
+  uint64_t mem_total_bytes;
+  uint64_t mem_server_bytes;      /* used by processes of the server's process group */
+  uint64_t mem_other_bytes;       /* used by everything else */
+  double power_mw;
+  double util_frac;               /* 0..1 */
+};
+
+struct snap_gpus {
+  int n_gpus;
+  struct snap_gpu gpu[SNAP_MAX_GPUS];
+  char backend[32];               /* "nvml", "nvidia-smi", "sim", "" = none */
+  char unavailable_reason[SNAP_MESSAGE_BYTES]; /* when n_gpus == 0 */
+};
+
+/* ---------------------------------------------------------------- log tail */
+struct snap_log_tail {
+  int n_lines;                    /* lines[0] oldest .. lines[n_lines-1] newest */
+  uint64_t total_lines;           /* lines seen since launch (to spot new ones) */
+  char lines[SNAP_LOG_LINES][SNAP_LOG_LINE_BYTES];
+};
+
+/* ---------------------------------------------------------------- the whole picture */
+struct snap_run {
+  uint64_t seq;                   /* set by snap_slot_publish: 1, 2, 3... */
+  int64_t published_mono_ns;      /* CLOCK_MONOTONIC at publish */
+  struct snap_server server;
+  struct snap_progress progress;
+  struct snap_throughput throughput;
+  struct snap_latency latency;
+  struct snap_spec spec;
+  struct snap_server_load load;
+  struct snap_concurrency concurrency;
+  struct snap_gpus gpus;
+  struct snap_log_tail log;
+};
+
+/* ---------------------------------------------------------------- publish / read */
+struct snap_slot; /* opaque: one published snap_run behind a mutex */
+
+struct snap_slot *snap_slot_new(void);
+void snap_slot_free(struct snap_slot *slot);
+
+/* Copies *snap into the slot, stamps seq (previous + 1) and published_mono_ns
+ * (in the slot's copy and in *snap). Safe from any thread. */
+void snap_slot_publish(struct snap_slot *slot, struct snap_run *snap);
+
+/* Copies the latest snapshot into *out when its seq differs from *last_seq
+ * and updates *last_seq; returns true when it copied. Pass last_seq = NULL
+ * (or *last_seq = 0) to copy unconditionally. Returns false and leaves *out
+ * untouched before the first publish. Safe from any thread. */
+bool snap_slot_read(struct snap_slot *slot, struct snap_run *out, uint64_t *last_seq);
+
+/* Sequence number of the latest publish (0 = none), without copying. */
+uint64_t snap_slot_seq(struct snap_slot *slot);
+
+/* Helpers for producers. */
+void snap_run_init(struct snap_run *snap);  /* zero, all figures invalid */
+/* Appends one line to a tail ring kept in order (drops the oldest when full). */
+void snap_log_tail_push(struct snap_log_tail *tail, const char *line);
+/* Appends a concurrency change (drops the oldest when full). */
+void snap_concurrency_mark(struct snap_concurrency *conc, double at_s, int concurrency);
+
+const char *snap_server_state_name(enum snap_server_state state); /* "starting"... */
+const char *snap_run_phase_name(enum snap_run_phase phase);       /* "measuring"... */
+
+#endif
