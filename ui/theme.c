@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/util.h"
+
 /* The built-in default theme (dark terminal) is written in the theme
  * language itself, so it documents the format and goes through the same
  * parser as every file. themes/default.theme carries the same values. */

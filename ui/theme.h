@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/util.h"
+struct st_err; /* util/util.h */
 
 /* Semantic roles: screens ask for a role, never for a colour. */
 enum theme_role {

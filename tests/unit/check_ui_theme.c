@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/util.h"
+
 START_TEST(colour_tokens) {
   struct theme_color c;
   ck_assert_int_eq(theme_color_parse("#ff8000", &c), 0);
