@@ -1,0 +1,341 @@
+/* launcher: command lines, process groups, readiness, stop, and what is left
+ * in the process table after a stop, an early exit or SIGKILL of the owner. */
+#include "launcher/launcher.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define READY_LINE "The server is fired up and ready to roll!"
+
+/* Processes whose environment holds SERVETOP_LAUNCH_ID=<id>. */
+static int count_launch_processes(const char *launch_id) {
+  char needle[64];
+  int needle_len = snprintf(needle, sizeof(needle), "%s=%s", LAUNCH_ID_ENV, launch_id);
+  DIR *dir = opendir("/proc");
+  ck_assert_ptr_nonnull(dir);
+  int count = 0;
+  struct dirent *de;
+  while ((de = readdir(dir)) != NULL) {
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    char path[300];
+    snprintf(path, sizeof(path), "/proc/%s/environ", de->d_name);
+    size_t len = 0;
+    char *env = file_read_all(path, &len, NULL);
+    if (!env)
+      continue;
+    for (size_t off = 0; off < len; off += strlen(env + off) + 1) {
+      if (strncmp(env + off, needle, (size_t)needle_len) == 0 && env[off + needle_len] == '\0') {
+        /* a zombie still waiting for its reaper has no environ: not counted */
+        count++;
+        break;
+      }
+    }
+    free(env);
+  }
+  closedir(dir);
+  return count;
+}
+
+static bool wait_no_launch_processes(const char *launch_id, int timeout_ms) {
+  for (int waited = 0; waited <= timeout_ms; waited += 20) {
+    if (count_launch_processes(launch_id) == 0)
+      return true;
+    usleep(20 * 1000);
+  }
+  return false;
+}
+
+static void sh_cmd(struct launch_cmd *cmd, const char *script) {
+  launch_cmd_init(cmd);
+  launch_cmd_add_arg(cmd, "sh");
+  launch_cmd_add_arg(cmd, "-c");
+  launch_cmd_add_arg(cmd, script);
+}
+
+static struct launcher *start_sh(const char *script, int64_t grace_ms, struct launch_cmd *cmd,
+                                 const char *log_path) {
+  sh_cmd(cmd, script);
+  struct launch_opts opts = {.cmd = cmd, .log_path = log_path, .port = 1, /* nothing listens */
+                             .engine = LAUNCH_ENGINE_SGLANG, .stop_grace_ms = grace_ms};
+  struct st_err err = {{0}};
+  struct launcher *l = launcher_start(&opts, &err);
+  ck_assert_msg(l != NULL, "%s", err.msg);
+  return l;
+}
+
+START_TEST(engine_command_lines) {
+  char *args[] = {"--tp", "8", "--port", "30000", "--host=0.0.0.0", "--mem-fraction-static=0.8"};
+  char *env[] = {"SGLANG_ENABLE_SPEC_V2=1", "PYTHONNOUSERSITE=1"};
+  struct launch_target t = {.engine = LAUNCH_ENGINE_SGLANG, .model = "org/model",
+                            .server_args = args, .n_server_args = ST_ARRAY_LEN(args),
+                            .env = env, .n_env = ST_ARRAY_LEN(env), .port = 4567, .gpus = "2,3"};
+  struct launch_cmd cmd;
+  struct st_err err = {{0}};
+  launch_cmd_init(&cmd);
+  ck_assert_int_eq(launch_cmd_build(&cmd, &t, &err), 0);
+  char *line = launch_cmd_format_alloc(&cmd);
+  ck_assert_str_eq(line, "SGLANG_ENABLE_SPEC_V2=1 PYTHONNOUSERSITE=1 CUDA_VISIBLE_DEVICES=2,3 "
+                         "HIP_VISIBLE_DEVICES=2,3 python3 -m sglang.launch_server --model-path "
+                         "org/model --tp 8 --mem-fraction-static=0.8 --host 127.0.0.1 --port 4567");
+  free(line);
+  ck_assert_ptr_null(cmd.argv[cmd.argc]);
+  ck_assert_str_eq(launch_cmd_get_env(&cmd, "CUDA_VISIBLE_DEVICES"), "2,3");
+  launch_cmd_set_env(&cmd, "PYTHONNOUSERSITE", "0"); /* replaces, not appends */
+  ck_assert_uint_eq(cmd.n_env, 4);
+  ck_assert_str_eq(launch_cmd_get_env(&cmd, "PYTHONNOUSERSITE"), "0");
+  launch_cmd_fini(&cmd);
+
+  t.engine = LAUNCH_ENGINE_VLLM;
+  t.n_server_args = 2;
+  t.n_env = 0;
+  t.gpus = NULL;
+  launch_cmd_init(&cmd);
+  ck_assert_int_eq(launch_cmd_build(&cmd, &t, &err), 0);
+  line = launch_cmd_format_alloc(&cmd);
+  ck_assert_str_eq(line, "vllm serve org/model --tp 8 --host 127.0.0.1 --port 4567");
+  free(line);
+  launch_cmd_fini(&cmd);
+
+  char *sim_args[] = {"--model-path", "x y", "--speculative-algorithm", "EAGLE"};
+  t = (struct launch_target){.engine = LAUNCH_ENGINE_SIM, .model = "ignored",
+                             .server_args = sim_args, .n_server_args = 4, .port = 9,
+                             .servetop_exe = "/opt/servetop"};
+  launch_cmd_init(&cmd);
+  ck_assert_int_eq(launch_cmd_build(&cmd, &t, &err), 0);
+  line = launch_cmd_format_alloc(&cmd);
+  ck_assert_str_eq(line, "/opt/servetop sim --model-path 'x y' --speculative-algorithm EAGLE "
+                         "--host 127.0.0.1 --port 9");
+  free(line);
+  launch_cmd_fini(&cmd);
+
+  t.port = 0;
+  launch_cmd_init(&cmd);
+  ck_assert_int_eq(launch_cmd_build(&cmd, &t, &err), -1);
+  ck_assert(strstr(err.msg, "port") != NULL);
+  launch_cmd_fini(&cmd);
+
+  enum launch_engine e;
+  ck_assert_int_eq(launch_engine_parse("vllm", &e), 0);
+  ck_assert_int_eq(e, LAUNCH_ENGINE_VLLM);
+  ck_assert_int_eq(launch_engine_parse("trt", &e), -1);
+}
+END_TEST
+
+START_TEST(free_port_is_bindable) {
+  struct st_err err = {{0}};
+  int port = launch_pick_free_port(&err);
+  ck_assert_int_gt(port, 0);
+  ck_assert_int_lt(port, 65536);
+}
+END_TEST
+
+struct line_log {
+  int n_lines;
+  char last[256];
+};
+
+static void record_line(void *ctx, const char *line, int64_t mono_ns) {
+  struct line_log *log = ctx;
+  ck_assert_int_gt(mono_ns, 0);
+  log->n_lines++;
+  snprintf(log->last, sizeof(log->last), "%s", line);
+}
+
+START_TEST(ready_by_log_line_then_stop_kills_the_whole_group) {
+  char log_path[] = "/tmp/check_launcher_log_XXXXXX";
+  int fd = mkstemp(log_path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  struct launch_cmd cmd;
+  struct line_log lines = {0};
+  /* The server leaves children behind, one of them in a new session (out of
+   * the process group): both must be gone after the stop. */
+  sh_cmd(&cmd, "sleep 300 & setsid sleep 301 & echo starting; echo '" READY_LINE "'; wait");
+  struct launch_opts opts = {.cmd = &cmd, .log_path = log_path, .port = 1,
+                             .engine = LAUNCH_ENGINE_SGLANG, .stop_grace_ms = 2000,
+                             .on_line = record_line, .on_line_ctx = &lines};
+  struct st_err err = {{0}};
+  struct launcher *l = launcher_start(&opts, &err);
+  ck_assert_msg(l != NULL, "%s", err.msg);
+  ck_assert_msg(launcher_wait_ready(l, 5000, &err) == 0, "%s", err.msg);
+  struct launch_status st;
+  launcher_get_status(l, &st);
+  ck_assert_int_eq(st.state, LAUNCH_READY);
+  ck_assert_int_eq(st.ready_by, LAUNCH_READY_LOG_LINE);
+  ck_assert_int_ge(st.ready_after_ms, 0);
+  ck_assert_int_gt(st.pid, 0);
+  ck_assert_int_eq(getpgid(st.pid), st.pid);
+  /* sh, sleep, setsid sleep (the supervisor is a fork of this process and
+   * has no marker: the marker is set at exec) */
+  for (int i = 0; i < 100 && count_launch_processes(st.launch_id) < 3; i++)
+    usleep(10 * 1000);
+  ck_assert_int_eq(count_launch_processes(st.launch_id), 3);
+
+  ck_assert_int_eq(launcher_stop(l), 0);
+  launcher_get_status(l, &st);
+  ck_assert(st.exited);
+  ck_assert(st.stop_requested);
+  ck_assert_int_eq(st.exit_signal, SIGTERM);
+  ck_assert_msg(wait_no_launch_processes(st.launch_id, 2000), "processes of the launch survived");
+  ck_assert_int_eq(launcher_stop(l), 0); /* idempotent */
+
+  char *tail = launcher_tail_alloc(l, 2);
+  ck_assert_str_eq(tail, "starting\n" READY_LINE);
+  free(tail);
+  char rows[3][16];
+  ck_assert_uint_eq(launcher_copy_tail(l, &rows[0][0], 3, sizeof(rows[0])), 2);
+  ck_assert_str_eq(rows[0], "starting");
+  ck_assert_str_eq(rows[1], "The server is f"); /* truncated to the row */
+  ck_assert_int_eq(lines.n_lines, 2);
+  ck_assert_str_eq(lines.last, READY_LINE);
+  launcher_free(l);
+  launch_cmd_fini(&cmd);
+
+  char *logged = file_read_all(log_path, NULL, &err);
+  ck_assert_ptr_nonnull(logged);
+  ck_assert_str_eq(logged, "starting\n" READY_LINE "\n");
+  free(logged);
+  unlink(log_path);
+}
+END_TEST
+
+START_TEST(early_exit_reports_status_and_last_lines) {
+  struct launch_cmd cmd;
+  struct launcher *l = start_sh("echo 'loading weights'; echo 'CUDA out of memory' >&2; exit 3",
+                                1000, &cmd, NULL);
+  struct st_err err = {{0}};
+  ck_assert_int_eq(launcher_wait_ready(l, 5000, &err), -1);
+  ck_assert_msg(strstr(err.msg, "exited with status 3") != NULL, "%s", err.msg);
+  ck_assert_msg(strstr(err.msg, "CUDA out of memory") != NULL, "%s", err.msg);
+  struct launch_status st;
+  launcher_get_status(l, &st);
+  ck_assert(st.exited);
+  ck_assert(!st.stop_requested);
+  ck_assert_int_eq(st.exit_code, 3);
+  ck_assert_int_eq(st.state, LAUNCH_EXITED);
+  launcher_free(l);
+  ck_assert(wait_no_launch_processes(st.launch_id, 2000));
+  launch_cmd_fini(&cmd);
+}
+END_TEST
+
+START_TEST(exec_failure_is_status_127_with_a_reason) {
+  struct launch_cmd cmd;
+  launch_cmd_init(&cmd);
+  launch_cmd_add_arg(&cmd, "/nonexistent/servetop-no-such-server");
+  struct launch_opts opts = {.cmd = &cmd, .port = 1, .engine = LAUNCH_ENGINE_VLLM};
+  struct st_err err = {{0}};
+  struct launcher *l = launcher_start(&opts, &err);
+  ck_assert_ptr_nonnull(l);
+  ck_assert_int_eq(launcher_wait_ready(l, 5000, &err), -1);
+  ck_assert_msg(strstr(err.msg, "status 127") != NULL, "%s", err.msg);
+  ck_assert_msg(strstr(err.msg, "cannot run /nonexistent/servetop-no-such-server") != NULL, "%s",
+                err.msg);
+  launcher_free(l);
+  launch_cmd_fini(&cmd);
+}
+END_TEST
+
+START_TEST(readiness_timeout_names_the_wait) {
+  struct launch_cmd cmd;
+  struct launcher *l = start_sh("echo still loading; sleep 30", 1000, &cmd, NULL);
+  struct st_err err = {{0}};
+  int64_t t0 = clock_mono_ns();
+  ck_assert_int_eq(launcher_wait_ready(l, 400, &err), -1);
+  ck_assert_int_lt(clock_mono_ns() - t0, 3000000000LL);
+  ck_assert_msg(strstr(err.msg, "not ready after 0.4 s") != NULL, "%s", err.msg);
+  ck_assert_msg(strstr(err.msg, "still loading") != NULL, "%s", err.msg);
+  struct launch_status st;
+  launcher_get_status(l, &st);
+  launcher_free(l);
+  ck_assert(wait_no_launch_processes(st.launch_id, 2000));
+  launch_cmd_fini(&cmd);
+}
+END_TEST
+
+START_TEST(sigterm_ignoring_server_gets_sigkill_after_grace) {
+  struct launch_cmd cmd;
+  struct launcher *l =
+      start_sh("trap '' TERM; echo '" READY_LINE "'; while :; do sleep 0.05; done", 300, &cmd,
+               NULL);
+  struct st_err err = {{0}};
+  ck_assert_msg(launcher_wait_ready(l, 5000, &err) == 0, "%s", err.msg);
+  int64_t t0 = clock_mono_ns();
+  launcher_stop(l);
+  int64_t stop_ms = (clock_mono_ns() - t0) / 1000000;
+  struct launch_status st;
+  launcher_get_status(l, &st);
+  ck_assert_int_eq(st.exit_signal, SIGKILL);
+  ck_assert_int_ge(stop_ms, 250);
+  ck_assert_int_lt(stop_ms, 3000);
+  ck_assert(wait_no_launch_processes(st.launch_id, 2000));
+  launcher_free(l);
+  launch_cmd_fini(&cmd);
+}
+END_TEST
+
+/* The owner of a launch is killed with SIGKILL: nothing it started survives. */
+START_TEST(sigkill_of_the_owner_leaves_no_process) {
+  int report[2];
+  ck_assert_int_eq(pipe(report), 0);
+  pid_t owner = fork();
+  ck_assert_int_ge(owner, 0);
+  if (owner == 0) {
+    close(report[0]);
+    struct launch_cmd cmd;
+    struct launcher *l =
+        start_sh("sleep 300 & setsid sh -c 'sleep 302 & wait' & echo '" READY_LINE "'; wait",
+                 1000, &cmd, NULL);
+    struct st_err err = {{0}};
+    if (launcher_wait_ready(l, 5000, &err) != 0)
+      _exit(2);
+    struct launch_status st;
+    launcher_get_status(l, &st);
+    dprintf(report[1], "%s\n", st.launch_id);
+    for (;;)
+      pause(); /* until SIGKILL */
+  }
+  close(report[1]);
+  char launch_id[64] = {0};
+  ssize_t n = read(report[0], launch_id, sizeof(launch_id) - 1);
+  close(report[0]);
+  ck_assert_int_gt(n, 1);
+  launch_id[strcspn(launch_id, "\n")] = '\0';
+  for (int i = 0; i < 100 && count_launch_processes(launch_id) < 4; i++)
+    usleep(10 * 1000); /* sh, sleep, setsid sh, its sleep */
+  ck_assert_int_eq(count_launch_processes(launch_id), 4);
+  kill(owner, SIGKILL);
+  int status;
+  waitpid(owner, &status, 0);
+  ck_assert_msg(wait_no_launch_processes(launch_id, 4000), "%d processes survived SIGKILL",
+                count_launch_processes(launch_id));
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("launcher");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, engine_command_lines);
+  tcase_add_test(tc, free_port_is_bindable);
+  tcase_add_test(tc, ready_by_log_line_then_stop_kills_the_whole_group);
+  tcase_add_test(tc, early_exit_reports_status_and_last_lines);
+  tcase_add_test(tc, exec_failure_is_status_127_with_a_reason);
+  tcase_add_test(tc, readiness_timeout_names_the_wait);
+  tcase_add_test(tc, sigterm_ignoring_server_gets_sigkill_after_grace);
+  tcase_add_test(tc, sigkill_of_the_owner_leaves_no_process);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
