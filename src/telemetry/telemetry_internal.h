@@ -1,0 +1,83 @@
+/* telemetry internals shared by the backends, the registry and the tests. */
+#ifndef SERVETOP_TELEMETRY_TELEMETRY_INTERNAL_H
+#define SERVETOP_TELEMETRY_TELEMETRY_INTERNAL_H
+
+#include "telemetry/telemetry.h"
+
+/* The built-in backends (one per tm_<name>.c). */
+extern const struct tm_backend_ops tm_nvml_ops;
+extern const struct tm_backend_ops tm_nvidia_smi_ops;
+extern const struct tm_backend_ops tm_amd_smi_ops;
+extern const struct tm_backend_ops tm_dcgm_ops;
+extern const struct tm_backend_ops tm_sim_ops;
+
+enum { TM_DEFAULT_TIMEOUT_MS = 2000 };
+
+/* ---------------------------------------------------------------- subprocess
+ * Runs argv (argv[0] looked up in PATH, no shell) with stdin and stderr on
+ * /dev/null, collecting stdout into out (reset first). The child is killed
+ * (SIGKILL) and reaped when timeout_ms passes. Returns 0 when it exited with
+ * status 0; -1 with err naming the program and why (not found, timed out,
+ * exit status with the first output line). */
+int tm_run_capture(const char *const *argv, int timeout_ms, struct sbuf *out, struct st_err *err);
+
+/* ---------------------------------------------------------------- HTTP
+ * GET url with libcurl (connect and total timeout timeout_ms); body into out
+ * (reset first). Non-2xx statuses are errors. */
+int tm_http_get(const char *url, int timeout_ms, struct sbuf *out, struct st_err *err);
+
+/* ---------------------------------------------------------------- process tree
+ * All pids whose ancestry (through /proc/<pid>/stat ppid) reaches root,
+ * root included, sorted ascending; heap array in *pids_out (caller frees).
+ * Returns the count (0 when root does not exist). proc_root is "/proc" outside
+ * tests. */
+size_t tm_proc_tree(const char *proc_root, pid_t root, pid_t **pids_out);
+/* Marks procs in the tree and sums server/other memory per GPU. */
+void tm_attribute_server_memory(struct tm_snapshot *snap, const pid_t *tree, size_t n_tree);
+/* The short command name of pid from /proc/<pid>/comm into name ("" if gone). */
+void tm_proc_comm(pid_t pid, char *name, size_t name_len);
+
+/* ---------------------------------------------------------------- small shared helpers */
+/* Copies src into a fixed buffer, truncating, always NUL-terminated. */
+void tm_copy_str(char *dst, size_t dst_len, const char *src);
+/* Index of the GPU with this uuid in snap, or -1. */
+int tm_gpu_by_uuid(const struct tm_snapshot *snap, const char *uuid);
+/* Adds a process row; false (and procs_truncated set) when full. */
+struct tm_proc *tm_add_proc(struct tm_snapshot *snap);
+
+/* ---------------------------------------------------------------- parsers (pure, tested on captured output)
+ * Each fills snap's gpus / procs from a tool's text output and returns 0, or
+ * -1 with err naming the line and field that could not be read. Unknown
+ * values ([N/A], [Not Supported], N/A, missing columns) leave the validity
+ * bit clear. */
+
+/* nvidia-smi --query-gpu=<query> --format=csv[,noheader][,nounits].
+ * With a header line the columns are taken from it (units in brackets are
+ * allowed: "memory.used [MiB]"); without one they are the query's, in order.
+ * Columns servetop does not use are ignored; an "index" column is required. */
+#define TM_NVSMI_GPU_QUERY                                                                     \
+  "index,uuid,name,memory.total,memory.used,memory.reserved,utilization.gpu,power.draw,"       \
+  "power.limit"
+int tm_nvsmi_parse_gpus(const char *text, const char *query, struct tm_snapshot *snap,
+                        struct st_err *err);
+/* nvidia-smi --query-compute-apps=<query> --format=csv[,noheader][,nounits];
+ * GPUs are matched by uuid against snap's gpus (parse the GPUs first). */
+#define TM_NVSMI_APPS_QUERY "gpu_uuid,pid,process_name,used_memory"
+int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot *snap,
+                        struct st_err *err);
+
+/* amd-smi metric ... --csv: a header line starting with "gpu," then one row per
+ * GPU; preamble lines and repeated headers (watch mode) are skipped. Columns
+ * by name: total_vram / used_vram (MB = MiB), socket_power (W; also
+ * current_socket_power / average_socket_power), gfx_activity (%). */
+int tm_amdsmi_parse(const char *text, struct tm_snapshot *snap, struct st_err *err);
+
+/* dcgm-exporter /metrics text: one GPU per (Hostname, gpu) label pair,
+ * appended after the GPUs already in snap (several endpoints). MIG instance
+ * series (GPU_I_ID label) are skipped. */
+int tm_dcgm_parse(const char *text, size_t len, struct tm_snapshot *snap, struct st_err *err);
+
+/* servetop sim's GET /sim/gpu_memory JSON. */
+int tm_sim_parse(const char *json, struct tm_snapshot *snap, struct st_err *err);
+
+#endif

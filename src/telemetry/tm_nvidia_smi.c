@@ -1,0 +1,382 @@
+/* nvidia-smi backend: the CSV query interface, for machines where NVML cannot
+ * be loaded into our process (containers with only the tool, odd installs).
+ * Each query is a fork/exec with a deadline; results are cached for 1 s so
+ * a faster sampler never runs the tool more than once a second. */
+#include "telemetry/telemetry_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NVSMI_MAX_FIELDS = 32, NVSMI_CACHE_NS = 1000000000 };
+
+static const uint64_t MIB = 1024ull * 1024ull;
+
+/* ---------------------------------------------------------------- CSV helpers */
+
+/* Splits line at commas in place into trimmed fields; returns the count. */
+static size_t split_csv(char *line, char **fields, size_t max_fields) {
+  size_t n = 0;
+  char *s = line;
+  while (n < max_fields) {
+    char *comma = strchr(s, ',');
+    if (comma)
+      *comma = '\0';
+    fields[n++] = str_trim(s);
+    if (!comma)
+      break;
+    s = comma + 1;
+  }
+  return n;
+}
+
+/* "[N/A]", "[Not Supported]", "[Insufficient Permissions]", "N/A", "": no value. */
+static bool is_unknown(const char *v) {
+  return v[0] == '\0' || v[0] == '[' || strcmp(v, "N/A") == 0;
+}
+
+/* A number, optionally followed by one unit word (output without nounits). */
+static int parse_num(const char *v, double *out) {
+  char buf[64];
+  tm_copy_str(buf, sizeof buf, v);
+  char *space = strchr(buf, ' ');
+  if (space)
+    *space = '\0';
+  return parse_double(buf, out) == 0 && isfinite(*out) ? 0 : -1;
+}
+
+/* The column name of a header cell, without " [unit]". */
+static void header_name(const char *cell, char *name, size_t name_len) {
+  tm_copy_str(name, name_len, cell);
+  char *bracket = strchr(name, '[');
+  if (bracket)
+    *bracket = '\0';
+  char *trimmed = str_trim(name);
+  memmove(name, trimmed, strlen(trimmed) + 1);
+}
+
+/* Next line of text (in place); NULL at the end. Skips blank lines. */
+static char *next_line(char **cursor, int *line_no) {
+  while (**cursor) {
+    char *line = *cursor;
+    char *nl = strpbrk(line, "\r\n");
+    if (nl) {
+      *cursor = nl + 1 + (nl[0] == '\r' && nl[1] == '\n');
+      *nl = '\0';
+    } else {
+      *cursor = line + strlen(line);
+    }
+    (*line_no)++;
+    if (*str_trim(line))
+      return line;
+  }
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- --query-gpu */
+
+enum gpu_col {
+  COL_INDEX, COL_UUID, COL_NAME, COL_MEM_TOTAL, COL_MEM_USED, COL_MEM_RESERVED,
+  COL_UTIL, COL_POWER, COL_POWER_LIMIT, COL_OTHER,
+};
+
+static int gpu_col_of(const char *name) {
+  static const struct {
+    const char *name;
+    enum gpu_col col;
+  } map[] = {
+      {"index", COL_INDEX},
+      {"uuid", COL_UUID},
+      {"name", COL_NAME},
+      {"gpu_name", COL_NAME},
+      {"memory.total", COL_MEM_TOTAL},
+      {"memory.used", COL_MEM_USED},
+      {"memory.reserved", COL_MEM_RESERVED},
+      {"utilization.gpu", COL_UTIL},
+      {"power.draw", COL_POWER},
+      {"power.draw.average", COL_POWER},
+      {"power.draw.instant", COL_POWER},
+      {"power.limit", COL_POWER_LIMIT},
+      {"enforced.power.limit", COL_POWER_LIMIT},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(map); i++)
+    if (strcmp(map[i].name, name) == 0)
+      return (int)map[i].col;
+  return (int)COL_OTHER;
+}
+
+/* Fills cols from a header line when the line is one ("index, ..."). */
+static bool read_header(char *line, int (*col_of)(const char *), const char *first_name,
+                        int *cols, size_t *n_cols) {
+  char *fields[NVSMI_MAX_FIELDS];
+  char copy[1024];
+  tm_copy_str(copy, sizeof copy, line);
+  size_t n = split_csv(copy, fields, NVSMI_MAX_FIELDS);
+  char name[64];
+  header_name(fields[0], name, sizeof name);
+  if (strcmp(name, first_name) != 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    header_name(fields[i], name, sizeof name);
+    cols[i] = col_of(name);
+  }
+  *n_cols = n;
+  return true;
+}
+
+/* The first column name of a query, which a header line starts with. */
+static void first_column(const char *query, char *name, size_t name_len) {
+  tm_copy_str(name, name_len, query);
+  name[strcspn(name, ",")] = '\0';
+}
+
+static void default_columns(const char *query, int (*col_of)(const char *), int *cols,
+                            size_t *n_cols) {
+  char copy[512];
+  tm_copy_str(copy, sizeof copy, query);
+  char *fields[NVSMI_MAX_FIELDS];
+  *n_cols = split_csv(copy, fields, NVSMI_MAX_FIELDS);
+  for (size_t i = 0; i < *n_cols; i++)
+    cols[i] = col_of(fields[i]);
+}
+
+static int set_gpu_field(struct tm_gpu *g, enum gpu_col col, const char *v, int line_no,
+                         const char *col_name, struct st_err *err) {
+  if (col == COL_OTHER || col == COL_INDEX)
+    return 0;
+  if (col == COL_UUID || col == COL_NAME) {
+    if (!is_unknown(v))
+      tm_copy_str(col == COL_UUID ? g->uuid : g->name, col == COL_UUID ? sizeof g->uuid : sizeof g->name, v);
+    return 0;
+  }
+  if (is_unknown(v))
+    return 0;
+  double x;
+  if (parse_num(v, &x) < 0 || x < 0)
+    return err_setf(err, "nvidia-smi --query-gpu line %d: field %s: '%s' is not a number", line_no,
+                    col_name, v);
+  switch (col) {
+  case COL_MEM_TOTAL: g->mem_total_bytes = (uint64_t)llround(x) * MIB; g->valid |= TM_GPU_MEM_TOTAL; break;
+  case COL_MEM_USED: g->mem_used_bytes = (uint64_t)llround(x) * MIB; g->valid |= TM_GPU_MEM_USED; break;
+  case COL_MEM_RESERVED: g->mem_reserved_bytes = (uint64_t)llround(x) * MIB; g->valid |= TM_GPU_MEM_RESERVED; break;
+  case COL_UTIL: g->util_pct = x; g->valid |= TM_GPU_UTIL; break;
+  case COL_POWER: g->power_w = x; g->valid |= TM_GPU_POWER; break;
+  case COL_POWER_LIMIT: g->power_limit_w = x; g->valid |= TM_GPU_POWER_LIMIT; break;
+  default: break;
+  }
+  return 0;
+}
+
+static const char *gpu_col_label(enum gpu_col col) {
+  static const char *const labels[] = {"index", "uuid", "name", "memory.total", "memory.used",
+                                       "memory.reserved", "utilization.gpu", "power.draw",
+                                       "power.limit", "other"};
+  return labels[col];
+}
+
+int tm_nvsmi_parse_gpus(const char *text, const char *query, struct tm_snapshot *snap,
+                        struct st_err *err) {
+  char *copy = xstrdup(text), *cursor = copy, *line;
+  int cols[NVSMI_MAX_FIELDS];
+  size_t n_cols = 0;
+  int line_no = 0, rc = 0;
+  char first[64];
+  first_column(query, first, sizeof first);
+  default_columns(query, gpu_col_of, cols, &n_cols);
+  while ((line = next_line(&cursor, &line_no)) != NULL) {
+    if (read_header(line, gpu_col_of, first, cols, &n_cols))
+      continue;
+    char *fields[NVSMI_MAX_FIELDS];
+    size_t n = split_csv(line, fields, NVSMI_MAX_FIELDS);
+    int index = -1;
+    for (size_t i = 0; i < n && i < n_cols; i++)
+      if (cols[i] == COL_INDEX && parse_int(fields[i], &index) < 0)
+        index = -1;
+    if (index < 0) {
+      rc = err_setf(err, "nvidia-smi --query-gpu line %d: field index: not a GPU row: '%.80s'",
+                    line_no, fields[0]);
+      break;
+    }
+    if (snap->n_gpus >= TM_MAX_GPUS)
+      break;
+    struct tm_gpu *g = &snap->gpus[snap->n_gpus];
+    memset(g, 0, sizeof *g);
+    g->index = index;
+    /* Columns past the end of a short row stay unknown. */
+    for (size_t i = 0; i < n && i < n_cols && rc == 0; i++)
+      rc = set_gpu_field(g, (enum gpu_col)cols[i], fields[i], line_no,
+                         gpu_col_label((enum gpu_col)cols[i]), err);
+    if (rc < 0)
+      break;
+    snap->n_gpus++;
+  }
+  free(copy);
+  if (rc == 0 && snap->n_gpus == 0)
+    rc = err_setf(err, "nvidia-smi --query-gpu: no GPU rows");
+  return rc;
+}
+
+/* ---------------------------------------------------------------- --query-compute-apps */
+
+enum app_col { APP_UUID, APP_PID, APP_NAME, APP_MEM, APP_OTHER };
+
+static int app_col_of(const char *name) {
+  /* nvidia-smi prints canonical names in the header (used_gpu_memory). */
+  if (strcmp(name, "gpu_uuid") == 0)
+    return APP_UUID;
+  if (strcmp(name, "pid") == 0)
+    return APP_PID;
+  if (strcmp(name, "process_name") == 0 || strcmp(name, "name") == 0)
+    return APP_NAME;
+  if (strcmp(name, "used_memory") == 0 || strcmp(name, "used_gpu_memory") == 0)
+    return APP_MEM;
+  return APP_OTHER;
+}
+
+int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot *snap,
+                        struct st_err *err) {
+  char *copy = xstrdup(text), *cursor = copy, *line;
+  int cols[NVSMI_MAX_FIELDS];
+  size_t n_cols = 0;
+  int line_no = 0, rc = 0;
+  char first[64];
+  first_column(query, first, sizeof first);
+  default_columns(query, app_col_of, cols, &n_cols);
+  snap->procs_listed = true;
+  while ((line = next_line(&cursor, &line_no)) != NULL) {
+    if (read_header(line, app_col_of, first, cols, &n_cols))
+      continue;
+    if (strstr(line, "No running processes found"))
+      continue;
+    char *fields[NVSMI_MAX_FIELDS];
+    size_t n = split_csv(line, fields, NVSMI_MAX_FIELDS);
+    /* A process name may itself hold commas: when the row is longer than
+     * the columns, the extra cells belong to the name column. */
+    size_t extra = n > n_cols ? n - n_cols : 0;
+    const char *uuid = NULL, *mem = NULL;
+    char name[TM_PROC_NAME_LEN] = "";
+    long pid = -1;
+    for (size_t c = 0, f = 0; c < n_cols && f < n; c++, f++) {
+      switch ((enum app_col)cols[c]) {
+      case APP_UUID: uuid = fields[f]; break;
+      case APP_PID:
+        if (parse_long(fields[f], &pid) < 0 || pid <= 0) {
+          rc = err_setf(err, "nvidia-smi --query-compute-apps line %d: field pid: '%s' is not a pid",
+                        line_no, fields[f]);
+        }
+        break;
+      case APP_NAME:
+        tm_copy_str(name, sizeof name, fields[f]);
+        for (; extra > 0; extra--) {
+          size_t used = strlen(name);
+          snprintf(name + used, sizeof name - used, ",%s", fields[++f]);
+        }
+        break;
+      case APP_MEM: mem = fields[f]; break;
+      default: break;
+      }
+    }
+    if (rc < 0)
+      break;
+    if (pid <= 0) {
+      rc = err_setf(err, "nvidia-smi --query-compute-apps line %d: field pid: missing", line_no);
+      break;
+    }
+    struct tm_proc *p = tm_add_proc(snap);
+    if (!p)
+      break;
+    p->pid = (pid_t)pid;
+    p->gpu_index = uuid ? tm_gpu_by_uuid(snap, uuid) : -1;
+    if (p->gpu_index >= 0)
+      p->gpu_index = snap->gpus[p->gpu_index].index;
+    char *slash = strrchr(name, '/');
+    if (!is_unknown(name)) /* "[Not Found]" when the process is gone or hidden */
+      tm_copy_str(p->name, sizeof p->name, slash ? slash + 1 : name);
+    double mib;
+    if (mem && !is_unknown(mem)) {
+      if (parse_num(mem, &mib) < 0 || mib < 0) {
+        rc = err_setf(err, "nvidia-smi --query-compute-apps line %d: field used_memory: '%s' is not a number",
+                      line_no, mem);
+        break;
+      }
+      p->mem_bytes = (uint64_t)llround(mib) * MIB;
+      p->mem_valid = true;
+    }
+  }
+  free(copy);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- backend */
+
+struct nvsmi_state {
+  char *tool;                   /* "nvidia-smi" or the configured path */
+  int timeout_ms;
+  struct sbuf out;
+  int64_t cached_at_ns;         /* 0 = nothing cached */
+  struct tm_snapshot cached;
+};
+
+static int nvsmi_query(struct nvsmi_state *st, struct tm_snapshot *snap, struct st_err *err) {
+  const char *gpu_argv[] = {st->tool, "--query-gpu=" TM_NVSMI_GPU_QUERY,
+                            "--format=csv,noheader,nounits", NULL};
+  const char *apps_argv[] = {st->tool, "--query-compute-apps=" TM_NVSMI_APPS_QUERY,
+                             "--format=csv,noheader,nounits", NULL};
+  if (tm_run_capture(gpu_argv, st->timeout_ms, &st->out, err) < 0 ||
+      tm_nvsmi_parse_gpus(st->out.data, TM_NVSMI_GPU_QUERY, snap, err) < 0)
+    return -1;
+  if (tm_run_capture(apps_argv, st->timeout_ms, &st->out, err) < 0 ||
+      tm_nvsmi_parse_apps(st->out.data, TM_NVSMI_APPS_QUERY, snap, err) < 0)
+    return -1;
+  return 0;
+}
+
+static void nvsmi_close(void *state) {
+  struct nvsmi_state *st = state;
+  if (!st)
+    return;
+  sbuf_free(&st->out);
+  free(st->tool);
+  free(st);
+}
+
+static int nvsmi_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
+  struct nvsmi_state *st = state;
+  int64_t now = clock_mono_ns();
+  if (st->cached_at_ns == 0 || now - st->cached_at_ns >= NVSMI_CACHE_NS) {
+    memset(&st->cached, 0, sizeof st->cached);
+    if (nvsmi_query(st, &st->cached, err) < 0) {
+      st->cached_at_ns = 0;
+      return -1;
+    }
+    st->cached_at_ns = now;
+  }
+  out->n_gpus = st->cached.n_gpus;
+  memcpy(out->gpus, st->cached.gpus, sizeof out->gpus);
+  out->n_procs = st->cached.n_procs;
+  out->procs_listed = st->cached.procs_listed;
+  out->procs_truncated = st->cached.procs_truncated;
+  memcpy(out->procs, st->cached.procs, sizeof out->procs);
+  return 0;
+}
+
+static int nvsmi_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
+  struct nvsmi_state *st = xcalloc(1, sizeof *st);
+  st->tool = xstrdup(cfg->nvidia_smi_path ? cfg->nvidia_smi_path : "nvidia-smi");
+  st->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : TM_DEFAULT_TIMEOUT_MS;
+  /* The probe is a real query; its result is the first cached sample. */
+  struct tm_snapshot probe = {0};
+  if (nvsmi_sample(st, &probe, err) < 0) {
+    nvsmi_close(st);
+    return -1;
+  }
+  *state_out = st;
+  return 0;
+}
+
+const struct tm_backend_ops tm_nvidia_smi_ops = {
+    .name = "nvidia-smi",
+    .open = nvsmi_open,
+    .sample = nvsmi_sample,
+    .close = nvsmi_close,
+};
