@@ -1,0 +1,348 @@
+/* Scheduling. Fixed-latency mode: one deadline per request (exact TTFT/TPOT).
+ * Model mode: SGLang-like continuous batching, one forward pass at a time:
+ * a prefill batch (chunked, up to --chunked-prefill-size tokens) when new
+ * requests wait, else a decode (or draft+verify) step over every running
+ * request. Stream-interval chunking is applied here for both modes. */
+#include "sim/sim_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ---------------------------------------------------------------- fixed-latency mode */
+/* The next output length at which SGLang's rule sends a chunk. */
+static long next_boundary(const struct sim_server *srv, const struct sim_req *req) {
+  if (!req->stream)
+    return req->max_tokens;
+  long len = req->sent_len + 1;
+  while (len < req->max_tokens && !sim_stream_should_send(srv->cfg->stream_interval, len, false))
+    len++;
+  return len;
+}
+
+static int64_t fixed_token_due_ns(const struct sim_server *srv, const struct sim_req *req, long n) {
+  return req->first_token_ns + (int64_t)(n - 1) * srv->fixed_tpot_ns;
+}
+
+static void fixed_timer_fired(struct sim_server *srv, struct sim_timer *t) {
+  struct sim_req *req = (struct sim_req *)((char *)t - offsetof(struct sim_req, timer));
+  sim_engine_pump(srv, req);
+}
+
+void sim_engine_pump(struct sim_server *srv, struct sim_req *req) {
+  if (!srv->fixed_mode || req->phase == SIM_PHASE_DONE || srv->stopping)
+    return;
+  struct sim_conn *conn = req->conn;
+  for (;;) {
+    int64_t now = sim_now_ns();
+    long due = 0;
+    if (now >= req->first_token_ns)
+      due = srv->fixed_tpot_ns <= 0
+                ? req->max_tokens
+                : 1 + (long)((now - req->first_token_ns) / srv->fixed_tpot_ns);
+    if (due > req->max_tokens)
+      due = req->max_tokens;
+    while (req->sent_len < due && (!conn || sim_conn_backlog(conn) < SIM_CONN_HIGH_WATER_BYTES)) {
+      long len = next_boundary(srv, req);
+      if (len > due)
+        break;
+      req->out_len = len;
+      bool finished = len == req->max_tokens;
+      sim_api_send_chunk(srv, req, len, finished);
+      if (finished || srv->stopping)
+        return; /* req is gone (or the process is crashing) */
+      if (req->fault_stall && req->sent_len > 0)
+        return; /* stalled: no further timers */
+      if (!req->conn)
+        return;
+    }
+    if (!conn)
+      return;
+    if (sim_conn_backlog(conn) >= SIM_CONN_HIGH_WATER_BYTES) {
+      /* EPOLLOUT resumes the stream once the client has read */
+      if (!sim_conn_flush(srv, conn) || sim_conn_backlog(conn) > 0)
+        return;
+      continue;
+    }
+    sim_timer_arm(&srv->timers, &req->timer, fixed_token_due_ns(srv, req, next_boundary(srv, req)));
+    sim_conn_flush(srv, conn);
+    return;
+  }
+}
+
+/* ---------------------------------------------------------------- model mode: lists */
+static void waiting_push(struct sim_server *srv, struct sim_req *req) {
+  req->prev = srv->waiting_tail;
+  req->next = NULL;
+  if (srv->waiting_tail)
+    srv->waiting_tail->next = req;
+  else
+    srv->waiting_head = req;
+  srv->waiting_tail = req;
+  srv->n_waiting++;
+}
+
+static void waiting_remove(struct sim_server *srv, struct sim_req *req) {
+  if (req->prev)
+    req->prev->next = req->next;
+  else
+    srv->waiting_head = req->next;
+  if (req->next)
+    req->next->prev = req->prev;
+  else
+    srv->waiting_tail = req->prev;
+  req->prev = req->next = NULL;
+  srv->n_waiting--;
+}
+
+static void running_push(struct sim_server *srv, struct sim_req *req) {
+  /* append, so prefill order follows arrival order */
+  req->next = NULL;
+  req->prev = NULL;
+  if (!srv->running_head) {
+    srv->running_head = req;
+  } else {
+    struct sim_req *tail = srv->running_head;
+    while (tail->next)
+      tail = tail->next;
+    tail->next = req;
+    req->prev = tail;
+  }
+  srv->n_running++;
+}
+
+static void running_remove(struct sim_server *srv, struct sim_req *req) {
+  if (req->prev)
+    req->prev->next = req->next;
+  else
+    srv->running_head = req->next;
+  if (req->next)
+    req->next->prev = req->prev;
+  req->prev = req->next = NULL;
+  srv->n_running--;
+  srv->kv_used_tokens -= req->kv_reserved;
+  req->kv_reserved = 0;
+}
+
+static long kv_in_use(const struct sim_server *srv) {
+  long n = 0;
+  for (const struct sim_req *r = srv->running_head; r; r = r->next)
+    n += r->prefilled_tokens + r->out_len;
+  return n;
+}
+
+/* ---------------------------------------------------------------- model mode: logs and gauges */
+static void update_gauges(struct sim_server *srv) {
+  struct sim_stats *st = &srv->stats;
+  st->num_running = srv->n_running;
+  st->num_queue = srv->n_waiting;
+  st->num_used_tokens = kv_in_use(srv);
+  st->token_usage = (double)st->num_used_tokens / (double)srv->perf.max_total_num_tokens;
+}
+
+static void log_prefill(struct sim_server *srv, int new_seq, long new_tokens) {
+  update_gauges(srv);
+  sim_log(srv,
+          "Prefill batch, #new-seq: %d, #new-token: %ld, #cached-token: 0, token usage: %.2f, "
+          "#running-req: %d, #queue-req: %d, ",
+          new_seq, new_tokens, srv->stats.token_usage, srv->n_running - new_seq, srv->n_waiting);
+}
+
+static void log_decode(struct sim_server *srv, int bs) {
+  struct sim_stats *st = &srv->stats;
+  int64_t now = sim_now_ns();
+  double elapsed_s = (double)(now - st->last_decode_log_ns) / 1e9;
+  st->gen_throughput = elapsed_s > 0 ? (double)st->tokens_since_log / elapsed_s : 0;
+  st->tokens_since_log = 0;
+  st->last_decode_log_ns = now;
+  update_gauges(srv);
+  const struct sim_perf *p = &srv->perf;
+  char spec[96] = "";
+  if (p->spec) {
+    double len = st->spec_forward_interval > 0 ? st->spec_accepted_interval / st->spec_forward_interval : 0;
+    st->spec_accept_length = len;
+    st->spec_accept_rate = len / p->spec_draft_tokens;
+    st->spec_accepted_total += st->spec_accepted_interval;
+    st->spec_forward_total += st->spec_forward_interval;
+    st->spec_accepted_interval = st->spec_forward_interval = 0;
+    snprintf(spec, sizeof spec, "accept len: %.2f, accept rate: %.2f, ", len, st->spec_accept_rate);
+  }
+  sim_log(srv,
+          "Decode batch, #running-req: %d, #token: %ld, token usage: %.2f, %scuda graph: %s, "
+          "gen throughput (token/s): %.2f, #queue-req: %d, ",
+          bs, st->num_used_tokens, st->token_usage, spec,
+          bs <= p->cuda_graph_max_bs ? "True" : "False", st->gen_throughput, srv->n_waiting);
+}
+
+/* ---------------------------------------------------------------- model mode: steps */
+static void start_step(struct sim_server *srv);
+
+/* Admits waiting requests while slots and KV allow (full reservation of
+ * prompt + max_tokens, so a request is never retracted). */
+static void admit(struct sim_server *srv) {
+  const struct sim_perf *p = &srv->perf;
+  while (srv->waiting_head && srv->n_running < p->max_running_requests) {
+    struct sim_req *req = srv->waiting_head;
+    long need = req->prompt_tokens + req->max_tokens;
+    if (srv->kv_used_tokens + need > p->max_total_num_tokens && srv->n_running > 0)
+      break;
+    waiting_remove(srv, req);
+    req->kv_reserved = need;
+    srv->kv_used_tokens += need;
+    req->phase = SIM_PHASE_PREFILL;
+    running_push(srv, req);
+  }
+}
+
+static void finish_step(struct sim_server *srv, struct sim_timer *t) {
+  (void)t;
+  const struct sim_perf *p = &srv->perf;
+  struct sim_stats *st = &srv->stats;
+  int64_t now = sim_now_ns();
+  st->busy_s += (double)(now - srv->step_started_ns) / 1e9;
+  /* step_in_flight stays set while the batch is handed out: a request that
+   * arrives meanwhile (keep-alive) must not start a step in the middle */
+  bool decode = srv->step_decode;
+  int bs = 0;
+  struct sim_req *next;
+  for (struct sim_req *req = srv->running_head; req && !srv->stopping; req = next) {
+    next = req->next;
+    if (!req->in_step)
+      continue;
+    req->in_step = false;
+    long gained;
+    if (!decode) {
+      req->prefilled_tokens += req->step_tokens;
+      req->step_tokens = 0;
+      if (req->prefilled_tokens < req->prompt_tokens)
+        continue; /* more prompt chunks to go */
+      req->phase = SIM_PHASE_DECODE;
+      gained = 1; /* prefill yields the first token */
+    } else {
+      bs++;
+      gained = sim_draw_accept_len(p, req->chat_prompt, &srv->rng);
+      if (p->spec) {
+        st->spec_accepted_interval += (double)gained;
+        st->spec_forward_interval += 1;
+      }
+    }
+    if (gained > req->max_tokens - req->out_len)
+      gained = req->max_tokens - req->out_len;
+    req->out_len += gained;
+    st->tokens_since_log += gained;
+    bool finished = req->out_len >= req->max_tokens;
+    if (finished)
+      running_remove(srv, req);
+    bool send = finished ||
+                (req->stream && sim_stream_should_send(srv->cfg->stream_interval, req->out_len, false));
+    if (send) {
+      struct sim_conn *conn = req->conn;
+      sim_api_send_chunk(srv, req, req->out_len, finished);
+      if (!finished && conn && conn->fd >= 0 && conn->req == req)
+        sim_conn_flush(srv, conn); /* may abort req: next was saved above */
+    }
+  }
+  srv->step_in_flight = false;
+  if (decode) {
+    st->decode_steps++;
+    int interval = srv->cfg->decode_log_interval > 0 ? srv->cfg->decode_log_interval : 40;
+    if (st->decode_steps % (uint64_t)interval == 0)
+      log_decode(srv, bs);
+  }
+  if (!srv->stopping)
+    start_step(srv);
+}
+
+static void start_step(struct sim_server *srv) {
+  const struct sim_perf *p = &srv->perf;
+  if (srv->step_in_flight)
+    return;
+  admit(srv);
+  if (!srv->running_head)
+    return;
+  double dur_s = 0;
+  /* a prefill batch when any running request still has prompt to compute */
+  long budget = p->chunked_prefill_size;
+  long new_tokens = 0;
+  int new_seq = 0;
+  long context = 0;
+  for (struct sim_req *r = srv->running_head; r && budget > 0; r = r->next) {
+    if (r->phase != SIM_PHASE_PREFILL)
+      continue;
+    long left = r->prompt_tokens - r->prefilled_tokens;
+    long take = left < budget ? left : budget;
+    r->step_tokens = take;
+    r->in_step = true;
+    budget -= take;
+    new_tokens += take;
+    context += r->prefilled_tokens;
+    new_seq++;
+  }
+  if (new_seq > 0) {
+    srv->step_decode = false;
+    dur_s = sim_prefill_s(p, new_tokens, new_seq ? context / new_seq : 0);
+    log_prefill(srv, new_seq, new_tokens);
+  } else {
+    int bs = 0;
+    long kv = 0;
+    for (struct sim_req *r = srv->running_head; r; r = r->next) {
+      if (r->phase != SIM_PHASE_DECODE)
+        continue;
+      r->in_step = true;
+      bs++;
+      kv += r->prompt_tokens + r->out_len;
+    }
+    if (bs == 0)
+      return;
+    srv->step_decode = true;
+    dur_s = p->spec ? sim_spec_step_s(p, bs, kv) : sim_decode_step_s(p, bs, kv);
+  }
+  srv->step_in_flight = true;
+  srv->step_started_ns = sim_now_ns();
+  sim_timer_arm(&srv->timers, &srv->step_timer, srv->step_started_ns + sim_wall_ns(srv, dur_s));
+}
+
+/* ---------------------------------------------------------------- entry points */
+void sim_engine_submit(struct sim_server *srv, struct sim_req *req) {
+  if (srv->fixed_mode) {
+    req->phase = SIM_PHASE_DECODE;
+    req->first_token_ns = req->recv_ns + srv->fixed_ttft_ns;
+    sim_timer_init(&req->timer, fixed_timer_fired);
+    sim_timer_arm(&srv->timers, &req->timer, fixed_token_due_ns(srv, req, next_boundary(srv, req)));
+    return;
+  }
+  if (srv->step_timer.fire == NULL)
+    sim_timer_init(&srv->step_timer, finish_step);
+  req->phase = SIM_PHASE_WAITING;
+  waiting_push(srv, req);
+  start_step(srv);
+}
+
+void sim_engine_abort(struct sim_server *srv, struct sim_req *req) {
+  sim_timer_cancel(&srv->timers, &req->timer);
+  if (!srv->fixed_mode) {
+    if (req->phase == SIM_PHASE_WAITING)
+      waiting_remove(srv, req);
+    else if (req->phase == SIM_PHASE_PREFILL || req->phase == SIM_PHASE_DECODE)
+      running_remove(srv, req);
+  }
+  if (req->phase != SIM_PHASE_DONE)
+    srv->stats.num_aborted++;
+  sim_req_free(req);
+}
+
+void sim_engine_fini(struct sim_server *srv) {
+  sim_timer_cancel(&srv->timers, &srv->step_timer);
+  while (srv->waiting_head) {
+    struct sim_req *r = srv->waiting_head;
+    waiting_remove(srv, r);
+    sim_req_free(r);
+  }
+  while (srv->running_head) {
+    struct sim_req *r = srv->running_head;
+    running_remove(srv, r);
+    if (r->conn)
+      r->conn->req = NULL;
+    sim_req_free(r);
+  }
+  srv->warmup_req = NULL; /* it was on one of the lists */
+}
