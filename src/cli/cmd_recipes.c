@@ -1,25 +1,466 @@
-/* Placeholder until this subcommand is built; its owner replaces this file. */
+/* servetop recipes / show / lint: browse, resolve and check recipes. */
 #include "cli/cli.h"
+#include "recipe/recipe.h" /* includes util/util.h */
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+struct source_opts {
+  const char *configs_dir;
+  const char *inferencex_dir;
+  bool json;
+};
+
+#define SOURCE_SPECS(o)                                                                           \
+  {"configs", OPT_STRING, &(o)->configs_dir, "DIR",                                               \
+   "servetop recipe files (*.yaml); default: the bundled recipes", NULL, NULL},                   \
+      {"inferencex", OPT_STRING, &(o)->inferencex_dir, "DIR",                                     \
+       "an InferenceX checkout (configs/*-master.yaml, runners/, benchmarks/)", NULL, NULL},      \
+      {"json", OPT_FLAG, &(o)->json, NULL, "machine-readable output", NULL, NULL}
+
+/* Loads the set the options name; NULL (message printed) on a usage error. */
+static struct recipe_set *load_source(const char *cmd, const struct source_opts *o) {
+  struct st_err err;
+  if (o->configs_dir && o->inferencex_dir) {
+    fprintf(stderr, "servetop %s: --configs and --inferencex are exclusive\n", cmd);
+    return NULL;
+  }
+  struct recipe_set *set = recipe_set_new();
+  int rc;
+  if (o->inferencex_dir) {
+    rc = recipe_set_add_inferencex(set, o->inferencex_dir, &err);
+  } else if (o->configs_dir) {
+    rc = recipe_set_add_configs_dir(set, o->configs_dir, &err);
+  } else {
+    char *dir = recipe_bundled_dir_alloc(&err);
+    rc = dir ? recipe_set_add_configs_dir(set, dir, &err) : -1;
+    free(dir);
+  }
+  if (rc < 0) {
+    fprintf(stderr, "servetop %s: %s\n", cmd, err.msg);
+    recipe_set_free(set);
+    return NULL;
+  }
+  return set;
+}
+
+static void print_diags(const struct recipe_set *set) {
+  for (size_t i = 0; i < recipe_set_diag_count(set); i++) {
+    const struct recipe_diag *d = recipe_set_diag_at(set, i);
+    if (d->line)
+      fprintf(stderr, "%s:%d:%d: %s\n", d->file, d->line, d->col, d->message);
+    else
+      fprintf(stderr, "%s: %s\n", d->file, d->message);
+  }
+}
+
+/* "tp8/ep8" or "tp8/ep8+dpa" for a recipe's distinct topologies. */
+static char *topology_alloc(const struct recipe *r) {
+  struct sbuf sb = {0};
+  for (size_t i = 0; i < r->n_points; i++) {
+    const struct recipe_point *p = &r->points[i];
+    bool seen = false;
+    for (size_t k = 0; k < i && !seen; k++)
+      seen = r->points[k].tp == p->tp && r->points[k].ep == p->ep &&
+             r->points[k].dp_attn == p->dp_attn;
+    if (!seen)
+      sbuf_printf(&sb, "%stp%d/ep%d%s", sb.len ? "," : "", p->tp, p->ep, p->dp_attn ? "+dpa" : "");
+  }
+  return sb.data ? sbuf_take(&sb) : xstrdup("-");
+}
+
+static char *concs_alloc(const struct recipe *r) {
+  int lo = 0, hi = 0;
+  for (size_t i = 0; i < r->n_points; i++) {
+    int c = r->points[i].conc;
+    lo = i == 0 || c < lo ? c : lo;
+    hi = c > hi ? c : hi;
+  }
+  return xasprintf("%d-%d (%zu)", lo, hi, r->n_points);
+}
+
+static cJSON *recipe_json(const struct recipe *r, const struct recipe_set *set) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", r->name);
+  cJSON_AddStringToObject(o, "entry", r->entry);
+  cJSON_AddStringToObject(o, "origin", r->origin == RECIPE_ORIGIN_SERVETOP ? "servetop" : "inferencex");
+  cJSON_AddStringToObject(o, "model", r->model);
+  cJSON_AddStringToObject(o, "model_prefix", r->model_prefix);
+  cJSON_AddStringToObject(o, "precision", r->precision);
+  cJSON_AddStringToObject(o, "runner", r->runner);
+  cJSON_AddStringToObject(o, "gpu", r->gpu);
+  cJSON_AddStringToObject(o, "framework", r->framework);
+  cJSON_AddStringToObject(o, "engine", r->engine);
+  if (r->image)
+    cJSON_AddStringToObject(o, "image", r->image);
+  else
+    cJSON_AddNullToObject(o, "image");
+  cJSON_AddStringToObject(o, "scenario", recipe_scenario_name(r->scenario));
+  cJSON_AddNumberToObject(o, "isl", r->isl);
+  cJSON_AddNumberToObject(o, "osl", r->osl);
+  cJSON_AddStringToObject(o, "spec_decoding", recipe_spec_name(r->spec));
+  const struct recipe *twin = recipe_set_twin(set, r);
+  if (twin)
+    cJSON_AddStringToObject(o, "twin", twin->name);
+  else
+    cJSON_AddNullToObject(o, "twin");
+  cJSON *pts = cJSON_AddArrayToObject(o, "points");
+  for (size_t i = 0; i < r->n_points; i++) {
+    const struct recipe_point *p = &r->points[i];
+    cJSON *pj = cJSON_CreateObject();
+    cJSON_AddNumberToObject(pj, "tp", p->tp);
+    cJSON_AddNumberToObject(pj, "ep", p->ep);
+    cJSON_AddBoolToObject(pj, "dp_attn", p->dp_attn);
+    cJSON_AddNumberToObject(pj, "conc", p->conc);
+    if (p->kv_offloading)
+      cJSON_AddStringToObject(pj, "kv_offloading", p->kv_offloading);
+    cJSON_AddNumberToObject(pj, "line", p->line);
+    cJSON_AddItemToArray(pts, pj);
+  }
+  cJSON *b = cJSON_AddObjectToObject(o, "benchmark");
+  cJSON_AddNumberToObject(b, "random_range_ratio", r->bench.random_range_ratio);
+  cJSON_AddBoolToObject(b, "use_chat_template", r->bench.use_chat_template);
+  cJSON_AddNumberToObject(b, "num_prompts_factor", r->bench.num_prompts_factor);
+  cJSON_AddNumberToObject(b, "num_warmups", r->bench.num_warmups);
+  cJSON_AddStringToObject(b, "backend", r->bench.backend ? r->bench.backend : "vllm");
+  cJSON_AddStringToObject(o, "file", r->file);
+  cJSON_AddNumberToObject(o, "line", r->line);
+  if (r->script_path)
+    cJSON_AddStringToObject(o, "script", r->script_path);
+  else
+    cJSON_AddNullToObject(o, "script");
+  if (r->origin == RECIPE_ORIGIN_INFERENCEX) {
+    cJSON *routes = cJSON_AddArrayToObject(o, "routes");
+    for (size_t i = 0; i < r->n_routes; i++) {
+      const struct recipe_route *rt = &r->routes[i];
+      cJSON *rj = cJSON_CreateObject();
+      cJSON_AddStringToObject(rj, "family", rt->family);
+      if (rt->launcher)
+        cJSON_AddStringToObject(rj, "launcher", rt->launcher);
+      else
+        cJSON_AddNullToObject(rj, "launcher");
+      if (rt->script)
+        cJSON_AddStringToObject(rj, "script", rt->script);
+      else
+        cJSON_AddNullToObject(rj, "script");
+      cJSON_AddBoolToObject(rj, "exists", rt->exists);
+      cJSON_AddItemToArray(routes, rj);
+    }
+  }
+  return o;
+}
+
+static void print_json(cJSON *j) {
+  char *s = cJSON_Print(j);
+  if (!s)
+    util_die_oom(0);
+  puts(s);
+  cJSON_free(s);
+}
+
+/* ---------------------------------------------------------------- recipes */
 int cmd_recipes_main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "servetop recipes: not available in this build yet\n");
-  return EXIT_USAGE;
+  struct source_opts o = {0};
+  const struct opt_spec specs[] = {SOURCE_SPECS(&o)};
+  const struct opt_parser parser = {
+      .usage = "servetop recipes [--configs DIR | --inferencex DIR] [--json]",
+      .description = "Lists recipes: the bundled ones (found via $SERVETOP_CONFIGS, "
+                     "<exe>/../configs, <exe>/../share/servetop/configs, ./configs), a directory "
+                     "of servetop recipe files, or an InferenceX checkout. Load problems are "
+                     "printed to stderr with file:line:column; the other recipes still load.",
+      .specs = specs,
+      .n_specs = ST_ARRAY_LEN(specs)};
+  struct st_err err;
+  int rc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
+  if (rc == OPT_HELP) {
+    opt_print_help(&parser, stdout);
+    return EXIT_OK;
+  }
+  if (rc == OPT_ERROR) {
+    fprintf(stderr, "servetop recipes: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  struct recipe_set *set = load_source("recipes", &o);
+  if (!set)
+    return EXIT_USAGE;
+  print_diags(set);
+  if (o.json) {
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < recipe_set_count(set); i++)
+      cJSON_AddItemToArray(arr, recipe_json(recipe_set_at(set, i), set));
+    print_json(arr);
+    cJSON_Delete(arr);
+  } else {
+    printf("%-44s %-7s %-5s %-4s %-4s %-6s %-15s %s\n", "RECIPE", "ENGINE", "GPU", "PREC", "SPEC",
+           "SEQ", "TOPOLOGY", "CONC (POINTS)");
+    for (size_t i = 0; i < recipe_set_count(set); i++) {
+      const struct recipe *r = recipe_set_at(set, i);
+      char *topo = topology_alloc(r), *concs = concs_alloc(r);
+      printf("%-44s %-7s %-5s %-4s %-4s %-6s %-15s %s\n", r->name, r->engine, r->gpu,
+             r->precision, r->spec == RECIPE_SPEC_NONE ? "off" : recipe_spec_name(r->spec),
+             recipe_seq_tag(r), topo, concs);
+      free(topo);
+      free(concs);
+    }
+    struct recipe_counts c;
+    recipe_set_counts(set, &c);
+    printf("\n%zu recipes from %zu entries in %zu files", recipe_set_count(set), c.entries,
+           c.files);
+    if (recipe_set_multinode_count(set))
+      printf("; %zu multinode entries listed, not resolved:", recipe_set_multinode_count(set));
+    printf("\n");
+    for (size_t i = 0; i < recipe_set_multinode_count(set); i++)
+      printf("  %s (multinode)\n", recipe_set_multinode_at(set, i));
+    if (recipe_set_diag_count(set))
+      printf("%zu load problems (see stderr)\n", recipe_set_diag_count(set));
+  }
+  recipe_set_free(set);
+  return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- show */
+static void print_cmd_text(const struct recipe_cmd *cmd) {
+  for (size_t i = 0; i < cmd->n_env; i++)
+    printf("  %s \\\n", cmd->env[i]);
+  printf("  %s", cmd->program);
+  for (size_t i = 0; i < cmd->argc; i++) {
+    const char *a = cmd->argv[i];
+    bool is_flag = a[0] == '-' && a[1] == '-';
+    if (is_flag || i == 0)
+      printf(" \\\n    %s", a);
+    else
+      printf(" %s", a);
+  }
+  printf("\n");
+}
+
+static cJSON *strv_json(char **v, size_t n) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < n; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+  return a;
 }
 
 int cmd_show_main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "servetop show: not available in this build yet\n");
-  return EXIT_USAGE;
+  struct source_opts o = {0};
+  int conc = 0;
+  struct opt_list sets = {0};
+  const struct opt_spec specs[] = {
+      SOURCE_SPECS(&o),
+      {"conc", OPT_INT, &conc, "N",
+       "resolve the server command for this concurrency (default: the sweep's first point)",
+       NULL, NULL},
+      {"set", OPT_LIST, &sets, "KEY=VALUE", "override a server flag (repeatable)", NULL, NULL},
+  };
+  const struct opt_parser parser = {
+      .usage = "servetop show RECIPE [--conc N] [--set KEY=VALUE]... "
+               "[--configs DIR | --inferencex DIR] [--json]",
+      .description = "Shows one recipe resolved: its sweep points, the launch script and the "
+                     "route of each launcher family (InferenceX), the server command with its "
+                     "environment for one concurrency, the knobs, and the benchmark flags. "
+                     "Scripts are read, never run: what depends on something unknown reads "
+                     "<unresolved: $NAME>.",
+      .specs = specs,
+      .n_specs = ST_ARRAY_LEN(specs)};
+  struct st_err err;
+  char *pos[1];
+  size_t n_pos = 0;
+  int rc = opt_parse(&parser, argc - 1, argv + 1, pos, 1, &n_pos, &err);
+  if (rc == OPT_HELP) {
+    opt_print_help(&parser, stdout);
+    free(sets.items);
+    return EXIT_OK;
+  }
+  if (rc == OPT_ERROR || n_pos != 1) {
+    fprintf(stderr, "servetop show: %s\n", rc == OPT_ERROR ? err.msg : "expected one RECIPE name");
+    free(sets.items);
+    return EXIT_USAGE;
+  }
+  struct recipe_set *set = load_source("show", &o);
+  if (!set) {
+    free(sets.items);
+    return EXIT_USAGE;
+  }
+  int status = EXIT_OK;
+  const struct recipe *r = recipe_set_find(set, pos[0]);
+  if (!r) {
+    fprintf(stderr, "servetop show: no recipe '%s' (servetop recipes lists them)\n", pos[0]);
+    print_diags(set);
+    status = EXIT_USAGE;
+    goto out;
+  }
+  struct recipe_point point = r->n_points ? r->points[0] : (struct recipe_point){.tp = 1, .ep = 1};
+  bool in_sweep = true;
+  if (conc > 0) {
+    in_sweep = false;
+    for (size_t i = 0; i < r->n_points && !in_sweep; i++)
+      if (r->points[i].conc == conc) {
+        point = r->points[i];
+        in_sweep = true;
+      }
+    point.conc = conc;
+  }
+  struct recipe_cmd cmd;
+  bool have_cmd = recipe_server_cmd(r, &point, &cmd, &err) == 0;
+  if (have_cmd) {
+    for (size_t i = 0; i < sets.n; i++) {
+      struct st_err oerr;
+      if (recipe_cmd_apply_override(&cmd, sets.items[i], &oerr) < 0) {
+        fprintf(stderr, "servetop show: --set %s\n", oerr.msg);
+        recipe_cmd_fini(&cmd);
+        status = EXIT_USAGE;
+        goto out;
+      }
+    }
+  }
+  if (o.json) {
+    cJSON *j = recipe_json(r, set);
+    cJSON *pj = cJSON_AddObjectToObject(j, "resolved_for");
+    cJSON_AddNumberToObject(pj, "tp", point.tp);
+    cJSON_AddNumberToObject(pj, "ep", point.ep);
+    cJSON_AddBoolToObject(pj, "dp_attn", point.dp_attn);
+    cJSON_AddNumberToObject(pj, "conc", point.conc);
+    cJSON_AddBoolToObject(pj, "in_sweep", in_sweep);
+    if (have_cmd) {
+      cJSON *cj = cJSON_AddObjectToObject(j, "server");
+      cJSON_AddStringToObject(cj, "engine", cmd.engine);
+      cJSON_AddStringToObject(cj, "program", cmd.program);
+      cJSON_AddItemToObject(cj, "argv", strv_json(cmd.argv, cmd.argc));
+      cJSON_AddItemToObject(cj, "env", strv_json(cmd.env, cmd.n_env));
+      cJSON_AddBoolToObject(cj, "has_unresolved", cmd.has_unresolved);
+      cJSON_AddBoolToObject(cj, "conditional", cmd.conditional);
+      cJSON_AddStringToObject(cj, "file", cmd.file ? cmd.file : "");
+      cJSON_AddNumberToObject(cj, "line", cmd.line);
+      cJSON_AddItemToObject(j, "benchmark_argv", strv_json(cmd.bench_argv, cmd.n_bench_argv));
+    } else {
+      cJSON_AddNullToObject(j, "server");
+      cJSON_AddStringToObject(j, "server_error", err.msg);
+    }
+    print_json(j);
+    cJSON_Delete(j);
+  } else {
+    printf("%s\n", r->name);
+    printf("  model       %s (%s, %s)\n", r->model, r->model_prefix, r->precision);
+    printf("  runner      %s (gpu %s)   engine %s (framework %s)\n", r->runner, r->gpu, r->engine,
+           r->framework);
+    if (r->image)
+      printf("  image       %s\n", r->image);
+    printf("  scenario    %s", recipe_scenario_name(r->scenario));
+    if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN)
+      printf(" isl %d osl %d", r->isl, r->osl);
+    printf("   spec-decoding %s\n", recipe_spec_name(r->spec));
+    const struct recipe *twin = recipe_set_twin(set, r);
+    printf("  twin        %s\n", twin ? twin->name : "(none)");
+    printf("  source      %s:%d\n", r->file, r->line);
+    printf("  sweep       ");
+    for (size_t i = 0; i < r->n_points; i++) {
+      const struct recipe_point *p = &r->points[i];
+      bool new_row = i == 0 || p->line != r->points[i - 1].line;
+      if (new_row)
+        printf("%stp%d ep%d%s conc", i ? "\n              " : "", p->tp, p->ep,
+               p->dp_attn ? " dp-attn" : "");
+      printf(" %d", p->conc);
+    }
+    printf("\n");
+    if (r->origin == RECIPE_ORIGIN_INFERENCEX) {
+      printf("  script      %s\n", r->script_path ? r->script_path : "(none resolved)");
+      for (size_t i = 0; i < r->n_routes; i++) {
+        const struct recipe_route *rt = &r->routes[i];
+        printf("    route %-18s %s%s\n", rt->family,
+               rt->launcher ? (rt->script ? rt->script : "(launcher names no script)")
+                            : "(no launcher)",
+               rt->script && !rt->exists ? "  [missing]" : "");
+      }
+    }
+    printf("  benchmark   range-ratio %g, chat template %s, num-prompts %d x conc, warmups %s, "
+           "backend %s\n",
+           r->bench.random_range_ratio, r->bench.use_chat_template ? "yes" : "no",
+           r->bench.num_prompts_factor, r->bench.num_warmups < 0 ? "default" : "set",
+           r->bench.backend ? r->bench.backend : "vllm");
+    printf("\nserver command at tp%d ep%d conc %d%s", point.tp, point.ep, point.conc,
+           in_sweep ? "" : " (not a sweep point)");
+    if (!have_cmd) {
+      printf(":\n  (not available: %s)\n", err.msg);
+    } else {
+      printf(" (%s:%d)%s:\n", cmd.file ? cmd.file : "?", cmd.line,
+             cmd.conditional ? " [inside a branch that cannot be decided statically]" : "");
+      print_cmd_text(&cmd);
+      if (cmd.n_bench_argv) {
+        printf("\nrun_benchmark_serving");
+        for (size_t i = 0; i < cmd.n_bench_argv; i++)
+          printf(" %s", cmd.bench_argv[i]);
+        printf("\n");
+      }
+      if (cmd.has_unresolved)
+        printf("\nnote: parts marked <unresolved: ...> depend on values not known statically\n");
+    }
+  }
+  if (have_cmd)
+    recipe_cmd_fini(&cmd);
+out:
+  free(sets.items);
+  recipe_set_free(set);
+  return status;
 }
 
+/* ---------------------------------------------------------------- lint */
 int cmd_lint_main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "servetop lint: not available in this build yet\n");
-  return EXIT_USAGE;
+  struct source_opts o = {0};
+  const struct opt_spec specs[] = {SOURCE_SPECS(&o)};
+  const struct opt_parser parser = {
+      .usage = "servetop lint [--configs DIR | --inferencex DIR] [--json]",
+      .description = "The recipe doctor: checks routes to launch scripts, MTP vs non-MTP flags, "
+                     "chat template on MTP benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs "
+                     "the sweep's concurrency, runner labels and launchers, and the schema. "
+                     "Each finding names rule, severity, recipe, file and line (docs/recipes.md "
+                     "lists the rules). Exit status: 1 when any error-level finding, 0 otherwise, "
+                     "2 for usage errors.",
+      .specs = specs,
+      .n_specs = ST_ARRAY_LEN(specs)};
+  struct st_err err;
+  int rc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
+  if (rc == OPT_HELP) {
+    opt_print_help(&parser, stdout);
+    return EXIT_OK;
+  }
+  if (rc == OPT_ERROR) {
+    fprintf(stderr, "servetop lint: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  struct recipe_set *set = load_source("lint", &o);
+  if (!set)
+    return EXIT_USAGE;
+  struct recipe_findings f;
+  recipe_lint(set, &f);
+  if (o.json) {
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < f.n; i++) {
+      const struct recipe_finding *x = &f.items[i];
+      cJSON *j = cJSON_CreateObject();
+      cJSON_AddStringToObject(j, "rule", x->rule);
+      cJSON_AddStringToObject(j, "id", x->rule_id);
+      cJSON_AddStringToObject(j, "severity", recipe_severity_name(x->severity));
+      cJSON_AddStringToObject(j, "recipe", x->recipe);
+      cJSON_AddStringToObject(j, "file", x->file);
+      cJSON_AddNumberToObject(j, "line", x->line);
+      cJSON_AddStringToObject(j, "message", x->message);
+      cJSON_AddItemToArray(arr, j);
+    }
+    print_json(arr);
+    cJSON_Delete(arr);
+  } else {
+    for (size_t i = 0; i < f.n; i++) {
+      const struct recipe_finding *x = &f.items[i];
+      printf("%s:%d: %s: %s [%s %s]%s%s\n", x->file, x->line, recipe_severity_name(x->severity),
+             x->message, x->rule, x->rule_id, x->recipe[0] ? " " : "", x->recipe);
+    }
+    size_t errors = recipe_findings_errors(&f);
+    printf("%zu findings (%zu errors) in %zu recipes\n", f.n, errors, recipe_set_count(set));
+  }
+  int status = recipe_findings_errors(&f) ? EXIT_FINDINGS : EXIT_OK;
+  recipe_findings_fini(&f);
+  recipe_set_free(set);
+  return status;
 }

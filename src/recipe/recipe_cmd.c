@@ -1,0 +1,280 @@
+/* The server command of a recipe at one sweep point, and knob edits. */
+#include "recipe/recipe_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void env_int(struct sh_env *env, const char *name, long v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%ld", v);
+  sh_env_set(env, name, buf);
+}
+
+/* What InferenceX's benchmark workflow and launchers export to a script. */
+void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_env *env) {
+  sh_env_set(env, "MODEL", r->model);
+  sh_env_set(env, "MODEL_PREFIX", r->model_prefix);
+  sh_env_set(env, "PRECISION", r->precision);
+  sh_env_set(env, "FRAMEWORK", r->framework);
+  if (r->image)
+    sh_env_set(env, "IMAGE", r->image);
+  env_int(env, "TP", pt->tp);
+  env_int(env, "EP_SIZE", pt->ep);
+  env_int(env, "PP_SIZE", 1);
+  env_int(env, "DCP_SIZE", 1);
+  env_int(env, "PCP_SIZE", 1);
+  env_int(env, "GPU_COUNT", pt->tp);
+  sh_env_set(env, "DP_ATTENTION", pt->dp_attn ? "true" : "false");
+  env_int(env, "CONC", pt->conc);
+  sh_env_set(env, "SPEC_DECODING", recipe_spec_name(r->spec));
+  sh_env_set(env, "DISAGG", "false");
+  sh_env_set(env, "RUN_EVAL", "false");
+  sh_env_set(env, "EVAL_ONLY", "false");
+  sh_env_set(env, "PORT", "8888");
+  char rr[32];
+  snprintf(rr, sizeof rr, "%g", r->bench.random_range_ratio);
+  sh_env_set(env, "RANDOM_RANGE_RATIO", rr);
+  char *exp;
+  if (r->scenario == RECIPE_SCENARIO_AGENTIC) {
+    sh_env_set(env, "SCENARIO_TYPE", "agentic-coding");
+    sh_env_set(env, "SCENARIO_SUBDIR", "agentic/");
+    sh_env_set(env, "IS_AGENTIC", "true");
+    sh_env_set(env, "KV_OFFLOADING", pt->kv_offloading ? pt->kv_offloading : "none");
+    exp = xasprintf("%s_tp%d_conc%d_%s%s", r->model_prefix, pt->tp, pt->conc,
+                    pt->kv_offloading ? pt->kv_offloading : "none",
+                    r->spec == RECIPE_SPEC_MTP ? "_spec-mtp" : "");
+  } else {
+    sh_env_set(env, "SCENARIO_TYPE", "fixed-seq-len");
+    sh_env_set(env, "SCENARIO_SUBDIR", "fixed_seq_len/");
+    sh_env_set(env, "IS_AGENTIC", "false");
+    env_int(env, "ISL", r->isl);
+    env_int(env, "OSL", r->osl);
+    env_int(env, "MAX_MODEL_LEN", (long)r->isl + r->osl + 256);
+    const char *tag = recipe_seq_tag(r);
+    if (strcmp(tag, "custom") == 0)
+      exp = xasprintf("%s_%d_%d", r->model_prefix, r->isl, r->osl);
+    else
+      exp = xasprintf("%s_%s", r->model_prefix, tag);
+  }
+  sh_env_set(env, "EXP_NAME", exp);
+  free(exp);
+  /* what the workflow passes along as environment */
+  for (size_t i = 0; i < env->n_vars; i++)
+    env->vars[i].exported = false;
+}
+
+static const char *program_of(const char *engine) {
+  return strcmp(engine, "vllm") == 0 ? "vllm serve" : "python3 -m sglang.launch_server";
+}
+
+static char *join_words(char **w, size_t n) {
+  struct sbuf sb = {0};
+  for (size_t i = 0; i < n; i++)
+    sbuf_printf(&sb, "%s%s", i ? " " : "", w[i]);
+  return sb.data ? sbuf_take(&sb) : xstrdup("");
+}
+
+static void finish_unresolved(struct recipe_cmd *out) {
+  for (size_t i = 0; i < out->argc; i++)
+    out->has_unresolved = out->has_unresolved || sh_is_unresolved(out->argv[i]);
+  for (size_t i = 0; i < out->n_env; i++)
+    out->has_unresolved = out->has_unresolved || sh_is_unresolved(out->env[i]);
+}
+
+int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
+                      struct recipe_cmd *out, struct st_err *err) {
+  const struct recipe_priv *p = (const struct recipe_priv *)r;
+  memset(out, 0, sizeof *out);
+  if (!point && r->n_points == 0)
+    return err_setf(err, "%s: no sweep points", r->name);
+  if (!point)
+    point = &r->points[0];
+  struct sh_env env = {0};
+  point_env(r, point, &env);
+  if (r->origin == RECIPE_ORIGIN_SERVETOP) {
+    out->engine = xstrdup(r->engine);
+    out->program = xstrdup(program_of(r->engine));
+    for (size_t i = 0; i < p->n_tmpl_env; i++) {
+      char *eq = strchr(p->tmpl_env[i], '=');
+      char **f = NULL;
+      size_t nf = 0;
+      /* the value is one string; quote it so expansion does not split it */
+      char *quoted = xasprintf("\"%s\"", eq + 1);
+      sh_expand_word(&env, quoted, &f, &nf);
+      char *kv = xasprintf("%.*s=%s", (int)(eq - p->tmpl_env[i]), p->tmpl_env[i], nf ? f[0] : "");
+      strv_push(&out->env, &out->n_env, kv);
+      free(kv);
+      free(quoted);
+      strv_free(f, nf);
+    }
+    for (size_t i = 0; i < p->n_tmpl_argv; i++)
+      sh_expand_word(&env, p->tmpl_argv[i], &out->argv, &out->argc);
+    out->file = r->file;
+    out->line = p->server_line;
+    sh_env_fini(&env);
+    finish_unresolved(out);
+    return 0;
+  }
+  if (!p->script) {
+    sh_env_fini(&env);
+    return err_setf(err, "%s: no launch script resolved%s", r->name,
+                    r->multinode ? " (multinode recipes are not resolved)" : "");
+  }
+  struct sh_result res;
+  sh_run(p->script, &env, &res);
+  sh_env_fini(&env);
+  if (res.server.n_words == 0) {
+    sh_result_fini(&res);
+    return err_setf(err, "%s: no server launch (python3 -m sglang.launch_server, sglang serve, "
+                         "vllm serve) found",
+                    r->script_path ? r->script_path : r->name);
+  }
+  out->engine = xstrdup(res.server_kind == SH_LAUNCH_SGLANG ? "sglang"
+                        : res.server_kind == SH_LAUNCH_VLLM ? "vllm"
+                                                             : r->engine);
+  out->program = join_words(res.server.words, res.program_words);
+  for (size_t i = res.program_words; i < res.server.n_words; i++)
+    strv_push(&out->argv, &out->argc, res.server.words[i]);
+  for (size_t i = 0; i < res.server.n_env; i++)
+    strv_push(&out->env, &out->n_env, res.server.env[i]);
+  for (size_t i = 1; i < res.bench.n_words; i++)
+    strv_push(&out->bench_argv, &out->n_bench_argv, res.bench.words[i]);
+  out->conditional = res.server.conditional;
+  out->file = r->script_file;
+  out->line = res.server.line;
+  sh_result_fini(&res);
+  finish_unresolved(out);
+  return 0;
+}
+
+void recipe_cmd_fini(struct recipe_cmd *cmd) {
+  free(cmd->engine);
+  free(cmd->program);
+  strv_free(cmd->argv, cmd->argc);
+  strv_free(cmd->env, cmd->n_env);
+  strv_free(cmd->bench_argv, cmd->n_bench_argv);
+  memset(cmd, 0, sizeof *cmd);
+}
+
+/* ---------------------------------------------------------------- knobs */
+static const char *const knob_aliases[][4] = {
+    {"tp", "tp-size", "tensor-parallel-size", NULL},
+    {"ep", "ep-size", "expert-parallel-size", NULL},
+    {"dp", "dp-size", "data-parallel-size", NULL},
+    {"speculative-algorithm", "speculative-algo", NULL, NULL},
+    {"model-path", "model", NULL, NULL},
+};
+
+/* Canonical name of a flag (without dashes, up to '='). */
+static const char *canonical(const char *name, size_t len) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(knob_aliases); i++)
+    for (size_t k = 0; k < 4 && knob_aliases[i][k]; k++)
+      if (strlen(knob_aliases[i][k]) == len && memcmp(knob_aliases[i][k], name, len) == 0)
+        return knob_aliases[i][0];
+  return NULL;
+}
+
+static bool flag_matches(const char *arg, const char *key, size_t *name_len) {
+  if (arg[0] != '-' || arg[1] != '-')
+    return false;
+  const char *name = arg + 2;
+  size_t len = strcspn(name, "=");
+  *name_len = len;
+  const char *key_c = canonical(key, strlen(key));
+  const char *arg_c = canonical(name, len);
+  if (key_c || arg_c)
+    return key_c && arg_c && strcmp(key_c, arg_c) == 0;
+  return strlen(key) == len && memcmp(key, name, len) == 0;
+}
+
+static bool takes_next(const struct recipe_cmd *cmd, size_t i) {
+  return i + 1 < cmd->argc && !(cmd->argv[i + 1][0] == '-' && cmd->argv[i + 1][1] == '-');
+}
+
+const char *recipe_cmd_knob(const struct recipe_cmd *cmd, const char *key) {
+  const char *found = NULL;
+  for (size_t i = 0; i < cmd->argc; i++) {
+    size_t len;
+    if (!flag_matches(cmd->argv[i], key, &len))
+      continue;
+    const char *a = cmd->argv[i] + 2 + len;
+    if (*a == '=')
+      found = a + 1;
+    else
+      found = takes_next(cmd, i) ? cmd->argv[i + 1] : "";
+  }
+  return found; /* the last occurrence wins, as with argparse */
+}
+
+void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *value) {
+  bool done = false;
+  for (size_t i = 0; i < cmd->argc;) {
+    size_t len;
+    if (!flag_matches(cmd->argv[i], key, &len)) {
+      i++;
+      continue;
+    }
+    bool inline_value = cmd->argv[i][2 + len] == '=';
+    size_t span = inline_value ? 1 : takes_next(cmd, i) ? 2 : 1;
+    if (value && !done) {
+      char *flag = xstrndup(cmd->argv[i], 2 + len);
+      free(cmd->argv[i]);
+      if (inline_value) {
+        cmd->argv[i] = xasprintf("%s=%s", flag, value);
+        free(flag);
+      } else if (span == 2) {
+        cmd->argv[i] = flag;
+        free(cmd->argv[i + 1]);
+        cmd->argv[i + 1] = xstrdup(value);
+      } else {
+        cmd->argv[i] = flag;
+        if (*value) { /* a flag that gains a value */
+          cmd->argv = xreallocarray(cmd->argv, cmd->argc + 1, sizeof *cmd->argv);
+          memmove(&cmd->argv[i + 2], &cmd->argv[i + 1], (cmd->argc - i - 1) * sizeof *cmd->argv);
+          cmd->argv[i + 1] = xstrdup(value);
+          cmd->argc++;
+          span = 2;
+        }
+      }
+      done = true;
+      i += span;
+      continue;
+    }
+    for (size_t k = 0; k < span; k++)
+      free(cmd->argv[i + k]);
+    memmove(&cmd->argv[i], &cmd->argv[i + span], (cmd->argc - i - span) * sizeof *cmd->argv);
+    cmd->argc -= span;
+  }
+  if (value && !done) {
+    char *flag = xasprintf("--%s", key);
+    strv_push(&cmd->argv, &cmd->argc, flag);
+    free(flag);
+    if (*value)
+      strv_push(&cmd->argv, &cmd->argc, value);
+  }
+  cmd->has_unresolved = false;
+  finish_unresolved(cmd);
+}
+
+int recipe_cmd_apply_override(struct recipe_cmd *cmd, const char *assignment, struct st_err *err) {
+  const char *eq = strchr(assignment, '=');
+  if (!eq || eq == assignment)
+    return err_setf(err, "'%s': expected KEY=VALUE (e.g. mem-fraction-static=0.85)", assignment);
+  const char *k = assignment;
+  while (*k == '-')
+    k++;
+  char *key = xstrndup(k, (size_t)(eq - k));
+  recipe_cmd_set_knob(cmd, key, eq + 1);
+  free(key);
+  return 0;
+}
+
+const char *recipe_cmd_env(const struct recipe_cmd *cmd, const char *key) {
+  size_t len = strlen(key);
+  const char *found = NULL;
+  for (size_t i = 0; i < cmd->n_env; i++)
+    if (strncmp(cmd->env[i], key, len) == 0 && cmd->env[i][len] == '=')
+      found = cmd->env[i] + len + 1;
+  return found;
+}

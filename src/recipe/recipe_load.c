@@ -1,0 +1,741 @@
+/* Loading entries (InferenceX master-config schema, and servetop's own
+ * recipe files which add server: and benchmark: blocks), sweep expansion. */
+#include "recipe/recipe_internal.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A loading context: where we are, for messages. */
+struct ctx {
+  struct recipe_set *set;
+  const char *file;
+  bool bad;               /* an error-level problem in this entry */
+};
+
+static void diag(struct ctx *c, const struct ynode *at, const char *field, const char *fmt, ...)
+    ST_PRINTF(4, 5);
+static void diag(struct ctx *c, const struct ynode *at, const char *field, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = xvasprintf(fmt, ap);
+  va_end(ap);
+  set_diag(c->set, c->file, at ? at->line : 0, at ? at->col : 0, field, "%s: %s", field, msg);
+  free(msg);
+  c->bad = true;
+}
+
+static const char *kind_name(const struct ynode *n) {
+  return n->kind == YN_MAP ? "a mapping" : n->kind == YN_SEQ ? "a list" : "a scalar";
+}
+
+/* Unknown keys (pydantic extra='forbid'), and duplicate keys. */
+static void check_keys(struct ctx *c, const struct ynode *map, const char *path,
+                       const char *const *allowed) {
+  for (size_t i = 0; i + 1 < map->n_kids; i += 2) {
+    const struct ynode *k = map->kids[i];
+    if (k->kind != YN_SCALAR) {
+      diag(c, k, path, "keys must be scalars");
+      continue;
+    }
+    bool ok = false;
+    for (size_t a = 0; allowed[a]; a++)
+      ok = ok || strcmp(allowed[a], k->scalar) == 0;
+    char *field = xasprintf("%s.%s", path, k->scalar);
+    if (!ok) {
+      struct sbuf list = {0};
+      for (size_t a = 0; allowed[a]; a++)
+        sbuf_printf(&list, "%s%s", a ? ", " : "", allowed[a]);
+      diag(c, k, field, "unknown key '%s' (allowed: %s)", k->scalar, list.data);
+      sbuf_free(&list);
+    }
+    for (size_t j = 0; j < i; j += 2)
+      if (map->kids[j]->kind == YN_SCALAR && strcmp(map->kids[j]->scalar, k->scalar) == 0)
+        diag(c, k, field, "duplicate key (first at line %d)", map->kids[j]->line);
+    free(field);
+  }
+}
+
+static const char *get_str(struct ctx *c, const struct ynode *map, const char *path,
+                           const char *key, bool required) {
+  const struct ynode *v = ymap_get(map, key);
+  if (!v) {
+    if (required) {
+      char *field = xasprintf("%s.%s", path, key);
+      diag(c, map, field, "missing required key");
+      free(field);
+    }
+    return NULL;
+  }
+  if (v->kind != YN_SCALAR) {
+    char *field = xasprintf("%s.%s", path, key);
+    diag(c, v, field, "expected a string, got %s", kind_name(v));
+    free(field);
+    return NULL;
+  }
+  return set_str(c->set, v->scalar);
+}
+
+/* 1: present and valid, 0: absent, -1: invalid (diagnosed). */
+static int get_int(struct ctx *c, const struct ynode *map, const char *path, const char *key,
+                   long min, int *out) {
+  const struct ynode *v = ymap_get(map, key);
+  if (!v)
+    return 0;
+  long x;
+  char *field = xasprintf("%s.%s", path, key);
+  int rc = 1;
+  if (v->kind != YN_SCALAR || yscalar_long(v, &x) < 0) {
+    diag(c, v, field, "expected an integer, got %s%s%s%s", v->kind == YN_SCALAR ? "'" : "",
+         v->kind == YN_SCALAR ? v->scalar : kind_name(v), v->kind == YN_SCALAR ? "'" : "", "");
+    rc = -1;
+  } else if (x < min || x > 1000000000L) {
+    diag(c, v, field, "must be >= %ld, got %ld", min, x);
+    rc = -1;
+  } else {
+    *out = (int)x;
+  }
+  free(field);
+  return rc;
+}
+
+static int get_bool(struct ctx *c, const struct ynode *map, const char *path, const char *key,
+                    bool *out) {
+  const struct ynode *v = ymap_get(map, key);
+  if (!v)
+    return 0;
+  if (v->kind != YN_SCALAR || v->quoted || parse_bool(v->scalar, out) < 0) {
+    char *field = xasprintf("%s.%s", path, key);
+    diag(c, v, field, "expected true or false, got %s",
+         v->kind == YN_SCALAR ? v->scalar : kind_name(v));
+    free(field);
+    return -1;
+  }
+  return 1;
+}
+
+static int get_double(struct ctx *c, const struct ynode *map, const char *path, const char *key,
+                      double *out) {
+  const struct ynode *v = ymap_get(map, key);
+  if (!v)
+    return 0;
+  if (v->kind != YN_SCALAR || v->quoted || parse_double(v->scalar, out) < 0) {
+    char *field = xasprintf("%s.%s", path, key);
+    diag(c, v, field, "expected a number, got %s", v->kind == YN_SCALAR ? v->scalar : kind_name(v));
+    free(field);
+    return -1;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------------- search space */
+static const char *const row_keys[] = {
+    "conc-list", "conc-start", "conc-end", "spec-decoding", "tp", "ep", "dp-attn",
+    "kv-offloading", "kv-offload-backend", "router", "kv-p2p-transfer", "dcp-size", "pp",
+    "pcp-size", "prefill", "decode", NULL};
+
+struct row {
+  int tp, ep, pp, dcp;
+  bool dp_attn;
+  enum recipe_spec spec;
+  int *concs;
+  size_t n_concs;
+  const char *kv_offloading;
+  int line;
+};
+
+/* InferenceX's expansion: start, start*2, ... with the last step clamped to end. */
+static void expand_range(int start, int end, int **out, size_t *n) {
+  long conc = start;
+  for (;;) {
+    *out = xreallocarray(*out, *n + 1, sizeof **out);
+    (*out)[(*n)++] = (int)conc;
+    if (conc >= end)
+      break;
+    conc *= 2;
+    if (conc > end)
+      conc = end;
+  }
+}
+
+static bool load_row(struct ctx *c, const struct ynode *row, const char *path, bool multinode,
+                     struct row *out) {
+  memset(out, 0, sizeof *out);
+  out->tp = 1;
+  out->ep = 1;
+  out->line = row->line;
+  if (row->kind != YN_MAP) {
+    diag(c, row, path, "expected a mapping, got %s", kind_name(row));
+    return false;
+  }
+  bool was_bad = c->bad;
+  c->bad = false;
+  check_keys(c, row, path, row_keys);
+  if (!multinode) {
+    if (get_int(c, row, path, "tp", 1, &out->tp) == 0)
+      diag(c, row, path, "missing required key 'tp' (single-node rows)");
+    get_int(c, row, path, "ep", 1, &out->ep);
+    get_int(c, row, path, "pp", 1, &out->pp);
+    get_int(c, row, path, "dcp-size", 1, &out->dcp);
+    get_bool(c, row, path, "dp-attn", &out->dp_attn);
+    if (out->dcp > 0 && out->tp % out->dcp != 0)
+      diag(c, ymap_get(row, "dcp-size"), path, "dcp-size %d does not divide tp %d", out->dcp,
+           out->tp);
+    for (size_t k = 0; k < 2; k++) {
+      const char *wk = k ? "decode" : "prefill";
+      if (ymap_get(row, wk)) {
+        char *field = xasprintf("%s.%s", path, wk);
+        diag(c, ymap_get(row, wk), field, "worker blocks are only valid with multinode: true");
+        free(field);
+      }
+    }
+  }
+  const char *spec = get_str(c, row, path, "spec-decoding", false);
+  if (spec) {
+    if (strcmp(spec, "mtp") == 0)
+      out->spec = RECIPE_SPEC_MTP;
+    else if (strcmp(spec, "draft_model") == 0)
+      out->spec = RECIPE_SPEC_DRAFT_MODEL;
+    else if (strcmp(spec, "none") != 0) {
+      char *field = xasprintf("%s.spec-decoding", path);
+      diag(c, ymap_get(row, "spec-decoding"), field,
+           "must be one of mtp, draft_model, none; got '%s'", spec);
+      free(field);
+    }
+  }
+  out->kv_offloading = get_str(c, row, path, "kv-offloading", false);
+  const struct ynode *list = ymap_get(row, "conc-list");
+  bool has_start = ymap_get(row, "conc-start") != NULL, has_end = ymap_get(row, "conc-end") != NULL;
+  if (list && (has_start || has_end)) {
+    diag(c, list, path, "conc-list cannot be combined with conc-start/conc-end");
+  } else if (list) {
+    char *field = xasprintf("%s.conc-list", path);
+    if (list->kind != YN_SEQ || list->n_kids == 0) {
+      diag(c, list, field, "expected a non-empty list of integers");
+    } else {
+      for (size_t i = 0; i < list->n_kids; i++) {
+        long v;
+        if (yscalar_long(list->kids[i], &v) < 0 || v <= 0 || v > 1000000) {
+          diag(c, list->kids[i], field, "expected a positive integer, got %s",
+               list->kids[i]->kind == YN_SCALAR ? list->kids[i]->scalar : kind_name(list->kids[i]));
+          continue;
+        }
+        out->concs = xreallocarray(out->concs, out->n_concs + 1, sizeof *out->concs);
+        out->concs[out->n_concs++] = (int)v;
+      }
+    }
+    free(field);
+  } else if (has_start || has_end) {
+    int start = 0, end = 0;
+    int rs = get_int(c, row, path, "conc-start", 1, &start);
+    int re = get_int(c, row, path, "conc-end", 1, &end);
+    if (rs == 0 || re == 0)
+      diag(c, row, path, "conc-start and conc-end go together");
+    else if (rs > 0 && re > 0 && start > end)
+      diag(c, ymap_get(row, "conc-start"), path, "conc-start %d > conc-end %d", start, end);
+    else if (rs > 0 && re > 0)
+      expand_range(start, end, &out->concs, &out->n_concs);
+  } else {
+    diag(c, row, path, "needs conc-list or conc-start/conc-end");
+  }
+  bool ok = !c->bad;
+  c->bad = c->bad || was_bad;
+  return ok;
+}
+
+/* ---------------------------------------------------------------- server / benchmark blocks */
+static void load_server(struct ctx *c, const struct ynode *srv, const char *path,
+                        struct recipe_priv *p) {
+  static const char *const keys[] = {"engine", "env", "argv", "args", NULL};
+  if (srv->kind != YN_MAP) {
+    diag(c, srv, path, "expected a mapping, got %s", kind_name(srv));
+    return;
+  }
+  check_keys(c, srv, path, keys);
+  const char *engine = get_str(c, srv, path, "engine", true);
+  if (engine && strcmp(engine, "sglang") != 0 && strcmp(engine, "vllm") != 0) {
+    char *field = xasprintf("%s.engine", path);
+    diag(c, ymap_get(srv, "engine"), field, "must be sglang or vllm, got '%s'", engine);
+    free(field);
+  }
+  p->tmpl_engine = (char *)engine;
+  p->server_line = srv->line;
+  const struct ynode *env = ymap_get(srv, "env");
+  if (env) {
+    char *field = xasprintf("%s.env", path);
+    if (env->kind == YN_MAP) {
+      for (size_t i = 0; i + 1 < env->n_kids; i += 2) {
+        const struct ynode *k = env->kids[i], *v = env->kids[i + 1];
+        if (k->kind != YN_SCALAR || v->kind != YN_SCALAR) {
+          diag(c, v, field, "expected KEY: VALUE scalars");
+          continue;
+        }
+        char *kv = xasprintf("%s=%s", k->scalar, v->scalar);
+        strv_push(&p->tmpl_env, &p->n_tmpl_env, kv);
+        free(kv);
+      }
+    } else if (env->kind == YN_SEQ) {
+      for (size_t i = 0; i < env->n_kids; i++) {
+        const struct ynode *v = env->kids[i];
+        if (v->kind != YN_SCALAR || !strchr(v->scalar, '=')) {
+          diag(c, v, field, "expected \"KEY=VALUE\" strings");
+          continue;
+        }
+        strv_push(&p->tmpl_env, &p->n_tmpl_env, v->scalar);
+      }
+    } else {
+      diag(c, env, field, "expected a mapping or a list of KEY=VALUE, got %s", kind_name(env));
+    }
+    free(field);
+  }
+  const struct ynode *argv = ymap_get(srv, "argv");
+  if (!argv)
+    argv = ymap_get(srv, "args");
+  char *field = xasprintf("%s.argv", path);
+  if (!argv) {
+    diag(c, srv, field, "missing required key (the server's arguments)");
+  } else if (argv->kind != YN_SEQ) {
+    diag(c, argv, field, "expected a list of strings, got %s", kind_name(argv));
+  } else {
+    for (size_t i = 0; i < argv->n_kids; i++) {
+      if (argv->kids[i]->kind != YN_SCALAR) {
+        diag(c, argv->kids[i], field, "expected a string, got %s", kind_name(argv->kids[i]));
+        continue;
+      }
+      strv_push(&p->tmpl_argv, &p->n_tmpl_argv, argv->kids[i]->scalar);
+    }
+  }
+  free(field);
+}
+
+static void load_benchmark(struct ctx *c, const struct ynode *b, const char *path,
+                           struct recipe_bench *out) {
+  static const char *const keys[] = {"random-range-ratio", "use-chat-template",
+                                     "num-prompts-factor", "num-warmups", "backend", NULL};
+  if (b->kind != YN_MAP) {
+    diag(c, b, path, "expected a mapping, got %s", kind_name(b));
+    return;
+  }
+  check_keys(c, b, path, keys);
+  out->line = b->line;
+  get_double(c, b, path, "random-range-ratio", &out->random_range_ratio);
+  if (out->random_range_ratio < 0 || out->random_range_ratio > 1)
+    diag(c, ymap_get(b, "random-range-ratio"), path, "random-range-ratio must be in [0, 1]");
+  get_bool(c, b, path, "use-chat-template", &out->use_chat_template);
+  get_int(c, b, path, "num-prompts-factor", 1, &out->num_prompts_factor);
+  get_int(c, b, path, "num-warmups", 0, &out->num_warmups);
+  const char *backend = get_str(c, b, path, "backend", false);
+  if (backend)
+    out->backend = backend;
+}
+
+/* ---------------------------------------------------------------- entries */
+static const char *const entry_keys_ix[] = {
+    "image", "model", "model-prefix", "runner", "precision", "framework", "multinode",
+    "scenarios", "disagg", "router", "kv-p2p-transfer", "seq-len-configs", NULL};
+static const char *const entry_keys_native[] = {
+    "image", "model", "model-prefix", "runner", "precision", "framework", "multinode",
+    "scenarios", "disagg", "router", "kv-p2p-transfer", "seq-len-configs", "server", "benchmark",
+    "description", NULL};
+
+const char *gpu_from_runner(struct recipe_set *set, const char *runner) {
+  if (!runner)
+    return NULL;
+  const char *p = str_starts_with(runner, "cluster:") ? runner + 8 : runner;
+  size_t n = strcspn(p, "-_");
+  char *g = xstrndup(p, n);
+  const char *out = set_str(set, g);
+  free(g);
+  return out;
+}
+
+static const char *engine_of(const char *framework) {
+  if (!framework)
+    return "unknown";
+  static const char *const engines[] = {"sglang", "vllm", "trt", "atom"};
+  for (size_t i = 0; i < ST_ARRAY_LEN(engines); i++)
+    if (strcmp(framework, engines[i]) == 0)
+      return engines[i];
+  return NULL;
+}
+
+struct group {
+  enum recipe_scenario scen;
+  int isl, osl;
+  enum recipe_spec spec;
+  int line;
+  struct recipe_point *pts;
+  size_t n_pts;
+};
+
+static struct group *group_for(struct group **gs, size_t *n, enum recipe_scenario scen, int isl,
+                               int osl, enum recipe_spec spec, int line) {
+  for (size_t i = 0; i < *n; i++)
+    if ((*gs)[i].scen == scen && (*gs)[i].isl == isl && (*gs)[i].osl == osl &&
+        (*gs)[i].spec == spec && (*gs)[i].line == line)
+      return &(*gs)[i];
+  *gs = xreallocarray(*gs, *n + 1, sizeof **gs);
+  struct group *g = &(*gs)[(*n)++];
+  memset(g, 0, sizeof *g);
+  g->scen = scen;
+  g->isl = isl;
+  g->osl = osl;
+  g->spec = spec;
+  g->line = line;
+  return g;
+}
+
+static void add_row_points(struct group *g, const struct row *r) {
+  for (size_t i = 0; i < r->n_concs; i++) {
+    g->pts = xreallocarray(g->pts, g->n_pts + 1, sizeof *g->pts);
+    g->pts[g->n_pts++] = (struct recipe_point){.tp = r->tp, .ep = r->ep, .dp_attn = r->dp_attn,
+                                               .conc = r->concs[i],
+                                               .kv_offloading = r->kv_offloading,
+                                               .line = r->line};
+  }
+}
+
+/* Loads one list of scenario items (fixed-seq-len, agentic-coding or the
+ * legacy seq-len-configs). */
+static void load_scenario_list(struct ctx *c, const struct ynode *list, const char *path,
+                               enum recipe_scenario scen, bool multinode, struct group **gs,
+                               size_t *n_gs) {
+  static const char *const fixed_keys[] = {"isl", "osl", "search-space", NULL};
+  static const char *const agentic_keys[] = {"search-space", "dram-utilization", "duration",
+                                             "offloading", NULL};
+  if (list->kind != YN_SEQ) {
+    diag(c, list, path, "expected a list, got %s", kind_name(list));
+    return;
+  }
+  for (size_t i = 0; i < list->n_kids; i++) {
+    const struct ynode *item = list->kids[i];
+    char *ipath = xasprintf("%s[%zu]", path, i);
+    if (item->kind != YN_MAP) {
+      diag(c, item, ipath, "expected a mapping, got %s", kind_name(item));
+      free(ipath);
+      continue;
+    }
+    check_keys(c, item, ipath, scen == RECIPE_SCENARIO_AGENTIC ? agentic_keys : fixed_keys);
+    int isl = 0, osl = 0;
+    if (scen == RECIPE_SCENARIO_FIXED_SEQ_LEN) {
+      if (get_int(c, item, ipath, "isl", 1, &isl) == 0)
+        diag(c, item, ipath, "missing required key 'isl'");
+      if (get_int(c, item, ipath, "osl", 1, &osl) == 0)
+        diag(c, item, ipath, "missing required key 'osl'");
+    } else {
+      double du = 0;
+      if (get_double(c, item, ipath, "dram-utilization", &du) > 0 && (du <= 0 || du > 1))
+        diag(c, ymap_get(item, "dram-utilization"), ipath, "dram-utilization must be in (0, 1]");
+    }
+    const struct ynode *ss = ymap_get(item, "search-space");
+    char *spath = xasprintf("%s.search-space", ipath);
+    if (!ss) {
+      diag(c, item, spath, "missing required key");
+    } else if (ss->kind != YN_SEQ) {
+      diag(c, ss, spath, "expected a list, got %s", kind_name(ss));
+    } else {
+      for (size_t r = 0; r < ss->n_kids; r++) {
+        char *rpath = xasprintf("%s[%zu]", spath, r);
+        struct row row;
+        c->set->counts.points++;
+        if (load_row(c, ss->kids[r], rpath, multinode, &row) && !multinode) {
+          if (scen == RECIPE_SCENARIO_AGENTIC && row.kv_offloading &&
+              strcmp(row.kv_offloading, "dram") == 0 && !ymap_get(item, "dram-utilization"))
+            diag(c, ss->kids[r], rpath, "kv-offloading: dram requires dram-utilization");
+          add_row_points(group_for(gs, n_gs, scen, isl, osl, row.spec, item->line), &row);
+        }
+        free(row.concs);
+        free(rpath);
+      }
+    }
+    free(spath);
+    free(ipath);
+  }
+}
+
+void entry_load(struct recipe_set *set, const char *file, const struct ynode *key,
+                const struct ynode *val, bool native) {
+  struct ctx c = {.set = set, .file = file};
+  const char *name = key->scalar;
+  set->counts.entries++;
+  if (val->kind != YN_MAP) {
+    diag(&c, val, name, "expected a mapping (an entry), got %s", kind_name(val));
+    return;
+  }
+  check_keys(&c, val, name, native ? entry_keys_native : entry_keys_ix);
+  if (strchr(name, '*'))
+    diag(&c, key, name, "'*' is not allowed in entry names");
+  const char *image = get_str(&c, val, name, "image", !native);
+  const char *model = get_str(&c, val, name, "model", true);
+  const char *mp = get_str(&c, val, name, "model-prefix", true);
+  const char *runner = get_str(&c, val, name, "runner", true);
+  const char *precision = get_str(&c, val, name, "precision", true);
+  const char *framework = get_str(&c, val, name, "framework", true);
+  bool multinode = false, disagg = false;
+  if (get_bool(&c, val, name, "multinode", &multinode) == 0 && !native)
+    diag(&c, val, name, "missing required key 'multinode'");
+  get_bool(&c, val, name, "disagg", &disagg);
+  if (mp && strchr(mp, '_')) {
+    char *field = xasprintf("%s.model-prefix", name);
+    diag(&c, ymap_get(val, "model-prefix"), field,
+         "must not contain '_' (MODEL_CODE is EXP_NAME up to the first '_')");
+    free(field);
+  }
+  if (multinode) {
+    if (disagg)
+      set->counts.multinode_disagg++;
+    else
+      set->counts.multinode_agg++;
+  } else {
+    set->counts.single_node++;
+  }
+
+  struct group *gs = NULL;
+  size_t n_gs = 0;
+  const struct ynode *scen = ymap_get(val, "scenarios");
+  const struct ynode *legacy = ymap_get(val, "seq-len-configs");
+  if (scen && legacy)
+    diag(&c, legacy, name, "scenarios and seq-len-configs are exclusive");
+  if (scen) {
+    static const char *const scen_keys[] = {"fixed-seq-len", "agentic-coding", NULL};
+    char *spath = xasprintf("%s.scenarios", name);
+    if (scen->kind != YN_MAP) {
+      diag(&c, scen, spath, "expected a mapping, got %s", kind_name(scen));
+    } else {
+      check_keys(&c, scen, spath, scen_keys);
+      const struct ynode *fx = ymap_get(scen, "fixed-seq-len");
+      const struct ynode *ag = ymap_get(scen, "agentic-coding");
+      if (fx && ag)
+        diag(&c, ag, spath, "an entry declares one scenario type, not both");
+      if (fx) {
+        char *p = xasprintf("%s.fixed-seq-len", spath);
+        load_scenario_list(&c, fx, p, RECIPE_SCENARIO_FIXED_SEQ_LEN, multinode, &gs, &n_gs);
+        set->counts.fixed_seq_len++;
+        free(p);
+      } else if (ag) {
+        char *p = xasprintf("%s.agentic-coding", spath);
+        load_scenario_list(&c, ag, p, RECIPE_SCENARIO_AGENTIC, multinode, &gs, &n_gs);
+        set->counts.agentic++;
+        free(p);
+      } else {
+        diag(&c, scen, spath, "needs fixed-seq-len or agentic-coding");
+      }
+    }
+    free(spath);
+  } else if (legacy) {
+    char *p = xasprintf("%s.seq-len-configs", name);
+    load_scenario_list(&c, legacy, p, RECIPE_SCENARIO_FIXED_SEQ_LEN, multinode, &gs, &n_gs);
+    set->counts.fixed_seq_len++;
+    free(p);
+  } else {
+    diag(&c, val, name, "missing required key 'scenarios'");
+  }
+
+  if (multinode) {
+    set->multinode = xreallocarray(set->multinode, set->n_multinode + 1, sizeof(char *));
+    set->multinode[set->n_multinode++] = (char *)set_str(set, name);
+  }
+  /* the engine/benchmark for the recipes of this entry */
+  struct recipe_priv tmpl = {0};
+  struct recipe_bench bench = {.random_range_ratio = 0.8, .num_prompts_factor = 10,
+                               .num_warmups = -1, .backend = "vllm"};
+  if (native) {
+    const struct ynode *srv = ymap_get(val, "server");
+    char *p = xasprintf("%s.server", name);
+    if (!srv)
+      diag(&c, val, p, "missing required key (servetop recipes say how to start the server)");
+    else
+      load_server(&c, srv, p, &tmpl);
+    free(p);
+    const struct ynode *b = ymap_get(val, "benchmark");
+    if (b) {
+      p = xasprintf("%s.benchmark", name);
+      load_benchmark(&c, b, p, &bench);
+      free(p);
+    }
+  }
+  bool ok = !c.bad && model && runner && precision && framework && mp;
+  if (multinode || !ok) {
+    for (size_t i = 0; i < n_gs; i++)
+      free(gs[i].pts);
+    free(gs);
+    strv_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
+    strv_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
+    return;
+  }
+  for (size_t i = 0; i < n_gs; i++) {
+    struct group *g = &gs[i];
+    struct recipe_priv *p = set_add_recipe(set);
+    struct recipe *r = &p->pub;
+    r->entry = set_str(set, name);
+    /* distinct names when one entry gives several recipes */
+    bool many_scen = false, many_spec = false;
+    for (size_t k = 0; k < n_gs; k++) {
+      many_scen = many_scen || gs[k].line != g->line;
+      many_spec = many_spec || gs[k].spec != g->spec;
+    }
+    struct sbuf nm = {0};
+    sbuf_puts(&nm, name);
+    if (many_scen) {
+      if (g->scen == RECIPE_SCENARIO_AGENTIC)
+        sbuf_printf(&nm, ":agentic@%d", g->line);
+      else
+        sbuf_printf(&nm, ":%d_%d", g->isl, g->osl);
+    }
+    if (many_spec)
+      sbuf_printf(&nm, ":%s", recipe_spec_name(g->spec));
+    r->name = set_str(set, nm.data);
+    sbuf_free(&nm);
+    r->origin = native ? RECIPE_ORIGIN_SERVETOP : RECIPE_ORIGIN_INFERENCEX;
+    r->model = model;
+    r->model_prefix = mp;
+    r->precision = precision;
+    r->runner = runner;
+    r->gpu = gpu_from_runner(set, runner);
+    r->framework = framework;
+    const char *eng = native && tmpl.tmpl_engine ? tmpl.tmpl_engine : engine_of(framework);
+    r->engine = eng ? set_str(set, eng) : framework;
+    r->image = image;
+    r->multinode = false;
+    r->disagg = disagg;
+    r->scenario = g->scen;
+    r->isl = g->isl;
+    r->osl = g->osl;
+    r->spec = g->spec;
+    r->points = g->pts;
+    r->n_points = g->n_pts;
+    r->bench = bench;
+    r->bench.backend = set_str(set, bench.backend);
+    r->file = set_str(set, file);
+    r->line = key->line;
+    r->scenario_line = g->line;
+    if (native) {
+      p->tmpl_engine = (char *)r->engine;
+      p->server_line = tmpl.server_line;
+      for (size_t k = 0; k < tmpl.n_tmpl_env; k++)
+        strv_push(&p->tmpl_env, &p->n_tmpl_env, tmpl.tmpl_env[k]);
+      for (size_t k = 0; k < tmpl.n_tmpl_argv; k++)
+        strv_push(&p->tmpl_argv, &p->n_tmpl_argv, tmpl.tmpl_argv[k]);
+    }
+  }
+  free(gs);
+  strv_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
+  strv_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
+}
+
+/* ---------------------------------------------------------------- files */
+static void load_doc(struct recipe_set *set, const char *file, const char *data, size_t len,
+                     bool native) {
+  struct st_err err;
+  struct ynode *root = ytree_parse(data, len, file, &err);
+  set->counts.files++;
+  if (!root) {
+    int line = 0, col = 0;
+    const char *p = err.msg + strlen(file);
+    if (*p == ':')
+      sscanf(p, ":%d:%d:", &line, &col);
+    const char *msg = strstr(p, ": ");
+    set_diag(set, file, line, col, NULL, "%s", msg ? msg + 2 : err.msg);
+    return;
+  }
+  if (root->kind != YN_MAP) {
+    set_diag(set, file, root->line, root->col, NULL,
+             "expected a mapping of entry name to entry at the top level");
+  } else {
+    for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
+      const struct ynode *k = root->kids[i];
+      if (k->kind != YN_SCALAR) {
+        set_diag(set, file, k->line, k->col, NULL, "entry names must be scalars");
+        continue;
+      }
+      bool dup = false;
+      for (size_t r = 0; r < set->n_recipes && !dup; r++)
+        dup = strcmp(set->recipes[r]->pub.entry, k->scalar) == 0;
+      for (size_t m = 0; m < set->n_multinode && !dup; m++)
+        dup = strcmp(set->multinode[m], k->scalar) == 0;
+      if (dup) {
+        set_diag(set, file, k->line, k->col, k->scalar, "%s: duplicate entry name", k->scalar);
+        continue;
+      }
+      entry_load(set, file, k, root->kids[i + 1], native);
+    }
+  }
+  ytree_free(root);
+}
+
+void recipe_set_add_yaml_buffer(struct recipe_set *set, const char *display_name,
+                                const char *data, size_t len) {
+  load_doc(set, display_name, data, len, true);
+}
+
+void recipe_set_add_master_buffer(struct recipe_set *set, const char *display_name,
+                                  const char *data, size_t len) {
+  load_doc(set, display_name, data, len, false);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names in dir ending with suffix (heap vector). */
+static int list_dir(const char *dir, const char *suffix, char ***out, size_t *n,
+                    struct st_err *err) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return err_setf(err, "%s: cannot open directory", dir);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.' && str_ends_with(e->d_name, suffix))
+      strv_push(out, n, e->d_name);
+  closedir(d);
+  if (*n)
+    qsort(*out, *n, sizeof **out, cmp_str);
+  return 0;
+}
+
+int recipe_set_add_configs_dir(struct recipe_set *set, const char *dir, struct st_err *err) {
+  char **names = NULL;
+  size_t n = 0;
+  if (list_dir(dir, ".yaml", &names, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    char *path = path_join_alloc(dir, names[i]);
+    size_t len;
+    struct st_err ferr;
+    char *data = file_read_all(path, &len, &ferr);
+    if (!data)
+      set_diag(set, path, 0, 0, NULL, "%s", ferr.msg);
+    else
+      load_doc(set, path, data, len, true);
+    free(data);
+    free(path);
+  }
+  strv_free(names, n);
+  return 0;
+}
+
+int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err *err) {
+  char **names = NULL;
+  size_t n = 0;
+  if (list_dir(dir, "-master.yaml", &names, &n, err) < 0)
+    return -1;
+  if (n == 0) {
+    strv_free(names, n);
+    return err_setf(err, "%s: no *-master.yaml files", dir);
+  }
+  for (size_t i = 0; i < n; i++) {
+    char *path = path_join_alloc(dir, names[i]);
+    size_t len;
+    struct st_err ferr;
+    char *data = file_read_all(path, &len, &ferr);
+    if (!data)
+      set_diag(set, path, 0, 0, NULL, "%s", ferr.msg);
+    else
+      load_doc(set, path, data, len, false);
+    free(data);
+    free(path);
+  }
+  strv_free(names, n);
+  return 0;
+}

@@ -1,0 +1,245 @@
+/* The recipe set: ownership, lookups, twins, bundled-directory search. */
+#include "recipe/recipe_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct recipe_set *recipe_set_new(void) {
+  return xcalloc(1, sizeof(struct recipe_set));
+}
+
+void recipe_set_free(struct recipe_set *set) {
+  if (!set)
+    return;
+  for (size_t i = 0; i < set->n_recipes; i++) {
+    struct recipe_priv *p = set->recipes[i];
+    free((void *)p->pub.points);
+    free((void *)p->pub.routes);
+    free(p->route_scripts);
+    free(p->pub.bench.extra_argv);
+    strv_free(p->tmpl_env, p->n_tmpl_env);
+    strv_free(p->tmpl_argv, p->n_tmpl_argv);
+    free(p);
+  }
+  free(set->recipes);
+  free(set->diags);
+  strv_free(set->strings, set->n_strings);
+  free(set->multinode);
+  for (size_t i = 0; i < set->n_scripts; i++) {
+    if (set->scripts[i]) {
+      sh_script_fini(set->scripts[i]);
+      free(set->scripts[i]);
+    }
+  }
+  free(set->scripts);
+  strv_free(set->script_paths, set->n_scripts);
+  for (size_t i = 0; i < set->n_labels; i++)
+    free(set->label_runners[i]);
+  free(set->labels);
+  free(set->label_runners);
+  free(set->n_label_runners);
+  free(set);
+}
+
+const char *set_str(struct recipe_set *set, const char *s) {
+  if (!s)
+    return NULL;
+  if (set->n_strings == set->cap_strings) {
+    set->cap_strings = set->cap_strings ? set->cap_strings * 2 : 256;
+    set->strings = xreallocarray(set->strings, set->cap_strings, sizeof *set->strings);
+  }
+  set->strings[set->n_strings] = xstrdup(s);
+  return set->strings[set->n_strings++];
+}
+
+const char *set_strf(struct recipe_set *set, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = xvasprintf(fmt, ap);
+  va_end(ap);
+  const char *owned = set_str(set, s);
+  free(s);
+  return owned;
+}
+
+void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *field,
+              const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = xvasprintf(fmt, ap);
+  va_end(ap);
+  set->diags = xreallocarray(set->diags, set->n_diags + 1, sizeof *set->diags);
+  struct recipe_diag *d = &set->diags[set->n_diags++];
+  d->file = set_str(set, file);
+  d->line = line;
+  d->col = col;
+  d->field = set_str(set, field);
+  d->message = set_str(set, msg);
+  free(msg);
+}
+
+struct recipe_priv *set_add_recipe(struct recipe_set *set) {
+  set->recipes = xreallocarray(set->recipes, set->n_recipes + 1, sizeof *set->recipes);
+  struct recipe_priv *p = xcalloc(1, sizeof *p);
+  set->recipes[set->n_recipes++] = p;
+  return p;
+}
+
+const struct sh_script *set_script(struct recipe_set *set, const char *path, const char *display) {
+  for (size_t i = 0; i < set->n_scripts; i++)
+    if (strcmp(set->script_paths[i], path) == 0)
+      return set->scripts[i];
+  struct st_err err;
+  size_t len;
+  struct sh_script *s = NULL;
+  char *data = file_read_all(path, &len, &err);
+  if (!data) {
+    set_diag(set, display, 0, 0, NULL, "%s", err.msg);
+  } else {
+    s = xcalloc(1, sizeof *s);
+    if (sh_parse(data, len, display, s, &err) < 0) {
+      /* err is "file:line:col: what"; keep the location in the diag */
+      int line = 0, col = 0;
+      const char *p = err.msg + strlen(display);
+      if (*p == ':')
+        sscanf(p, ":%d:%d:", &line, &col);
+      const char *msg = strstr(p, ": ");
+      set_diag(set, display, line, col, NULL, "%s", msg ? msg + 2 : err.msg);
+      free(s);
+      s = NULL;
+    }
+    free(data);
+  }
+  set->script_paths = xreallocarray(set->script_paths, set->n_scripts + 1, sizeof(char *));
+  set->scripts = xreallocarray(set->scripts, set->n_scripts + 1, sizeof *set->scripts);
+  set->script_paths[set->n_scripts] = xstrdup(path);
+  set->scripts[set->n_scripts++] = s;
+  return s;
+}
+
+size_t recipe_set_count(const struct recipe_set *set) {
+  return set->n_recipes;
+}
+
+const struct recipe *recipe_set_at(const struct recipe_set *set, size_t i) {
+  return i < set->n_recipes ? &set->recipes[i]->pub : NULL;
+}
+
+const struct recipe *recipe_set_find(const struct recipe_set *set, const char *name) {
+  for (size_t i = 0; i < set->n_recipes; i++)
+    if (strcmp(set->recipes[i]->pub.name, name) == 0)
+      return &set->recipes[i]->pub;
+  return NULL;
+}
+
+static bool str_eq(const char *a, const char *b) {
+  return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+const struct recipe *recipe_set_twin(const struct recipe_set *set, const struct recipe *r) {
+  enum recipe_spec want = r->spec == RECIPE_SPEC_NONE ? RECIPE_SPEC_MTP : RECIPE_SPEC_NONE;
+  const struct recipe *fallback = NULL;
+  for (size_t i = 0; i < set->n_recipes; i++) {
+    const struct recipe *o = &set->recipes[i]->pub;
+    if (o == r || o->spec != want || !str_eq(o->model, r->model) ||
+        !str_eq(o->precision, r->precision) || !str_eq(o->gpu, r->gpu) ||
+        !str_eq(o->engine, r->engine) || o->scenario != r->scenario || o->isl != r->isl ||
+        o->osl != r->osl)
+      continue;
+    if (o->origin == r->origin)
+      return o;
+    if (!fallback)
+      fallback = o;
+  }
+  return fallback;
+}
+
+size_t recipe_set_diag_count(const struct recipe_set *set) {
+  return set->n_diags;
+}
+
+const struct recipe_diag *recipe_set_diag_at(const struct recipe_set *set, size_t i) {
+  return i < set->n_diags ? &set->diags[i] : NULL;
+}
+
+void recipe_set_counts(const struct recipe_set *set, struct recipe_counts *out) {
+  *out = set->counts;
+}
+
+size_t recipe_set_multinode_count(const struct recipe_set *set) {
+  return set->n_multinode;
+}
+
+const char *recipe_set_multinode_at(const struct recipe_set *set, size_t i) {
+  return i < set->n_multinode ? set->multinode[i] : NULL;
+}
+
+const char *recipe_spec_name(enum recipe_spec spec) {
+  switch (spec) {
+  case RECIPE_SPEC_MTP:
+    return "mtp";
+  case RECIPE_SPEC_DRAFT_MODEL:
+    return "draft_model";
+  case RECIPE_SPEC_NONE:
+    break;
+  }
+  return "none";
+}
+
+const char *recipe_scenario_name(enum recipe_scenario scen) {
+  return scen == RECIPE_SCENARIO_AGENTIC ? "agentic-coding" : "fixed-seq-len";
+}
+
+const char *recipe_seq_tag(const struct recipe *r) {
+  if (r->scenario == RECIPE_SCENARIO_AGENTIC)
+    return "agentic";
+  if (r->isl == 1024 && r->osl == 1024)
+    return "1k1k";
+  if (r->isl == 8192 && r->osl == 1024)
+    return "8k1k";
+  if (r->isl == 1024 && r->osl == 8192)
+    return "1k8k";
+  /* other shapes: a static buffer would not be thread-safe; the tag is
+   * computed at load for those (see entry_load) and kept in the name */
+  return "custom";
+}
+
+int recipe_max_conc(const struct recipe *r) {
+  int m = 0;
+  for (size_t i = 0; i < r->n_points; i++)
+    if (r->points[i].conc > m)
+      m = r->points[i].conc;
+  return m;
+}
+
+char *recipe_bundled_dir_alloc(struct st_err *err) {
+  const char *env = getenv("SERVETOP_CONFIGS");
+  if (env && *env) {
+    if (path_exists(env))
+      return xstrdup(env);
+    err_setf(err, "$SERVETOP_CONFIGS=%s does not exist", env);
+    return NULL;
+  }
+  char *self = path_self_dir_alloc();
+  if (self) {
+    const char *rel[] = {"../configs", "../share/servetop/configs"};
+    for (size_t i = 0; i < ST_ARRAY_LEN(rel); i++) {
+      char *dir = path_join_alloc(self, rel[i]);
+      char *real = realpath(dir, NULL); /* messages name configs/x.yaml, not bin/../ */
+      if (real && path_exists(real)) {
+        free(self);
+        free(dir);
+        return real;
+      }
+      free(real);
+      free(dir);
+    }
+    free(self);
+  }
+  if (path_exists("configs"))
+    return xstrdup("configs");
+  err_setf(err, "no bundled recipes found ($SERVETOP_CONFIGS, <exe>/../configs, "
+                "<exe>/../share/servetop/configs, ./configs); use --configs DIR");
+  return NULL;
+}

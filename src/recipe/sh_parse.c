@@ -1,0 +1,463 @@
+/* Static shell reader, part 1: bash text -> commands of raw words.
+ * Joins backslash continuations, keeps quotes, $(...), ${...}, $((...)),
+ * array bodies NAME=( ... ) and heredoc bodies inside single words, and
+ * splits commands at newlines, ';', '&&', '||', '|' and '&'. */
+#include "recipe/recipe_internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lexer {
+  const char *s;
+  size_t len, i;
+  int line, col;
+  const char *file;
+  struct st_err *err;
+  struct sh_script *out;
+  struct sh_cmd cur;
+  struct sbuf word;
+  bool in_word;
+  int word_line;
+  int next_connector;
+  bool in_dbl_bracket;
+  char *heredoc_delim;  /* pending heredoc: body starts at the next line */
+  bool heredoc_strip_tabs;
+};
+
+static void adv(struct lexer *lx) {
+  if (lx->s[lx->i] == '\n') {
+    lx->line++;
+    lx->col = 1;
+  } else {
+    lx->col++;
+  }
+  lx->i++;
+}
+
+static char peek(const struct lexer *lx, size_t k) {
+  return lx->i + k < lx->len ? lx->s[lx->i + k] : '\0';
+}
+
+static void word_end(struct lexer *lx) {
+  if (!lx->in_word)
+    return;
+  struct sh_cmd *c = &lx->cur;
+  if (c->n_words == 0) {
+    c->line = lx->word_line;
+  }
+  c->words = xreallocarray(c->words, c->n_words + 1, sizeof *c->words);
+  c->words[c->n_words].raw = sbuf_take(&lx->word);
+  c->words[c->n_words].line = lx->word_line;
+  c->n_words++;
+  if (strcmp(c->words[c->n_words - 1].raw, "[[") == 0)
+    lx->in_dbl_bracket = true;
+  else if (strcmp(c->words[c->n_words - 1].raw, "]]") == 0)
+    lx->in_dbl_bracket = false;
+  lx->in_word = false;
+}
+
+static void cmd_end(struct lexer *lx, int next_connector) {
+  word_end(lx);
+  if (lx->cur.n_words > 0) {
+    struct sh_script *o = lx->out;
+    o->cmds = xreallocarray(o->cmds, o->n_cmds + 1, sizeof *o->cmds);
+    lx->cur.connector = lx->next_connector;
+    o->cmds[o->n_cmds++] = lx->cur;
+    memset(&lx->cur, 0, sizeof lx->cur);
+    lx->next_connector = next_connector;
+  } else if (next_connector) {
+    lx->next_connector = next_connector;
+  }
+  lx->in_dbl_bracket = false;
+}
+
+static void put(struct lexer *lx, char c) {
+  if (!lx->in_word) {
+    lx->in_word = true;
+    lx->word_line = lx->line;
+  }
+  sbuf_putc(&lx->word, c);
+}
+
+static int scan_error(struct lexer *lx, int line, int col, const char *what) {
+  return err_setf(lx->err, "%s:%d:%d: %s", lx->file, line, col, what);
+}
+
+static int scan_single_quote(struct lexer *lx) {
+  int l = lx->line, c = lx->col;
+  put(lx, '\'');
+  adv(lx);
+  while (lx->i < lx->len && lx->s[lx->i] != '\'') {
+    put(lx, lx->s[lx->i]);
+    adv(lx);
+  }
+  if (lx->i >= lx->len)
+    return scan_error(lx, l, c, "unterminated single quote");
+  put(lx, '\'');
+  adv(lx);
+  return 0;
+}
+
+static int scan_nested(struct lexer *lx, char open, char close, int depth);
+
+static int scan_double_quote(struct lexer *lx, int depth) {
+  int l = lx->line, c = lx->col;
+  put(lx, '"');
+  adv(lx);
+  while (lx->i < lx->len && lx->s[lx->i] != '"') {
+    char ch = lx->s[lx->i];
+    if (ch == '\\' && lx->i + 1 < lx->len) {
+      if (lx->s[lx->i + 1] == '\n') { /* continuation inside quotes: joined */
+        adv(lx);
+        adv(lx);
+        continue;
+      }
+      put(lx, ch);
+      adv(lx);
+      put(lx, lx->s[lx->i]);
+      adv(lx);
+      continue;
+    }
+    if (ch == '$' && (peek(lx, 1) == '(' || peek(lx, 1) == '{')) {
+      put(lx, '$');
+      adv(lx);
+      char open = lx->s[lx->i];
+      if (scan_nested(lx, open, open == '(' ? ')' : '}', depth + 1) < 0)
+        return -1;
+      continue;
+    }
+    put(lx, ch);
+    adv(lx);
+  }
+  if (lx->i >= lx->len)
+    return scan_error(lx, l, c, "unterminated double quote");
+  put(lx, '"');
+  adv(lx);
+  return 0;
+}
+
+/* Copies a balanced (...) or {...} group, quotes inside respected. */
+static int scan_nested(struct lexer *lx, char open, char close, int depth) {
+  int l = lx->line, c = lx->col;
+  if (depth > 32)
+    return scan_error(lx, l, c, "substitutions nested too deeply");
+  int level = 0;
+  while (lx->i < lx->len) {
+    char ch = lx->s[lx->i];
+    if (ch == '\'' && open == '(') {
+      if (scan_single_quote(lx) < 0)
+        return -1;
+      continue;
+    }
+    if (ch == '"') {
+      if (scan_double_quote(lx, depth) < 0)
+        return -1;
+      continue;
+    }
+    if (ch == '\\' && lx->i + 1 < lx->len) {
+      put(lx, ch);
+      adv(lx);
+      put(lx, lx->s[lx->i]);
+      adv(lx);
+      continue;
+    }
+    if (ch == '#' && open == '(' && level > 0 &&
+        (lx->i == 0 || isspace((unsigned char)lx->s[lx->i - 1]))) {
+      /* a comment inside an array body or $( ): dropped up to the newline */
+      while (lx->i < lx->len && lx->s[lx->i] != '\n')
+        adv(lx);
+      continue;
+    }
+    put(lx, ch);
+    adv(lx);
+    if (ch == open)
+      level++;
+    else if (ch == close && --level == 0)
+      return 0;
+  }
+  return scan_error(lx, l, c, open == '(' ? "unterminated '(' (array or substitution)"
+                                          : "unterminated '${'");
+}
+
+/* Reads a heredoc body after the newline that ends its command line; the body
+ * becomes one word (redirect target) so static scans can see it. */
+static void scan_heredoc_body(struct lexer *lx) {
+  struct sbuf body = {0};
+  while (lx->i < lx->len) {
+    size_t start = lx->i;
+    while (lx->i < lx->len && lx->s[lx->i] != '\n')
+      adv(lx);
+    size_t end = lx->i;
+    if (lx->i < lx->len)
+      adv(lx);
+    const char *p = lx->s + start;
+    size_t n = end - start;
+    if (lx->heredoc_strip_tabs)
+      while (n > 0 && *p == '\t') {
+        p++;
+        n--;
+      }
+    if (n == strlen(lx->heredoc_delim) && memcmp(p, lx->heredoc_delim, n) == 0)
+      break;
+    sbuf_append(&body, lx->s + start, end - start);
+    sbuf_putc(&body, '\n');
+  }
+  /* attach to the last command as a trailing word */
+  struct sh_script *o = lx->out;
+  if (o->n_cmds > 0) {
+    struct sh_cmd *c = &o->cmds[o->n_cmds - 1];
+    c->words = xreallocarray(c->words, c->n_words + 1, sizeof *c->words);
+    c->words[c->n_words].raw = xasprintf("<<HEREDOC:%s", body.data ? body.data : "");
+    c->words[c->n_words].line = c->line;
+    c->n_words++;
+  }
+  sbuf_free(&body);
+  free(lx->heredoc_delim);
+  lx->heredoc_delim = NULL;
+}
+
+static void scan_heredoc_op(struct lexer *lx) {
+  adv(lx);
+  adv(lx); /* << */
+  lx->heredoc_strip_tabs = false;
+  if (peek(lx, 0) == '-') {
+    lx->heredoc_strip_tabs = true;
+    adv(lx);
+  }
+  while (peek(lx, 0) == ' ' || peek(lx, 0) == '\t')
+    adv(lx);
+  struct sbuf d = {0};
+  while (lx->i < lx->len && !isspace((unsigned char)lx->s[lx->i]) && lx->s[lx->i] != ';' &&
+         lx->s[lx->i] != '>' && lx->s[lx->i] != '|' && lx->s[lx->i] != '&') {
+    char ch = lx->s[lx->i];
+    if (ch != '\'' && ch != '"' && ch != '\\')
+      sbuf_putc(&d, ch);
+    adv(lx);
+  }
+  free(lx->heredoc_delim);
+  lx->heredoc_delim = d.data ? sbuf_take(&d) : xstrdup("");
+}
+
+int sh_parse(const char *data, size_t len, const char *file, struct sh_script *out,
+             struct st_err *err) {
+  struct lexer lx = {.s = data, .len = len, .line = 1, .col = 1, .file = file, .err = err,
+                     .out = out};
+  memset(out, 0, sizeof *out);
+  out->file = xstrdup(file);
+  int last_cont_line = 0, last_cont_col = 0;
+  while (lx.i < lx.len) {
+    char ch = data[lx.i];
+    if (ch == '\0') {
+      scan_error(&lx, lx.line, lx.col, "NUL byte in script");
+      goto fail;
+    }
+    if (ch == '\\') {
+      if (peek(&lx, 1) == '\n') {
+        last_cont_line = lx.line;
+        last_cont_col = lx.col;
+        adv(&lx);
+        adv(&lx);
+        /* a continuation followed only by blank space to the end of file */
+        size_t k = lx.i;
+        while (k < lx.len && isspace((unsigned char)data[k]))
+          k++;
+        if (k >= lx.len) {
+          scan_error(&lx, last_cont_line, last_cont_col,
+                     "unterminated line continuation ('\\' at end of file)");
+          goto fail;
+        }
+        /* a continuation into a blank line ends the command there (bash
+         * would run the next line as the same command; scripts never mean it) */
+        continue;
+      }
+      if (lx.i + 1 >= lx.len) {
+        scan_error(&lx, lx.line, lx.col, "unterminated line continuation ('\\' at end of file)");
+        goto fail;
+      }
+      put(&lx, ch);
+      adv(&lx);
+      put(&lx, data[lx.i]);
+      adv(&lx);
+      continue;
+    }
+    if (ch == '#' && !lx.in_word) {
+      while (lx.i < lx.len && data[lx.i] != '\n')
+        adv(&lx);
+      continue;
+    }
+    if (ch == ' ' || ch == '\t' || ch == '\r') {
+      word_end(&lx);
+      adv(&lx);
+      continue;
+    }
+    if (ch == '\n') {
+      cmd_end(&lx, 0);
+      adv(&lx);
+      if (lx.heredoc_delim)
+        scan_heredoc_body(&lx);
+      continue;
+    }
+    if (ch == '\'') {
+      if (scan_single_quote(&lx) < 0)
+        goto fail;
+      continue;
+    }
+    if (ch == '"') {
+      if (scan_double_quote(&lx, 0) < 0)
+        goto fail;
+      continue;
+    }
+    if (ch == '`') {
+      int l = lx.line, c = lx.col;
+      put(&lx, ch);
+      adv(&lx);
+      while (lx.i < lx.len && data[lx.i] != '`') {
+        put(&lx, data[lx.i]);
+        adv(&lx);
+      }
+      if (lx.i >= lx.len) {
+        scan_error(&lx, l, c, "unterminated backquote");
+        goto fail;
+      }
+      put(&lx, '`');
+      adv(&lx);
+      continue;
+    }
+    if (ch == '$' && (peek(&lx, 1) == '(' || peek(&lx, 1) == '{')) {
+      put(&lx, '$');
+      adv(&lx);
+      char open = data[lx.i];
+      if (scan_nested(&lx, open, open == '(' ? ')' : '}', 0) < 0)
+        goto fail;
+      continue;
+    }
+    if (ch == '(') {
+      bool array = lx.in_word && lx.word.len > 0 && lx.word.data[lx.word.len - 1] == '=';
+      bool arith = !lx.in_word && peek(&lx, 1) == '(';
+      if (array || arith) {
+        if (scan_nested(&lx, '(', ')', 0) < 0)
+          goto fail;
+        continue;
+      }
+    }
+    if (lx.in_dbl_bracket && (ch == '&' || ch == '|' || ch == '<' || ch == '>')) {
+      put(&lx, ch); /* operators inside [[ ]] are words */
+      adv(&lx);
+      continue;
+    }
+    if (ch == ';') {
+      if (peek(&lx, 1) == ';') {
+        cmd_end(&lx, 0);
+        put(&lx, ';');
+        put(&lx, ';');
+        adv(&lx);
+        adv(&lx);
+        if (peek(&lx, 0) == '&')
+          adv(&lx);
+        cmd_end(&lx, 0);
+        continue;
+      }
+      cmd_end(&lx, 0);
+      adv(&lx);
+      continue;
+    }
+    if (ch == '&' && peek(&lx, 1) == '&') {
+      cmd_end(&lx, '&');
+      adv(&lx);
+      adv(&lx);
+      continue;
+    }
+    if (ch == '|' && peek(&lx, 1) == '|') {
+      cmd_end(&lx, '|');
+      adv(&lx);
+      adv(&lx);
+      continue;
+    }
+    if (ch == '|') {
+      cmd_end(&lx, 'p');
+      adv(&lx);
+      continue;
+    }
+    if (ch == '<' && peek(&lx, 1) == '<' && peek(&lx, 2) != '<') {
+      word_end(&lx);
+      scan_heredoc_op(&lx);
+      continue;
+    }
+    if (ch == '>' || ch == '<' || (ch == '&' && peek(&lx, 1) == '>')) {
+      /* redirection: "N>", ">>", "&>", ">&N" become one word starting with '>'
+       * or '<' (the fd digits are dropped); its target is the next word */
+      if (lx.in_word) {
+        bool digits = true;
+        for (size_t k = 0; k < lx.word.len; k++)
+          digits = digits && isdigit((unsigned char)lx.word.data[k]);
+        if (digits)
+          sbuf_reset(&lx.word), lx.in_word = false;
+        else
+          word_end(&lx);
+      }
+      if (ch == '&')
+        adv(&lx);
+      struct sbuf op = {0};
+      sbuf_putc(&op, data[lx.i]);
+      adv(&lx);
+      while (peek(&lx, 0) == '>' || peek(&lx, 0) == '|' || peek(&lx, 0) == '<')
+        sbuf_putc(&op, data[lx.i]), adv(&lx);
+      if (peek(&lx, 0) == '&' && (isdigit((unsigned char)peek(&lx, 1)) || peek(&lx, 1) == '-')) {
+        adv(&lx);
+        sbuf_puts(&op, "&");
+        sbuf_putc(&op, data[lx.i]);
+        adv(&lx);
+      }
+      lx.in_word = true;
+      lx.word_line = lx.line;
+      sbuf_free(&lx.word);
+      lx.word = op;
+      word_end(&lx);
+      continue;
+    }
+    if (ch == '&') {
+      lx.cur.background = true;
+      cmd_end(&lx, 0);
+      adv(&lx);
+      continue;
+    }
+    put(&lx, ch);
+    adv(&lx);
+  }
+  cmd_end(&lx, 0);
+  if (lx.heredoc_delim)
+    scan_heredoc_body(&lx);
+  sbuf_free(&lx.word);
+  return 0;
+fail:
+  for (size_t k = 0; k < lx.cur.n_words; k++)
+    free(lx.cur.words[k].raw);
+  free(lx.cur.words);
+  sbuf_free(&lx.word);
+  free(lx.heredoc_delim);
+  sh_script_fini(out);
+  return -1;
+}
+
+void sh_script_fini(struct sh_script *s) {
+  for (size_t i = 0; i < s->n_cmds; i++) {
+    for (size_t k = 0; k < s->cmds[i].n_words; k++)
+      free(s->cmds[i].words[k].raw);
+    free(s->cmds[i].words);
+  }
+  free(s->cmds);
+  free(s->file);
+  memset(s, 0, sizeof *s);
+}
+
+void strv_push(char ***v, size_t *n, const char *s) {
+  *v = xreallocarray(*v, *n + 1, sizeof **v);
+  (*v)[(*n)++] = xstrdup(s);
+}
+
+void strv_free(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}

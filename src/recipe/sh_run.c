@@ -1,0 +1,1450 @@
+/* Static shell reader, part 2: interpret commands for a known environment.
+ * Literal assignments, arrays, ${...} forms, $((...)), $(echo/printf), [[ ]]
+ * tests and if/case/loop branches are followed; a branch whose test cannot be
+ * decided is entered "uncertain": what it assigns becomes unresolved, what it
+ * launches is marked conditional. Nothing is executed. */
+#include "recipe/recipe_internal.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum tri { T_FALSE, T_TRUE, T_UNKNOWN };
+
+/* ---------------------------------------------------------------- env */
+static struct sh_var *var_find(const struct sh_env *env, const char *name, size_t len) {
+  for (size_t i = env->n_vars; i-- > 0;)
+    if (strlen(env->vars[i].name) == len && memcmp(env->vars[i].name, name, len) == 0)
+      return &env->vars[i];
+  return NULL;
+}
+
+static struct sh_var *var_get_or_add(struct sh_env *env, const char *name) {
+  struct sh_var *v = var_find(env, name, strlen(name));
+  if (v)
+    return v;
+  env->vars = xreallocarray(env->vars, env->n_vars + 1, sizeof *env->vars);
+  v = &env->vars[env->n_vars++];
+  memset(v, 0, sizeof *v);
+  v->name = xstrdup(name);
+  return v;
+}
+
+static void var_clear(struct sh_var *v) {
+  strv_free(v->values, v->n_values);
+  v->values = NULL;
+  v->n_values = 0;
+}
+
+void sh_env_set(struct sh_env *env, const char *name, const char *value) {
+  struct sh_var *v = var_get_or_add(env, name);
+  var_clear(v);
+  v->is_array = false;
+  strv_push(&v->values, &v->n_values, value);
+}
+
+const char *sh_env_get(const struct sh_env *env, const char *name) {
+  struct sh_var *v = var_find(env, name, strlen(name));
+  return v && v->n_values > 0 ? v->values[0] : NULL;
+}
+
+void sh_env_fini(struct sh_env *env) {
+  for (size_t i = 0; i < env->n_vars; i++) {
+    free(env->vars[i].name);
+    var_clear(&env->vars[i]);
+  }
+  free(env->vars);
+  env->vars = NULL;
+  env->n_vars = 0;
+}
+
+bool sh_is_unresolved(const char *s) {
+  return s && strstr(s, SH_UNRESOLVED_PREFIX) != NULL;
+}
+
+/* ---------------------------------------------------------------- interpreter state */
+enum frame_kind { F_IF, F_CASE, F_LOOP, F_GROUP, F_FUNC };
+
+struct frame {
+  enum frame_kind kind;
+  enum tri state;       /* this branch: TRUE run, FALSE skip, UNKNOWN uncertain */
+  bool any_true, any_unknown;
+  bool awaiting;        /* if/elif: condition read, waiting for `then`; loop: for `do` */
+  enum tri cond;
+  bool case_expect_pattern;
+  char *case_subject;   /* NULL: unknown */
+};
+
+struct interp {
+  const struct sh_script *s;
+  struct sh_env *env;
+  struct sh_result *res;
+  struct frame *frames;
+  size_t n_frames, cap_frames;
+  enum tri last_status;
+  struct sbuf *capture;   /* $(...) output; NULL at top level */
+  bool capture_unknown;
+  bool stopped;           /* exit reached */
+  int depth;              /* function / substitution recursion */
+  /* functions: name -> [first, end) command range */
+  char **fn_names;
+  size_t *fn_first, *fn_end;
+  size_t n_fns;
+};
+
+static void run_range(struct interp *in, size_t first, size_t end);
+
+static enum tri mode(const struct interp *in) {
+  enum tri m = T_TRUE;
+  for (size_t i = 0; i < in->n_frames; i++) {
+    if (in->frames[i].state == T_FALSE)
+      return T_FALSE;
+    if (in->frames[i].state == T_UNKNOWN)
+      m = T_UNKNOWN;
+  }
+  return m;
+}
+
+static struct frame *push(struct interp *in, enum frame_kind kind, enum tri state) {
+  if (in->n_frames == in->cap_frames) {
+    in->cap_frames = in->cap_frames ? in->cap_frames * 2 : 8;
+    in->frames = xreallocarray(in->frames, in->cap_frames, sizeof *in->frames);
+  }
+  struct frame *f = &in->frames[in->n_frames++];
+  memset(f, 0, sizeof *f);
+  f->kind = kind;
+  f->state = state;
+  return f;
+}
+
+static void pop(struct interp *in, enum frame_kind kind) {
+  /* pop up to and including the innermost frame of this kind (tolerant of
+   * unbalanced input) */
+  for (size_t i = in->n_frames; i-- > 0;) {
+    if (in->frames[i].kind == kind) {
+      for (size_t k = i; k < in->n_frames; k++)
+        free(in->frames[k].case_subject);
+      in->n_frames = i;
+      return;
+    }
+  }
+}
+
+static struct frame *top(struct interp *in) {
+  return in->n_frames ? &in->frames[in->n_frames - 1] : NULL;
+}
+
+/* Mode of everything below the top frame. */
+static enum tri parent_mode(struct interp *in) {
+  if (!in->n_frames)
+    return T_TRUE;
+  in->n_frames--;
+  enum tri m = mode(in);
+  in->n_frames++;
+  return m;
+}
+
+/* ---------------------------------------------------------------- expansion */
+struct fields {
+  char **v;
+  size_t n;
+  struct sbuf cur;
+  bool have_cur;       /* the current field exists (even if empty, e.g. "") */
+};
+
+static void f_put(struct fields *f, const char *s, size_t n) {
+  sbuf_append(&f->cur, s, n);
+  f->have_cur = true;
+}
+
+static void f_break(struct fields *f) {
+  if (!f->have_cur)
+    return;
+  f->v = xreallocarray(f->v, f->n + 1, sizeof *f->v);
+  f->v[f->n++] = f->cur.data ? sbuf_take(&f->cur) : xstrdup("");
+  f->have_cur = false;
+}
+
+/* Appends a value; unquoted values are split on blanks. */
+static void f_value(struct fields *f, const char *val, bool quoted) {
+  if (quoted) {
+    f_put(f, val, strlen(val));
+    return;
+  }
+  const char *p = val;
+  bool leading_blank = true;
+  while (*p) {
+    if (isspace((unsigned char)*p)) {
+      if (!leading_blank || f->have_cur)
+        f_break(f);
+      while (isspace((unsigned char)*p))
+        p++;
+      leading_blank = false;
+      continue;
+    }
+    /* keep "<unresolved: $X>" markers whole */
+    if (strncmp(p, SH_UNRESOLVED_PREFIX, strlen(SH_UNRESOLVED_PREFIX)) == 0) {
+      const char *e = strchr(p, '>');
+      size_t n = e ? (size_t)(e - p + 1) : strlen(p);
+      f_put(f, p, n);
+      p += n;
+      continue;
+    }
+    f_put(f, p, 1);
+    p++;
+    leading_blank = false;
+  }
+}
+
+static char *unresolved_alloc(const char *what, size_t len) {
+  return xasprintf(SH_UNRESOLVED_PREFIX "%.*s>", (int)len, what);
+}
+
+static char *expand_string(struct interp *in, const char *raw); /* no splitting */
+
+/* ---- arithmetic: recursive descent over a small C-like grammar */
+struct arith {
+  struct interp *in;
+  const char *p;
+  bool bad;
+};
+
+static long a_ternary(struct arith *a);
+
+static void a_ws(struct arith *a) {
+  while (isspace((unsigned char)*a->p))
+    a->p++;
+}
+
+static long a_primary(struct arith *a) {
+  a_ws(a);
+  if (*a->p == '(') {
+    a->p++;
+    long v = a_ternary(a);
+    a_ws(a);
+    if (*a->p == ')')
+      a->p++;
+    else
+      a->bad = true;
+    return v;
+  }
+  if (*a->p == '-' || *a->p == '+' || *a->p == '!') {
+    char op = *a->p++;
+    long v = a_primary(a);
+    return op == '-' ? -v : op == '!' ? !v : v;
+  }
+  if (isdigit((unsigned char)*a->p)) {
+    char *end;
+    long v = strtol(a->p, &end, 10);
+    a->p = end;
+    return v;
+  }
+  if (*a->p == '$' || isalpha((unsigned char)*a->p) || *a->p == '_') {
+    const char *start = a->p;
+    if (*a->p == '$')
+      a->p++;
+    bool braced = *a->p == '{';
+    if (braced) {
+      const char *e = strchr(a->p, '}');
+      if (!e) {
+        a->bad = true;
+        return 0;
+      }
+      a->p = e + 1;
+    } else {
+      while (isalnum((unsigned char)*a->p) || *a->p == '_')
+        a->p++;
+    }
+    char *ref;
+    if (*start == '$')
+      ref = xstrndup(start, (size_t)(a->p - start));
+    else
+      ref = xasprintf("$%.*s", (int)(a->p - start), start);
+    char *val = expand_string(a->in, ref);
+    free(ref);
+    long v = 0;
+    if (*val == '\0')
+      v = 0; /* bash: an empty variable is 0 */
+    else if (parse_long(val, &v) < 0)
+      a->bad = true;
+    free(val);
+    return v;
+  }
+  a->bad = true;
+  return 0;
+}
+
+static long a_mul(struct arith *a) {
+  long v = a_primary(a);
+  for (;;) {
+    a_ws(a);
+    char op = *a->p;
+    if (op != '*' && op != '/' && op != '%')
+      return v;
+    a->p++;
+    long r = a_primary(a);
+    if (op == '*')
+      v = (long)((unsigned long)v * (unsigned long)r);
+    else if (r == 0 || (v == LONG_MIN && r == -1))
+      a->bad = true;
+    else
+      v = op == '/' ? v / r : v % r;
+  }
+}
+
+static long a_add(struct arith *a) {
+  long v = a_mul(a);
+  for (;;) {
+    a_ws(a);
+    char op = *a->p;
+    if (op != '+' && op != '-')
+      return v;
+    a->p++;
+    long r = a_mul(a);
+    v = (long)(op == '+' ? (unsigned long)v + (unsigned long)r : (unsigned long)v - (unsigned long)r);
+  }
+}
+
+static long a_cmp(struct arith *a) {
+  long v = a_add(a);
+  for (;;) {
+    a_ws(a);
+    if (strncmp(a->p, "<=", 2) == 0) { a->p += 2; v = v <= a_add(a); }
+    else if (strncmp(a->p, ">=", 2) == 0) { a->p += 2; v = v >= a_add(a); }
+    else if (strncmp(a->p, "==", 2) == 0) { a->p += 2; v = v == a_add(a); }
+    else if (strncmp(a->p, "!=", 2) == 0) { a->p += 2; v = v != a_add(a); }
+    else if (*a->p == '<' && a->p[1] != '<') { a->p++; v = v < a_add(a); }
+    else if (*a->p == '>' && a->p[1] != '>') { a->p++; v = v > a_add(a); }
+    else return v;
+  }
+}
+
+static long a_logic(struct arith *a) {
+  long v = a_cmp(a);
+  for (;;) {
+    a_ws(a);
+    if (strncmp(a->p, "&&", 2) == 0) { a->p += 2; long r = a_cmp(a); v = v && r; }
+    else if (strncmp(a->p, "||", 2) == 0) { a->p += 2; long r = a_cmp(a); v = v || r; }
+    else return v;
+  }
+}
+
+static long a_ternary(struct arith *a) {
+  long c = a_logic(a);
+  a_ws(a);
+  if (*a->p != '?')
+    return c;
+  a->p++;
+  long x = a_ternary(a);
+  a_ws(a);
+  if (*a->p != ':') {
+    a->bad = true;
+    return 0;
+  }
+  a->p++;
+  long y = a_ternary(a);
+  return c ? x : y;
+}
+
+/* "$((expr))" body -> decimal string or unresolved marker (heap). */
+static char *arith_alloc(struct interp *in, const char *expr, size_t len) {
+  char *e = xstrndup(expr, len);
+  struct arith a = {.in = in, .p = e};
+  long v = a_ternary(&a);
+  a_ws(&a);
+  char *out;
+  if (a.bad || *a.p)
+    out = xasprintf(SH_UNRESOLVED_PREFIX "$((%s))>", e);
+  else
+    out = xasprintf("%ld", v);
+  free(e);
+  return out;
+}
+
+/* Shell pattern for ${x%%pat}: expand, then match with fnmatch. */
+static char *trim_pattern(const char *val, const char *pat, bool suffix, bool longest) {
+  size_t n = strlen(val);
+  if (!suffix) {
+    for (size_t k = 0; k <= n; k++) {
+      size_t cut = longest ? n - k : k;
+      char *pre = xstrndup(val, cut);
+      bool m = fnmatch(pat, pre, 0) == 0;
+      free(pre);
+      if (m)
+        return xstrdup(val + cut);
+    }
+  } else {
+    for (size_t k = 0; k <= n; k++) {
+      size_t start = longest ? k : n - k;
+      if (fnmatch(pat, val + start, 0) == 0)
+        return xstrndup(val, start);
+    }
+  }
+  return xstrdup(val);
+}
+
+/* ${...} body (between the braces). Appends to fields. */
+static void expand_braced(struct interp *in, const char *body, size_t len, bool quoted,
+                          struct fields *f) {
+  char *b = xstrndup(body, len);
+  size_t nlen = 0;
+  bool count = b[0] == '#' && len > 1;
+  const char *name = b + (count ? 1 : 0);
+  while (isalnum((unsigned char)name[nlen]) || name[nlen] == '_')
+    nlen++;
+  const char *rest = name + nlen;
+  struct sh_var *v = nlen ? var_find(in->env, name, nlen) : NULL;
+  bool set = v && v->n_values > 0;
+  const char *val = set ? v->values[0] : NULL;
+  char *owned = NULL;
+
+  if (nlen == 0) {
+    owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+  } else if (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0) {
+    if (v && v->is_array) {
+      for (size_t i = 0; i < v->n_values; i++) {
+        if (i > 0 && (quoted ? rest[1] == '@' : true))
+          f_break(f);
+        else if (i > 0)
+          f_put(f, " ", 1);
+        f_value(f, v->values[i], quoted);
+      }
+      free(b);
+      return;
+    }
+    if (v) {
+      f_value(f, set ? val : "", quoted);
+      free(b);
+      return;
+    }
+    owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+  } else if (count) {
+    owned = set ? xasprintf("%zu", sh_is_unresolved(val) ? 0 : strlen(val)) : xstrdup("0");
+    if (set && sh_is_unresolved(val)) {
+      free(owned);
+      owned = xasprintf(SH_UNRESOLVED_PREFIX "${#%.*s}>", (int)nlen, name);
+    }
+  } else if (*rest == '[') {
+    const char *e = strchr(rest, ']');
+    char *idx_s = e ? xstrndup(rest + 1, (size_t)(e - rest - 1)) : xstrdup("x");
+    int idx;
+    if (v && parse_int(idx_s, &idx) == 0 && idx >= 0 && (size_t)idx < v->n_values)
+      owned = xstrdup(v->values[idx]);
+    else
+      owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+    free(idx_s);
+  } else if (*rest == '\0') {
+    owned = set ? xstrdup(val) : xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+  } else if (rest[0] == ':' && strchr("-=+?", rest[1])) {
+    bool empty = !set || val[0] == '\0';
+    char op = rest[1];
+    char *word = expand_string(in, rest + 2);
+    if (op == '+')
+      owned = empty ? xstrdup("") : word;
+    else if (empty && (op == '-' || op == '='))
+      owned = word;
+    else if (empty)
+      owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+    else
+      owned = xstrdup(val);
+    if (op == '=' && empty) {
+      char *vname = xstrndup(name, nlen);
+      sh_env_set(in->env, vname, owned);
+      free(vname);
+    }
+    if (owned != word)
+      free(word);
+  } else if (strchr("-=+?", rest[0])) {
+    char op = rest[0];
+    char *word = expand_string(in, rest + 1);
+    if (op == '+')
+      owned = set ? word : xstrdup("");
+    else if (!set && (op == '-' || op == '='))
+      owned = word;
+    else if (!set)
+      owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+    else
+      owned = xstrdup(val);
+    if (owned != word)
+      free(word);
+  } else if (rest[0] == '%' || rest[0] == '#') {
+    bool suffix = rest[0] == '%';
+    bool longest = rest[1] == rest[0];
+    char *pat = expand_string(in, rest + (longest ? 2 : 1));
+    if (!set)
+      owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+    else if (sh_is_unresolved(val) || sh_is_unresolved(pat))
+      owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+    else
+      owned = trim_pattern(val, pat, suffix, longest);
+    free(pat);
+  } else if (strcmp(rest, ",,") == 0 || strcmp(rest, "^^") == 0) {
+    owned = set ? xstrdup(val) : xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+    if (set && owned && !sh_is_unresolved(owned))
+      for (char *p = owned; p && *p; p++)
+        *p = (char)(rest[0] == ',' ? tolower((unsigned char)*p) : toupper((unsigned char)*p));
+  } else {
+    owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+  }
+  f_value(f, owned, quoted);
+  free(owned);
+  free(b);
+}
+
+static char *command_subst_alloc(struct interp *in, const char *body, size_t len);
+
+/* Length of a balanced group starting at s[0] == open. */
+static size_t group_len(const char *s, char open, char close) {
+  int level = 0;
+  char q = 0;
+  for (size_t i = 0; s[i]; i++) {
+    char c = s[i];
+    if (q) {
+      if (c == '\\' && q == '"' && s[i + 1])
+        i++;
+      else if (c == q)
+        q = 0;
+      continue;
+    }
+    if (c == '\\' && s[i + 1]) {
+      i++;
+      continue;
+    }
+    if ((c == '\'' && open == '(') || c == '"') {
+      q = c;
+      continue;
+    }
+    if (c == open)
+      level++;
+    else if (c == close && --level == 0)
+      return i + 1;
+  }
+  return strlen(s);
+}
+
+/* Expands a $-form at s (s[0] == '$'); returns chars consumed. */
+static size_t expand_dollar(struct interp *in, const char *s, bool quoted, struct fields *f) {
+  if (s[1] == '{') {
+    size_t n = group_len(s + 1, '{', '}');
+    expand_braced(in, s + 2, n >= 2 ? n - 2 : 0, quoted, f);
+    return 1 + n;
+  }
+  if (s[1] == '(' && s[2] == '(') {
+    size_t n = group_len(s + 1, '(', ')');
+    char *v = arith_alloc(in, s + 3, n >= 4 ? n - 4 : 0);
+    f_value(f, v, quoted);
+    free(v);
+    return 1 + n;
+  }
+  if (s[1] == '(') {
+    size_t n = group_len(s + 1, '(', ')');
+    char *v = command_subst_alloc(in, s + 2, n >= 2 ? n - 2 : 0);
+    f_value(f, v, quoted);
+    free(v);
+    return 1 + n;
+  }
+  if (isalpha((unsigned char)s[1]) || s[1] == '_') {
+    size_t n = 1;
+    while (isalnum((unsigned char)s[n]) || s[n] == '_')
+      n++;
+    expand_braced(in, s + 1, n - 1, quoted, f);
+    return n;
+  }
+  if (isdigit((unsigned char)s[1]) || strchr("@*#?$!-", s[1]) != NULL) {
+    char *v = xasprintf(SH_UNRESOLVED_PREFIX "$%c>", s[1]);
+    f_value(f, v, quoted);
+    free(v);
+    return 2;
+  }
+  f_put(f, "$", 1);
+  return 1;
+}
+
+static void expand_into(struct interp *in, const char *raw, struct fields *f) {
+  const char *p = raw;
+  while (*p) {
+    if (*p == '\'') {
+      const char *e = strchr(p + 1, '\'');
+      size_t n = e ? (size_t)(e - p - 1) : strlen(p + 1);
+      f_put(f, p + 1, n);
+      p += n + 1 + (e ? 1 : 0);
+      continue;
+    }
+    if (*p == '"') {
+      f->have_cur = true;
+      p++;
+      while (*p && *p != '"') {
+        if (*p == '\\' && p[1] && strchr("\"\\$`\n", p[1])) {
+          f_put(f, p + 1, 1);
+          p += 2;
+        } else if (*p == '$') {
+          p += expand_dollar(in, p, true, f);
+        } else if (*p == '`') {
+          const char *e = strchr(p + 1, '`');
+          size_t n = e ? (size_t)(e - p - 1) : strlen(p + 1);
+          char *v = command_subst_alloc(in, p + 1, n);
+          f_put(f, v, strlen(v));
+          free(v);
+          p += n + 1 + (e ? 1 : 0);
+        } else {
+          f_put(f, p, 1);
+          p++;
+        }
+      }
+      if (*p == '"')
+        p++;
+      continue;
+    }
+    if (*p == '\\' && p[1]) {
+      f_put(f, p + 1, 1);
+      p += 2;
+      continue;
+    }
+    if (*p == '$') {
+      p += expand_dollar(in, p, false, f);
+      continue;
+    }
+    if (*p == '`') {
+      const char *e = strchr(p + 1, '`');
+      size_t n = e ? (size_t)(e - p - 1) : strlen(p + 1);
+      char *v = command_subst_alloc(in, p + 1, n);
+      f_value(f, v, false);
+      free(v);
+      p += n + 1 + (e ? 1 : 0);
+      continue;
+    }
+    f_put(f, p, 1);
+    p++;
+  }
+}
+
+static void fields_take(struct fields *f, char ***out, size_t *n_out) {
+  f_break(f);
+  for (size_t i = 0; i < f->n; i++) {
+    *out = xreallocarray(*out, *n_out + 1, sizeof **out);
+    (*out)[(*n_out)++] = f->v[i];
+  }
+  free(f->v);
+  sbuf_free(&f->cur);
+}
+
+/* One string: fields joined by a space (assignment values never split). */
+static char *expand_string(struct interp *in, const char *raw) {
+  struct fields f = {0};
+  /* inside an assignment or ${x:-word}, unquoted expansions do not split */
+  const char *p = raw;
+  struct sbuf out = {0};
+  expand_into(in, p, &f);
+  f_break(&f);
+  for (size_t i = 0; i < f.n; i++) {
+    if (i)
+      sbuf_putc(&out, ' ');
+    sbuf_puts(&out, f.v[i]);
+    free(f.v[i]);
+  }
+  free(f.v);
+  sbuf_free(&f.cur);
+  return out.data ? sbuf_take(&out) : xstrdup("");
+}
+
+void sh_expand_word(struct sh_env *env, const char *raw, char ***fields, size_t *n_fields) {
+  struct interp in = {.env = env};
+  struct fields f = {0};
+  expand_into(&in, raw, &f);
+  fields_take(&f, fields, n_fields);
+  free(in.frames);
+}
+
+static void expand_words(struct interp *in, const struct sh_word *w, size_t n, char ***out,
+                         size_t *n_out) {
+  for (size_t i = 0; i < n; i++) {
+    struct fields f = {0};
+    expand_into(in, w[i].raw, &f);
+    fields_take(&f, out, n_out);
+  }
+}
+
+/* ---------------------------------------------------------------- tests */
+static bool is_number(const char *s, long *v) {
+  return parse_long(s, v) == 0;
+}
+
+/* Evaluates [[ ... ]] / [ ... ] / test over expanded operands. */
+static enum tri eval_test_words(struct interp *in, char **w, size_t n, bool dbl);
+
+static enum tri tri_not(enum tri t) {
+  return t == T_UNKNOWN ? T_UNKNOWN : t == T_TRUE ? T_FALSE : T_TRUE;
+}
+
+static enum tri tri_and(enum tri a, enum tri b) {
+  if (a == T_FALSE || b == T_FALSE)
+    return T_FALSE;
+  if (a == T_UNKNOWN || b == T_UNKNOWN)
+    return T_UNKNOWN;
+  return T_TRUE;
+}
+
+static enum tri tri_or(enum tri a, enum tri b) {
+  if (a == T_TRUE || b == T_TRUE)
+    return T_TRUE;
+  if (a == T_UNKNOWN || b == T_UNKNOWN)
+    return T_UNKNOWN;
+  return T_FALSE;
+}
+
+static enum tri eval_primary(struct interp *in, char **w, size_t n) {
+  if (n == 0)
+    return T_FALSE;
+  if (n == 1)
+    return sh_is_unresolved(w[0]) ? T_UNKNOWN : w[0][0] ? T_TRUE : T_FALSE;
+  if (n == 2 && w[0][0] == '-') {
+    const char *op = w[0], *a = w[1];
+    if (sh_is_unresolved(a))
+      return T_UNKNOWN;
+    if (strcmp(op, "-z") == 0)
+      return a[0] == '\0' ? T_TRUE : T_FALSE;
+    if (strcmp(op, "-n") == 0)
+      return a[0] != '\0' ? T_TRUE : T_FALSE;
+    if (strchr("fdesrx", op[1]) && op[2] == '\0') {
+      if (!in->env->root_dir || a[0] == '/')
+        return T_UNKNOWN;
+      char *path = path_join_alloc(in->env->root_dir, a);
+      struct stat st;
+      enum tri t = T_FALSE;
+      if (stat(path, &st) == 0) {
+        if (op[1] == 'f')
+          t = S_ISREG(st.st_mode) ? T_TRUE : T_FALSE;
+        else if (op[1] == 'd')
+          t = S_ISDIR(st.st_mode) ? T_TRUE : T_FALSE;
+        else if (op[1] == 's')
+          t = st.st_size > 0 ? T_TRUE : T_FALSE;
+        else
+          t = T_TRUE;
+      }
+      free(path);
+      return t;
+    }
+    return T_UNKNOWN;
+  }
+  if (n == 3) {
+    const char *a = w[0], *op = w[1], *b = w[2];
+    if (sh_is_unresolved(a) || sh_is_unresolved(b))
+      return T_UNKNOWN;
+    if (strcmp(op, "==") == 0 || strcmp(op, "=") == 0)
+      return fnmatch(b, a, 0) == 0 ? T_TRUE : T_FALSE;
+    if (strcmp(op, "!=") == 0)
+      return fnmatch(b, a, 0) == 0 ? T_FALSE : T_TRUE;
+    long x, y;
+    if (op[0] == '-' && is_number(a, &x) && is_number(b, &y)) {
+      if (strcmp(op, "-eq") == 0) return x == y ? T_TRUE : T_FALSE;
+      if (strcmp(op, "-ne") == 0) return x != y ? T_TRUE : T_FALSE;
+      if (strcmp(op, "-lt") == 0) return x < y ? T_TRUE : T_FALSE;
+      if (strcmp(op, "-le") == 0) return x <= y ? T_TRUE : T_FALSE;
+      if (strcmp(op, "-gt") == 0) return x > y ? T_TRUE : T_FALSE;
+      if (strcmp(op, "-ge") == 0) return x >= y ? T_TRUE : T_FALSE;
+    }
+    return T_UNKNOWN;
+  }
+  return T_UNKNOWN;
+}
+
+static enum tri eval_test_words(struct interp *in, char **w, size_t n, bool dbl) {
+  const char *and_op = dbl ? "&&" : "-a", *or_op = dbl ? "||" : "-o";
+  /* lowest precedence first: || then && */
+  int level = 0;
+  for (size_t i = n; i-- > 0;) {
+    if (strcmp(w[i], ")") == 0) level++;
+    else if (strcmp(w[i], "(") == 0) level--;
+    else if (level == 0 && strcmp(w[i], or_op) == 0)
+      return tri_or(eval_test_words(in, w, i, dbl), eval_test_words(in, w + i + 1, n - i - 1, dbl));
+  }
+  level = 0;
+  for (size_t i = n; i-- > 0;) {
+    if (strcmp(w[i], ")") == 0) level++;
+    else if (strcmp(w[i], "(") == 0) level--;
+    else if (level == 0 && strcmp(w[i], and_op) == 0)
+      return tri_and(eval_test_words(in, w, i, dbl), eval_test_words(in, w + i + 1, n - i - 1, dbl));
+  }
+  if (n > 0 && strcmp(w[0], "!") == 0)
+    return tri_not(eval_test_words(in, w + 1, n - 1, dbl));
+  if (n >= 2 && strcmp(w[0], "(") == 0 && strcmp(w[n - 1], ")") == 0)
+    return eval_test_words(in, w + 1, n - 2, dbl);
+  return eval_primary(in, w, n);
+}
+
+/* ---------------------------------------------------------------- commands */
+static bool is_name_char(char c, bool first) {
+  return isalpha((unsigned char)c) || c == '_' || (!first && isdigit((unsigned char)c));
+}
+
+/* "NAME=..." or "NAME+=..." (raw word); *val_at points after '='. */
+static bool is_assignment(const char *raw, size_t *name_len, bool *append, const char **val_at) {
+  size_t i = 0;
+  if (!is_name_char(raw[0], true))
+    return false;
+  while (is_name_char(raw[i], false))
+    i++;
+  *append = false;
+  if (raw[i] == '+' && raw[i + 1] == '=') {
+    *append = true;
+    *name_len = i;
+    *val_at = raw + i + 2;
+    return true;
+  }
+  if (raw[i] != '=')
+    return false;
+  *name_len = i;
+  *val_at = raw + i + 1;
+  return true;
+}
+
+static void assign(struct interp *in, const char *raw, int line, bool exported, enum tri m) {
+  size_t nlen;
+  bool append;
+  const char *val_at;
+  if (!is_assignment(raw, &nlen, &append, &val_at))
+    return;
+  char *name = xstrndup(raw, nlen);
+  struct sh_var *v = var_get_or_add(in->env, name);
+  if (exported)
+    v->exported = true;
+  if (val_at[0] == '(') {
+    /* array body: tokenize it as words */
+    size_t blen = strlen(val_at);
+    size_t inner = blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1;
+    struct sh_script body;
+    char **elems = NULL;
+    size_t n_elems = 0;
+    if (sh_parse(val_at + 1, inner, in->s ? in->s->file : "", &body, NULL) == 0) {
+      for (size_t c = 0; c < body.n_cmds; c++)
+        expand_words(in, body.cmds[c].words, body.cmds[c].n_words, &elems, &n_elems);
+      sh_script_fini(&body);
+    }
+    if (!append || !v->is_array) {
+      if (!append)
+        var_clear(v);
+      v->is_array = true;
+    }
+    if (m == T_UNKNOWN) {
+      char *mark = xasprintf(SH_UNRESOLVED_PREFIX "%s%s(...) at line %d>", name,
+                             append ? "+=" : "=", line);
+      if (!append)
+        var_clear(v);
+      strv_push(&v->values, &v->n_values, mark);
+      free(mark);
+      strv_free(elems, n_elems);
+    } else {
+      for (size_t i = 0; i < n_elems; i++)
+        strv_push(&v->values, &v->n_values, elems[i]);
+      strv_free(elems, n_elems);
+    }
+    free(name);
+    return;
+  }
+  char *val = expand_string(in, val_at);
+  if (append && v->n_values > 0) {
+    char *joined = xasprintf("%s%s", v->values[v->n_values - 1], val);
+    free(val);
+    val = joined;
+  }
+  if (m == T_UNKNOWN && !(v->n_values == 1 && strcmp(v->values[0], val) == 0)) {
+    free(val);
+    val = xasprintf(SH_UNRESOLVED_PREFIX "$%s>", name);
+  }
+  if (v->is_array && append) {
+    free(v->values[v->n_values - 1]);
+    v->values[v->n_values - 1] = val;
+  } else {
+    var_clear(v);
+    v->is_array = false;
+    v->values = xmalloc(sizeof *v->values);
+    v->values[0] = val;
+    v->n_values = 1;
+  }
+  free(name);
+}
+
+/* Drops redirections (and their targets) from expanded-command raw words. */
+static size_t strip_redirects(const struct sh_word *w, size_t n, struct sh_word *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *r = w[i].raw;
+    if (strncmp(r, "<<HEREDOC:", 10) == 0)
+      continue;
+    if ((r[0] == '>' || r[0] == '<') && r[1] != '(') {
+      if (!strchr(r, '&') && i + 1 < n)
+        i++; /* skip the target */
+      continue;
+    }
+    out[k++] = w[i];
+  }
+  return k;
+}
+
+static void launch_fini(struct sh_launch *l) {
+  strv_free(l->env, l->n_env);
+  strv_free(l->words, l->n_words);
+  memset(l, 0, sizeof *l);
+}
+
+void sh_result_fini(struct sh_result *r) {
+  launch_fini(&r->server);
+  launch_fini(&r->bench);
+  free(r->bench_script);
+  memset(r, 0, sizeof *r);
+}
+
+/* Where does the server program end in words? 0: not a server launch. */
+static size_t server_program_len(char **w, size_t n, enum sh_launch_kind *kind) {
+  for (size_t i = 0; i + 1 < n && i < 6; i++) {
+    if (strcmp(w[i], "-m") == 0 && (strcmp(w[i + 1], "sglang.launch_server") == 0)) {
+      *kind = SH_LAUNCH_SGLANG;
+      return i + 2;
+    }
+    if (strcmp(w[i], "-m") == 0 && strcmp(w[i + 1], "vllm.entrypoints.openai.api_server") == 0) {
+      *kind = SH_LAUNCH_VLLM;
+      return i + 2;
+    }
+    const char *base = strrchr(w[i], '/') ? strrchr(w[i], '/') + 1 : w[i];
+    if (strcmp(base, "sglang") == 0 && strcmp(w[i + 1], "serve") == 0) {
+      *kind = SH_LAUNCH_SGLANG;
+      return i + 2;
+    }
+    if (strcmp(base, "vllm") == 0 && strcmp(w[i + 1], "serve") == 0) {
+      *kind = SH_LAUNCH_VLLM;
+      return i + 2;
+    }
+    if (strcmp(w[i], "-m") == 0 && strncmp(w[i + 1], "atom.entrypoints", 16) == 0) {
+      *kind = SH_LAUNCH_OTHER_ENGINE;
+      return i + 2;
+    }
+  }
+  return 0;
+}
+
+static void collect_exports(struct interp *in, char ***env, size_t *n_env) {
+  for (size_t i = 0; i < in->env->n_vars; i++) {
+    struct sh_var *v = &in->env->vars[i];
+    if (v->exported && v->n_values > 0) {
+      char *kv = xasprintf("%s=%s", v->name, v->values[0]);
+      strv_push(env, n_env, kv);
+      free(kv);
+    }
+  }
+}
+
+static void note_bench_script(struct interp *in, char **w, size_t n, int line) {
+  for (size_t i = 0; i < n; i++) {
+    const char *p = w[i];
+    while (*p) {
+      while (*p && isspace((unsigned char)*p))
+        p++;
+      const char *s = p;
+      while (*p && !isspace((unsigned char)*p))
+        p++;
+      size_t len = (size_t)(p - s);
+      if (len > 3 && memcmp(s + len - 3, ".sh", 3) == 0 && memmem(s, len, "benchmarks/", 11) &&
+          !memmem(s, len, "benchmark_lib", 13)) {
+        const char *b = memmem(s, len, "benchmarks/", 11);
+        free(in->res->bench_script);
+        in->res->bench_script = xstrndup(b, len - (size_t)(b - s));
+        in->res->bench_script_line = line;
+      }
+    }
+  }
+}
+
+static int find_fn(struct interp *in, const char *name) {
+  for (size_t i = 0; i < in->n_fns; i++)
+    if (strcmp(in->fn_names[i], name) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* A simple command in mode m (TRUE or UNKNOWN). Returns its status. */
+static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const struct sh_word *w,
+                               size_t n, enum tri m) {
+  /* leading assignments */
+  size_t first = 0;
+  size_t nlen;
+  bool append;
+  const char *val_at;
+  while (first < n && is_assignment(w[first].raw, &nlen, &append, &val_at))
+    first++;
+  if (first == n) {
+    for (size_t i = 0; i < n; i++)
+      assign(in, w[i].raw, w[i].line, false, m);
+    return T_TRUE;
+  }
+  const char *cmd = w[first].raw;
+  if (strcmp(cmd, "export") == 0 || strcmp(cmd, "declare") == 0 || strcmp(cmd, "local") == 0 ||
+      strcmp(cmd, "readonly") == 0 || strcmp(cmd, "typeset") == 0) {
+    bool exported = strcmp(cmd, "export") == 0;
+    for (size_t i = first + 1; i < n; i++) {
+      if (w[i].raw[0] == '-') {
+        exported = exported || strchr(w[i].raw, 'x') != NULL;
+        continue;
+      }
+      if (is_assignment(w[i].raw, &nlen, &append, &val_at)) {
+        assign(in, w[i].raw, w[i].line, exported, m);
+      } else if (exported) {
+        struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
+        if (v)
+          v->exported = true;
+      }
+    }
+    return T_TRUE;
+  }
+  if (strcmp(cmd, "unset") == 0) {
+    for (size_t i = first + 1; i < n; i++) {
+      struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
+      if (v && m == T_TRUE)
+        var_clear(v);
+    }
+    return T_TRUE;
+  }
+  if (strcmp(cmd, "[[") == 0 || strcmp(cmd, "[") == 0 || strcmp(cmd, "test") == 0) {
+    bool dbl = cmd[1] == '[';
+    size_t end = n;
+    if (cmd[0] == '[' && end > first + 1 && strcmp(w[end - 1].raw, dbl ? "]]" : "]") == 0)
+      end--;
+    char **ev = NULL;
+    size_t n_ev = 0;
+    for (size_t i = first + 1; i < end; i++) {
+      /* operators stay words; operands expand to one string */
+      char *s = expand_string(in, w[i].raw);
+      strv_push(&ev, &n_ev, s);
+      free(s);
+    }
+    enum tri t = eval_test_words(in, ev, n_ev, dbl);
+    strv_free(ev, n_ev);
+    return t;
+  }
+  if (strcmp(cmd, "true") == 0 || strcmp(cmd, ":") == 0)
+    return T_TRUE;
+  if (strcmp(cmd, "false") == 0)
+    return T_FALSE;
+  if (strcmp(cmd, "exit") == 0) {
+    if (m == T_TRUE && !in->capture)
+      in->stopped = true;
+    return T_UNKNOWN;
+  }
+  if (strcmp(cmd, "((") == 0 || strncmp(cmd, "((", 2) == 0) {
+    size_t len = strlen(cmd);
+    char *v = arith_alloc(in, cmd + 2, len >= 4 ? len - 4 : 0);
+    enum tri t = sh_is_unresolved(v) ? T_UNKNOWN : strcmp(v, "0") != 0 ? T_TRUE : T_FALSE;
+    free(v);
+    return t;
+  }
+  int fn = find_fn(in, cmd);
+  if (fn >= 0 && in->depth < 8) {
+    in->depth++;
+    size_t saved = in->n_frames;
+    if (m == T_UNKNOWN)
+      push(in, F_GROUP, T_UNKNOWN);
+    run_range(in, in->fn_first[fn], in->fn_end[fn]);
+    while (in->n_frames > saved)
+      free(in->frames[--in->n_frames].case_subject);
+    in->depth--;
+    return T_UNKNOWN;
+  }
+  /* expand the command words */
+  char **ew = NULL;
+  size_t n_ew = 0;
+  expand_words(in, w + first, n - first, &ew, &n_ew);
+  if (in->capture) {
+    if (n_ew > 0 && strcmp(ew[0], "echo") == 0) {
+      size_t i = 1;
+      bool newline = true;
+      if (i < n_ew && strcmp(ew[i], "-n") == 0)
+        newline = false, i++;
+      for (size_t k = i; k < n_ew; k++) {
+        if (k > i)
+          sbuf_putc(in->capture, ' ');
+        sbuf_puts(in->capture, ew[k]);
+      }
+      if (newline)
+        sbuf_putc(in->capture, '\n');
+      if (m == T_UNKNOWN)
+        in->capture_unknown = true;
+    } else if (n_ew > 1 && strcmp(ew[0], "printf") == 0 && !strchr(ew[1], '%')) {
+      sbuf_puts(in->capture, ew[1]);
+      if (m == T_UNKNOWN)
+        in->capture_unknown = true;
+    } else if (n_ew > 2 && strcmp(ew[0], "printf") == 0 && strcmp(ew[1], "%s") == 0) {
+      for (size_t k = 2; k < n_ew; k++)
+        sbuf_puts(in->capture, ew[k]);
+      if (m == T_UNKNOWN)
+        in->capture_unknown = true;
+    } else {
+      in->capture_unknown = true;
+    }
+    strv_free(ew, n_ew);
+    return T_UNKNOWN;
+  }
+  /* record what the reader looks for */
+  enum sh_launch_kind kind = SH_LAUNCH_NONE;
+  size_t prog = server_program_len(ew, n_ew, &kind);
+  struct sh_launch *rec = NULL;
+  if (prog && (in->res->server.n_words == 0 || (in->res->server.conditional && m == T_TRUE))) {
+    launch_fini(&in->res->server);
+    in->res->server_kind = kind;
+    in->res->program_words = prog;
+    rec = &in->res->server;
+  } else if (n_ew > 0 && strcmp(ew[0], "run_benchmark_serving") == 0 &&
+             (in->res->bench.n_words == 0 || (in->res->bench.conditional && m == T_TRUE))) {
+    launch_fini(&in->res->bench);
+    rec = &in->res->bench;
+  }
+  if (rec) {
+    collect_exports(in, &rec->env, &rec->n_env);
+    for (size_t i = 0; i < first; i++) {
+      char *kv = expand_string(in, w[i].raw);
+      strv_push(&rec->env, &rec->n_env, kv);
+      free(kv);
+    }
+    /* `env K=V prog`: the assignments belong to env */
+    size_t skip = 0;
+    if (n_ew > 0 && strcmp(ew[0], "env") == 0) {
+      skip = 1;
+      while (skip < n_ew && strchr(ew[skip], '=') && is_name_char(ew[skip][0], true)) {
+        strv_push(&rec->env, &rec->n_env, ew[skip]);
+        skip++;
+      }
+      if (rec == &in->res->server)
+        in->res->program_words -= skip;
+    }
+    for (size_t i = skip; i < n_ew; i++)
+      strv_push(&rec->words, &rec->n_words, ew[i]);
+    rec->line = c->line;
+    rec->conditional = m != T_TRUE;
+  }
+  note_bench_script(in, ew, n_ew, c->line);
+  strv_free(ew, n_ew);
+  (void)c;
+  return T_UNKNOWN;
+}
+
+
+/* Applies connector logic and runs one command in the current mode. */
+static void command(struct interp *in, size_t idx) {
+  const struct sh_cmd *c = &in->s->cmds[idx];
+  struct sh_word *ws = xreallocarray(NULL, c->n_words ? c->n_words : 1, sizeof *ws);
+  size_t n = strip_redirects(c->words, c->n_words, ws);
+  const struct sh_word *w = ws;
+  bool negate = false;
+
+  while (n > 0) {
+    const char *k = w[0].raw;
+    struct frame *f = top(in);
+    /* case arms: "pat)" or "pat1|pat2)" expected */
+    if (f && f->kind == F_CASE && f->case_expect_pattern && strcmp(k, "esac") != 0) {
+      size_t j = 0;
+      while (j < n && w[j].raw[strlen(w[j].raw) - 1] != ')')
+        j++;
+      if (j == n)
+        break;
+      struct sbuf pat = {0};
+      for (size_t q = 0; q <= j; q++)
+        sbuf_puts(&pat, w[q].raw);
+      char *p = pat.data;
+      p[strlen(p) - 1] = '\0';
+      if (*p == '(')
+        p++;
+      enum tri arm = T_FALSE;
+      if (parent_mode(in) == T_FALSE || f->any_true) {
+        arm = T_FALSE;
+      } else if (!f->case_subject) {
+        arm = T_UNKNOWN;
+      } else {
+        char *save = NULL;
+        for (char *alt = strtok_r(p, "|", &save); alt; alt = strtok_r(NULL, "|", &save)) {
+          char *pe = expand_string(in, alt);
+          if (sh_is_unresolved(pe))
+            arm = arm == T_TRUE ? T_TRUE : T_UNKNOWN;
+          else if (fnmatch(pe, f->case_subject, 0) == 0)
+            arm = T_TRUE;
+          free(pe);
+        }
+        if (arm == T_FALSE && f->any_unknown)
+          arm = T_FALSE;
+      }
+      f->state = arm;
+      f->any_true |= arm == T_TRUE;
+      f->any_unknown |= arm == T_UNKNOWN;
+      f->case_expect_pattern = false;
+      sbuf_free(&pat);
+      w += j + 1;
+      n -= j + 1;
+      continue;
+    }
+    if (strcmp(k, ";;") == 0) {
+      if (f && f->kind == F_CASE)
+        f->case_expect_pattern = true, f->state = T_FALSE;
+      goto done;
+    }
+    if (strcmp(k, "if") == 0 || strcmp(k, "elif") == 0) {
+      if (k[0] == 'i') {
+        f = push(in, F_IF, T_FALSE);
+      } else if (!f || f->kind != F_IF) {
+        goto done;
+      }
+      f->state = T_FALSE; /* the condition runs in the parent's mode */
+      f->awaiting = true;
+      f->cond = T_UNKNOWN;
+      w++, n--;
+      in->n_frames--;
+      enum tri pm = mode(in);
+      in->n_frames++;
+      if (pm != T_FALSE && n > 0) {
+        in->n_frames--;
+        f->cond = simple_command(in, c, w, n, pm);
+        in->n_frames++;
+        f = top(in);
+      }
+      goto done;
+    }
+    if (strcmp(k, "then") == 0) {
+      if (f && f->kind == F_IF && f->awaiting) {
+        enum tri pm = parent_mode(in);
+        enum tri st = pm == T_FALSE || f->any_true ? T_FALSE : f->cond;
+        f->state = st;
+        f->any_true |= st == T_TRUE;
+        f->any_unknown |= st == T_UNKNOWN;
+        f->awaiting = false;
+      }
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "else") == 0) {
+      if (f && f->kind == F_IF) {
+        f->state = parent_mode(in) == T_FALSE || f->any_true ? T_FALSE
+                   : f->any_unknown                          ? T_UNKNOWN
+                                                             : T_TRUE;
+      }
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "fi") == 0) {
+      pop(in, F_IF);
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "case") == 0) {
+      enum tri pm = mode(in);
+      f = push(in, F_CASE, T_FALSE);
+      f->case_expect_pattern = true;
+      if (n >= 2 && pm != T_FALSE) {
+        char *subj = expand_string(in, w[1].raw);
+        if (sh_is_unresolved(subj))
+          free(subj);
+        else
+          f->case_subject = subj;
+      }
+      goto done;
+    }
+    if (strcmp(k, "esac") == 0) {
+      pop(in, F_CASE);
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "for") == 0 || strcmp(k, "while") == 0 || strcmp(k, "until") == 0 ||
+        strcmp(k, "select") == 0) {
+      f = push(in, F_LOOP, T_FALSE);
+      f->awaiting = true;
+      goto done; /* the loop header is not followed */
+    }
+    if (strcmp(k, "do") == 0) {
+      if (f && f->kind == F_LOOP && f->awaiting) {
+        f->state = parent_mode(in) == T_FALSE ? T_FALSE : T_UNKNOWN;
+        f->awaiting = false;
+      }
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "done") == 0) {
+      pop(in, F_LOOP);
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "{") == 0) {
+      push(in, F_GROUP, mode(in) == T_FALSE ? T_FALSE : T_TRUE);
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "}") == 0) {
+      pop(in, F_GROUP);
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "!") == 0) {
+      negate = !negate;
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "time") == 0 || strcmp(k, "exec") == 0 || strcmp(k, "nohup") == 0) {
+      w++, n--;
+      continue;
+    }
+    break;
+  }
+  if (n == 0)
+    goto done;
+  /* inside an if/elif condition chain ("if a && b; then") */
+  struct frame *f = top(in);
+  if (f && f->kind == F_IF && f->awaiting && c->connector) {
+    enum tri pm = parent_mode(in);
+    if (pm != T_FALSE) {
+      in->n_frames--;
+      enum tri t = simple_command(in, c, w, n, pm);
+      in->n_frames++;
+      f = top(in);
+      f->cond = c->connector == '&' ? tri_and(f->cond, t)
+                : c->connector == '|' ? tri_or(f->cond, t)
+                                      : t;
+    }
+    goto done;
+  }
+  if (f && f->kind == F_LOOP && f->awaiting)
+    goto done;
+  enum tri m = mode(in);
+  if (m == T_FALSE)
+    goto done;
+  /* a && b, a || b: decided by the previous status when known */
+  if (c->connector == '&' || c->connector == '|') {
+    enum tri prev = in->last_status;
+    enum tri run = c->connector == '&' ? prev : tri_not(prev);
+    if (run == T_FALSE) {
+      if (strcmp(w[0].raw, "{") == 0)
+        push(in, F_GROUP, T_FALSE);
+      goto done;
+    }
+    if (run == T_UNKNOWN)
+      m = T_UNKNOWN;
+  }
+  enum tri st = simple_command(in, c, w, n, m);
+  if (c->connector == '&' && in->last_status == T_FALSE)
+    st = T_FALSE;
+  in->last_status = negate ? tri_not(st) : st;
+  free(ws);
+  return;
+done:
+  in->last_status = T_UNKNOWN;
+  free(ws);
+}
+
+/* Function definitions: "name() {" or "function name {" ... matching "}". */
+static bool function_def(struct interp *in, size_t idx, size_t end, size_t *resume) {
+  const struct sh_cmd *c = &in->s->cmds[idx];
+  const struct sh_word *w = c->words;
+  size_t n = c->n_words;
+  char *name = NULL;
+  size_t brace_at;
+  if (n >= 2 && strcmp(w[0].raw, "function") == 0) {
+    name = xstrdup(w[1].raw);
+    size_t l = strlen(name);
+    if (l > 2 && strcmp(name + l - 2, "()") == 0)
+      name[l - 2] = '\0';
+    brace_at = 2;
+  } else if (n >= 1 && strlen(w[0].raw) > 2 && str_ends_with(w[0].raw, "()") &&
+             is_name_char(w[0].raw[0], true)) {
+    name = xstrndup(w[0].raw, strlen(w[0].raw) - 2);
+    brace_at = 1;
+  } else {
+    return false;
+  }
+  /* body: from the "{" to the matching "}" (counted over command-leading words) */
+  int depth = 0;
+  size_t i = idx;
+  size_t body_first = idx + 1;
+  bool opened = brace_at < n && strcmp(w[brace_at].raw, "{") == 0;
+  if (opened)
+    depth = 1;
+  for (i = idx + 1; i < end; i++) {
+    const struct sh_cmd *b = &in->s->cmds[i];
+    if (!opened) {
+      if (b->n_words && strcmp(b->words[0].raw, "{") == 0) {
+        opened = true;
+        depth = 1;
+        body_first = i;
+      }
+      continue;
+    }
+    for (size_t k = 0; k < b->n_words; k++) {
+      if (strcmp(b->words[k].raw, "{") == 0 && k == 0)
+        depth++;
+      else if (strcmp(b->words[k].raw, "}") == 0 && (k == 0 || k == b->n_words - 1))
+        depth--;
+    }
+    if (depth <= 0)
+      break;
+  }
+  in->fn_names = xreallocarray(in->fn_names, in->n_fns + 1, sizeof *in->fn_names);
+  in->fn_first = xreallocarray(in->fn_first, in->n_fns + 1, sizeof *in->fn_first);
+  in->fn_end = xreallocarray(in->fn_end, in->n_fns + 1, sizeof *in->fn_end);
+  in->fn_names[in->n_fns] = name;
+  in->fn_first[in->n_fns] = body_first;
+  in->fn_end[in->n_fns] = i < end ? i : end;
+  in->n_fns++;
+  *resume = i < end ? i + 1 : end;
+  return true;
+}
+
+static void run_range(struct interp *in, size_t first, size_t end) {
+  for (size_t i = first; i < end && !in->stopped;) {
+    size_t resume;
+    if (in->depth == 0 && function_def(in, i, end, &resume)) {
+      i = resume;
+      continue;
+    }
+    command(in, i);
+    i++;
+  }
+}
+
+static char *command_subst_alloc(struct interp *in, const char *body, size_t len) {
+  if (in->depth >= 8)
+    return unresolved_alloc(body, len);
+  struct sh_script sub;
+  if (sh_parse(body, len, in->s ? in->s->file : "", &sub, NULL) < 0)
+    return xasprintf(SH_UNRESOLVED_PREFIX "$(%.*s)>", (int)len, body);
+  struct sbuf out = {0};
+  struct sh_result dummy = {0};
+  struct interp child = {.s = &sub, .env = in->env, .res = &dummy, .capture = &out,
+                         .depth = in->depth + 1, .last_status = T_TRUE};
+  run_range(&child, 0, sub.n_cmds);
+  char *result;
+  if (child.capture_unknown) {
+    result = xasprintf(SH_UNRESOLVED_PREFIX "$(%.*s)>", (int)len, body);
+  } else {
+    while (out.len > 0 && out.data[out.len - 1] == '\n')
+      out.data[--out.len] = '\0';
+    result = out.data ? sbuf_take(&out) : xstrdup("");
+  }
+  sbuf_free(&out);
+  for (size_t i = 0; i < child.n_frames; i++)
+    free(child.frames[i].case_subject);
+  free(child.frames);
+  strv_free(child.fn_names, child.n_fns);
+  free(child.fn_first);
+  free(child.fn_end);
+  sh_result_fini(&dummy);
+  sh_script_fini(&sub);
+  return result;
+}
+
+void sh_run(const struct sh_script *s, struct sh_env *env, struct sh_result *out) {
+  memset(out, 0, sizeof *out);
+  struct interp in = {.s = s, .env = env, .res = out, .last_status = T_TRUE};
+  run_range(&in, 0, s->n_cmds);
+  for (size_t i = 0; i < in.n_frames; i++)
+    free(in.frames[i].case_subject);
+  free(in.frames);
+  strv_free(in.fn_names, in.n_fns);
+  free(in.fn_first);
+  free(in.fn_end);
+}
