@@ -1,6 +1,7 @@
 /* servetop recipes / show / lint: browse, resolve and check recipes. */
 #include "cli/cli.h"
-#include "recipe/recipe.h" /* includes util/util.h */
+#include "recipe/recipe.h"
+#include "util/util.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util/util.h" /* struct st_err */
+struct st_err; /* util/util.h: one-line error message */
 
 /* ---------------------------------------------------------------- model */
 enum recipe_origin {

@@ -3,6 +3,7 @@
 #define SERVETOP_RECIPE_RECIPE_INTERNAL_H
 
 #include "recipe/recipe.h"
+#include "util/util.h"
 
 /* ---------------------------------------------------------------- YAML tree
  * A plain tree built from libyaml events, with the start mark of every node.

@@ -1082,9 +1082,11 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
         in->capture_unknown = true;
     } else {
       in->capture_unknown = true;
+      strv_free(ew, n_ew);
+      return T_UNKNOWN;
     }
     strv_free(ew, n_ew);
-    return T_UNKNOWN;
+    return T_TRUE;
   }
   /* record what the reader looks for */
   enum sh_launch_kind kind = SH_LAUNCH_NONE;
@@ -1319,16 +1321,16 @@ static void command(struct interp *in, size_t idx) {
     enum tri prev = in->last_status;
     enum tri run = c->connector == '&' ? prev : tri_not(prev);
     if (run == T_FALSE) {
+      /* skipped: the list's status stays the previous one */
       if (strcmp(w[0].raw, "{") == 0)
         push(in, F_GROUP, T_FALSE);
-      goto done;
+      free(ws);
+      return;
     }
     if (run == T_UNKNOWN)
       m = T_UNKNOWN;
   }
   enum tri st = simple_command(in, c, w, n, m);
-  if (c->connector == '&' && in->last_status == T_FALSE)
-    st = T_FALSE;
   in->last_status = negate ? tri_not(st) : st;
   free(ws);
   return;
