@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/util.h"
+#include "ui_util.h"
 
 /* Braille dot bits by (column, row) inside a cell: U+2800 + bits. */
 static const uint8_t braille_bit[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};

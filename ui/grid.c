@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/util.h"
+#include "ui_util.h"
 
 void ui_grid_init(struct ui_grid *g, int cols, int rows) {
   g->cols = cols > 0 ? cols : 0;
@@ -108,13 +108,13 @@ static const struct ui_glyphs glyphs_utf8 = {
     .top_left = "╭", .top_right = "╮", .bottom_left = "╰", .bottom_right = "╯",
     .horizontal = "─", .vertical = "│", .bar_full = "█", .bar_empty = "·",
     .bar_partial = partial_utf8, .ellipsis = "…", .mark = "┊", .tee_left = "┤",
-    .tee_right = "├", .braille = true,
+    .tee_right = "├", .separator = " · ", .braille = true,
 };
 static const struct ui_glyphs glyphs_ascii = {
     .top_left = "+", .top_right = "+", .bottom_left = "+", .bottom_right = "+",
     .horizontal = "-", .vertical = "|", .bar_full = "#", .bar_empty = ".",
     .bar_partial = partial_ascii, .ellipsis = "~", .mark = ":", .tee_left = "[",
-    .tee_right = "]", .braille = false,
+    .tee_right = "]", .separator = " | ", .braille = false,
 };
 
 const struct ui_glyphs *ui_glyphs_get(bool unicode) {

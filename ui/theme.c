@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/util.h"
+#include "ui_util.h"
 
 /* The built-in default theme (dark terminal) is written in the theme
  * language itself, so it documents the format and goes through the same

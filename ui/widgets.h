@@ -55,6 +55,7 @@ struct ui_glyphs {
   const char *bar_full, *bar_empty;
   const char *const *bar_partial;  /* 8 entries: 0/8 .. 7/8 of a cell ("" for 0) */
   const char *ellipsis, *mark, *tee_left, *tee_right;
+  const char *separator;  /* between items of a title: " · " or " | " */
   bool braille;
 };
 /* UTF-8 (rounded boxes, braille, eighth blocks) or ASCII. */

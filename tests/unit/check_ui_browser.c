@@ -1,0 +1,281 @@
+/* ui browser: grouping and pairing, the filter, keys, mouse, and frames
+ * rendered at 80x24 and 200x50 from a fixed recipe file. */
+#include "browser.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui_util.h"
+
+static struct recipe_set *set;
+static struct browser b;
+static struct ui_layout layout;
+static struct ui_grid grid;
+
+static void setup(void) {
+  set = recipe_set_new();
+  struct st_err err = {{0}};
+  char *path = xasprintf("%s/ui/recipes.yaml", TEST_DATA_DIR);
+  size_t len = 0;
+  char *text = file_read_all(path, &len, &err);
+  ck_assert_msg(text != NULL, "%s", err.msg);
+  recipe_set_add_yaml_buffer(set, "recipes.yaml", text, len);
+  free(text);
+  free(path);
+  ck_assert_msg(recipe_set_diag_count(set) == 0, "fixture: %s",
+                recipe_set_diag_count(set) ? recipe_set_diag_at(set, 0)->message : "");
+  browser_init(&b, set);
+  ui_layout_compute(80, 24, UI_VIEW_BROWSER, &layout);
+  ui_grid_init(&grid, 80, 24);
+}
+
+static void teardown(void) {
+  ui_grid_fini(&grid);
+  browser_fini(&b);
+  recipe_set_free(set);
+}
+
+/* The whole frame as text, one line per row. */
+static char *frame_alloc(void) {
+  struct sbuf sb = {0};
+  for (int y = 0; y < grid.rows; y++) {
+    char *row = ui_grid_row_alloc(&grid, y);
+    sbuf_printf(&sb, "%s\n", row);
+    free(row);
+  }
+  return sbuf_take(&sb);
+}
+
+static void render_at(int cols, int rows, bool unicode) {
+  ui_grid_resize(&grid, cols, rows);
+  ui_layout_compute(cols, rows, UI_VIEW_BROWSER, &layout);
+  browser_render(&b, &grid, &layout, ui_glyphs_get(unicode));
+}
+
+/* On failure the frame goes to stderr (too long for a check message). */
+static void assert_frame_has(const char *frame, const char *text) {
+  if (!strstr(frame, text))
+    fprintf(stderr, "frame:\n%s", frame);
+  ck_assert_msg(strstr(frame, text) != NULL, "frame lacks '%s'", text);
+}
+
+START_TEST(groups_and_pairs) {
+  ck_assert_int_eq(b.n_groups, 2);
+  ck_assert_str_eq(b.groups[0].first->model_prefix, "demo");
+  ck_assert_str_eq(b.groups[1].first->engine, "vllm");
+  /* demo: 8k1k off+mtp on one row, 1k1k off alone; other: one lone row */
+  ck_assert_int_eq(b.n_pairs, 3);
+  const struct browser_pair *p = &b.pairs[0];
+  ck_assert_ptr_nonnull(p->off);
+  ck_assert_ptr_nonnull(p->spec);
+  ck_assert_int_eq(p->off->isl, 8192);
+  ck_assert_int_eq(p->spec->spec, RECIPE_SPEC_MTP);
+  ck_assert_int_eq(b.pairs[1].off->isl, 1024);
+  ck_assert_ptr_null(b.pairs[1].spec);
+  ck_assert_ptr_null(b.pairs[2].spec);
+  /* lines: heading, two rows, heading, one row; the first row is selected */
+  ck_assert_int_eq(b.n_lines, 5);
+  ck_assert_ptr_eq(browser_selected(&b), p->off);
+}
+END_TEST
+
+START_TEST(filter_narrows_and_keeps_selection) {
+  browser_key(&b, UI_KEY_RIGHT, &layout);
+  const struct recipe *mtp = browser_selected(&b);
+  ck_assert_int_eq(mtp->spec, RECIPE_SPEC_MTP);
+  browser_set_filter(&b, "VLLM");
+  ck_assert_int_eq(b.n_lines, 2);
+  ck_assert_str_eq(browser_selected(&b)->engine, "vllm");
+  /* every word must match one recipe of the pair */
+  browser_set_filter(&b, "demo 8k1k");
+  ck_assert_int_eq(b.n_lines, 2);
+  browser_set_filter(&b, "demo mtp");
+  ck_assert_int_eq(b.n_lines, 2);
+  ck_assert_ptr_eq(browser_selected(&b), mtp);
+  browser_set_filter(&b, "nothing-like-this");
+  ck_assert_int_eq(b.n_lines, 0);
+  ck_assert_ptr_null(browser_selected(&b));
+  ck_assert_int_eq(browser_key(&b, UI_KEY_ENTER, &layout), BROWSER_REDRAW);
+  ck_assert(strstr(b.message, "no recipe selected"));
+}
+END_TEST
+
+START_TEST(filter_is_typed_incrementally) {
+  ck_assert_int_eq(browser_key(&b, '/', &layout), BROWSER_REDRAW);
+  ck_assert(b.filter_editing);
+  const char *typed = "b200";
+  for (const char *c = typed; *c; c++)
+    browser_key(&b, *c, &layout);
+  ck_assert_str_eq(b.filter, "b200");
+  ck_assert_int_eq(b.n_lines, 2);
+  /* 'q' while typing is text, not quit */
+  ck_assert_int_eq(browser_key(&b, 'q', &layout), BROWSER_REDRAW);
+  ck_assert_int_eq(b.n_lines, 0);
+  browser_key(&b, UI_KEY_BACKSPACE, &layout);
+  ck_assert_int_eq(b.n_lines, 2);
+  browser_key(&b, UI_KEY_ENTER, &layout);
+  ck_assert(!b.filter_editing);
+  ck_assert_str_eq(b.filter, "b200");
+  /* Esc outside the prompt clears the filter */
+  browser_key(&b, UI_KEY_ESCAPE, &layout);
+  ck_assert_str_eq(b.filter, "");
+  ck_assert_int_eq(b.n_lines, 5);
+}
+END_TEST
+
+START_TEST(keys_move_run_and_quit) {
+  const struct recipe *first = browser_selected(&b);
+  browser_key(&b, UI_KEY_DOWN, &layout);
+  ck_assert_ptr_eq(browser_selected(&b), b.pairs[1].off);
+  /* down skips the heading of the next group */
+  browser_key(&b, 'j', &layout);
+  ck_assert_ptr_eq(browser_selected(&b), b.pairs[2].off);
+  ck_assert_int_eq(b.sel_line, 4);
+  browser_key(&b, UI_KEY_DOWN, &layout);
+  ck_assert_int_eq(b.sel_line, 4);
+  /* a row without an MTP side: right keeps the off recipe, a says why */
+  browser_key(&b, UI_KEY_RIGHT, &layout);
+  ck_assert_ptr_eq(browser_selected(&b), b.pairs[2].off);
+  ck_assert_int_eq(browser_key(&b, 'a', &layout), BROWSER_REDRAW);
+  ck_assert(strstr(b.message, "no MTP twin"));
+  browser_key(&b, UI_KEY_HOME, &layout);
+  ck_assert_ptr_eq(browser_selected(&b), b.pairs[0].spec);
+  browser_key(&b, UI_KEY_TAB, &layout);
+  ck_assert_ptr_eq(browser_selected(&b), first);
+  ck_assert_int_eq(browser_key(&b, UI_KEY_ENTER, &layout), BROWSER_RUN);
+  ck_assert_int_eq(browser_key(&b, 'a', &layout), BROWSER_RUN_AB);
+  ck_assert_int_eq(browser_key(&b, 'x', &layout), BROWSER_NONE);
+  /* help: shown by '?', closed by any key (which does nothing else) */
+  browser_key(&b, '?', &layout);
+  ck_assert(b.help_shown);
+  ck_assert_int_eq(browser_key(&b, 'q', &layout), BROWSER_REDRAW);
+  ck_assert(!b.help_shown);
+  ck_assert_int_eq(browser_key(&b, 'q', &layout), BROWSER_QUIT);
+}
+END_TEST
+
+START_TEST(mouse_selects_and_scrolls) {
+  render_at(80, 24, true);
+  struct ui_rect in = ui_rect_inner(layout.slot[UI_SLOT_LIST]);
+  /* line 4 is the vLLM row; click on its left side */
+  ck_assert_int_eq(browser_click(&b, &layout, in.x + 10, in.y + 4), BROWSER_REDRAW);
+  ck_assert_ptr_eq(browser_selected(&b), b.pairs[2].off);
+  /* a heading or empty space is not a row */
+  ck_assert_int_eq(browser_click(&b, &layout, in.x + 10, in.y + 3), BROWSER_NONE);
+  ck_assert_int_eq(browser_click(&b, &layout, in.x + 10, in.y + 12), BROWSER_NONE);
+  /* the right side of the first row is its MTP recipe */
+  browser_click(&b, &layout, in.x + 17, in.y + 1);
+  ck_assert_ptr_eq(browser_selected(&b), b.pairs[0].spec);
+  /* the wheel over the detail pane scrolls it and stays in range */
+  struct ui_rect d = layout.slot[UI_SLOT_DETAIL];
+  render_at(80, 24, true);
+  ck_assert_int_eq(browser_wheel(&b, &layout, d.x + 5, d.y + 5, 3), BROWSER_REDRAW);
+  ck_assert_int_eq(b.detail_top, 3);
+  browser_wheel(&b, &layout, d.x + 5, d.y + 5, 1000);
+  render_at(80, 24, true);
+  ck_assert_int_lt(b.detail_top, 1000);
+  ck_assert_int_gt(b.detail_top, 0);
+  /* the wheel over the list moves the selection */
+  browser_wheel(&b, &layout, in.x + 1, in.y + 1, 1);
+  ck_assert_ptr_eq(browser_selected_pair(&b), &b.pairs[1]);
+}
+END_TEST
+
+START_TEST(frame_80x24) {
+  render_at(80, 24, true);
+  char *f = frame_alloc();
+  assert_frame_has(f, "servetop");
+  assert_frame_has(f, "demo fp8 · h200 · sglang");
+  assert_frame_has(f, "other bf16 · b200 · vllm");
+  assert_frame_has(f, "8k1k");
+  assert_frame_has(f, " off ");
+  assert_frame_has(f, " mtp ");
+  assert_frame_has(f, "tp8 c4-16");
+  /* detail of the selected (off) recipe: resolved command and env */
+  assert_frame_has(f, "demo-fp8-h200-sglang");
+  assert_frame_has(f, "Server command");
+  assert_frame_has(f, "--mem-fraction-static 0.85");
+  assert_frame_has(f, "Enter");
+  assert_frame_has(f, "quit");
+  free(f);
+  /* the environment is further down the detail pane: J scrolls to it */
+  browser_key(&b, 'J', &layout);
+  browser_key(&b, 'J', &layout);
+  render_at(80, 24, true);
+  f = frame_alloc();
+  assert_frame_has(f, "PYTHONNOUSERSITE=1");
+  free(f);
+  /* the selected side is drawn in the selection role */
+  struct ui_rect in = ui_rect_inner(layout.slot[UI_SLOT_LIST]);
+  ck_assert_int_eq(ui_grid_at(&grid, in.x + 10, in.y + 1)->role, THEME_SELECTED);
+  ck_assert_int_ne(ui_grid_at(&grid, in.x + 17, in.y + 1)->role, THEME_SELECTED);
+}
+END_TEST
+
+START_TEST(frame_200x50_shows_everything_of_mtp) {
+  browser_key(&b, UI_KEY_RIGHT, &layout);
+  render_at(200, 50, true);
+  char *f = frame_alloc();
+  assert_frame_has(f, "demo-fp8-h200-sglang-mtp");
+  assert_frame_has(f, "--speculative-algorithm EAGLE");
+  assert_frame_has(f, "SGLANG_ENABLE_SPEC_V2=1");
+  assert_frame_has(f, "Sweep (4 points)");
+  assert_frame_has(f, "tp8 ep1: conc 4 8 16 32");
+  assert_frame_has(f, "Knobs");
+  assert_frame_has(f, "tp 8");
+  assert_frame_has(f, "mem-fraction-static 0.80");
+  assert_frame_has(f, "Doctor's findings");
+  assert_frame_has(f, "twin demo-fp8-h200-sglang:8192_1024 ");
+  free(f);
+}
+END_TEST
+
+START_TEST(frame_ascii_and_help) {
+  browser_key(&b, '?', &layout);
+  render_at(80, 24, false);
+  char *f = frame_alloc();
+  for (const unsigned char *c = (const unsigned char *)f; *c; c++)
+    ck_assert_msg(*c < 0x80, "not ASCII at %ld", (long)((const char *)c - f));
+  for (size_t i = 0; i < browser_key_help_count; i++)
+    assert_frame_has(f, browser_key_help[i].what);
+  free(f);
+  /* too small: one line that says so */
+  render_at(60, 20, true);
+  f = frame_alloc();
+  assert_frame_has(f, "terminal 60x20 is too small: servetop needs 80x24");
+  free(f);
+}
+END_TEST
+
+START_TEST(filter_prompt_in_footer) {
+  browser_key(&b, '/', &layout);
+  browser_key(&b, 'v', &layout);
+  render_at(80, 24, true);
+  char *row = ui_grid_row_alloc(&grid, 23);
+  ck_assert_msg(strstr(row, "filter: /v_"), "footer: %s", row);
+  free(row);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ui_browser");
+  TCase *tc = tcase_create("browser");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, groups_and_pairs);
+  tcase_add_test(tc, filter_narrows_and_keeps_selection);
+  tcase_add_test(tc, filter_is_typed_incrementally);
+  tcase_add_test(tc, keys_move_run_and_quit);
+  tcase_add_test(tc, mouse_selects_and_scrolls);
+  tcase_add_test(tc, frame_80x24);
+  tcase_add_test(tc, frame_200x50_shows_everything_of_mtp);
+  tcase_add_test(tc, frame_ascii_and_help);
+  tcase_add_test(tc, filter_prompt_in_footer);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,823 @@
+/* The recipe browser: model, keys, mouse and rendering (pure; no ncurses). */
+#include "browser.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ui_util.h"
+
+#define NO_PAIR SIZE_MAX
+
+/* Each line fits the help box at 80 columns. */
+const struct ui_key_help browser_key_help[] = {
+    {"Up/Down k/j", "select a recipe row"},
+    {"Left/Right h/l Tab", "the row's off or MTP recipe"},
+    {"PgUp/PgDn Home/End", "page through the list, first / last row"},
+    {"J / K", "scroll the detail pane down / up"},
+    {"/", "filter: words match name, model, GPU, engine..."},
+    {"Enter / Esc", "(filter) keep the filter / clear it"},
+    {"Enter", "run the selected recipe (servetop run: engine)"},
+    {"a", "run the row's off/MTP pair as an A/B comparison"},
+    {"mouse", "click selects; the wheel scrolls list or detail"},
+    {"?", "this help (any key closes it)"},
+    {"q", "quit"},
+};
+const size_t browser_key_help_count = ST_ARRAY_LEN(browser_key_help);
+
+/* ---------------------------------------------------------------- model */
+
+static const char *str_or(const char *s, const char *fallback) {
+  return s && *s ? s : fallback;
+}
+
+/* "qwen3.5 fp8 · h200 · sglang": what a group has in common. */
+static char *group_title_alloc(const struct recipe *r, const char *sep) {
+  return xasprintf("%s %s%s%s%s%s", str_or(r->model_prefix, str_or(r->model, "?")),
+                   str_or(r->precision, "?"), sep, str_or(r->gpu, str_or(r->runner, "?")), sep,
+                   str_or(r->engine, str_or(r->framework, "?")));
+}
+
+static const struct recipe *pair_first(const struct browser_pair *p) {
+  return p->off ? p->off : p->spec;
+}
+
+/* Sort key of a pair: group title, then longer sequences first, then name. */
+struct pair_sort {
+  struct browser_pair pair;
+  char *title;
+};
+
+static int cmp_pair_sort(const void *a, const void *b) {
+  const struct pair_sort *x = a, *y = b;
+  int c = strcmp(x->title, y->title);
+  if (c)
+    return c;
+  const struct recipe *rx = pair_first(&x->pair), *ry = pair_first(&y->pair);
+  if (rx->isl != ry->isl)
+    return rx->isl > ry->isl ? -1 : 1;
+  if (rx->osl != ry->osl)
+    return rx->osl > ry->osl ? -1 : 1;
+  return strcmp(rx->name, ry->name);
+}
+
+static int worst_severity(const struct browser *b, const struct recipe *r) {
+  int worst = -1;
+  if (!r)
+    return worst;
+  for (size_t i = 0; i < b->findings.n; i++) {
+    const struct recipe_finding *f = &b->findings.items[i];
+    if (!f->recipe || (strcmp(f->recipe, r->name) != 0 && strcmp(f->recipe, r->entry) != 0))
+      continue;
+    /* RECIPE_SEV_ERROR is 0: the lowest number is the worst */
+    if (worst < 0 || (int)f->severity < worst)
+      worst = (int)f->severity;
+  }
+  return worst;
+}
+
+void browser_init(struct browser *b, const struct recipe_set *set) {
+  memset(b, 0, sizeof *b);
+  b->set = set;
+  recipe_lint(set, &b->findings);
+  size_t n = recipe_set_count(set);
+  bool *used = xcalloc(n + 1, sizeof *used);
+  struct pair_sort *sorted = xcalloc(n + 1, sizeof *sorted);
+  size_t n_sorted = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (used[i])
+      continue;
+    const struct recipe *r = recipe_set_at(set, i);
+    const struct recipe *twin = recipe_set_twin(set, r);
+    used[i] = true;
+    if (twin) {
+      for (size_t j = i + 1; j < n; j++)
+        if (recipe_set_at(set, j) == twin) {
+          if (used[j])
+            twin = NULL;  /* already paired with another recipe */
+          used[j] = true;
+          break;
+        }
+    }
+    struct browser_pair p = {0};
+    if (r->spec == RECIPE_SPEC_NONE) {
+      p.off = r;
+      p.spec = twin;
+    } else {
+      p.spec = r;
+      p.off = twin;
+    }
+    sorted[n_sorted].pair = p;
+    sorted[n_sorted].title = group_title_alloc(r, "\t");
+    n_sorted++;
+  }
+  qsort(sorted, n_sorted, sizeof *sorted, cmp_pair_sort);
+  b->pairs = xcalloc(n_sorted + 1, sizeof *b->pairs);
+  b->groups = xcalloc(n_sorted + 1, sizeof *b->groups);
+  for (size_t i = 0; i < n_sorted; i++) {
+    if (i == 0 || strcmp(sorted[i - 1].title, sorted[i].title) != 0)
+      b->groups[b->n_groups++].first = pair_first(&sorted[i].pair);
+    struct browser_pair *p = &b->pairs[b->n_pairs++];
+    *p = sorted[i].pair;
+    p->group = b->n_groups - 1;
+    p->worst_off = worst_severity(b, p->off);
+    p->worst_spec = worst_severity(b, p->spec);
+  }
+  for (size_t i = 0; i < n_sorted; i++)
+    free(sorted[i].title);
+  free(sorted);
+  free(used);
+  browser_set_filter(b, "");
+}
+
+static void detail_free(struct browser *b) {
+  for (size_t i = 0; i < b->n_detail; i++)
+    free(b->detail[i].text);
+  free(b->detail);
+  b->detail = NULL;
+  b->n_detail = 0;
+  b->detail_of = NULL;
+}
+
+void browser_fini(struct browser *b) {
+  detail_free(b);
+  free(b->groups);
+  free(b->pairs);
+  free(b->lines);
+  recipe_findings_fini(&b->findings);
+  memset(b, 0, sizeof *b);
+}
+
+static bool contains_ci(const char *hay, const char *needle) {
+  if (!hay)
+    return false;
+  size_t n = strlen(needle);
+  for (const char *p = hay; *p; p++)
+    if (strncasecmp(p, needle, n) == 0)
+      return true;
+  return false;
+}
+
+static bool recipe_matches_word(const struct recipe *r, const char *word) {
+  return contains_ci(r->name, word) || contains_ci(r->model, word) ||
+         contains_ci(r->model_prefix, word) || contains_ci(r->precision, word) ||
+         contains_ci(r->gpu, word) || contains_ci(r->runner, word) ||
+         contains_ci(r->engine, word) || contains_ci(r->framework, word) ||
+         contains_ci(recipe_spec_name(r->spec), word) || contains_ci(recipe_seq_tag(r), word);
+}
+
+static bool recipe_matches(const struct recipe *r, const char *filter) {
+  if (!r)
+    return false;
+  char *words = xstrdup(filter);
+  char *save = NULL;
+  bool all = true;
+  for (char *w = strtok_r(words, " \t", &save); w && all; w = strtok_r(NULL, " \t", &save))
+    all = recipe_matches_word(r, w);
+  free(words);
+  return all;
+}
+
+void browser_set_filter(struct browser *b, const char *filter) {
+  if (filter != b->filter)
+    snprintf(b->filter, sizeof b->filter, "%s", filter);
+  const struct recipe *was = browser_selected(b);
+  free(b->lines);
+  b->lines = xcalloc(b->n_pairs + b->n_groups + 1, sizeof *b->lines);
+  b->n_lines = 0;
+  size_t last_group = NO_PAIR;
+  for (size_t i = 0; i < b->n_pairs; i++) {
+    const struct browser_pair *p = &b->pairs[i];
+    if (!recipe_matches(p->off, b->filter) && !recipe_matches(p->spec, b->filter))
+      continue;
+    if (p->group != last_group) {
+      b->lines[b->n_lines++] = (struct browser_line){p->group, NO_PAIR};
+      last_group = p->group;
+    }
+    b->lines[b->n_lines++] = (struct browser_line){p->group, i};
+  }
+  /* keep the selection on the same recipe when it is still shown, else the first row */
+  b->sel_line = 0;
+  for (size_t i = 0; i < b->n_lines; i++) {
+    if (b->lines[i].pair == NO_PAIR)
+      continue;
+    const struct browser_pair *p = &b->pairs[b->lines[i].pair];
+    if (b->lines[b->sel_line].pair == NO_PAIR)
+      b->sel_line = i;
+    if (was && (p->off == was || p->spec == was)) {
+      b->sel_line = i;
+      break;
+    }
+  }
+  b->list_top = 0;
+}
+
+const struct browser_pair *browser_selected_pair(const struct browser *b) {
+  if (!b->lines || b->sel_line >= b->n_lines || b->lines[b->sel_line].pair == NO_PAIR)
+    return NULL;
+  return &b->pairs[b->lines[b->sel_line].pair];
+}
+
+const struct recipe *browser_selected(const struct browser *b) {
+  const struct browser_pair *p = browser_selected_pair(b);
+  if (!p)
+    return NULL;
+  const struct recipe *want = b->sel_side ? p->spec : p->off;
+  return want ? want : pair_first(p);  /* a missing side selects the other */
+}
+
+/* ---------------------------------------------------------------- detail pane */
+
+static void detail_add(struct browser *b, enum theme_role role, int indent, char *text_owned) {
+  b->detail = xreallocarray(b->detail, b->n_detail + 1, sizeof *b->detail);
+  b->detail[b->n_detail++] = (struct browser_text){text_owned, role, indent};
+}
+
+static void detail_heading(struct browser *b, const char *title) {
+  detail_add(b, THEME_MAIN, 0, xstrdup(""));
+  detail_add(b, THEME_TITLE, 0, xstrdup(title));
+}
+
+/* Server flags worth seeing at a glance, in this order. */
+static const char *const knob_keys[] = {
+    "tp", "ep", "dp", "mem-fraction-static", "max-running-requests", "chunked-prefill-size",
+    "cuda-graph-max-bs", "max-total-tokens", "kv-cache-dtype", "quantization",
+    "attention-backend", "speculative-algorithm", "speculative-num-steps",
+    "speculative-eagle-topk", "speculative-num-draft-tokens", "gpu-memory-utilization",
+    "max-num-seqs", "max-num-batched-tokens", "max-model-len",
+};
+
+static void detail_command(struct browser *b, const struct recipe *r) {
+  if (r->n_points == 0) {
+    detail_heading(b, "Server command");
+    detail_add(b, THEME_INACTIVE, 2, xstrdup("no sweep point: nothing to resolve"));
+    return;
+  }
+  const struct recipe_point *pt = &r->points[0];
+  struct recipe_cmd cmd;
+  struct st_err err = {{0}};
+  char *heading = xasprintf("Server command (point 1 of %zu: tp%d ep%d conc %d)", r->n_points,
+                            pt->tp, pt->ep, pt->conc);
+  detail_heading(b, heading);
+  free(heading);
+  if (recipe_server_cmd(r, pt, &cmd, &err) != 0) {
+    detail_add(b, THEME_ERROR, 2, xasprintf("cannot resolve: %s", err.msg));
+    return;
+  }
+  if (cmd.file)
+    detail_add(b, THEME_INACTIVE, 2, xasprintf("from %s:%d%s", cmd.file, cmd.line,
+                                               cmd.conditional ? " (inside an undecided branch)" : ""));
+  detail_add(b, THEME_MAIN, 2, xstrdup(str_or(cmd.program, "?")));
+  /* one flag (with its value) per line reads better than one long wrapped line */
+  for (size_t i = 0; i < cmd.argc; i++) {
+    const char *a = cmd.argv[i];
+    bool has_value = str_starts_with(a, "-") && i + 1 < cmd.argc && !str_starts_with(cmd.argv[i + 1], "-");
+    char *line = has_value ? xasprintf("%s %s", a, cmd.argv[i + 1]) : xstrdup(a);
+    enum theme_role role = strstr(line, "<unresolved") ? THEME_WARNING : THEME_MAIN;
+    detail_add(b, role, 8, xasprintf("    %s", line));
+    free(line);
+    if (has_value)
+      i++;
+  }
+  detail_heading(b, "Environment");
+  if (cmd.n_env == 0)
+    detail_add(b, THEME_INACTIVE, 2, xstrdup("  (none set by the recipe)"));
+  for (size_t i = 0; i < cmd.n_env; i++)
+    detail_add(b, THEME_MAIN, 4, xasprintf("  %s", cmd.env[i]));
+  detail_heading(b, "Knobs");
+  struct sbuf sb = {0};
+  for (size_t k = 0; k < ST_ARRAY_LEN(knob_keys); k++) {
+    const char *v = recipe_cmd_knob(&cmd, knob_keys[k]);
+    if (!v)
+      continue;
+    sbuf_printf(&sb, "%s%s%s%s", sb.len ? " · " : "  ", knob_keys[k], *v ? " " : "", v);
+  }
+  if (sb.len)
+    detail_add(b, THEME_MAIN, 4, sbuf_take(&sb));
+  else
+    detail_add(b, THEME_INACTIVE, 2, xstrdup("  (none)"));
+  if (cmd.has_unresolved)
+    detail_add(b, THEME_WARNING, 2,
+               xstrdup("  parts of the command depend on the runner's environment (<unresolved>)"));
+  recipe_cmd_fini(&cmd);
+}
+
+/* Sweep points grouped by parallelism: "tp8 ep8: conc 4 8 16 32 64". */
+static void detail_sweep(struct browser *b, const struct recipe *r) {
+  char *heading = xasprintf("Sweep (%zu points)", r->n_points);
+  detail_heading(b, heading);
+  free(heading);
+  struct sbuf sb = {0};
+  for (size_t i = 0; i < r->n_points; i++) {
+    const struct recipe_point *p = &r->points[i];
+    bool same = i > 0 && p->tp == r->points[i - 1].tp && p->ep == r->points[i - 1].ep &&
+                p->dp_attn == r->points[i - 1].dp_attn;
+    if (!same) {
+      if (sb.len)
+        detail_add(b, THEME_MAIN, 6, sbuf_take(&sb));
+      sbuf_printf(&sb, "  tp%d ep%d%s: conc", p->tp, p->ep, p->dp_attn ? " dp-attn" : "");
+    }
+    sbuf_printf(&sb, " %d", p->conc);
+  }
+  if (sb.len)
+    detail_add(b, THEME_MAIN, 6, sbuf_take(&sb));
+  sbuf_free(&sb);
+}
+
+static enum theme_role severity_role(int sev) {
+  switch (sev) {
+  case RECIPE_SEV_ERROR: return THEME_ERROR;
+  case RECIPE_SEV_WARNING: return THEME_WARNING;
+  default: return THEME_NOTE;
+  }
+}
+
+static void detail_findings(struct browser *b, const struct recipe *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < b->findings.n; i++) {
+    const struct recipe_finding *f = &b->findings.items[i];
+    if (!f->recipe || (strcmp(f->recipe, r->name) != 0 && strcmp(f->recipe, r->entry) != 0))
+      continue;
+    if (n++ == 0)
+      detail_heading(b, "Doctor's findings");
+    detail_add(b, severity_role((int)f->severity), 4,
+               xasprintf("  %s %s %s:%d: %s", recipe_severity_name(f->severity), f->rule,
+                         str_or(f->file, "?"), f->line, str_or(f->message, "")));
+  }
+  if (n == 0) {
+    detail_heading(b, "Doctor's findings");
+    detail_add(b, THEME_OK, 2, xstrdup("  none"));
+  }
+}
+
+static void detail_build(struct browser *b) {
+  const struct recipe *r = browser_selected(b);
+  if (r == b->detail_of && (b->detail || !r))
+    return;
+  detail_free(b);
+  b->detail_of = r;
+  b->detail_top = 0;
+  if (!r)
+    return;
+  detail_add(b, THEME_HEADER, 2, xstrdup(r->name));
+  detail_add(b, THEME_MAIN, 2, xasprintf("model %s  precision %s", str_or(r->model, "?"),
+                                         str_or(r->precision, "?")));
+  detail_add(b, THEME_MAIN, 2, xasprintf("GPU %s (runner %s)  engine %s (framework %s)",
+                                         str_or(r->gpu, "?"), str_or(r->runner, "?"),
+                                         str_or(r->engine, "?"), str_or(r->framework, "?")));
+  if (r->scenario == RECIPE_SCENARIO_AGENTIC)
+    detail_add(b, THEME_MAIN, 2, xasprintf("scenario %s  spec-decoding %s",
+                                           recipe_scenario_name(r->scenario), recipe_spec_name(r->spec)));
+  else
+    detail_add(b, THEME_MAIN, 2, xasprintf("scenario %s isl %d osl %d  spec-decoding %s",
+                                           recipe_scenario_name(r->scenario), r->isl, r->osl,
+                                           recipe_spec_name(r->spec)));
+  if (r->image)
+    detail_add(b, THEME_INACTIVE, 2, xasprintf("image %s", r->image));
+  detail_add(b, THEME_INACTIVE, 2, xasprintf("defined at %s:%d", str_or(r->file, "?"), r->line));
+  if (r->script_path)
+    detail_add(b, THEME_INACTIVE, 2, xasprintf("launch script %s", r->script_path));
+  const struct recipe *twin = recipe_set_twin(b->set, r);
+  detail_add(b, twin ? THEME_MAIN : THEME_INACTIVE, 2,
+             twin ? xasprintf("twin %s (press a for the A/B run)", twin->name)
+                  : xstrdup(r->spec == RECIPE_SPEC_NONE ? "no MTP twin" : "no non-MTP twin"));
+  detail_command(b, r);
+  detail_sweep(b, r);
+  detail_findings(b, r);
+}
+
+/* ---------------------------------------------------------------- keys and mouse */
+
+static int list_height(const struct ui_layout *l) {
+  return ui_rect_inner(l->slot[UI_SLOT_LIST]).h;
+}
+
+static void keep_selection_visible(struct browser *b, const struct ui_layout *l) {
+  int h = list_height(l);
+  if (h <= 0)
+    return;
+  int sel = (int)b->sel_line;
+  /* show the group heading above the first row of a group */
+  int top_needed = sel > 0 && b->lines[sel - 1].pair == NO_PAIR ? sel - 1 : sel;
+  if (top_needed < b->list_top)
+    b->list_top = top_needed;
+  if (sel >= b->list_top + h)
+    b->list_top = sel - h + 1;
+  int max_top = (int)b->n_lines - h;
+  if (b->list_top > max_top)
+    b->list_top = max_top > 0 ? max_top : 0;
+  if (b->list_top < 0)
+    b->list_top = 0;
+}
+
+/* Moves the selection by delta pair lines (headings are skipped). */
+static void move_selection(struct browser *b, int delta) {
+  int step = delta > 0 ? 1 : -1;
+  int i = (int)b->sel_line;
+  for (int moved = 0; moved != delta;) {
+    int next = i + step;
+    while (next >= 0 && next < (int)b->n_lines && b->lines[next].pair == NO_PAIR)
+      next += step;
+    if (next < 0 || next >= (int)b->n_lines)
+      break;
+    i = next;
+    moved += step;
+  }
+  b->sel_line = (size_t)i;
+}
+
+static void scroll_detail(struct browser *b, int lines) {
+  b->detail_top += lines;
+  if (b->detail_top < 0)
+    b->detail_top = 0;
+  /* the upper bound depends on the wrap width: browser_render clamps it */
+}
+
+static enum browser_action filter_key(struct browser *b, int key) {
+  size_t len = strlen(b->filter);
+  if (key == UI_KEY_ENTER) {
+    b->filter_editing = false;
+  } else if (key == UI_KEY_ESCAPE) {
+    b->filter_editing = false;
+    browser_set_filter(b, "");
+  } else if (key == UI_KEY_BACKSPACE) {
+    if (len > 0) {
+      b->filter[len - 1] = '\0';
+      browser_set_filter(b, b->filter);
+    }
+  } else if (key >= 0x20 && key < 0x7f) {
+    if (len + 1 < sizeof b->filter) {
+      b->filter[len] = (char)key;
+      b->filter[len + 1] = '\0';
+      browser_set_filter(b, b->filter);
+    }
+  } else {
+    return BROWSER_NONE;
+  }
+  return BROWSER_REDRAW;
+}
+
+enum browser_action browser_key(struct browser *b, int key, const struct ui_layout *l) {
+  if (b->help_shown) {
+    b->help_shown = false;
+    return BROWSER_REDRAW;
+  }
+  if (b->filter_editing)
+    return filter_key(b, key);
+  b->message[0] = '\0';
+  int page = list_height(l) > 1 ? list_height(l) - 1 : 1;
+  switch (key) {
+  case 'q':
+  case 'Q':
+    return BROWSER_QUIT;
+  case '?':
+    b->help_shown = true;
+    break;
+  case '/':
+    b->filter_editing = true;
+    break;
+  case UI_KEY_ESCAPE:
+    if (!b->filter[0])
+      return BROWSER_NONE;
+    browser_set_filter(b, "");
+    break;
+  case UI_KEY_UP:
+  case 'k':
+    move_selection(b, -1);
+    break;
+  case UI_KEY_DOWN:
+  case 'j':
+    move_selection(b, 1);
+    break;
+  case UI_KEY_PAGE_UP:
+    move_selection(b, -page);
+    break;
+  case UI_KEY_PAGE_DOWN:
+    move_selection(b, page);
+    break;
+  case UI_KEY_HOME:
+  case 'g':
+    move_selection(b, -(int)b->n_lines);
+    break;
+  case UI_KEY_END:
+  case 'G':
+    move_selection(b, (int)b->n_lines);
+    break;
+  case UI_KEY_LEFT:
+  case 'h':
+    b->sel_side = 0;
+    break;
+  case UI_KEY_RIGHT:
+  case 'l':
+    b->sel_side = 1;
+    break;
+  case UI_KEY_TAB:
+    b->sel_side = !b->sel_side;
+    break;
+  case 'J':
+    scroll_detail(b, 3);
+    break;
+  case 'K':
+    scroll_detail(b, -3);
+    break;
+  case UI_KEY_ENTER:
+    if (!browser_selected(b)) {
+      snprintf(b->message, sizeof b->message, "no recipe selected");
+      b->message_role = THEME_WARNING;
+      return BROWSER_REDRAW;
+    }
+    return BROWSER_RUN;
+  case 'a': {
+    const struct browser_pair *p = browser_selected_pair(b);
+    if (p && p->off && p->spec)
+      return BROWSER_RUN_AB;
+    snprintf(b->message, sizeof b->message, "%s has no %s twin: no A/B run",
+             p ? pair_first(p)->name : "nothing selected", p && p->off ? "MTP" : "non-MTP");
+    b->message_role = THEME_WARNING;
+    break;
+  }
+  default:
+    return BROWSER_NONE;
+  }
+  keep_selection_visible(b, l);
+  return BROWSER_REDRAW;
+}
+
+/* Column where the spec side of a list row starts (see render_list). */
+enum { TAG_W = 9, SIDE_W = 7 };
+
+enum browser_action browser_click(struct browser *b, const struct ui_layout *l, int x, int y) {
+  struct ui_rect in = ui_rect_inner(l->slot[UI_SLOT_LIST]);
+  if (b->help_shown) {
+    b->help_shown = false;
+    return BROWSER_REDRAW;
+  }
+  if (!ui_rect_contains(in, x, y))
+    return BROWSER_NONE;
+  size_t line = (size_t)(b->list_top + (y - in.y));
+  if (line >= b->n_lines || b->lines[line].pair == NO_PAIR)
+    return BROWSER_NONE;
+  b->sel_line = line;
+  int col = x - in.x;
+  if (col >= TAG_W && col < TAG_W + SIDE_W)
+    b->sel_side = 0;
+  else if (col >= TAG_W + SIDE_W && col < TAG_W + 2 * SIDE_W)
+    b->sel_side = 1;
+  return BROWSER_REDRAW;
+}
+
+enum browser_action browser_wheel(struct browser *b, const struct ui_layout *l, int x, int y,
+                                  int lines) {
+  if (ui_rect_contains(l->slot[UI_SLOT_DETAIL], x, y)) {
+    scroll_detail(b, lines);
+    return BROWSER_REDRAW;
+  }
+  if (ui_rect_contains(l->slot[UI_SLOT_LIST], x, y)) {
+    move_selection(b, lines);
+    keep_selection_visible(b, l);
+    return BROWSER_REDRAW;
+  }
+  return BROWSER_NONE;
+}
+
+/* ---------------------------------------------------------------- rendering */
+
+static enum theme_role marker_role(int sev) {
+  return sev < 0 ? THEME_MAIN : severity_role(sev);
+}
+
+static void render_side(struct ui_grid *g, int x, int y, const struct recipe *r, int worst,
+                        bool selected) {
+  const char *label = !r ? "  -  "
+                      : r->spec == RECIPE_SPEC_NONE ? " off "
+                      : r->spec == RECIPE_SPEC_MTP  ? " mtp "
+                                                    : " draft";
+  enum theme_role role = !r ? THEME_INACTIVE : selected ? THEME_SELECTED : THEME_MAIN;
+  ui_grid_text(g, x, y, SIDE_W - 1, label, role, true);
+  if (worst >= 0)
+    ui_grid_put(g, x + SIDE_W - 1, y, worst == RECIPE_SEV_NOTE ? "*" : "!", marker_role(worst));
+}
+
+static void point_summary(const struct recipe *r, char *buf, size_t n) {
+  if (r->n_points == 0) {
+    snprintf(buf, n, "no points");
+    return;
+  }
+  int lo = r->points[0].conc, hi = lo;
+  for (size_t i = 1; i < r->n_points; i++) {
+    lo = r->points[i].conc < lo ? r->points[i].conc : lo;
+    hi = r->points[i].conc > hi ? r->points[i].conc : hi;
+  }
+  if (lo == hi)
+    snprintf(buf, n, "tp%d c%d", r->points[0].tp, lo);
+  else
+    snprintf(buf, n, "tp%d c%d-%d", r->points[0].tp, lo, hi);
+}
+
+static void render_list(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
+                        const struct ui_glyphs *gl) {
+  struct ui_rect box = l->slot[UI_SLOT_LIST];
+  char title[64];
+  snprintf(title, sizeof title, "Recipes %zu", b->n_pairs ? recipe_set_count(b->set) : 0);
+  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  if (b->n_lines == 0) {
+    ui_grid_text(g, in.x + 1, in.y, in.w - 1,
+                 b->filter[0] ? "no recipe matches the filter" : "no recipes loaded",
+                 THEME_INACTIVE, gl->braille);
+    return;
+  }
+  keep_selection_visible(b, l);
+  for (int row = 0; row < in.h; row++) {
+    size_t i = (size_t)(b->list_top + row);
+    if (i >= b->n_lines)
+      break;
+    int y = in.y + row;
+    const struct browser_line *line = &b->lines[i];
+    if (line->pair == NO_PAIR) {
+      char *group_title = group_title_alloc(b->groups[line->group].first, gl->separator);
+      ui_grid_text(g, in.x, y, in.w, group_title, THEME_HEADER, gl->braille);
+      free(group_title);
+      continue;
+    }
+    const struct browser_pair *p = &b->pairs[line->pair];
+    bool sel = i == b->sel_line;
+    const struct recipe *first = pair_first(p);
+    ui_grid_text(g, in.x, y, 2, sel ? ">" : " ", THEME_HOTKEY, gl->braille);
+    ui_grid_text(g, in.x + 2, y, TAG_W - 3, recipe_seq_tag(first), sel ? THEME_TITLE : THEME_MAIN,
+                 gl->braille);
+    const struct recipe *shown = browser_selected(b);
+    render_side(g, in.x + TAG_W, y, p->off, p->worst_off, sel && shown == p->off);
+    render_side(g, in.x + TAG_W + SIDE_W, y, p->spec, p->worst_spec, sel && shown == p->spec);
+    char summary[48];
+    point_summary(first, summary, sizeof summary);
+    int sx = in.x + TAG_W + 2 * SIDE_W;
+    ui_grid_text(g, sx, y, in.x + in.w - sx, summary, THEME_INACTIVE, gl->braille);
+  }
+}
+
+/* Wraps text into lines of width w; continuation lines start at indent. */
+static int wrapped_count(const char *text, int w, int indent) {
+  int cells = ui_text_cells(text);
+  if (cells <= w || w <= indent + 1)
+    return 1;
+  return 1 + (cells - w + (w - indent) - 1) / (w - indent);
+}
+
+/* Byte offset of the n-th UTF-8 character of s (or its end). */
+static size_t utf8_offset(const char *s, int n) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p && n > 0) {
+    p++;
+    while ((*p & 0xc0) == 0x80)
+      p++;
+    n--;
+  }
+  return (size_t)(p - (const unsigned char *)s);
+}
+
+static void render_detail(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
+                          const struct ui_glyphs *gl) {
+  struct ui_rect box = l->slot[UI_SLOT_DETAIL];
+  ui_box(g, box, "Recipe", THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  in.x += 1;
+  in.w -= 1;
+  detail_build(b);
+  if (!b->detail_of) {
+    ui_grid_text(g, in.x, in.y, in.w, "select a recipe on the left", THEME_INACTIVE, gl->braille);
+    return;
+  }
+  int total = 0;
+  for (size_t i = 0; i < b->n_detail; i++)
+    total += wrapped_count(b->detail[i].text, in.w, b->detail[i].indent);
+  int max_top = total - in.h;
+  if (b->detail_top > max_top)
+    b->detail_top = max_top > 0 ? max_top : 0;
+  int vline = 0;  /* visual line index across the whole pane */
+  for (size_t i = 0; i < b->n_detail && vline < b->detail_top + in.h; i++) {
+    const struct browser_text *t = &b->detail[i];
+    const char *rest = t->text;
+    bool first = true;
+    do {
+      int indent = first ? 0 : t->indent;
+      int avail = in.w - indent;
+      int cells = ui_text_cells(rest);
+      int take = cells <= avail || avail <= 1 ? cells : avail;
+      if (vline >= b->detail_top && vline < b->detail_top + in.h) {
+        char *piece = xstrndup(rest, utf8_offset(rest, take));
+        ui_grid_text(g, in.x + indent, in.y + vline - b->detail_top, avail, piece, t->role,
+                     gl->braille);
+        free(piece);
+      }
+      rest += utf8_offset(rest, take);
+      vline++;
+      first = false;
+    } while (*rest && in.w > t->indent + 1);
+  }
+  if (total > in.h) {
+    char pos[32];
+    snprintf(pos, sizeof pos, " %d-%d/%d ", b->detail_top + 1,
+             b->detail_top + in.h < total ? b->detail_top + in.h : total, total);
+    int w = ui_text_cells(pos);
+    ui_grid_text(g, box.x + box.w - w - 2, box.y + box.h - 1, w, pos, THEME_INACTIVE, gl->braille);
+  }
+}
+
+static void render_header(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
+                          const struct ui_glyphs *gl) {
+  struct ui_rect r = l->slot[UI_SLOT_HEADER];
+  ui_grid_fill(g, r, THEME_HEADER);
+  char text[256];
+  size_t n_spec = 0;
+  for (size_t i = 0; i < b->n_pairs; i++)
+    n_spec += b->pairs[i].spec != NULL;
+  snprintf(text, sizeof text, " servetop " SERVETOP_VERSION "%srecipes%s%zu groups%s%zu rows%s%zu MTP",
+           gl->separator, gl->separator, b->n_groups, gl->separator, b->n_pairs, gl->separator, n_spec);
+  ui_grid_text(g, r.x, r.y, r.w, text, THEME_HEADER, gl->braille);
+  size_t errors = recipe_findings_errors(&b->findings);
+  if (b->findings.n) {
+    snprintf(text, sizeof text, "findings: %zu (%zu errors) ", b->findings.n, errors);
+    int w = ui_text_cells(text);
+    if (w < r.w / 2)
+      ui_grid_text(g, r.x + r.w - w, r.y, w, text, errors ? THEME_ERROR : THEME_WARNING, gl->braille);
+  }
+}
+
+static void render_footer(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
+                          const struct ui_glyphs *gl) {
+  struct ui_rect r = l->slot[UI_SLOT_FOOTER];
+  int x = r.x;
+  if (b->filter_editing) {
+    x += ui_grid_text(g, x, r.y, r.w, "filter: /", THEME_HOTKEY, gl->braille);
+    x += ui_grid_text(g, x, r.y, r.x + r.w - x, b->filter, THEME_MAIN, gl->braille);
+    ui_grid_put(g, x, r.y, "_", THEME_HOTKEY);
+    ui_grid_text(g, x + 2, r.y, r.x + r.w - x - 2, "(Enter keeps, Esc clears)", THEME_INACTIVE,
+                 gl->braille);
+    return;
+  }
+  if (b->message[0]) {
+    ui_grid_text(g, x, r.y, r.w, b->message, b->message_role, gl->braille);
+    return;
+  }
+  static const char *const hints[][2] = {
+      {"Enter", "run"}, {"a", "A/B"}, {"/", "filter"}, {"←→", "off/mtp"}, {"?", "help"}, {"q", "quit"},
+  };
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+    const char *key = !gl->braille && strcmp(hints[i][0], "←→") == 0 ? "<>" : hints[i][0];
+    x += ui_grid_text(g, x, r.y, r.x + r.w - x, key, THEME_HOTKEY, gl->braille);
+    x += ui_grid_text(g, x + 1, r.y, r.x + r.w - x - 1, hints[i][1], THEME_MAIN, gl->braille) + 3;
+  }
+  if (b->filter[0]) {
+    char text[160];
+    snprintf(text, sizeof text, "filter: %s", b->filter);
+    ui_grid_text(g, x, r.y, r.x + r.w - x, text, THEME_WARNING, gl->braille);
+  }
+}
+
+static void render_help(struct ui_grid *g, const struct ui_layout *l, const struct ui_glyphs *gl) {
+  int keys_w = 0;
+  for (size_t i = 0; i < browser_key_help_count; i++) {
+    int w = ui_text_cells(browser_key_help[i].keys);
+    keys_w = w > keys_w ? w : keys_w;
+  }
+  int what_w = 0;
+  for (size_t i = 0; i < browser_key_help_count; i++) {
+    int w = ui_text_cells(browser_key_help[i].what);
+    what_w = w > what_w ? w : what_w;
+  }
+  int w = keys_w + what_w + 7;
+  if (w > l->cols - 2)
+    w = l->cols - 2;
+  int h = (int)browser_key_help_count + 4;
+  struct ui_rect box = {(l->cols - w) / 2, (l->rows - h) / 2, w, h};
+  ui_grid_fill(g, box, THEME_MAIN);
+  ui_box(g, box, "Keys", THEME_BORDER, THEME_TITLE, gl);
+  for (size_t i = 0; i < browser_key_help_count; i++) {
+    int y = box.y + 2 + (int)i;
+    ui_grid_text(g, box.x + 2, y, keys_w, browser_key_help[i].keys, THEME_HOTKEY, gl->braille);
+    ui_grid_text(g, box.x + 4 + keys_w, y, box.w - keys_w - 6, browser_key_help[i].what, THEME_MAIN,
+                 gl->braille);
+  }
+}
+
+void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
+                    const struct ui_glyphs *gl) {
+  ui_grid_clear(g);
+  if (l->too_small) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "terminal %dx%d is too small: servetop needs %dx%d", l->cols, l->rows,
+             UI_MIN_COLS, UI_MIN_ROWS);
+    ui_grid_text(g, 0, 0, l->cols, msg, THEME_WARNING, gl->braille);
+    return;
+  }
+  render_header(b, g, l, gl);
+  render_list(b, g, l, gl);
+  render_detail(b, g, l, gl);
+  render_footer(b, g, l, gl);
+  if (b->help_shown)
+    render_help(g, l, gl);
+}

@@ -1,0 +1,120 @@
+/* ui browser: the start screen's model (recipes grouped by model / GPU /
+ * engine, off and MTP twins paired on one row, an incremental filter, the
+ * selection and scroll state) and its rendering into a cell grid. Pure: no
+ * ncurses, so keys, clicks and frames are unit-tested on fixed recipe sets. */
+#ifndef SERVETOP_UI_BROWSER_H
+#define SERVETOP_UI_BROWSER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "layout.h"
+#include "recipe/recipe.h"
+#include "widgets.h"
+
+/* Keys as the screens see them: printable ASCII as itself, the rest here.
+ * tui.c translates ncurses key codes. */
+enum ui_key {
+  UI_KEY_UP = 0x10000,
+  UI_KEY_DOWN,
+  UI_KEY_LEFT,
+  UI_KEY_RIGHT,
+  UI_KEY_PAGE_UP,
+  UI_KEY_PAGE_DOWN,
+  UI_KEY_HOME,
+  UI_KEY_END,
+  UI_KEY_ENTER,
+  UI_KEY_ESCAPE,
+  UI_KEY_BACKSPACE,
+  UI_KEY_TAB,
+};
+
+/* What a key asks the program to do. */
+enum browser_action {
+  BROWSER_NONE,    /* nothing changed */
+  BROWSER_REDRAW,  /* state changed: draw again */
+  BROWSER_QUIT,
+  BROWSER_RUN,     /* run browser_selected() */
+  BROWSER_RUN_AB,  /* run the selected row's off/MTP pair */
+};
+
+/* One row of the list: twins side by side; either side may be missing. */
+struct browser_pair {
+  const struct recipe *off;   /* spec-decoding none */
+  const struct recipe *spec;  /* MTP or draft model */
+  int worst_off, worst_spec;  /* worst finding severity, -1 = none */
+  size_t group;
+};
+
+struct browser_group {
+  const struct recipe *first;  /* names the group: model, precision, GPU, engine */
+};
+
+/* A visible list line: a group heading (pair == SIZE_MAX) or a pair. */
+struct browser_line {
+  size_t group;
+  size_t pair;
+};
+
+/* A line of the detail pane. */
+struct browser_text {
+  char *text;
+  enum theme_role role;
+  int indent;      /* continuation lines of a wrapped line start here */
+};
+
+struct browser {
+  const struct recipe_set *set;  /* borrowed */
+  struct recipe_findings findings;
+  struct browser_group *groups;
+  size_t n_groups;
+  struct browser_pair *pairs;
+  size_t n_pairs;
+  struct browser_line *lines;    /* after the filter */
+  size_t n_lines;
+  char filter[128];
+  bool filter_editing;           /* '/' typed: keys go to the filter */
+  size_t sel_line;               /* index into lines; always a pair line when any */
+  int sel_side;                  /* 0 = off, 1 = spec */
+  int list_top;                  /* first list line shown */
+  int detail_top;                /* first detail line shown */
+  bool help_shown;
+  char message[256];             /* footer message; "" = key hints */
+  enum theme_role message_role;
+  /* the detail pane for the selected recipe, rebuilt when it changes */
+  const struct recipe *detail_of;
+  struct browser_text *detail;
+  size_t n_detail;
+};
+
+/* Builds the model; findings come from recipe_lint(set). */
+void browser_init(struct browser *b, const struct recipe_set *set);
+void browser_fini(struct browser *b);
+
+/* The filter: whitespace-separated words, each matched case-insensitively
+ * against name, model, precision, GPU, engine, framework, spec and sequence
+ * tag; a pair shows when one of its recipes matches every word. */
+void browser_set_filter(struct browser *b, const char *filter);
+const struct recipe *browser_selected(const struct browser *b);
+const struct browser_pair *browser_selected_pair(const struct browser *b);
+
+enum browser_action browser_key(struct browser *b, int key, const struct ui_layout *l);
+/* Mouse: a click on a list line selects it (and the side under the pointer);
+ * the wheel scrolls the list or the detail pane under the pointer. */
+enum browser_action browser_click(struct browser *b, const struct ui_layout *l, int x, int y);
+enum browser_action browser_wheel(struct browser *b, const struct ui_layout *l, int x, int y,
+                                  int lines);
+
+/* Draws the whole browser screen (header, list, detail, footer, help). */
+void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
+                    const struct ui_glyphs *gl);
+
+/* The key help, shared by the help overlay and the docs test. */
+struct ui_key_help {
+  const char *keys;
+  const char *what;
+};
+extern const struct ui_key_help browser_key_help[];
+extern const size_t browser_key_help_count;
+
+#endif
