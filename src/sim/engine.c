@@ -119,11 +119,11 @@ static void running_remove(struct sim_server *srv, struct sim_req *req) {
     req->next->prev = req->prev;
   req->prev = req->next = NULL;
   srv->n_running--;
-  srv->kv_used_tokens -= req->kv_reserved;
+  srv->kv_reserved_tokens -= req->kv_reserved;
   req->kv_reserved = 0;
 }
 
-static long kv_in_use(const struct sim_server *srv) {
+long sim_engine_kv_tokens(const struct sim_server *srv) {
   long n = 0;
   for (const struct sim_req *r = srv->running_head; r; r = r->next)
     n += r->prefilled_tokens + r->out_len;
@@ -135,7 +135,7 @@ static void update_gauges(struct sim_server *srv) {
   struct sim_stats *st = &srv->stats;
   st->num_running = srv->n_running;
   st->num_queue = srv->n_waiting;
-  st->num_used_tokens = kv_in_use(srv);
+  st->num_used_tokens = sim_engine_kv_tokens(srv);
   st->token_usage = (double)st->num_used_tokens / (double)srv->perf.max_total_num_tokens;
 }
 
@@ -183,11 +183,11 @@ static void admit(struct sim_server *srv) {
   while (srv->waiting_head && srv->n_running < p->max_running_requests) {
     struct sim_req *req = srv->waiting_head;
     long need = req->prompt_tokens + req->max_tokens;
-    if (srv->kv_used_tokens + need > p->max_total_num_tokens && srv->n_running > 0)
+    if (srv->kv_reserved_tokens + need > p->max_total_num_tokens && srv->n_running > 0)
       break;
     waiting_remove(srv, req);
     req->kv_reserved = need;
-    srv->kv_used_tokens += need;
+    srv->kv_reserved_tokens += need;
     req->phase = SIM_PHASE_PREFILL;
     running_push(srv, req);
   }

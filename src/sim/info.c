@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ static cJSON *model_card(const struct sim_server *srv) {
   cJSON *card = cJSON_CreateObject();
   cJSON_AddStringToObject(card, "id", srv->model_name);
   cJSON_AddStringToObject(card, "object", "model");
-  cJSON_AddNumberToObject(card, "created", (double)(srv->start_ns > 0 ? time(NULL) : 0));
+  cJSON_AddNumberToObject(card, "created", (double)time(NULL));
   cJSON_AddStringToObject(card, "owned_by", "servetop-sim (simulated)");
   cJSON_AddStringToObject(card, "root", srv->cfg->model_path);
   cJSON_AddItemToObject(card, "parent", cJSON_CreateNull());
@@ -179,7 +180,7 @@ char *sim_info_gpu_memory_json_alloc(const struct sim_server *srv) {
     util = srv->conns ? 1.0 : 0.0;
   if (util > 1)
     util = 1;
-  double kv_used = (double)srv->kv_used_tokens * p->kv_cell_bytes;
+  double kv_used = (double)sim_engine_kv_tokens(srv) * p->kv_cell_bytes;
   for (int i = 0; i < p->ranks; i++) {
     cJSON *g = cJSON_CreateObject();
     char name[96];
@@ -188,13 +189,14 @@ char *sim_info_gpu_memory_json_alloc(const struct sim_server *srv) {
     cJSON_AddStringToObject(g, "name", name);
     double used = p->weights_bytes_per_gpu + p->kv_pool_bytes_per_gpu + p->cuda_graph_bytes_per_gpu +
                   p->activations_bytes_per_gpu;
-    cJSON_AddNumberToObject(g, "total_bytes", p->gpu->memory_bytes);
-    cJSON_AddNumberToObject(g, "used_bytes", used);
-    cJSON_AddNumberToObject(g, "weights_bytes", p->weights_bytes_per_gpu);
-    cJSON_AddNumberToObject(g, "kv_pool_bytes", p->kv_pool_bytes_per_gpu);
-    cJSON_AddNumberToObject(g, "kv_used_bytes", kv_used);
-    cJSON_AddNumberToObject(g, "cuda_graph_bytes", p->cuda_graph_bytes_per_gpu);
-    cJSON_AddNumberToObject(g, "activations_bytes", p->activations_bytes_per_gpu);
+    /* whole bytes, like a driver reports them */
+    cJSON_AddNumberToObject(g, "total_bytes", floor(p->gpu->memory_bytes));
+    cJSON_AddNumberToObject(g, "used_bytes", floor(used));
+    cJSON_AddNumberToObject(g, "weights_bytes", floor(p->weights_bytes_per_gpu));
+    cJSON_AddNumberToObject(g, "kv_pool_bytes", floor(p->kv_pool_bytes_per_gpu));
+    cJSON_AddNumberToObject(g, "kv_used_bytes", floor(kv_used));
+    cJSON_AddNumberToObject(g, "cuda_graph_bytes", floor(p->cuda_graph_bytes_per_gpu));
+    cJSON_AddNumberToObject(g, "activations_bytes", floor(p->activations_bytes_per_gpu));
     /* power: idle + load share of (max - idle) */
     cJSON_AddNumberToObject(g, "power_w", p->gpu->idle_power_w + util * (p->gpu->max_power_w - p->gpu->idle_power_w));
     cJSON_AddNumberToObject(g, "utilization_pct", util * 100.0);

@@ -142,6 +142,7 @@ int sim_perf_init(struct sim_perf *p, const struct sim_config *cfg, struct st_er
     p->spec_topk = cfg->speculative_eagle_topk > 0 ? cfg->speculative_eagle_topk : 1;
     p->spec_draft_tokens = cfg->speculative_num_draft_tokens > 0 ? cfg->speculative_num_draft_tokens
                                                                  : p->spec_steps + 1;
+    p->spec_v2 = cfg->spec_v2;
     p->spec_overhead = cfg->spec_v2 ? 0.10 : 0.25;
     p->accept_chat = cfg->accept_chat;
     p->accept_random = cfg->accept_random;
@@ -187,14 +188,18 @@ int sim_perf_init(struct sim_perf *p, const struct sim_config *cfg, struct st_er
   return 0;
 }
 
-/* Weights one forward pass reads per GPU: MoE batches touch more experts as
- * the batch grows (independent routing per token). */
-static double weight_read_bytes(const struct sim_perf *p, double tokens) {
+/* Weights one forward pass reads per GPU. A MoE batch touches more experts as
+ * it holds more sequences (independent routing per sequence); the extra
+ * tokens of one sequence in a verify pass mostly reuse its experts, so each
+ * counts as SIM_SPEC_EXPERT_REUSE of a sequence. */
+#define SIM_SPEC_EXPERT_REUSE 0.03
+static double weight_read_bytes(const struct sim_perf *p, int seqs, double tokens_per_seq) {
   const struct sim_model_preset *m = p->model;
   double params = m->total_params;
   if (m->is_moe) {
     double frac = m->active_params / m->total_params;
-    params = m->total_params * (1.0 - pow(1.0 - frac, tokens));
+    double routed = seqs * (1.0 + SIM_SPEC_EXPERT_REUSE * (tokens_per_seq - 1.0));
+    params = m->total_params * (1.0 - pow(1.0 - frac, routed));
   }
   return params * p->weight_bytes_per_param / p->tp;
 }
@@ -208,14 +213,16 @@ static double step_fixed_s(const struct sim_perf *p, int bs) {
   return launch + comm;
 }
 
+#define SIM_DECODE_COMPUTE_SHARE 0.25
 static double forward_s(const struct sim_perf *p, int bs, double tokens_per_req, long kv_tokens) {
   const struct sim_model_preset *m = p->model;
   double tokens = bs * tokens_per_req;
-  double bytes = weight_read_bytes(p, tokens) + (double)kv_tokens * p->kv_cell_bytes;
+  double bytes = weight_read_bytes(p, bs, tokens_per_req) + (double)kv_tokens * p->kv_cell_bytes;
   double mem_s = bytes / (p->gpu->hbm_bytes_per_s * p->decode_efficiency);
   double flops = 2.0 * m->active_params * tokens / p->tp +
                  4.0 * tokens * ((double)kv_tokens / (bs > 0 ? bs : 1)) * m->kv_layers * m->attn_dim / p->tp;
-  double compute_s = flops / (p->flops_per_s * p->prefill_efficiency);
+  /* small decode GEMMs (and MoE grouped GEMMs) reach a fraction of what a prefill does */
+  double compute_s = flops / (p->flops_per_s * p->prefill_efficiency * SIM_DECODE_COMPUTE_SHARE);
   return mem_s + compute_s + step_fixed_s(p, bs);
 }
 
@@ -228,7 +235,11 @@ double sim_spec_step_s(const struct sim_perf *p, int bs, long kv_tokens) {
    * passes of a one-layer head; plus the draft/verify sync overhead */
   double verify = forward_s(p, bs, p->spec_draft_tokens, kv_tokens);
   double draft_one = forward_s(p, bs, p->spec_topk, 0) / p->model->layers + 60e-6;
-  return verify + p->spec_steps * draft_one + p->spec_overhead * sim_decode_step_s(p, bs, kv_tokens);
+  /* per-request draft bookkeeping (tree build, accept, KV fix-up) on the host;
+   * Spec V2 overlaps most of it with the GPU */
+  double per_req_s = bs * (p->spec_v2 ? 4e-6 : 12e-6);
+  return verify + p->spec_steps * draft_one + p->spec_overhead * sim_decode_step_s(p, bs, kv_tokens) +
+         per_req_s;
 }
 
 double sim_prefill_s(const struct sim_perf *p, long new_tokens, long context_tokens) {
@@ -237,7 +248,7 @@ double sim_prefill_s(const struct sim_perf *p, long new_tokens, long context_tok
   double flops = 2.0 * m->active_params * t / p->tp +
                  4.0 * t * ((double)context_tokens + t / 2.0) * m->kv_layers * m->attn_dim / p->tp;
   double compute_s = flops / (p->flops_per_s * p->prefill_efficiency);
-  double mem_s = weight_read_bytes(p, t) / (p->gpu->hbm_bytes_per_s * p->decode_efficiency);
+  double mem_s = weight_read_bytes(p, (int)fmin(t, 1e6), 1.0) / (p->gpu->hbm_bytes_per_s * p->decode_efficiency);
   return compute_s + mem_s + step_fixed_s(p, p->cuda_graph_max_bs + 1);
 }
 

@@ -430,6 +430,7 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   srv->time_scale = cfg->speed > 0 ? 1.0 / cfg->speed : 1.0;
   srv->rng = cfg->seed ? cfg->seed : 0x5eed5eed5eedull;
   srv->start_ns = sim_now_ns();
+  srv->stats.last_decode_log_ns = srv->start_ns;
   sim_timer_init(&srv->warmup_timer, warmup_timer_fired);
   int rc = -1;
   sigset_t mask, old_mask;

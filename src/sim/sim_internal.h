@@ -80,6 +80,7 @@ struct sim_perf {
   /* speculative decoding */
   bool spec;
   int spec_steps, spec_topk, spec_draft_tokens;
+  bool spec_v2;                    /* SGLANG_ENABLE_SPEC_V2: overlapped draft/verify */
   double spec_overhead;            /* cost of a draft+verify step relative to a plain decode step */
   double accept_chat, accept_random;
   double simulate_acc_len;         /* > 0: pinned mean accept length */
@@ -237,7 +238,7 @@ struct sim_server {
   struct sim_req *waiting_head, *waiting_tail; /* FIFO queue */
   struct sim_req *running_head;                /* decoding or prefilling */
   int n_waiting, n_running;
-  long kv_used_tokens;
+  long kv_reserved_tokens;    /* admission reservations (prompt + max_tokens) */
   struct sim_timer step_timer;
   bool step_in_flight;
   int64_t step_started_ns;
@@ -285,6 +286,8 @@ void sim_engine_abort(struct sim_server *srv, struct sim_req *req);
  * more bytes). May free req. */
 void sim_engine_pump(struct sim_server *srv, struct sim_req *req);
 void sim_engine_fini(struct sim_server *srv);
+/* KV slots holding tokens now (prompt computed so far + output). */
+long sim_engine_kv_tokens(const struct sim_server *srv);
 
 /* ---------------------------------------------------------------- server.c: I/O */
 enum { SIM_CONN_HIGH_WATER_BYTES = 256 * 1024 };
