@@ -1,0 +1,383 @@
+/* The `random` dataset of benchmark_serving.py without a tokenizer, request
+ * bodies as the reference builds them, and chat-text calibration against the
+ * server's own token count. */
+#include "loadgen/loadgen.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadgen/loadgen_internal.h"
+
+/* ---------------------------------------------------------------- RNG */
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void lg_rng_seed(struct lg_rng *rng, uint64_t seed) {
+  for (int i = 0; i < 4; i++)
+    rng->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+uint64_t lg_rng_next(struct lg_rng *rng) {
+  uint64_t *s = rng->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+int64_t lg_rng_int(struct lg_rng *rng, int64_t lo, int64_t hi) {
+  if (hi <= lo)
+    return lo;
+  uint64_t range = (uint64_t)(hi - lo) + 1u;
+  /* Rejection sampling: unbiased for every range. */
+  uint64_t limit = UINT64_MAX - UINT64_MAX % range;
+  uint64_t v;
+  do
+    v = lg_rng_next(rng);
+  while (v >= limit);
+  return lo + (int64_t)(v % range);
+}
+
+double lg_rng_unit(struct lg_rng *rng) {
+  return (double)(lg_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+double lg_rng_normal(struct lg_rng *rng) {
+  /* Marsaglia polar method. */
+  double u, v, s;
+  do {
+    u = 2.0 * lg_rng_unit(rng) - 1.0;
+    v = 2.0 * lg_rng_unit(rng) - 1.0;
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+  return u * sqrt(-2.0 * log(s) / s);
+}
+
+double lg_rng_gamma(struct lg_rng *rng, double shape, double scale) {
+  if (shape < 1.0) {
+    /* Boost: Gamma(a) = Gamma(a + 1) * U^(1/a). */
+    double u = lg_rng_unit(rng);
+    while (u == 0.0)
+      u = lg_rng_unit(rng);
+    return lg_rng_gamma(rng, shape + 1.0, scale) * pow(u, 1.0 / shape);
+  }
+  double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+  for (;;) {
+    double x, v;
+    do {
+      x = lg_rng_normal(rng);
+      v = 1.0 + c * x;
+    } while (v <= 0.0);
+    v = v * v * v;
+    double u = lg_rng_unit(rng);
+    if (u < 1.0 - 0.0331 * x * x * x * x)
+      return d * v * scale;
+    if (u > 0.0 && log(u) < 0.5 * x * x + d * (1.0 - v + log(v)))
+      return d * v * scale;
+  }
+}
+
+/* ---------------------------------------------------------------- body building */
+static void json_escape_append(struct sbuf *sb, const char *s) {
+  sbuf_putc(sb, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '"': sbuf_puts(sb, "\\\""); break;
+    case '\\': sbuf_puts(sb, "\\\\"); break;
+    case '\n': sbuf_puts(sb, "\\n"); break;
+    case '\r': sbuf_puts(sb, "\\r"); break;
+    case '\t': sbuf_puts(sb, "\\t"); break;
+    default:
+      if (*p < 0x20)
+        sbuf_printf(sb, "\\u%04x", *p);
+      else
+        sbuf_putc(sb, (char)*p);
+    }
+  }
+  sbuf_putc(sb, '"');
+}
+
+static void append_uint(struct sbuf *sb, uint64_t v) {
+  char buf[24];
+  size_t n = 0;
+  do {
+    buf[sizeof(buf) - 1 - n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  sbuf_append(sb, buf + sizeof(buf) - n, n);
+}
+
+/* Key order and values as backend_request_func.py sends them (B.1). */
+static char *completions_body_alloc(const char *model, const int64_t *ids, size_t n_ids,
+                                    uint32_t max_tokens, bool ignore_eos, size_t *len_out) {
+  struct sbuf sb = {0};
+  sbuf_reserve(&sb, 96 + n_ids * 7);
+  sbuf_puts(&sb, "{\"model\": ");
+  json_escape_append(&sb, model);
+  sbuf_puts(&sb, ", \"prompt\": [");
+  for (size_t j = 0; j < n_ids; j++) {
+    if (j)
+      sbuf_puts(&sb, ", ");
+    append_uint(&sb, (uint64_t)ids[j]);
+  }
+  sbuf_printf(&sb,
+              "], \"temperature\": 0.0, \"best_of\": 1, \"max_tokens\": %u, \"logprobs\": null, "
+              "\"stream\": true, \"stream_options\": {\"include_usage\": true}%s}",
+              max_tokens, ignore_eos ? ", \"ignore_eos\": true" : "");
+  *len_out = sb.len;
+  return sbuf_take(&sb);
+}
+
+static char *chat_body_alloc(const char *model, const char *text, uint32_t max_tokens,
+                             bool ignore_eos, bool stream, size_t *len_out) {
+  struct sbuf sb = {0};
+  sbuf_puts(&sb, "{\"model\": ");
+  json_escape_append(&sb, model);
+  sbuf_puts(&sb, ", \"messages\": [{\"role\": \"user\", \"content\": ");
+  json_escape_append(&sb, text);
+  sbuf_printf(&sb, "}], \"temperature\": 0.0, \"max_completion_tokens\": %u", max_tokens);
+  if (stream)
+    sbuf_puts(&sb, ", \"stream\": true, \"stream_options\": {\"include_usage\": true}");
+  else
+    sbuf_printf(&sb, ", \"max_tokens\": %u, \"stream\": false", max_tokens);
+  if (ignore_eos)
+    sbuf_puts(&sb, ", \"ignore_eos\": true");
+  sbuf_putc(&sb, '}');
+  *len_out = sb.len;
+  return sbuf_take(&sb);
+}
+
+/* Common English words that are one token (with their leading space) in the
+ * BPE vocabularies of current models; the calibration measures the real cost,
+ * this list only keeps it steady. The cycle always starts at the same word so
+ * the count depends on n_words alone. */
+static const char *const filler_words[] = {
+    "time",  "year",  "people", "way",    "day",   "man",    "thing", "woman",
+    "life",  "child", "world",  "school", "state", "family", "group", "country",
+    "hand",  "part",  "place",  "case",   "week",  "system", "work",  "number",
+    "night", "point", "home",   "water",  "room",  "mother", "area",  "money"};
+
+char *lg_chat_text_alloc(uint32_t request_index, uint32_t n_words) {
+  struct sbuf sb = {0};
+  sbuf_reserve(&sb, 16 + (size_t)n_words * 8);
+  /* A distinct fixed-width tag first: prompts share no prefix beyond the chat
+   * template (as the reference's random ids), and every tag costs the same. */
+  sbuf_printf(&sb, "Request %07u:", request_index % 10000000u);
+  for (uint32_t w = 0; w < n_words; w++) {
+    sbuf_putc(&sb, ' ');
+    sbuf_puts(&sb, filler_words[w % ST_ARRAY_LEN(filler_words)]);
+  }
+  return sbuf_take(&sb);
+}
+
+static uint32_t chat_words_for(const struct lg_chat_sizer *sizer, uint32_t target_tokens) {
+  double words = ((double)target_tokens - sizer->overhead_tokens) / sizer->tokens_per_word;
+  return words < 0 ? 0 : (uint32_t)llround(words);
+}
+
+/* ---------------------------------------------------------------- workloads */
+int lg_workload_random(const struct lg_dataset_config *cfg, struct lg_workload *out,
+                       struct st_err *err) {
+  memset(out, 0, sizeof(*out));
+  if (cfg->num_prompts <= 0)
+    return err_setf(err, "num-prompts must be positive (got %d)", cfg->num_prompts);
+  if (cfg->input_len < 1 || cfg->output_len < 1)
+    return err_setf(err, "random-input-len and random-output-len must be >= 1");
+  if (!(cfg->range_ratio >= 0.0 && cfg->range_ratio <= 1.0))
+    return err_setf(err, "random-range-ratio must be in [0, 1] (got %g)", cfg->range_ratio);
+  if (cfg->prefix_len < 0 || cfg->vocab_size < 2)
+    return err_setf(err, "random-prefix-len must be >= 0 and vocab size >= 2");
+  if (cfg->api == LG_API_CHAT && !cfg->chat_sizer)
+    return err_setf(err, "chat prompts need a calibration (lg_chat_calibrate)");
+
+  struct lg_rng rng;
+  lg_rng_seed(&rng, cfg->seed);
+  size_t n = (size_t)cfg->num_prompts;
+  /* Draw order as sample_random_requests: prefix, input lens, output lens, offsets. */
+  int64_t *prefix = xcalloc((size_t)cfg->prefix_len + 1, sizeof(*prefix));
+  for (int j = 0; j < cfg->prefix_len; j++)
+    prefix[j] = lg_rng_int(&rng, 0, cfg->vocab_size - 1);
+  uint32_t *in_lens = xcalloc(n, sizeof(*in_lens));
+  uint32_t *out_lens = xcalloc(n, sizeof(*out_lens));
+  int64_t *offsets = xcalloc(n, sizeof(*offsets));
+  int64_t in_lo = (int64_t)floor(cfg->input_len * cfg->range_ratio);
+  int64_t out_lo = (int64_t)floor(cfg->output_len * cfg->range_ratio);
+  for (size_t i = 0; i < n; i++)
+    in_lens[i] = (uint32_t)lg_rng_int(&rng, in_lo, cfg->input_len);
+  for (size_t i = 0; i < n; i++) {
+    out_lens[i] = (uint32_t)lg_rng_int(&rng, out_lo, cfg->output_len);
+    if (out_lens[i] == 0) /* ratio 0 can draw 0; max_tokens 0 asks for nothing */
+      out_lens[i] = 1;
+  }
+  for (size_t i = 0; i < n; i++)
+    offsets[i] = lg_rng_int(&rng, 0, cfg->vocab_size - 1);
+
+  out->prompts = xcalloc(n, sizeof(*out->prompts));
+  out->bodies = xcalloc(n, sizeof(*out->bodies));
+  out->n_prompts = n;
+  size_t ids_cap = (size_t)cfg->prefix_len + (size_t)cfg->input_len + 1;
+  int64_t *ids = xcalloc(ids_cap, sizeof(*ids));
+  for (size_t i = 0; i < n; i++) {
+    struct lg_prompt *p = &out->prompts[i];
+    uint32_t prompt_len = (uint32_t)cfg->prefix_len + in_lens[i];
+    size_t body_len;
+    if (cfg->api == LG_API_COMPLETIONS) {
+      memcpy(ids, prefix, (size_t)cfg->prefix_len * sizeof(*ids));
+      for (uint32_t j = 0; j < in_lens[i]; j++)
+        ids[(size_t)cfg->prefix_len + j] = (offsets[i] + (int64_t)i + j) % cfg->vocab_size;
+      out->bodies[i] = completions_body_alloc(cfg->model, ids, prompt_len, out_lens[i],
+                                              cfg->ignore_eos, &body_len);
+    } else {
+      /* The prefix is shared text of prefix_len tokens' worth of words. */
+      uint32_t words = chat_words_for(cfg->chat_sizer, prompt_len);
+      char *text = lg_chat_text_alloc((uint32_t)i, words);
+      out->bodies[i] =
+          chat_body_alloc(cfg->model, text, out_lens[i], cfg->ignore_eos, true, &body_len);
+      free(text);
+    }
+    p->body = out->bodies[i];
+    p->body_len = body_len;
+    p->prompt_len = prompt_len;
+    p->output_len = out_lens[i];
+  }
+  free(ids);
+  free(prefix);
+  free(in_lens);
+  free(out_lens);
+  free(offsets);
+  return 0;
+}
+
+void lg_workload_repeat_first(const struct lg_workload *src, size_t n, struct lg_workload *out) {
+  memset(out, 0, sizeof(*out));
+  if (src->n_prompts == 0 || n == 0)
+    return;
+  out->prompts = xcalloc(n, sizeof(*out->prompts));
+  for (size_t i = 0; i < n; i++)
+    out->prompts[i] = src->prompts[0];
+  out->n_prompts = n;
+}
+
+void lg_workload_free(struct lg_workload *w) {
+  if (!w)
+    return;
+  if (w->bodies)
+    for (size_t i = 0; i < w->n_prompts; i++)
+      free(w->bodies[i]);
+  free(w->bodies);
+  free(w->prompts);
+  memset(w, 0, sizeof(*w));
+}
+
+/* ---------------------------------------------------------------- chat calibration */
+static size_t collect_body(char *data, size_t size, size_t nmemb, void *userp) {
+  sbuf_append(userp, data, size * nmemb);
+  return size * nmemb;
+}
+
+/* Sends one non-streaming chat request of n_words filler words; returns the
+ * server's usage.prompt_tokens or -1 with err. */
+static long probe_prompt_tokens(CURL *easy, const char *url, const char *model,
+                                struct curl_slist *headers, uint32_t n_words, struct st_err *err) {
+  char *text = lg_chat_text_alloc(0, n_words);
+  size_t body_len;
+  char *body = chat_body_alloc(model, text, 1, false, false, &body_len);
+  free(text);
+  struct sbuf resp = {0};
+  curl_easy_reset(easy);
+  curl_easy_setopt(easy, CURLOPT_URL, url);
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, collect_body);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &resp);
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 600000L);
+  CURLcode rc = curl_easy_perform(easy);
+  long status = 0, tokens = -1;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  if (rc != CURLE_OK) {
+    err_setf(err, "chat calibration probe to %s: %s", url, curl_easy_strerror(rc));
+  } else if (status != 200) {
+    err_setf(err, "chat calibration probe to %s: HTTP %ld", url, status);
+  } else {
+    cJSON *json = cJSON_ParseWithLength(resp.data ? resp.data : "", resp.len);
+    cJSON *usage = cJSON_GetObjectItemCaseSensitive(json, "usage");
+    cJSON *pt = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
+    if (cJSON_IsNumber(pt) && pt->valuedouble >= 0)
+      tokens = (long)pt->valuedouble;
+    else
+      err_setf(err, "chat calibration probe to %s: no usage.prompt_tokens in the reply", url);
+    cJSON_Delete(json);
+  }
+  sbuf_free(&resp);
+  free(body);
+  return tokens;
+}
+
+int lg_chat_calibrate(const char *url, const char *model, const char *api_key, int max_target_tokens,
+                      struct lg_calibration *out, struct st_err *err) {
+  memset(out, 0, sizeof(*out));
+  CURL *easy = curl_easy_init();
+  if (!easy)
+    return err_setf(err, "curl_easy_init failed");
+  char *auth = xasprintf("Authorization: Bearer %s", api_key ? api_key : "None");
+  struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+  headers = curl_slist_append(headers, auth);
+  headers = curl_slist_append(headers, "Expect:");
+  int rc = -1;
+  /* Two probes fix overhead and slope; a third at the largest target checks
+   * it and, if off by more than 0.5%, becomes the second point of a refit. */
+  uint32_t w1 = 16;
+  uint32_t w2 = max_target_tokens > 64 ? (uint32_t)max_target_tokens : 64;
+  long t1 = probe_prompt_tokens(easy, url, model, headers, w1, err);
+  if (t1 < 0)
+    goto done;
+  long t2 = probe_prompt_tokens(easy, url, model, headers, w2, err);
+  if (t2 < 0)
+    goto done;
+  out->n_probes = 2;
+  for (int round = 0; round < 3; round++) {
+    if (t2 == t1) {
+      err_setf(err, "chat calibration: the server counts the same prompt_tokens (%ld) for %u and %u words",
+               t1, w1, w2);
+      goto done;
+    }
+    out->sizer.tokens_per_word = (double)(t2 - t1) / (double)(w2 - w1);
+    out->sizer.overhead_tokens = (double)t1 - out->sizer.tokens_per_word * (double)w1;
+    uint32_t target = (uint32_t)(max_target_tokens > 0 ? max_target_tokens : 1);
+    uint32_t w = chat_words_for(&out->sizer, target);
+    long t = probe_prompt_tokens(easy, url, model, headers, w, err);
+    if (t < 0)
+      goto done;
+    out->n_probes++;
+    out->check_target_tokens = (int)target;
+    out->check_server_tokens = (int)t;
+    if (fabs((double)t - target) <= 0.005 * target || w == w2)
+      break;
+    w2 = w;
+    t2 = t;
+  }
+  rc = 0;
+done:
+  curl_slist_free_all(headers);
+  free(auth);
+  curl_easy_cleanup(easy);
+  return rc;
+}

@@ -1,0 +1,967 @@
+/* The load generator's loops: one thread per worker, each an epoll loop that
+ * drives its own CURLM through the multi-socket interface (the shape of curl's
+ * docs/examples/ephiperfifo.c). Requests are claimed from one shared index so
+ * N workers behave like the reference's single semaphore: at most
+ * max_concurrency in flight in total, requests started in index order. */
+#include "loadgen/loadgen.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "loadgen/loadgen_internal.h"
+
+enum { PUBLISH_INTERVAL_NS = 100 * 1000 * 1000, MAX_WORKERS = 64, DETAIL_MAX_BYTES = 1024 };
+
+/* epoll tags: sockets carry their fd, the loop's own fds a tag above any fd. */
+enum fd_tag { TAG_SOCKET = 0, TAG_CURL_TIMER, TAG_DISPATCH_TIMER, TAG_TICK, TAG_WAKE };
+
+struct lg_worker;
+
+/* One request in flight. */
+struct xfer {
+  CURL *easy;
+  struct lg_worker *worker;
+  size_t index;
+  struct lg_record *rec;
+  int64_t dispatch_abs_ns;
+  int64_t last_token_abs_ns;
+  int64_t now_ns;           /* timestamp of the bytes being parsed */
+  uint32_t gaps_cap;
+  uint32_t n_token_chunks;
+  bool status_checked;
+  bool parse_failed;
+  struct lg_sse sse;
+  struct sbuf detail;       /* error body / stream error / generated text */
+  char errbuf[CURL_ERROR_SIZE];
+  struct xfer *next_free;
+};
+
+/* A one-second slot of live figures. */
+struct live_second {
+  int64_t second;           /* since start; -1: unused */
+  int64_t completed, output_tokens;
+  struct live_hist ttft, tpot, itl, e2el;
+};
+
+/* What a worker publishes under its mutex every 100 ms. */
+struct worker_published {
+  int64_t dispatched, completed, failed, in_flight, output_tokens, input_tokens;
+  int64_t window_completed, window_output_tokens;
+  double window_span_s;
+  struct live_hist ttft, tpot, itl, e2el; /* window */
+  bool finished;
+};
+
+struct lg_worker {
+  struct lg_run *run;
+  int id;
+  pthread_t thread;
+  bool thread_started;
+  int epfd, curl_timer_fd, dispatch_timer_fd, tick_fd, wake_fd;
+  CURLM *multi;
+  int in_flight;
+  atomic_int max_in_flight;  /* this worker's share of max_concurrency; INT32_MAX: unlimited */
+  int64_t slot_free_ns;      /* when the last slot was freed (closed-loop schedule) */
+  bool stopping;
+  int64_t drain_deadline_ns;
+  struct xfer *free_xfers;
+  struct xfer **active;      /* in-flight xfers, for cutting them at stop */
+  size_t n_active, active_cap;
+  /* counters (loop thread only) */
+  int64_t dispatched, completed, failed, output_tokens, input_tokens;
+  uint64_t events, body_bytes;
+  struct live_second live[LG_LIVE_WINDOW_S];
+  pthread_mutex_t pub_mu;
+  struct worker_published pub;
+};
+
+struct lg_run {
+  struct lg_config cfg;
+  struct lg_record *records;
+  int64_t *arrival_ns;       /* NULL when rate is infinite */
+  atomic_size_t next_index;  /* next request to claim */
+  atomic_bool stop;
+  atomic_int max_concurrency;
+  atomic_int workers_running;
+  atomic_llong end_ns;       /* latest completion */
+  int64_t start_ns;
+  double start_unix_s;
+  struct curl_slist *headers;
+  int n_workers;
+  struct lg_worker *workers;
+  pthread_mutex_t done_mu;
+  pthread_cond_t done_cv;
+};
+
+/* ---------------------------------------------------------------- small helpers */
+static void timerfd_arm_ns(int fd, int64_t delay_ns) {
+  struct itimerspec its = {0};
+  if (delay_ns >= 0) {
+    if (delay_ns == 0)
+      delay_ns = 1; /* 0 would disarm */
+    its.it_value.tv_sec = delay_ns / 1000000000;
+    its.it_value.tv_nsec = delay_ns % 1000000000;
+  }
+  timerfd_settime(fd, 0, &its, NULL);
+}
+
+static void drain_fd(int fd) {
+  uint64_t v;
+  ssize_t n = read(fd, &v, sizeof(v));
+  (void)n;
+}
+
+static int epoll_add_tagged(int epfd, int fd, enum fd_tag tag) {
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ((uint64_t)tag << 32) | (uint32_t)fd};
+  return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+const char *lg_failure_name(enum lg_failure f) {
+  switch (f) {
+  case LG_OK: return "ok";
+  case LG_FAIL_HTTP: return "http_error";
+  case LG_FAIL_CONNECT: return "connect_error";
+  case LG_FAIL_TIMEOUT: return "timeout";
+  case LG_FAIL_TRANSFER: return "transfer_error";
+  case LG_FAIL_MALFORMED: return "malformed_sse";
+  case LG_FAIL_NO_CHUNK: return "no_token_chunk";
+  case LG_FAIL_INTERRUPTED: return "interrupted";
+  case LG_FAIL_NOT_SENT: return "not_sent";
+  }
+  return "unknown";
+}
+
+void lg_config_init(struct lg_config *cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->api = LG_API_COMPLETIONS;
+  cfg->request_rate = INFINITY;
+  cfg->burstiness = 1.0;
+  cfg->num_workers = 1;
+  cfg->request_timeout_s = 6 * 60 * 60;
+  cfg->drain_timeout_s = 5.0;
+}
+
+/* ---------------------------------------------------------------- live figures (loop side) */
+static struct live_second *live_slot(struct lg_worker *w, int64_t now_ns) {
+  int64_t second = (now_ns - w->run->start_ns) / 1000000000;
+  if (second < 0)
+    second = 0;
+  struct live_second *slot = &w->live[second % LG_LIVE_WINDOW_S];
+  if (slot->second != second) {
+    slot->second = second;
+    slot->completed = slot->output_tokens = 0;
+    live_hist_reset(&slot->ttft);
+    live_hist_reset(&slot->tpot);
+    live_hist_reset(&slot->itl);
+    live_hist_reset(&slot->e2el);
+  }
+  return slot;
+}
+
+static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
+                                   int64_t now_ns) {
+  struct live_second *slot = live_slot(w, now_ns);
+  slot->completed++;
+  slot->output_tokens += rec->output_tokens;
+  live_hist_record_us(&slot->ttft, (uint64_t)(rec->ttft_ns / 1000));
+  live_hist_record_us(&slot->e2el, (uint64_t)(rec->e2el_ns / 1000));
+  if (rec->output_tokens > 1)
+    live_hist_record_us(&slot->tpot, (uint64_t)((rec->e2el_ns - rec->ttft_ns) / 1000 /
+                                                (rec->output_tokens - 1)));
+  for (uint32_t i = 0; i < rec->n_chunk_gaps; i++)
+    live_hist_record_us(&slot->itl, rec->chunk_gaps_us[i]);
+}
+
+static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
+  int64_t now_second = (now_ns - w->run->start_ns) / 1000000000;
+  struct worker_published *p = &w->pub;
+  pthread_mutex_lock(&w->pub_mu);
+  p->dispatched = w->dispatched;
+  p->completed = w->completed;
+  p->failed = w->failed;
+  p->in_flight = w->in_flight;
+  p->output_tokens = w->output_tokens;
+  p->input_tokens = w->input_tokens;
+  p->window_completed = p->window_output_tokens = 0;
+  live_hist_reset(&p->ttft);
+  live_hist_reset(&p->tpot);
+  live_hist_reset(&p->itl);
+  live_hist_reset(&p->e2el);
+  int64_t oldest = now_second;
+  for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
+    const struct live_second *s = &w->live[i];
+    if (s->second < 0 || s->second <= now_second - LG_LIVE_WINDOW_S)
+      continue;
+    if (s->second < oldest)
+      oldest = s->second;
+    p->window_completed += s->completed;
+    p->window_output_tokens += s->output_tokens;
+    live_hist_add(&p->ttft, &s->ttft);
+    live_hist_add(&p->tpot, &s->tpot);
+    live_hist_add(&p->itl, &s->itl);
+    live_hist_add(&p->e2el, &s->e2el);
+  }
+  double elapsed_s = (double)(now_ns - w->run->start_ns) / 1e9;
+  double span = elapsed_s - (double)oldest;
+  p->window_span_s = span > 0 ? span : 0;
+  p->finished = finished;
+  pthread_mutex_unlock(&w->pub_mu);
+}
+
+/* ---------------------------------------------------------------- per-request parsing */
+static void record_detail(struct xfer *x, const char *text, size_t len) {
+  if (x->detail.len >= DETAIL_MAX_BYTES)
+    return;
+  size_t room = DETAIL_MAX_BYTES - x->detail.len;
+  sbuf_append(&x->detail, text, len < room ? len : room);
+}
+
+static int on_sse_line(void *ctx, const char *payload, size_t len) {
+  struct xfer *x = ctx;
+  struct lg_record *rec = x->rec;
+  struct lg_chunk chunk;
+  x->worker->events++;
+  enum lg_chunk_kind kind = lg_chunk_scan(payload, len, &chunk);
+  if (kind == LG_CHUNK_MALFORMED) {
+    x->parse_failed = true;
+    sbuf_reset(&x->detail);
+    record_detail(x, "malformed SSE line: ", 20);
+    record_detail(x, payload, len < 200 ? len : 200);
+    return -1;
+  }
+  if (kind == LG_CHUNK_DONE)
+    return 0;
+  if (chunk.has_usage) {
+    if (chunk.completion_tokens >= 0 && chunk.completion_tokens <= INT32_MAX) {
+      rec->output_tokens = (int32_t)chunk.completion_tokens;
+      rec->flags |= LG_REC_USAGE_SEEN;
+    }
+    if (chunk.prompt_tokens >= 0 && chunk.prompt_tokens <= INT32_MAX)
+      rec->server_prompt_tokens = (int32_t)chunk.prompt_tokens;
+  }
+  if (chunk.has_error) {
+    rec->flags |= LG_REC_STREAM_ERROR;
+    if (x->n_token_chunks == 0 && chunk.error_text)
+      record_detail(x, chunk.error_text, chunk.error_text_len);
+  }
+  /* Token chunk: completions count every chunk with choices (text may be
+   * empty for special tokens), as the reference; chat counts chunks that
+   * carry generated text, so the role-only chunk and the finish chunk are
+   * not tokens (docs/bench.md). */
+  bool token_chunk = kind == LG_CHUNK_CHOICES &&
+                     (x->worker->run->cfg.api == LG_API_COMPLETIONS || chunk.has_text);
+  if (!token_chunk)
+    return 0;
+  if (x->n_token_chunks == 0) {
+    rec->ttft_ns = x->now_ns - x->dispatch_abs_ns;
+  } else {
+    if (rec->n_chunk_gaps == x->gaps_cap) {
+      x->gaps_cap = x->gaps_cap ? x->gaps_cap * 2 : 64;
+      rec->chunk_gaps_us = xreallocarray(rec->chunk_gaps_us, x->gaps_cap, sizeof(uint32_t));
+    }
+    int64_t gap_us = (x->now_ns - x->last_token_abs_ns + 500) / 1000;
+    rec->chunk_gaps_us[rec->n_chunk_gaps++] = gap_us > UINT32_MAX ? UINT32_MAX : (uint32_t)gap_us;
+  }
+  x->n_token_chunks++;
+  x->last_token_abs_ns = x->now_ns;
+  if (x->worker->run->cfg.keep_text && chunk.text)
+    lg_json_unescape_append(&x->detail, chunk.text, chunk.text_len);
+  return 0;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
+  struct xfer *x = userp;
+  size_t len = size * nmemb;
+  x->now_ns = clock_mono_ns(); /* the moment libcurl hands the bytes over */
+  x->worker->body_bytes += len;
+  if (!x->status_checked) {
+    long status = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    x->rec->http_status = (uint16_t)(status > 0 && status < 65536 ? status : 0);
+    x->status_checked = true;
+  }
+  if (x->rec->http_status != 200) {
+    record_detail(x, data, len);
+    return len;
+  }
+  if (lg_sse_feed(&x->sse, data, len, on_sse_line, x) != 0) {
+    if (!x->parse_failed) {
+      x->parse_failed = true;
+      sbuf_reset(&x->detail);
+      sbuf_puts(&x->detail, "SSE line too long");
+    }
+    return 0; /* aborts the transfer: CURLE_WRITE_ERROR */
+  }
+  return len;
+}
+
+/* ---------------------------------------------------------------- request lifecycle */
+static struct xfer *xfer_get(struct lg_worker *w) {
+  struct xfer *x = w->free_xfers;
+  if (x) {
+    w->free_xfers = x->next_free;
+  } else {
+    x = xcalloc(1, sizeof(*x));
+    x->easy = curl_easy_init();
+    if (!x->easy)
+      util_die_oom(0);
+    x->worker = w;
+    lg_sse_init(&x->sse);
+  }
+  return x;
+}
+
+static void xfer_put(struct lg_worker *w, struct xfer *x) {
+  sbuf_reset(&x->detail);
+  sbuf_reset(&x->sse.partial);
+  x->next_free = w->free_xfers;
+  w->free_xfers = x;
+}
+
+static void active_add(struct lg_worker *w, struct xfer *x) {
+  if (w->n_active == w->active_cap) {
+    w->active_cap = w->active_cap ? w->active_cap * 2 : 64;
+    w->active = xreallocarray(w->active, w->active_cap, sizeof(*w->active));
+  }
+  w->active[w->n_active++] = x;
+}
+
+static void active_remove(struct lg_worker *w, struct xfer *x) {
+  for (size_t i = 0; i < w->n_active; i++) {
+    if (w->active[i] == x) {
+      w->active[i] = w->active[--w->n_active];
+      return;
+    }
+  }
+}
+
+static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_abs_ns) {
+  struct lg_run *run = w->run;
+  const struct lg_prompt *prompt = &run->cfg.prompts[index];
+  struct xfer *x = xfer_get(w);
+  struct lg_record *rec = &run->records[index];
+  x->index = index;
+  x->rec = rec;
+  x->gaps_cap = 0;
+  x->n_token_chunks = 0;
+  x->status_checked = false;
+  x->parse_failed = false;
+  x->errbuf[0] = '\0';
+  rec->prompt_len = prompt->prompt_len;
+  rec->server_prompt_tokens = -1;
+  rec->failure = LG_FAIL_INTERRUPTED; /* until it finishes */
+  /* Most streams send one chunk per token: size the gap array for that once. */
+  if (prompt->output_len > 1) {
+    x->gaps_cap = prompt->output_len - 1;
+    rec->chunk_gaps_us = xreallocarray(NULL, x->gaps_cap, sizeof(uint32_t));
+  }
+
+  CURL *e = x->easy;
+  curl_easy_setopt(e, CURLOPT_URL, run->cfg.url);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, run->headers);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, prompt->body);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)prompt->body_len);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(run->cfg.request_timeout_s * 1000.0));
+  long fresh = run->cfg.reuse_connections ? 0L : 1L;
+  curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, fresh);
+  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, fresh);
+
+  int64_t now = clock_mono_ns();
+  rec->scheduled_ns = scheduled_abs_ns - run->start_ns;
+  rec->dispatch_ns = now - run->start_ns;
+  x->dispatch_abs_ns = now;
+  w->in_flight++;
+  w->dispatched++;
+  active_add(w, x);
+  curl_multi_add_handle(w->multi, e);
+}
+
+static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result, int64_t now_ns) {
+  struct lg_record *rec = x->rec;
+  if (result == CURLE_OK && rec->http_status == 200 && !x->parse_failed)
+    lg_sse_finish(&x->sse, on_sse_line, x);
+  enum lg_failure failure = LG_OK;
+  if (x->parse_failed) {
+    failure = LG_FAIL_MALFORMED;
+  } else if (result == CURLE_OPERATION_TIMEDOUT) {
+    failure = LG_FAIL_TIMEOUT;
+  } else if (result == CURLE_COULDNT_CONNECT || result == CURLE_COULDNT_RESOLVE_HOST) {
+    failure = LG_FAIL_CONNECT;
+  } else if (result != CURLE_OK) {
+    failure = rec->http_status != 0 && rec->http_status != 200 ? LG_FAIL_HTTP : LG_FAIL_TRANSFER;
+  } else if (rec->http_status != 200) {
+    failure = LG_FAIL_HTTP;
+  } else if (x->n_token_chunks == 0) {
+    failure = LG_FAIL_NO_CHUNK;
+  }
+  rec->failure = (uint8_t)failure;
+  if (failure == LG_OK) {
+    rec->e2el_ns = x->last_token_abs_ns - x->dispatch_abs_ns;
+  } else {
+    /* The detail says why, in the reference's words where it has them. */
+    struct sbuf why = {0};
+    if (failure == LG_FAIL_HTTP)
+      sbuf_printf(&why, "HTTP %u: ", rec->http_status);
+    else if (failure == LG_FAIL_NO_CHUNK)
+      sbuf_puts(&why, "Never received a valid chunk to calculate TTFT. This response will be "
+                      "marked as failed! ");
+    else if (failure != LG_FAIL_MALFORMED)
+      sbuf_printf(&why, "%s: %s ", lg_failure_name(failure),
+                  x->errbuf[0] ? x->errbuf : curl_easy_strerror(result));
+    if (x->detail.len > 0)
+      sbuf_append(&why, x->detail.data, x->detail.len);
+    sbuf_free(&x->detail);
+    x->detail = why;
+    rec->ttft_ns = rec->n_chunk_gaps = 0;
+    rec->e2el_ns = 0;
+    rec->output_tokens = 0;
+  }
+  /* Keep exactly what was used: 4 bytes per chunk gap. */
+  if (rec->n_chunk_gaps == 0) {
+    free(rec->chunk_gaps_us);
+    rec->chunk_gaps_us = NULL;
+  } else if (rec->n_chunk_gaps < x->gaps_cap) {
+    rec->chunk_gaps_us = xreallocarray(rec->chunk_gaps_us, rec->n_chunk_gaps, sizeof(uint32_t));
+  }
+  if (x->detail.len > 0 && (failure != LG_OK || w->run->cfg.keep_text))
+    rec->detail = sbuf_take(&x->detail);
+
+  w->in_flight--;
+  if (failure == LG_OK) {
+    w->completed++;
+    w->output_tokens += rec->output_tokens;
+    w->input_tokens += rec->server_prompt_tokens >= 0 ? (int64_t)rec->server_prompt_tokens
+                                                      : (int64_t)rec->prompt_len;
+    live_record_completion(w, rec, now_ns);
+  } else {
+    w->failed++;
+  }
+  long long prev = atomic_load(&w->run->end_ns);
+  while (now_ns > prev && !atomic_compare_exchange_weak(&w->run->end_ns, &prev, now_ns))
+    ;
+  w->slot_free_ns = now_ns;
+  active_remove(w, x);
+  xfer_put(w, x);
+}
+
+/* Reaps every finished transfer (after each socket action). */
+static void reap_done(struct lg_worker *w) {
+  CURLMsg *msg;
+  int left;
+  while ((msg = curl_multi_info_read(w->multi, &left))) {
+    if (msg->msg != CURLMSG_DONE)
+      continue;
+    CURL *e = msg->easy_handle;
+    CURLcode result = msg->data.result;
+    struct xfer *x = NULL;
+    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+    curl_multi_remove_handle(w->multi, e);
+    finish_request(w, x, result, clock_mono_ns());
+  }
+}
+
+/* Claims the next request index this worker may start now, or SIZE_MAX. With a
+ * finite rate *next_arrival_ns is set when the next one is not due yet. */
+static size_t claim_next(struct lg_worker *w, int64_t now_ns, int64_t *next_arrival_ns) {
+  struct lg_run *run = w->run;
+  size_t idx = atomic_load(&run->next_index);
+  for (;;) {
+    if (idx >= run->cfg.n_prompts)
+      return SIZE_MAX;
+    if (run->arrival_ns) {
+      int64_t due = run->start_ns + run->arrival_ns[idx];
+      if (due > now_ns) {
+        *next_arrival_ns = due;
+        return SIZE_MAX;
+      }
+    }
+    if (atomic_compare_exchange_weak(&run->next_index, &idx, idx + 1))
+      return idx;
+  }
+}
+
+static void dispatch_ready(struct lg_worker *w) {
+  if (w->stopping)
+    return;
+  int64_t now = clock_mono_ns();
+  int64_t next_arrival = -1;
+  for (;;) {
+    int limit = atomic_load(&w->max_in_flight);
+    if (w->in_flight >= limit)
+      break;
+    size_t idx = claim_next(w, now, &next_arrival);
+    if (idx == SIZE_MAX)
+      break;
+    /* The request could have gone at its arrival or when a slot freed,
+     * whichever is later: the difference to now is client send lag. */
+    int64_t scheduled = w->run->start_ns;
+    if (w->run->arrival_ns)
+      scheduled += w->run->arrival_ns[idx];
+    if (w->slot_free_ns > scheduled && limit != INT32_MAX)
+      scheduled = w->slot_free_ns;
+    start_request(w, idx, scheduled);
+  }
+  if (next_arrival > 0)
+    timerfd_arm_ns(w->dispatch_timer_fd, next_arrival - now);
+}
+
+/* ---------------------------------------------------------------- curl callbacks */
+static int on_curl_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp) {
+  struct lg_worker *w = userp;
+  struct epoll_event ev = {.data.u64 = (uint32_t)s};
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, s, NULL);
+    curl_multi_assign(w->multi, s, NULL);
+    return 0;
+  }
+  ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+  if (socketp) {
+    epoll_ctl(w->epfd, EPOLL_CTL_MOD, s, &ev);
+  } else {
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, s, &ev) != 0 && errno == EEXIST)
+      epoll_ctl(w->epfd, EPOLL_CTL_MOD, s, &ev);
+    curl_multi_assign(w->multi, s, w); /* any non-NULL marks "known" */
+  }
+  return 0;
+}
+
+static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp) {
+  struct lg_worker *w = userp;
+  /* -1: delete the timer; 0: act now (armed 1 ns, so it runs from the loop). */
+  timerfd_arm_ns(w->curl_timer_fd, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- the loop */
+static void cut_in_flight(struct lg_worker *w) {
+  int64_t now = clock_mono_ns();
+  while (w->n_active > 0) {
+    struct xfer *x = w->active[w->n_active - 1];
+    curl_multi_remove_handle(w->multi, x->easy);
+    struct lg_record *rec = x->rec;
+    w->in_flight--;
+    w->failed++;
+    rec->failure = LG_FAIL_INTERRUPTED;
+    rec->ttft_ns = rec->e2el_ns = 0;
+    rec->n_chunk_gaps = 0;
+    rec->output_tokens = 0;
+    free(rec->chunk_gaps_us);
+    rec->chunk_gaps_us = NULL;
+    rec->detail = xstrdup("interrupted: still in flight when the run was stopped");
+    (void)now;
+    w->n_active--;
+    xfer_put(w, x);
+  }
+}
+
+static bool worker_done(struct lg_worker *w) {
+  if (w->in_flight > 0)
+    return false;
+  if (w->stopping)
+    return true;
+  return atomic_load(&w->run->next_index) >= w->run->cfg.n_prompts;
+}
+
+static void *worker_main(void *arg) {
+  struct lg_worker *w = arg;
+  struct lg_run *run = w->run;
+  enum { MAX_EVENTS = 256 };
+  struct epoll_event events[MAX_EVENTS];
+  int running = 0;
+  timerfd_arm_ns(w->tick_fd, PUBLISH_INTERVAL_NS);
+  dispatch_ready(w);
+  while (!worker_done(w)) {
+    int n = epoll_wait(w->epfd, events, MAX_EVENTS, -1);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    for (int i = 0; i < n; i++) {
+      enum fd_tag tag = (enum fd_tag)(events[i].data.u64 >> 32);
+      int fd = (int)(uint32_t)events[i].data.u64;
+      switch (tag) {
+      case TAG_SOCKET: {
+        int flags = (events[i].events & (EPOLLIN | EPOLLHUP) ? CURL_CSELECT_IN : 0) |
+                    (events[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                    (events[i].events & EPOLLERR ? CURL_CSELECT_ERR : 0);
+        curl_multi_socket_action(w->multi, fd, flags, &running);
+        reap_done(w);
+        break;
+      }
+      case TAG_CURL_TIMER:
+        drain_fd(fd);
+        curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        reap_done(w);
+        break;
+      case TAG_DISPATCH_TIMER:
+        drain_fd(fd);
+        if (w->stopping && clock_mono_ns() >= w->drain_deadline_ns)
+          cut_in_flight(w);
+        break;
+      case TAG_TICK:
+        drain_fd(fd);
+        publish(w, clock_mono_ns(), false);
+        timerfd_arm_ns(w->tick_fd, PUBLISH_INTERVAL_NS);
+        break;
+      case TAG_WAKE:
+        drain_fd(fd);
+        if (atomic_load(&run->stop) && !w->stopping) {
+          w->stopping = true;
+          w->drain_deadline_ns = clock_mono_ns() + (int64_t)(run->cfg.drain_timeout_s * 1e9);
+          timerfd_arm_ns(w->dispatch_timer_fd, (int64_t)(run->cfg.drain_timeout_s * 1e9));
+        }
+        break;
+      }
+    }
+    dispatch_ready(w);
+  }
+  publish(w, clock_mono_ns(), true);
+  pthread_mutex_lock(&run->done_mu);
+  atomic_fetch_sub(&run->workers_running, 1);
+  pthread_cond_broadcast(&run->done_cv);
+  pthread_mutex_unlock(&run->done_mu);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- setup and teardown */
+static void worker_fini(struct lg_worker *w) {
+  if (w->multi) {
+    for (size_t i = 0; i < w->n_active; i++)
+      curl_multi_remove_handle(w->multi, w->active[i]->easy);
+  }
+  for (size_t i = 0; i < w->n_active; i++)
+    xfer_put(w, w->active[i]);
+  free(w->active);
+  while (w->free_xfers) {
+    struct xfer *x = w->free_xfers;
+    w->free_xfers = x->next_free;
+    curl_easy_cleanup(x->easy);
+    lg_sse_fini(&x->sse);
+    sbuf_free(&x->detail);
+    free(x);
+  }
+  if (w->multi)
+    curl_multi_cleanup(w->multi);
+  int fds[] = {w->epfd, w->curl_timer_fd, w->dispatch_timer_fd, w->tick_fd, w->wake_fd};
+  for (size_t i = 0; i < ST_ARRAY_LEN(fds); i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  pthread_mutex_destroy(&w->pub_mu);
+}
+
+static int worker_init(struct lg_worker *w, struct lg_run *run, int id, struct st_err *err) {
+  w->run = run;
+  w->id = id;
+  w->epfd = w->curl_timer_fd = w->dispatch_timer_fd = w->tick_fd = w->wake_fd = -1;
+  pthread_mutex_init(&w->pub_mu, NULL);
+  for (int i = 0; i < LG_LIVE_WINDOW_S; i++)
+    w->live[i].second = -1;
+  w->epfd = epoll_create1(EPOLL_CLOEXEC);
+  w->curl_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  w->dispatch_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  w->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (w->epfd < 0 || w->curl_timer_fd < 0 || w->dispatch_timer_fd < 0 || w->tick_fd < 0 ||
+      w->wake_fd < 0)
+    return err_setf(err, "loadgen worker %d: epoll/timerfd/eventfd: %s", id, strerror(errno));
+  if (epoll_add_tagged(w->epfd, w->curl_timer_fd, TAG_CURL_TIMER) != 0 ||
+      epoll_add_tagged(w->epfd, w->dispatch_timer_fd, TAG_DISPATCH_TIMER) != 0 ||
+      epoll_add_tagged(w->epfd, w->tick_fd, TAG_TICK) != 0 ||
+      epoll_add_tagged(w->epfd, w->wake_fd, TAG_WAKE) != 0)
+    return err_setf(err, "loadgen worker %d: epoll_ctl: %s", id, strerror(errno));
+  w->multi = curl_multi_init();
+  if (!w->multi)
+    return err_setf(err, "loadgen worker %d: curl_multi_init failed", id);
+  curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+  curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w);
+  curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+  curl_multi_setopt(w->multi, CURLMOPT_TIMERDATA, w);
+  if (run->cfg.reuse_connections) {
+    int conc = atomic_load(&w->max_in_flight);
+    curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, (long)(conc < 65536 ? conc + 1 : 1024));
+  }
+  return 0;
+}
+
+/* Splits max_concurrency over the workers: the first (total % n) get one more;
+ * a worker without a share gets 0 (dispatches nothing). */
+static void set_shares(struct lg_run *run, int total) {
+  for (int i = 0; i < run->n_workers; i++) {
+    int share = INT32_MAX;
+    if (total > 0)
+      share = total / run->n_workers + (i < total % run->n_workers ? 1 : 0);
+    atomic_store(&run->workers[i].max_in_flight, share);
+  }
+}
+
+static void run_free(struct lg_run *run) {
+  if (!run)
+    return;
+  for (int i = 0; i < run->n_workers; i++)
+    worker_fini(&run->workers[i]);
+  free(run->workers);
+  free(run->arrival_ns);
+  curl_slist_free_all(run->headers);
+  pthread_mutex_destroy(&run->done_mu);
+  pthread_cond_destroy(&run->done_cv);
+  free(run);
+}
+
+static void curl_init_once(void) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
+  if (!cfg->url || !cfg->prompts || cfg->n_prompts == 0) {
+    err_setf(err, "loadgen: no URL or no prompts");
+    return NULL;
+  }
+  if (!(cfg->burstiness > 0)) {
+    err_setf(err, "burstiness must be > 0 (got %g)", cfg->burstiness);
+    return NULL;
+  }
+  if (!(cfg->request_rate > 0)) {
+    err_setf(err, "request-rate must be > 0 (got %g)", cfg->request_rate);
+    return NULL;
+  }
+  if (cfg->num_workers < 1 || cfg->num_workers > MAX_WORKERS) {
+    err_setf(err, "num-workers must be in 1..%d (got %d)", MAX_WORKERS, cfg->num_workers);
+    return NULL;
+  }
+  static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+  pthread_once(&curl_once, curl_init_once);
+
+  struct lg_run *run = xcalloc(1, sizeof(*run));
+  run->cfg = *cfg;
+  pthread_mutex_init(&run->done_mu, NULL);
+  pthread_cond_init(&run->done_cv, NULL);
+  run->records = xcalloc(cfg->n_prompts, sizeof(*run->records));
+  for (size_t i = 0; i < cfg->n_prompts; i++) {
+    run->records[i].failure = LG_FAIL_NOT_SENT;
+    run->records[i].prompt_len = cfg->prompts[i].prompt_len;
+    run->records[i].server_prompt_tokens = -1;
+  }
+  if (isfinite(cfg->request_rate)) {
+    /* get_request(): request 0 at t = 0, then gamma(shape=burstiness,
+     * scale=1/(rate*burstiness)) gaps. */
+    struct lg_rng rng;
+    lg_rng_seed(&rng, cfg->seed ^ 0xA5A5A5A5DEADBEEFull);
+    run->arrival_ns = xcalloc(cfg->n_prompts, sizeof(*run->arrival_ns));
+    double t_s = 0.0;
+    for (size_t i = 0; i < cfg->n_prompts; i++) {
+      run->arrival_ns[i] = (int64_t)llround(t_s * 1e9);
+      t_s += lg_rng_gamma(&rng, cfg->burstiness, 1.0 / (cfg->request_rate * cfg->burstiness));
+    }
+  }
+  char *auth = xasprintf("Authorization: Bearer %s", cfg->api_key ? cfg->api_key : "None");
+  run->headers = curl_slist_append(NULL, "Content-Type: application/json");
+  run->headers = curl_slist_append(run->headers, auth);
+  /* No "Expect: 100-continue" round trip for large prompts. */
+  run->headers = curl_slist_append(run->headers, "Expect:");
+  free(auth);
+
+  run->n_workers = cfg->num_workers;
+  run->workers = xcalloc((size_t)run->n_workers, sizeof(*run->workers));
+  atomic_store(&run->max_concurrency, cfg->max_concurrency > 0 ? cfg->max_concurrency : 0);
+  set_shares(run, cfg->max_concurrency);
+  for (int i = 0; i < run->n_workers; i++) {
+    if (worker_init(&run->workers[i], run, i, err) != 0) {
+      run->n_workers = i + 1;
+      free(run->records);
+      run_free(run);
+      return NULL;
+    }
+  }
+
+  /* Workers leave signals to the main thread. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  run->start_ns = clock_mono_ns();
+  run->start_unix_s = clock_real_s();
+  atomic_store(&run->end_ns, run->start_ns);
+  atomic_store(&run->workers_running, run->n_workers);
+  int started = 0;
+  for (int i = 0; i < run->n_workers; i++) {
+    struct lg_worker *w = &run->workers[i];
+    w->slot_free_ns = run->start_ns;
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
+      break;
+    w->thread_started = true;
+    started++;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (started < run->n_workers) {
+    err_setf(err, "loadgen: could not start worker threads");
+    atomic_fetch_sub(&run->workers_running, run->n_workers - started);
+    lg_run_stop(run);
+    struct lg_result discard;
+    lg_run_finish(run, &discard);
+    lg_result_free(&discard);
+    return NULL;
+  }
+  return run;
+}
+
+void lg_run_stop(struct lg_run *run) {
+  atomic_store(&run->stop, true);
+  uint64_t one = 1;
+  for (int i = 0; i < run->n_workers; i++) {
+    ssize_t n = write(run->workers[i].wake_fd, &one, sizeof(one));
+    (void)n;
+  }
+}
+
+void lg_run_set_max_concurrency(struct lg_run *run, int max_concurrency) {
+  if (max_concurrency < 1)
+    max_concurrency = 1;
+  atomic_store(&run->max_concurrency, max_concurrency);
+  set_shares(run, max_concurrency);
+  uint64_t one = 1;
+  for (int i = 0; i < run->n_workers; i++) {
+    ssize_t n = write(run->workers[i].wake_fd, &one, sizeof(one));
+    (void)n;
+  }
+}
+
+bool lg_run_wait(struct lg_run *run, int timeout_ms) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  if (timeout_ms >= 0) {
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec++;
+      deadline.tv_nsec -= 1000000000L;
+    }
+  }
+  pthread_mutex_lock(&run->done_mu);
+  while (atomic_load(&run->workers_running) > 0) {
+    if (timeout_ms < 0) {
+      pthread_cond_wait(&run->done_cv, &run->done_mu);
+    } else if (pthread_cond_timedwait(&run->done_cv, &run->done_mu, &deadline) == ETIMEDOUT) {
+      break;
+    }
+  }
+  bool done = atomic_load(&run->workers_running) == 0;
+  pthread_mutex_unlock(&run->done_mu);
+  return done;
+}
+
+void lg_run_live(struct lg_run *run, struct lg_live *out) {
+  memset(out, 0, sizeof(*out));
+  struct worker_published *sum = xcalloc(1, sizeof(*sum));
+  double span = 0;
+  bool all_finished = true;
+  struct worker_published *p = xmalloc(sizeof(*p));
+  for (int i = 0; i < run->n_workers; i++) {
+    struct lg_worker *w = &run->workers[i];
+    pthread_mutex_lock(&w->pub_mu);
+    memcpy(p, &w->pub, sizeof(*p));
+    pthread_mutex_unlock(&w->pub_mu);
+    sum->dispatched += p->dispatched;
+    sum->completed += p->completed;
+    sum->failed += p->failed;
+    sum->in_flight += p->in_flight;
+    sum->output_tokens += p->output_tokens;
+    sum->input_tokens += p->input_tokens;
+    sum->window_completed += p->window_completed;
+    sum->window_output_tokens += p->window_output_tokens;
+    live_hist_add(&sum->ttft, &p->ttft);
+    live_hist_add(&sum->tpot, &p->tpot);
+    live_hist_add(&sum->itl, &p->itl);
+    live_hist_add(&sum->e2el, &p->e2el);
+    if (p->window_span_s > span)
+      span = p->window_span_s;
+    all_finished = all_finished && p->finished;
+  }
+  out->total = (int64_t)run->cfg.n_prompts;
+  out->dispatched = sum->dispatched;
+  out->completed = sum->completed;
+  out->failed = sum->failed;
+  out->in_flight = sum->in_flight;
+  out->output_tokens = sum->output_tokens;
+  out->input_tokens = sum->input_tokens;
+  out->max_concurrency = atomic_load(&run->max_concurrency);
+  out->elapsed_s = (double)(clock_mono_ns() - run->start_ns) / 1e9;
+  if (span > 0) {
+    out->window_output_tok_per_s = (double)sum->window_output_tokens / span;
+    out->window_req_per_s = (double)sum->window_completed / span;
+  }
+  struct {
+    struct lg_live_latency *dst;
+    const struct live_hist *src;
+  } rows[] = {{&out->ttft, &sum->ttft}, {&out->tpot, &sum->tpot}, {&out->itl, &sum->itl},
+              {&out->e2el, &sum->e2el}};
+  for (size_t i = 0; i < ST_ARRAY_LEN(rows); i++) {
+    const struct live_hist *h = rows[i].src;
+    rows[i].dst->valid = h->total > 0;
+    rows[i].dst->n = (int64_t)h->total;
+    rows[i].dst->p50_ms = live_hist_percentile_us(h, 50) / 1000.0;
+    rows[i].dst->p90_ms = live_hist_percentile_us(h, 90) / 1000.0;
+    rows[i].dst->p99_ms = live_hist_percentile_us(h, 99) / 1000.0;
+  }
+  out->finished = all_finished;
+  free(p);
+  free(sum);
+}
+
+void lg_run_finish(struct lg_run *run, struct lg_result *out) {
+  memset(out, 0, sizeof(*out));
+  for (int i = 0; i < run->n_workers; i++) {
+    struct lg_worker *w = &run->workers[i];
+    if (w->thread_started)
+      pthread_join(w->thread, NULL);
+    out->events += w->events;
+    out->body_bytes += w->body_bytes;
+  }
+  out->records = run->records;
+  out->n_records = run->cfg.n_prompts;
+  out->start_mono_ns = run->start_ns;
+  out->end_mono_ns = atomic_load(&run->end_ns);
+  out->start_unix_s = run->start_unix_s;
+  out->end_unix_s = run->start_unix_s + (double)(out->end_mono_ns - run->start_ns) / 1e9;
+  out->interrupted = atomic_load(&run->stop);
+  out->num_workers = run->n_workers;
+  out->reuse_connections = run->cfg.reuse_connections;
+  run_free(run);
+}
+
+size_t lg_result_record_bytes(const struct lg_result *r) {
+  size_t bytes = r->n_records * sizeof(struct lg_record);
+  for (size_t i = 0; i < r->n_records; i++) {
+    bytes += (size_t)r->records[i].n_chunk_gaps * sizeof(uint32_t);
+    if (r->records[i].detail)
+      bytes += strlen(r->records[i].detail) + 1;
+  }
+  return bytes;
+}
+
+void lg_result_free(struct lg_result *r) {
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->n_records; i++) {
+    free(r->records[i].chunk_gaps_us);
+    free(r->records[i].detail);
+  }
+  free(r->records);
+  memset(r, 0, sizeof(*r));
+}

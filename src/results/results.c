@@ -1,0 +1,739 @@
+/* Figures, summary and result JSON as benchmark_serving.py makes them
+ * (reference/server-protocol.md A.4 and A.9), plus servetop's own section. */
+#include "results/results.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const metric_names[RESULTS_N_METRICS] = {"ttft", "tpot", "itl", "e2el"};
+static const char *const metric_labels[RESULTS_N_METRICS] = {"TTFT", "TPOT", "ITL", "E2EL"};
+static const char *const metric_headers[RESULTS_N_METRICS] = {
+    "Time to First Token", "Time per Output Token (excl. 1st token)", "Inter-token Latency",
+    "End-to-end Latency"};
+
+const char *results_metric_name(enum results_metric_id id) {
+  return id < RESULTS_N_METRICS ? metric_names[id] : "?";
+}
+
+/* ---------------------------------------------------------------- option parsing */
+static int metric_by_name(const char *name, size_t len) {
+  for (int i = 0; i < RESULTS_N_METRICS; i++)
+    if (strlen(metric_names[i]) == len && strncmp(metric_names[i], name, len) == 0)
+      return i;
+  return -1;
+}
+
+int results_parse_percentile_metrics(const char *list, struct results_settings *s,
+                                     struct st_err *err) {
+  bool selected[RESULTS_N_METRICS] = {false};
+  const char *p = list;
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    int m = metric_by_name(p, len);
+    if (m < 0)
+      return err_setf(err, "--percentile-metrics: unknown metric '%.*s' (ttft, tpot, itl, e2el)",
+                      (int)len, p);
+    selected[m] = true;
+    p += len + (comma ? 1 : 0);
+  }
+  memcpy(s->selected, selected, sizeof(selected));
+  return 0;
+}
+
+int results_parse_metric_percentiles(const char *list, struct results_settings *s,
+                                     struct st_err *err) {
+  char *copy = xstrdup(list);
+  size_t n = 0;
+  int rc = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    double v;
+    if (parse_double(str_trim(tok), &v) != 0 || !(v >= 0 && v <= 100)) {
+      rc = err_setf(err, "--metric-percentiles: '%s' is not a percentile in [0, 100]", tok);
+      break;
+    }
+    if (n == RESULTS_MAX_PERCENTILES) {
+      rc = err_setf(err, "--metric-percentiles: at most %d values", RESULTS_MAX_PERCENTILES);
+      break;
+    }
+    s->percentiles[n++] = v;
+  }
+  if (rc == 0)
+    s->n_percentiles = n;
+  free(copy);
+  return rc;
+}
+
+int results_parse_goodput(const char *item, struct results_settings *s, struct st_err *err) {
+  const char *colon = strchr(item, ':');
+  if (!colon)
+    return err_setf(err, "--goodput: '%s' is not KEY:VALUE (e.g. ttft:100)", item);
+  int m = metric_by_name(item, (size_t)(colon - item));
+  if (m < 0 || m == RESULTS_ITL)
+    return err_setf(err, "--goodput: invalid metric in '%s' (ttft, tpot, e2el)", item);
+  double v;
+  if (parse_double(colon + 1, &v) != 0 || v < 0)
+    return err_setf(err, "--goodput: invalid value in '%s' (milliseconds, >= 0)", item);
+  if (!s->goodput_set) {
+    for (int i = 0; i < RESULTS_N_METRICS; i++)
+      s->goodput_slo_ms[i] = -1;
+  }
+  s->goodput_set = true;
+  s->goodput_slo_ms[m] = v;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- computing */
+static void summarize_ms(double *values_ms, size_t n, const struct results_settings *s,
+                         struct results_stat *out) {
+  struct stats_summary sum;
+  stats_summarize(values_ms, n, &sum);
+  memset(out, 0, sizeof(*out));
+  out->n = n;
+  out->mean_ms = sum.mean;
+  out->median_ms = sum.median;
+  out->std_ms = sum.std;
+  out->max_ms = sum.max;
+  for (size_t i = 0; i < s->n_percentiles; i++)
+    out->percentile_ms[i] = stats_percentile_sorted(values_ms, n, s->percentiles[i]);
+}
+
+static int64_t record_input_len(const struct lg_record *r) {
+  return r->server_prompt_tokens >= 0 ? r->server_prompt_tokens : (int64_t)r->prompt_len;
+}
+
+static double record_tpot_s(const struct lg_record *r) {
+  if (r->output_tokens <= 1)
+    return 0.0;
+  return ((double)(r->e2el_ns - r->ttft_ns) / 1e9) / (double)(r->output_tokens - 1);
+}
+
+struct second_value {
+  int64_t second;
+  double value;
+};
+
+static int cmp_second_value(const void *pa, const void *pb) {
+  const struct second_value *a = pa, *b = pb;
+  if (a->second != b->second)
+    return (a->second > b->second) - (a->second < b->second);
+  return (a->value > b->value) - (a->value < b->value);
+}
+
+/* p50 of each second's values (pairs sorted by second, then value). */
+static void fill_second_medians(struct second_value *pairs, size_t n, struct results_second *secs,
+                                size_t n_secs, bool tpot) {
+  qsort(pairs, n, sizeof(*pairs), cmp_second_value);
+  double *tmp = xcalloc(n + 1, sizeof(*tmp));
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i;
+    while (j < n && pairs[j].second == pairs[i].second) {
+      tmp[j - i] = pairs[j].value;
+      j++;
+    }
+    if (pairs[i].second >= 0 && (size_t)pairs[i].second < n_secs) {
+      double med = stats_percentile_sorted(tmp, j - i, 50.0);
+      if (tpot)
+        secs[pairs[i].second].tpot_p50_ms = med;
+      else
+        secs[pairs[i].second].ttft_p50_ms = med;
+    }
+    i = j;
+  }
+  free(tmp);
+}
+
+static void compute_seconds(const struct lg_result *run, struct results_metrics *m) {
+  int64_t span_ns = run->end_mono_ns - run->start_mono_ns;
+  size_t n_secs = (size_t)(span_ns > 0 ? span_ns / 1000000000 + 1 : 1);
+  for (size_t i = 0; i < run->n_records; i++) { /* failures may end later than successes */
+    const struct lg_record *r = &run->records[i];
+    if (r->failure != LG_FAIL_NOT_SENT && r->dispatch_ns / 1000000000 + 1 > (int64_t)n_secs)
+      n_secs = (size_t)(r->dispatch_ns / 1000000000 + 1);
+  }
+  struct results_second *secs = xcalloc(n_secs, sizeof(*secs));
+  struct second_value *ttfts = xcalloc(run->n_records + 1, sizeof(*ttfts));
+  struct second_value *tpots = xcalloc(run->n_records + 1, sizeof(*tpots));
+  size_t n_ttft = 0, n_tpot = 0;
+  for (size_t i = 0; i < run->n_records; i++) {
+    const struct lg_record *r = &run->records[i];
+    if (r->failure == LG_FAIL_NOT_SENT)
+      continue;
+    size_t sd = (size_t)(r->dispatch_ns / 1000000000);
+    secs[sd < n_secs ? sd : n_secs - 1].dispatched++;
+    if (r->failure != LG_OK) {
+      secs[sd < n_secs ? sd : n_secs - 1].failed++;
+      continue;
+    }
+    int64_t done_ns = r->dispatch_ns + r->e2el_ns;
+    size_t sc = (size_t)(done_ns / 1000000000);
+    if (sc >= n_secs)
+      sc = n_secs - 1;
+    secs[sc].completed++;
+    ttfts[n_ttft++] = (struct second_value){(int64_t)sc, (double)r->ttft_ns / 1e6};
+    if (r->output_tokens > 1)
+      tpots[n_tpot++] = (struct second_value){(int64_t)sc, record_tpot_s(r) * 1e3};
+    /* Tokens by chunk arrival, a request's tokens spread evenly over its chunks. */
+    double per_chunk = (double)r->output_tokens / (double)(r->n_chunk_gaps + 1);
+    double carried = 0;
+    int64_t t_ns = r->dispatch_ns + r->ttft_ns;
+    for (uint32_t c = 0; c <= r->n_chunk_gaps; c++) {
+      if (c > 0)
+        t_ns += (int64_t)r->chunk_gaps_us[c - 1] * 1000;
+      size_t st = (size_t)(t_ns / 1000000000);
+      carried += per_chunk;
+      int64_t whole = (int64_t)floor(carried + 1e-9);
+      carried -= (double)whole;
+      secs[st < n_secs ? st : n_secs - 1].output_tokens += whole;
+    }
+  }
+  fill_second_medians(ttfts, n_ttft, secs, n_secs, false);
+  fill_second_medians(tpots, n_tpot, secs, n_secs, true);
+  free(ttfts);
+  free(tpots);
+  m->seconds = secs;
+  m->n_seconds = n_secs;
+}
+
+void results_compute(const struct lg_result *run, const struct results_settings *s,
+                     struct results_metrics *out) {
+  memset(out, 0, sizeof(*out));
+  size_t n = run->n_records;
+  size_t n_gaps = 0;
+  for (size_t i = 0; i < n; i++)
+    if (run->records[i].failure == LG_OK)
+      n_gaps += run->records[i].n_chunk_gaps;
+  double *ttft = xcalloc(n + 1, sizeof(double));
+  double *tpot = xcalloc(n + 1, sizeof(double));
+  double *e2el = xcalloc(n + 1, sizeof(double));
+  double *itl = xcalloc(n_gaps + 1, sizeof(double));
+  double *itl_tok = xcalloc(n_gaps + 1, sizeof(double));
+  double *tpc = xcalloc(n + 1, sizeof(double));
+  double *lag = xcalloc(n + 1, sizeof(double));
+  size_t n_ok = 0, n_tpot = 0, n_itl = 0, n_lag = 0;
+  int64_t good = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct lg_record *r = &run->records[i];
+    if (r->failure <= LG_FAIL_NOT_SENT)
+      out->failures_by_kind[r->failure]++;
+    if (r->failure != LG_FAIL_NOT_SENT)
+      lag[n_lag++] = (double)(r->dispatch_ns - r->scheduled_ns) / 1e6;
+    if (r->failure != LG_OK) {
+      out->failed++;
+      continue;
+    }
+    out->completed++;
+    out->total_input += record_input_len(r);
+    out->input_tokens_client += r->prompt_len;
+    if (r->server_prompt_tokens >= 0)
+      out->input_tokens_server += r->server_prompt_tokens;
+    out->total_output += r->output_tokens;
+    if (!(r->flags & LG_REC_USAGE_SEEN))
+      out->n_usage_missing++;
+    double ttft_s = (double)r->ttft_ns / 1e9, e2el_s = (double)r->e2el_ns / 1e9;
+    double tpot_s = record_tpot_s(r);
+    ttft[n_ok] = ttft_s * 1000.0;
+    e2el[n_ok] = e2el_s * 1000.0;
+    if (r->output_tokens > 1)
+      tpot[n_tpot++] = tpot_s * 1000.0;
+    double tokens_after_first = r->output_tokens > 1 ? (double)(r->output_tokens - 1) : 0.0;
+    double per_chunk = r->n_chunk_gaps > 0 ? tokens_after_first / (double)r->n_chunk_gaps : 1.0;
+    for (uint32_t g = 0; g < r->n_chunk_gaps; g++) {
+      double gap_ms = (double)r->chunk_gaps_us[g] / 1000.0;
+      itl[n_itl] = gap_ms;
+      itl_tok[n_itl] = per_chunk > 0 ? gap_ms / per_chunk : gap_ms;
+      n_itl++;
+    }
+    tpc[n_ok] = (double)r->output_tokens / (double)(r->n_chunk_gaps + 1);
+    n_ok++;
+    if (s->goodput_set) {
+      /* A request is good when every given SLO holds (TPOT 0 for <= 1 token). */
+      double v[RESULTS_N_METRICS] = {ttft_s * 1000.0, tpot_s * 1000.0, 0, e2el_s * 1000.0};
+      bool ok = true;
+      for (int k = 0; k < RESULTS_N_METRICS; k++)
+        if (s->goodput_slo_ms[k] >= 0 && v[k] > s->goodput_slo_ms[k])
+          ok = false;
+      good += ok;
+    }
+  }
+  out->duration_s = (double)(run->end_mono_ns - run->start_mono_ns) / 1e9;
+  if (out->duration_s > 0) {
+    out->request_throughput = (double)out->completed / out->duration_s;
+    out->output_throughput = (double)out->total_output / out->duration_s;
+    out->total_token_throughput = (double)(out->total_input + out->total_output) / out->duration_s;
+    out->request_goodput = (double)good / out->duration_s;
+  }
+  out->failure_rate = s->num_prompts > 0 ? 1.0 - (double)out->completed / s->num_prompts : 0.0;
+  summarize_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT]);
+  summarize_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT]);
+  summarize_ms(itl, n_itl, s, &out->stat[RESULTS_ITL]);
+  summarize_ms(e2el, n_ok, s, &out->stat[RESULTS_E2EL]);
+  summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
+  summarize_ms(tpc, n_ok, s, &out->tokens_per_chunk);
+  summarize_ms(lag, n_lag, s, &out->send_lag);
+  free(ttft);
+  free(tpot);
+  free(e2el);
+  free(itl);
+  free(itl_tok);
+  free(tpc);
+  free(lag);
+  compute_seconds(run, out);
+}
+
+void results_metrics_fini(struct results_metrics *m) {
+  free(m->seconds);
+  memset(m, 0, sizeof(*m));
+}
+
+/* ---------------------------------------------------------------- formatting helpers */
+void results_format_python_float(char *buf, size_t len, double v) {
+  if (isinf(v)) {
+    snprintf(buf, len, v > 0 ? "inf" : "-inf");
+    return;
+  }
+  if (isnan(v)) {
+    snprintf(buf, len, "nan");
+    return;
+  }
+  if (v == floor(v) && fabs(v) < 1e16) {
+    snprintf(buf, len, "%.1f", v);
+    return;
+  }
+  /* Shortest repr that round-trips, as Python's repr(float). */
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, len, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v)
+      return;
+  }
+}
+
+/* "p99", "p99.9": str(int(p)) when p is whole, else str(p). */
+static void percentile_word(char *buf, size_t len, double p) {
+  if (p == floor(p))
+    snprintf(buf, len, "%d", (int)p);
+  else
+    results_format_python_float(buf, len, p);
+}
+
+/* Python's "{s:{c}^{n}}": centred, the extra fill char on the right. */
+static void print_centered(FILE *out, const char *s, char fill, int width) {
+  int len = (int)strlen(s);
+  int pad = width > len ? width - len : 0;
+  int left = pad / 2, right = pad - left;
+  for (int i = 0; i < left; i++)
+    fputc(fill, out);
+  fputs(s, out);
+  for (int i = 0; i < right; i++)
+    fputc(fill, out);
+  fputc('\n', out);
+}
+
+void results_print_summary(FILE *out, const struct results_settings *s,
+                           const struct results_metrics *m) {
+  print_centered(out, " Serving Benchmark Result ", '=', 50);
+  fprintf(out, "%-40s %-10lld\n", "Successful requests:", (long long)m->completed);
+  if (s->max_concurrency > 0)
+    fprintf(out, "%-40s %-10d\n", "Maximum request concurrency:", s->max_concurrency);
+  if (isfinite(s->request_rate))
+    fprintf(out, "%-40s %-10.2f\n", "Request rate configured (RPS):", s->request_rate);
+  fprintf(out, "%-40s %-10.2f\n", "Benchmark duration (s):", m->duration_s);
+  fprintf(out, "%-40s %-10lld\n", "Total input tokens:", (long long)m->total_input);
+  fprintf(out, "%-40s %-10lld\n", "Total generated tokens:", (long long)m->total_output);
+  fprintf(out, "%-40s %-10.2f\n", "Request throughput (req/s):", m->request_throughput);
+  if (s->goodput_set)
+    fprintf(out, "%-40s %-10.2f\n", "Request goodput (req/s):", m->request_goodput);
+  fprintf(out, "%-40s %-10.2f\n", "Output token throughput (tok/s):", m->output_throughput);
+  fprintf(out, "%-40s %-10.2f\n", "Total Token throughput (tok/s):", m->total_token_throughput);
+  for (int k = 0; k < RESULTS_N_METRICS; k++) {
+    if (!s->selected[k])
+      continue;
+    const struct results_stat *st = &m->stat[k];
+    print_centered(out, metric_headers[k], '-', 50);
+    char label[64];
+    snprintf(label, sizeof(label), "Mean %s (ms):", metric_labels[k]);
+    fprintf(out, "%-40s %-10.2f\n", label, st->mean_ms);
+    snprintf(label, sizeof(label), "Median %s (ms):", metric_labels[k]);
+    fprintf(out, "%-40s %-10.2f\n", label, st->median_ms);
+    for (size_t p = 0; p < s->n_percentiles; p++) {
+      char word[32];
+      percentile_word(word, sizeof(word), s->percentiles[p]);
+      snprintf(label, sizeof(label), "P%s %s (ms):", word, metric_labels[k]);
+      fprintf(out, "%-40s %-10.2f\n", label, st->percentile_ms[p]);
+    }
+  }
+  fputs("==================================================\n", out);
+}
+
+/* ---------------------------------------------------------------- JSON */
+static void add_stat_keys(cJSON *obj, const char *name, const struct results_stat *st,
+                          const struct results_settings *s) {
+  char key[96];
+  snprintf(key, sizeof(key), "mean_%s_ms", name);
+  cJSON_AddNumberToObject(obj, key, st->mean_ms);
+  snprintf(key, sizeof(key), "median_%s_ms", name);
+  cJSON_AddNumberToObject(obj, key, st->median_ms);
+  snprintf(key, sizeof(key), "std_%s_ms", name);
+  cJSON_AddNumberToObject(obj, key, st->std_ms);
+  for (size_t p = 0; p < s->n_percentiles; p++) {
+    char word[32];
+    percentile_word(word, sizeof(word), s->percentiles[p]);
+    snprintf(key, sizeof(key), "p%s_%s_ms", word, name);
+    cJSON_AddNumberToObject(obj, key, st->percentile_ms[p]);
+  }
+}
+
+static cJSON *stat_object(const struct results_stat *st, const struct results_settings *s,
+                          const char *unit) {
+  cJSON *o = cJSON_CreateObject();
+  char key[64];
+  cJSON_AddNumberToObject(o, "n", (double)st->n);
+  snprintf(key, sizeof(key), "mean%s", unit);
+  cJSON_AddNumberToObject(o, key, st->mean_ms);
+  snprintf(key, sizeof(key), "median%s", unit);
+  cJSON_AddNumberToObject(o, key, st->median_ms);
+  snprintf(key, sizeof(key), "std%s", unit);
+  cJSON_AddNumberToObject(o, key, st->std_ms);
+  for (size_t p = 0; p < s->n_percentiles; p++) {
+    char word[32];
+    percentile_word(word, sizeof(word), s->percentiles[p]);
+    snprintf(key, sizeof(key), "p%s%s", word, unit);
+    cJSON_AddNumberToObject(o, key, st->percentile_ms[p]);
+  }
+  snprintf(key, sizeof(key), "max%s", unit);
+  cJSON_AddNumberToObject(o, key, st->max_ms);
+  return o;
+}
+
+static void add_number_or_null(cJSON *o, const char *key, bool valid, double v) {
+  if (valid && isfinite(v))
+    cJSON_AddNumberToObject(o, key, v);
+  else
+    cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *signals_object(const struct sig_summary *sig) {
+  cJSON *o = cJSON_CreateObject();
+  static const char *const engines[] = {"unknown", "sglang", "vllm"};
+  cJSON_AddStringToObject(o, "engine", engines[sig->engine]);
+  cJSON_AddBoolToObject(o, "metrics_available", sig->metrics_available);
+  if (!sig->metrics_available)
+    cJSON_AddStringToObject(o, "metrics_unavailable_reason", sig->metrics_unavailable_reason);
+  cJSON_AddBoolToObject(o, "server_info_available", sig->server_info_available);
+  if (!sig->server_info_available)
+    cJSON_AddStringToObject(o, "server_info_unavailable_reason",
+                            sig->server_info_unavailable_reason);
+  cJSON_AddNumberToObject(o, "scrapes", sig->n_scrapes);
+  cJSON_AddNumberToObject(o, "scrape_failures", sig->n_scrape_failures);
+  cJSON_AddNumberToObject(o, "prometheus_lines_skipped", (double)sig->n_prom_malformed);
+
+  cJSON *acc = cJSON_AddObjectToObject(o, "acceptance");
+  if (sig->spec_enabled_valid)
+    cJSON_AddBoolToObject(acc, "spec_enabled", sig->spec_enabled);
+  else
+    cJSON_AddNullToObject(acc, "spec_enabled");
+  cJSON_AddStringToObject(acc, "algorithm", sig->spec_algorithm);
+  add_number_or_null(acc, "accept_length", sig->accept_length_valid, sig->accept_length);
+  if (sig->accept_length_valid)
+    cJSON_AddStringToObject(acc, "accept_length_method", sig->accept_length_method);
+  add_number_or_null(acc, "accept_rate", sig->accept_rate_valid, sig->accept_rate);
+  if (sig->accept_rate_valid)
+    cJSON_AddStringToObject(acc, "accept_rate_method", sig->accept_rate_method);
+  cJSON *pos = cJSON_AddArrayToObject(acc, "per_position_rate");
+  for (int p = 0; p < sig->n_positions; p++)
+    cJSON_AddItemToArray(pos, cJSON_CreateNumber(sig->per_position_rate[p]));
+  add_number_or_null(acc, "server_lifetime_accept_length_start",
+                     sig->server_info_accept_length_start_valid,
+                     sig->server_info_accept_length_start);
+  add_number_or_null(acc, "server_lifetime_accept_length_end",
+                     sig->server_info_accept_length_end_valid, sig->server_info_accept_length_end);
+  cJSON *info = cJSON_AddObjectToObject(o, "server_info");
+  add_number_or_null(info, "speculative_num_steps", sig->spec_num_steps >= 0, sig->spec_num_steps);
+  add_number_or_null(info, "speculative_num_draft_tokens", sig->spec_num_draft_tokens >= 0,
+                     sig->spec_num_draft_tokens);
+  add_number_or_null(info, "stream_interval", sig->stream_interval >= 0, sig->stream_interval);
+
+  cJSON *series = cJSON_AddArrayToObject(o, "scrapes_series");
+  for (size_t i = 0; i < sig->n_points; i++) {
+    const struct sig_point *pt = &sig->points[i];
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddNumberToObject(row, "t_s", pt->t_s);
+    add_number_or_null(row, "accept_length", true, pt->accept_length);
+    add_number_or_null(row, "accept_rate", true, pt->accept_rate);
+    add_number_or_null(row, "kv_usage_frac", true, pt->kv_usage_frac);
+    add_number_or_null(row, "num_running", true, pt->num_running);
+    add_number_or_null(row, "num_queued", true, pt->num_queued);
+    add_number_or_null(row, "generation_tokens_total", true, pt->gen_tokens_total);
+    cJSON_AddItemToArray(series, row);
+  }
+  return o;
+}
+
+char *results_json_alloc(const struct lg_result *run, const struct results_settings *s,
+                         const struct results_metrics *m, const struct sig_summary *signals) {
+  cJSON *root = cJSON_CreateObject();
+  char date[32];
+  time_t now_s = (time_t)run->end_unix_s;
+  struct tm tm;
+  localtime_r(&now_s, &tm);
+  strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+  /* Setup, as the reference inserts it. */
+  cJSON_AddStringToObject(root, "date", date);
+  cJSON_AddStringToObject(root, "backend", s->backend);
+  cJSON_AddStringToObject(root, "model_id", s->model_id);
+  cJSON_AddStringToObject(root, "tokenizer_id", s->tokenizer_id ? s->tokenizer_id : s->model_id);
+  cJSON_AddNumberToObject(root, "best_of", 1);
+  cJSON_AddNumberToObject(root, "num_prompts", s->num_prompts);
+  for (size_t i = 0; i < s->n_metadata; i++) {
+    const char *eq = strchr(s->metadata[i], '=');
+    if (!eq)
+      continue;
+    char *key = xstrndup(s->metadata[i], (size_t)(eq - s->metadata[i]));
+    char *value = xstrdup(eq + 1);
+    /* A Python dict keeps an existing key's position when it is assigned again. */
+    const char *k = str_trim(key);
+    if (cJSON_GetObjectItemCaseSensitive(root, k))
+      cJSON_ReplaceItemInObjectCaseSensitive(root, k, cJSON_CreateString(str_trim(value)));
+    else
+      cJSON_AddStringToObject(root, k, str_trim(value));
+    free(key);
+    free(value);
+  }
+  if (isfinite(s->request_rate))
+    cJSON_AddNumberToObject(root, "request_rate", s->request_rate);
+  else
+    cJSON_AddStringToObject(root, "request_rate", "inf");
+  cJSON_AddNumberToObject(root, "burstiness", s->burstiness);
+  if (s->max_concurrency > 0)
+    cJSON_AddNumberToObject(root, "max_concurrency", s->max_concurrency);
+  else
+    cJSON_AddNullToObject(root, "max_concurrency");
+  /* Benchmark result. */
+  cJSON_AddNumberToObject(root, "duration", m->duration_s);
+  cJSON_AddNumberToObject(root, "benchmark_start_time_unix", run->start_unix_s);
+  cJSON_AddNumberToObject(root, "benchmark_end_time_unix", run->end_unix_s);
+  cJSON_AddNumberToObject(root, "completed", (double)m->completed);
+  cJSON_AddNumberToObject(root, "total_input_tokens", (double)m->total_input);
+  cJSON_AddNumberToObject(root, "total_output_tokens", (double)m->total_output);
+  cJSON_AddNumberToObject(root, "request_throughput", m->request_throughput);
+  if (s->goodput_set) /* sic: the reference's key has the colon */
+    cJSON_AddNumberToObject(root, "request_goodput:", m->request_goodput);
+  else
+    cJSON_AddNullToObject(root, "request_goodput:");
+  cJSON_AddNumberToObject(root, "output_throughput", m->output_throughput);
+  cJSON_AddNumberToObject(root, "total_token_throughput", m->total_token_throughput);
+  cJSON *input_lens = cJSON_AddArrayToObject(root, "input_lens");
+  cJSON *output_lens = cJSON_AddArrayToObject(root, "output_lens");
+  for (size_t i = 0; i < run->n_records; i++) {
+    const struct lg_record *r = &run->records[i];
+    cJSON_AddItemToArray(input_lens, cJSON_CreateNumber((double)record_input_len(r)));
+    cJSON_AddItemToArray(output_lens,
+                         cJSON_CreateNumber(r->failure == LG_OK ? r->output_tokens : 0));
+  }
+  if (s->save_detailed) {
+    cJSON *ttfts = cJSON_AddArrayToObject(root, "ttfts");
+    cJSON *itls = cJSON_AddArrayToObject(root, "itls");
+    cJSON *texts = cJSON_AddArrayToObject(root, "generated_texts");
+    cJSON *errors = cJSON_AddArrayToObject(root, "errors");
+    for (size_t i = 0; i < run->n_records; i++) {
+      const struct lg_record *r = &run->records[i];
+      bool ok = r->failure == LG_OK;
+      cJSON_AddItemToArray(ttfts, cJSON_CreateNumber(ok ? (double)r->ttft_ns / 1e9 : 0.0));
+      cJSON *gaps = cJSON_CreateArray();
+      for (uint32_t g = 0; ok && g < r->n_chunk_gaps; g++)
+        cJSON_AddItemToArray(gaps, cJSON_CreateNumber((double)r->chunk_gaps_us[g] / 1e6));
+      cJSON_AddItemToArray(itls, gaps);
+      cJSON_AddItemToArray(texts, cJSON_CreateString(ok && r->detail ? r->detail : ""));
+      cJSON_AddItemToArray(errors, cJSON_CreateString(!ok && r->detail ? r->detail : ""));
+    }
+  }
+  for (int k = 0; k < RESULTS_N_METRICS; k++)
+    if (s->selected[k])
+      add_stat_keys(root, metric_names[k], &m->stat[k], s);
+
+  /* servetop's own section. */
+  cJSON *st = cJSON_AddObjectToObject(root, "servetop");
+  cJSON_AddNumberToObject(st, "schema_version", RESULTS_SCHEMA_VERSION);
+  cJSON_AddStringToObject(st, "version", SERVETOP_VERSION);
+  cJSON_AddBoolToObject(st, "interrupted", run->interrupted);
+  cJSON_AddNumberToObject(st, "failure_rate", m->failure_rate);
+  cJSON *client = cJSON_AddObjectToObject(st, "client");
+  cJSON_AddStringToObject(client, "url", s->url ? s->url : "");
+  cJSON_AddStringToObject(client, "api", s->chat ? "chat" : "completions");
+  cJSON_AddStringToObject(client, "served_model_name",
+                          s->served_model_name ? s->served_model_name : s->model_id);
+  cJSON_AddStringToObject(client, "dataset_name", s->dataset_name ? s->dataset_name : "random");
+  cJSON_AddNumberToObject(client, "random_input_len", s->random_input_len);
+  cJSON_AddNumberToObject(client, "random_output_len", s->random_output_len);
+  cJSON_AddNumberToObject(client, "random_range_ratio", s->random_range_ratio);
+  cJSON_AddNumberToObject(client, "random_prefix_len", s->random_prefix_len);
+  cJSON_AddBoolToObject(client, "ignore_eos", s->ignore_eos);
+  cJSON_AddNumberToObject(client, "seed", (double)s->seed);
+  cJSON_AddNumberToObject(client, "num_warmups", s->num_warmups);
+  cJSON_AddNumberToObject(client, "num_workers", s->num_workers);
+  cJSON_AddNumberToObject(client, "vocab_size", s->vocab_size);
+  cJSON_AddStringToObject(client, "connection_reuse",
+                          s->reuse_connections ? "keep-alive" : "new connection per request");
+  cJSON_AddBoolToObject(client, "reuse_connections", s->reuse_connections);
+  cJSON_AddStringToObject(client, "input_lens_source",
+                          m->input_tokens_server > 0 ? "server usage.prompt_tokens"
+                                                     : "client token count");
+  if (s->calibration) {
+    cJSON *cal = cJSON_AddObjectToObject(client, "chat_calibration");
+    cJSON_AddNumberToObject(cal, "overhead_tokens", s->calibration->sizer.overhead_tokens);
+    cJSON_AddNumberToObject(cal, "tokens_per_word", s->calibration->sizer.tokens_per_word);
+    cJSON_AddNumberToObject(cal, "probes", s->calibration->n_probes);
+    cJSON_AddNumberToObject(cal, "check_target_tokens", s->calibration->check_target_tokens);
+    cJSON_AddNumberToObject(cal, "check_server_tokens", s->calibration->check_server_tokens);
+  }
+  cJSON *tok = cJSON_AddObjectToObject(st, "tokens");
+  cJSON_AddNumberToObject(tok, "input_client", (double)m->input_tokens_client);
+  cJSON_AddNumberToObject(tok, "input_server", (double)m->input_tokens_server);
+  cJSON_AddNumberToObject(tok, "requests_without_usage", (double)m->n_usage_missing);
+  cJSON *fail = cJSON_AddObjectToObject(st, "failures");
+  for (int f = LG_FAIL_HTTP; f <= LG_FAIL_NOT_SENT; f++)
+    if (m->failures_by_kind[f] > 0)
+      cJSON_AddNumberToObject(fail, lg_failure_name((enum lg_failure)f),
+                              (double)m->failures_by_kind[f]);
+  cJSON *add = cJSON_AddObjectToObject(st, "additions");
+  cJSON_AddItemToObject(add, "itl_per_token", stat_object(&m->itl_per_token, s, "_ms"));
+  cJSON_AddItemToObject(add, "tokens_per_chunk", stat_object(&m->tokens_per_chunk, s, ""));
+  cJSON_AddItemToObject(add, "send_lag", stat_object(&m->send_lag, s, "_ms"));
+  cJSON *loop = cJSON_AddObjectToObject(st, "loop");
+  cJSON_AddNumberToObject(loop, "sse_events", (double)run->events);
+  cJSON_AddNumberToObject(loop, "body_bytes", (double)run->body_bytes);
+  cJSON_AddNumberToObject(loop, "record_bytes", (double)lg_result_record_bytes(run));
+  if (signals)
+    cJSON_AddItemToObject(st, "server", signals_object(signals));
+  cJSON *series = cJSON_AddArrayToObject(st, "time_series");
+  for (size_t i = 0; i < m->n_seconds; i++) {
+    const struct results_second *sec = &m->seconds[i];
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddNumberToObject(row, "t_s", (double)i);
+    cJSON_AddNumberToObject(row, "dispatched", (double)sec->dispatched);
+    cJSON_AddNumberToObject(row, "completed", (double)sec->completed);
+    cJSON_AddNumberToObject(row, "failed", (double)sec->failed);
+    cJSON_AddNumberToObject(row, "output_tokens", (double)sec->output_tokens);
+    cJSON_AddNumberToObject(row, "ttft_p50_ms", sec->ttft_p50_ms);
+    cJSON_AddNumberToObject(row, "tpot_p50_ms", sec->tpot_p50_ms);
+    cJSON_AddItemToArray(series, row);
+  }
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!text)
+    util_die_oom(0);
+  char *owned = xstrdup(text);
+  cJSON_free(text);
+  return owned;
+}
+
+char *results_default_filename_alloc(const struct results_settings *s, const char *date) {
+  char rate[48];
+  results_format_python_float(rate, sizeof(rate), s->request_rate);
+  const char *slash = strrchr(s->model_id, '/');
+  const char *base = slash ? slash + 1 : s->model_id;
+  if (s->max_concurrency > 0)
+    return xasprintf("%s-%sqps-concurrency%d-%s-%s.json", s->backend, rate, s->max_concurrency,
+                     base, date);
+  return xasprintf("%s-%sqps-%s-%s.json", s->backend, rate, base, date);
+}
+
+int results_save(const char *result_dir, const char *filename, const char *json,
+                 struct st_err *err) {
+  char *path;
+  if (result_dir && *result_dir) {
+    if (path_mkdir_p(result_dir, 0755, err) != 0)
+      return -1;
+    path = path_join_alloc(result_dir, filename);
+  } else {
+    path = xstrdup(filename);
+  }
+  int rc = file_write_atomic(path, json, strlen(json), 0644, err);
+  free(path);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- reading back */
+static double num_or(const cJSON *o, const char *key, double fallback) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : fallback;
+}
+
+static char *str_dup_or_null(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+}
+
+int results_load(const char *path, struct results_file *out, struct st_err *err) {
+  memset(out, 0, sizeof(*out));
+  size_t len;
+  char *text = file_read_all(path, &len, err);
+  if (!text)
+    return -1;
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  free(text);
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return err_setf(err, "%s: not a JSON object (benchmark result expected)", path);
+  }
+  if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "duration")) ||
+      !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "completed"))) {
+    cJSON_Delete(root);
+    return err_setf(err, "%s: missing \"duration\" or \"completed\" (not a benchmark_serving result)",
+                    path);
+  }
+  out->path = xstrdup(path);
+  out->backend = str_dup_or_null(root, "backend");
+  out->model_id = str_dup_or_null(root, "model_id");
+  out->date = str_dup_or_null(root, "date");
+  out->num_prompts = (int)num_or(root, "num_prompts", -1);
+  out->max_concurrency = (int)num_or(root, "max_concurrency", -1);
+  const cJSON *rate = cJSON_GetObjectItemCaseSensitive(root, "request_rate");
+  out->request_rate = cJSON_IsNumber(rate) ? rate->valuedouble : (double)INFINITY;
+  out->duration_s = num_or(root, "duration", 0);
+  out->completed = (int64_t)num_or(root, "completed", 0);
+  out->total_input_tokens = (int64_t)num_or(root, "total_input_tokens", 0);
+  out->total_output_tokens = (int64_t)num_or(root, "total_output_tokens", 0);
+  out->request_throughput = num_or(root, "request_throughput", 0);
+  out->output_throughput = num_or(root, "output_throughput", 0);
+  out->total_token_throughput = num_or(root, "total_token_throughput", 0);
+  for (int k = 0; k < RESULTS_N_METRICS; k++) {
+    char key[64];
+    snprintf(key, sizeof(key), "mean_%s_ms", metric_names[k]);
+    out->has_stat[k] = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, key));
+    out->mean_ms[k] = num_or(root, key, NAN);
+    snprintf(key, sizeof(key), "median_%s_ms", metric_names[k]);
+    out->median_ms[k] = num_or(root, key, NAN);
+    snprintf(key, sizeof(key), "std_%s_ms", metric_names[k]);
+    out->std_ms[k] = num_or(root, key, NAN);
+    snprintf(key, sizeof(key), "p99_%s_ms", metric_names[k]);
+    out->p99_ms[k] = num_or(root, key, NAN);
+  }
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "servetop");
+  if (cJSON_IsObject(st)) {
+    out->servetop = true;
+    out->interrupted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "interrupted"));
+    const cJSON *server = cJSON_GetObjectItemCaseSensitive(st, "server");
+    const cJSON *acc = cJSON_GetObjectItemCaseSensitive(server, "acceptance");
+    const cJSON *len_v = cJSON_GetObjectItemCaseSensitive(acc, "accept_length");
+    out->accept_length_valid = cJSON_IsNumber(len_v);
+    out->accept_length = out->accept_length_valid ? len_v->valuedouble : (double)NAN;
+  }
+  out->json = root;
+  return 0;
+}
+
+void results_file_fini(struct results_file *f) {
+  free(f->path);
+  free(f->backend);
+  free(f->model_id);
+  free(f->date);
+  cJSON_Delete(f->json);
+  memset(f, 0, sizeof(*f));
+}

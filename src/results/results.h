@@ -1,0 +1,144 @@
+/* results: the figures of one load run, computed exactly as InferenceX's
+ * benchmark_serving.py computes them, its stdout summary, and its result JSON
+ * (same keys, same order, same quirks) plus a "servetop" object with what
+ * servetop adds. A reader brings result files back for `servetop compare`.
+ *
+ * Flow: results_compute(records, settings) -> struct results_metrics;
+ *       results_print_summary(); results_json_alloc() -> results_save().
+ */
+#ifndef SERVETOP_RESULTS_RESULTS_H
+#define SERVETOP_RESULTS_RESULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "loadgen/loadgen.h"
+#include "metrics/metrics.h"
+
+enum { RESULTS_SCHEMA_VERSION = 1, RESULTS_MAX_PERCENTILES = 16 };
+
+/* Which of ttft, tpot, itl, e2el are reported (--percentile-metrics). */
+enum results_metric_id { RESULTS_TTFT, RESULTS_TPOT, RESULTS_ITL, RESULTS_E2EL, RESULTS_N_METRICS };
+
+/* What the run was asked to do: the reference's setup keys plus servetop's
+ * client settings. Strings are borrowed. */
+struct results_settings {
+  const char *backend;            /* --backend */
+  const char *model_id;           /* --model */
+  const char *tokenizer_id;       /* --tokenizer, else model */
+  const char *served_model_name;  /* NULL: model */
+  const char *url;                /* request URL */
+  const char *endpoint;
+  int num_prompts;
+  char **metadata;                /* "KEY=VALUE" items (--metadata) */
+  size_t n_metadata;
+  double request_rate;            /* INFINITY for "inf" */
+  double burstiness;
+  int max_concurrency;            /* <= 0: null */
+  bool selected[RESULTS_N_METRICS];
+  double percentiles[RESULTS_MAX_PERCENTILES]; /* --metric-percentiles */
+  size_t n_percentiles;
+  bool goodput_set;               /* --goodput given */
+  double goodput_slo_ms[RESULTS_N_METRICS];   /* < 0: no SLO on that metric (ITL never) */
+  bool save_detailed;
+  /* servetop client settings */
+  const char *dataset_name;
+  int random_input_len, random_output_len, random_prefix_len;
+  double random_range_ratio;
+  bool ignore_eos;
+  bool chat;                      /* chat endpoint with messages */
+  long seed;
+  int num_warmups;
+  int num_workers;
+  bool reuse_connections;
+  int vocab_size;
+  const struct lg_calibration *calibration; /* chat mode, else NULL */
+};
+
+/* Parses "ttft,tpot,itl,e2el" into selected[]; "90,99,99.9" into percentiles;
+ * "ttft:100" (repeatable) into goodput SLOs. Each returns 0 or -1 with err. */
+int results_parse_percentile_metrics(const char *list, struct results_settings *s, struct st_err *err);
+int results_parse_metric_percentiles(const char *list, struct results_settings *s, struct st_err *err);
+int results_parse_goodput(const char *item, struct results_settings *s, struct st_err *err);
+
+struct results_stat {            /* one metric, milliseconds */
+  size_t n;
+  double mean_ms, median_ms, std_ms;
+  double percentile_ms[RESULTS_MAX_PERCENTILES];
+  double max_ms;
+};
+
+/* One second of the run (servetop addition; bucket by completion / chunk time). */
+struct results_second {
+  int64_t completed, failed;
+  int64_t output_tokens;          /* tokens whose chunk arrived in this second (spread evenly over a request's chunks) */
+  int64_t dispatched;
+  double ttft_p50_ms;             /* of requests completed in this second; 0 when none */
+  double tpot_p50_ms;
+};
+
+struct results_metrics {
+  /* as benchmark_serving.py */
+  int64_t completed, failed;
+  int64_t total_input, total_output;
+  double duration_s;
+  double request_throughput, output_throughput, total_token_throughput;
+  double request_goodput;         /* valid only when settings.goodput_set */
+  double failure_rate;            /* 1 - completed / num_prompts */
+  struct results_stat stat[RESULTS_N_METRICS];
+  /* servetop additions */
+  struct results_stat itl_per_token;  /* chunk gap / tokens in that chunk (request's mean) */
+  struct results_stat tokens_per_chunk; /* per request: output tokens / token chunks */
+  struct results_stat send_lag;       /* dispatch - scheduled */
+  int64_t input_tokens_client, input_tokens_server;
+  int64_t n_usage_missing;            /* successful requests without a usage chunk */
+  int64_t failures_by_kind[LG_FAIL_NOT_SENT + 1];
+  struct results_second *seconds;     /* n_seconds */
+  size_t n_seconds;
+};
+
+/* Computes every figure from the records (exact: all samples sorted). */
+void results_compute(const struct lg_result *run, const struct results_settings *s,
+                     struct results_metrics *out);
+void results_metrics_fini(struct results_metrics *m);
+
+/* The reference's summary block (`============ Serving Benchmark Result ============` ...). */
+void results_print_summary(FILE *out, const struct results_settings *s,
+                           const struct results_metrics *m);
+
+/* The result JSON: the reference's keys in its order, then "servetop". signals
+ * may be NULL. Heap string. */
+char *results_json_alloc(const struct lg_result *run, const struct results_settings *s,
+                         const struct results_metrics *m, const struct sig_summary *signals);
+/* "{backend}-{rate}qps[-concurrency{N}]-{model basename}-{YYYYmmdd-HHMMSS}.json" */
+char *results_default_filename_alloc(const struct results_settings *s, const char *date);
+/* Python's str(float): "inf", "10.0", "2.5". */
+void results_format_python_float(char *buf, size_t len, double v);
+/* Writes text atomically to path (result_dir created when given). */
+int results_save(const char *result_dir, const char *filename, const char *json,
+                 struct st_err *err);
+
+/* ---------------------------------------------------------------- reading back */
+struct results_file {
+  char *path;
+  char *backend, *model_id, *date;
+  int num_prompts, max_concurrency;   /* -1 when null */
+  double request_rate;                /* INFINITY for "inf" */
+  double duration_s;
+  int64_t completed, total_input_tokens, total_output_tokens;
+  double request_throughput, output_throughput, total_token_throughput;
+  bool has_stat[RESULTS_N_METRICS];
+  double mean_ms[RESULTS_N_METRICS], median_ms[RESULTS_N_METRICS], std_ms[RESULTS_N_METRICS];
+  double p99_ms[RESULTS_N_METRICS];
+  bool servetop;                      /* has a servetop section */
+  bool interrupted;
+  bool accept_length_valid;
+  double accept_length;
+  void *json;                         /* the whole document (cJSON *), for other keys */
+};
+int results_load(const char *path, struct results_file *out, struct st_err *err);
+void results_file_fini(struct results_file *f);
+const char *results_metric_name(enum results_metric_id id); /* "ttft", ... */
+
+#endif
