@@ -110,8 +110,6 @@ int parse_double(const char *s, double *out);
 /* Accepts true/false/yes/no/on/off/1/0 (case-insensitive). */
 int parse_bool(const char *s, bool *out);
 
-#endif
-
 /* ---------------------------------------------------------------- command-line options
  * One table per subcommand. Long options only, as Python's argparse writes them:
  * "--name value" and "--name=value"; a name may list aliases: "ep|ep-size".
@@ -157,3 +155,5 @@ enum { OPT_OK = 0, OPT_HELP = 1, OPT_ERROR = -1 };
 int opt_parse(const struct opt_parser *p, int argc, char **argv, char **pos, size_t max_pos,
               size_t *n_pos, struct st_err *err);
 void opt_print_help(const struct opt_parser *p, FILE *out);
+
+#endif
