@@ -618,11 +618,11 @@ void sim_api_dispatch(struct sim_server *srv, struct sim_conn *conn,
     start_generation(srv, conn, h, SIM_REQ_GENERATE);
   else if (post && sim_http_path_is(h, "/flush_cache"))
     reply_empty(srv, conn, 200);
+  else if (sim_http_path_is(h, "/v1/completions") || sim_http_path_is(h, "/v1/chat/completions") ||
+           sim_http_path_is(h, "/generate") || sim_http_path_is(h, "/flush_cache"))
+    reply_json(srv, conn, 405, "{\"detail\":\"Method Not Allowed\"}");
   else if (get)
     serve_get(srv, conn, h);
-  else if (sim_http_path_is(h, "/v1/completions") || sim_http_path_is(h, "/v1/chat/completions") ||
-           sim_http_path_is(h, "/generate"))
-    reply_json(srv, conn, 405, "{\"detail\":\"Method Not Allowed\"}");
   else
     reply_json(srv, conn, 404, "{\"detail\":\"Not Found\"}");
 }

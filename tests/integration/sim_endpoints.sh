@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Integration test of `servetop sim`: every endpoint and wire format against a
+# live server on a free loopback port, fixed-latency exactness (from the
+# server trace), model-mode logs and metrics, faults and bad flags.
+# Every sim started here is killed and reaped (trap).
+set -u
+SERVETOP=${SERVETOP:?set SERVETOP to the servetop binary}
+WORK=$(mktemp -d)
+PIDS=()
+FAILS=0
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+ok() { echo "ok: $*"; }
+check() { # check "description" command...
+  local what=$1; shift
+  if "$@"; then ok "$what"; else fail "$what"; fi
+}
+
+# start_sim NAME args... : starts a sim, waits for its port file, sets PORT and SIM_PID
+start_sim() {
+  local name=$1; shift
+  rm -f "$WORK/$name.port"
+  "$SERVETOP" sim --port 0 --sim-port-file "$WORK/$name.port" "$@" 2>"$WORK/$name.log" &
+  SIM_PID=$!
+  PIDS+=("$SIM_PID")
+  for _ in $(seq 100); do
+    [[ -s $WORK/$name.port ]] && break
+    kill -0 "$SIM_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  PORT=$(cat "$WORK/$name.port" 2>/dev/null)
+  [[ -n $PORT ]] || { fail "$name did not start"; cat "$WORK/$name.log"; exit 1; }
+}
+STOP_RC=0
+stop_sim() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; STOP_RC=$?; }
+wait_ready() {
+  for _ in $(seq 100); do
+    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health") == 200 ]] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+post() { curl -s --max-time 10 "http://127.0.0.1:$PORT$1" -H 'Content-Type: application/json' -d "$2"; }
+code_of() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$PORT$1" "${@:2}"; }
+
+# ------------------------------------------------------------------ fixed-latency mode
+start_sim fixed --sim-fixed-ttft-ms 40 --sim-fixed-tpot-ms 5 --sim-trace "$WORK/trace.jsonl" \
+  --enable-metrics --served-model-name tiny --foo-bar 7 --sim-warmup-ms 100
+check "uvicorn line names the port" grep -q "INFO:     Uvicorn running on http://127.0.0.1:$PORT (Press CTRL+C to quit)" "$WORK/fixed.log"
+check "unknown flag warned about" grep -q "unrecognized argument --foo-bar" "$WORK/fixed.log"
+check "health 503 while starting" test "$(code_of /health)" = 503
+check "health 200 once ready" wait_ready
+check "ready line logged" grep -q "The server is fired up and ready to roll!" "$WORK/fixed.log"
+
+models=$(curl -s "http://127.0.0.1:$PORT/v1/models")
+check "/v1/models card" grep -q '"id":"tiny".*"owned_by":"servetop-sim (simulated)"' <<<"$models"
+check "/v1/models/{other} is 404" test "$(code_of /v1/models/other)" = 404
+check "unknown path 404" test "$(code_of /nope)" = 404
+
+out=$(curl -s -i --max-time 10 "http://127.0.0.1:$PORT/v1/completions" -d \
+  '{"model":"tiny","prompt":[11,12,13,14],"max_tokens":20,"ignore_eos":true,"temperature":0.0,"stream":true,"stream_options":{"include_usage":true}}')
+check "stream is chunked SSE" grep -qi '^transfer-encoding: chunked' <<<"$out"
+check "stream content type" grep -qi '^content-type: text/event-stream' <<<"$out"
+check "20 token chunks" test "$(grep -c '"text_completion".*"choices":\[{' <<<"$out")" = 20
+check "finish_reason on the last chunk" test "$(grep -c '"finish_reason":"length"' <<<"$out")" = 1
+check "usage chunk" grep -q '"choices":\[\],"usage":{"prompt_tokens":4,"total_tokens":24,"completion_tokens":20}' <<<"$out"
+check "[DONE] last" test "$(grep '^data:' <<<"$out" | tail -1 | tr -d '\r')" = "data: [DONE]"
+
+# server-side exactness from the trace: first chunk 40 ms after receipt, then 5 ms apart
+line=$(tail -1 "$WORK/trace.jsonl")
+check "trace line written" grep -q '"completion_tokens":20' <<<"$line"
+read -r ttft_us span_us nchunks < <(sed -E 's/.*"received_us":([0-9]+).*"chunks":\[(.*)\]\}/\1 \2/' <<<"$line" |
+  awk '{ recv=$1; n=split($2, a, /\],?\[?/); first=-1; last=0; c=0;
+         for (i=1;i<=n;i++) { if (a[i]=="") continue; split(a[i], b, ","); gsub(/\[/, "", b[1]);
+           if (first<0) first=b[1]; last=b[1]; c++ }
+         print first-recv, last-first, c }')
+check "TTFT exact (40 ms +-2, got ${ttft_us} us)" test "$ttft_us" -ge 40000 -a "$ttft_us" -le 42000
+check "token gaps exact (19*5 ms +-2, got ${span_us} us)" test "$span_us" -ge 95000 -a "$span_us" -le 97000
+check "one chunk per token in trace" test "$nchunks" = 20
+
+out=$(post /v1/completions '{"prompt":"Hello world, it'"'"'s 42!","max_tokens":2,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}')
+check "string prompt token rule (9)" grep -q '"choices":\[\],"usage":{"prompt_tokens":9,' <<<"$out"
+check "continuous usage stats" grep -q '"finish_reason":null,"matched_stop":null}\],"usage":{"prompt_tokens":9,"total_tokens":10,"completion_tokens":1}' <<<"$out"
+
+out=$(post /v1/chat/completions '{"messages":[{"role":"user","content":"hello there"}],"max_completion_tokens":3,"stream":true,"stream_options":{"include_usage":true}}')
+first=$(grep '^data:' <<<"$out" | head -1)
+check "chat role chunk first" grep -q '"delta":{"role":"assistant","content":""' <<<"$first"
+check "chat content chunks" test "$(grep -c '"delta":{"role":null,"content":"' <<<"$out")" = 3
+check "chat finish chunk" grep -q '"delta":{"role":null,"content":null.*"finish_reason":"length"' <<<"$out"
+check "chat template overhead (2+5+3)" grep -q '"usage":{"prompt_tokens":10,"total_tokens":13,"completion_tokens":3}' <<<"$out"
+
+out=$(post /v1/completions '{"prompt":[1,2],"max_tokens":3}')
+check "non-streaming completion" grep -q '"object":"text_completion".*"finish_reason":"length".*"completion_tokens":3' <<<"$out"
+out=$(post /generate '{"input_ids":[1,2],"sampling_params":{"max_new_tokens":3}}')
+check "native /generate" grep -q '"meta_info":{.*"completion_tokens":3' <<<"$out"
+
+out=$(post /v1/completions '{"prompt": [1,2')
+check "malformed JSON is an OpenAI error" grep -q '"object":"error".*"type":"BadRequestError".*"code":400' <<<"$out"
+check "malformed JSON status 400" test "$(code_of /v1/completions -d '{oops')" = 400
+check "bad field type 400" test "$(code_of /v1/completions -d '{"prompt":[1],"max_tokens":"x"}')" = 400
+out=$(post /v1/completions '{"prompt":[1],"max_tokens":200000}')
+check "context length exceeded" grep -q "maximum context length" <<<"$out"
+check "GET on a POST route is 405" test "$(code_of /v1/completions)" = 405
+
+# keep-alive reuse and Connection: close
+v=$(curl -sv "http://127.0.0.1:$PORT/v1/models" "http://127.0.0.1:$PORT/v1/models" 2>&1 >/dev/null)
+check "keep-alive reuses the connection" grep -qi "re-using existing connection" <<<"$v"
+h=$(curl -s -i -H 'Connection: close' "http://127.0.0.1:$PORT/v1/models")
+check "Connection: close honoured" grep -qi '^connection: close' <<<"$h"
+
+# garbage and oversized requests never take the server down
+exec 3<>/dev/tcp/127.0.0.1/"$PORT"
+printf 'NOT HTTP AT ALL\r\n\r\n' >&3
+resp=$(timeout 2 cat <&3)
+exec 3>&-
+check "garbage gets 400" grep -q '^HTTP/1.1 400' <<<"$resp"
+exec 3<>/dev/tcp/127.0.0.1/"$PORT"
+{ printf 'GET /'; head -c 20000 /dev/zero | tr '\0' 'a'; printf ' HTTP/1.1\r\n\r\n'; } >&3 2>/dev/null
+resp=$(timeout 2 cat <&3)
+exec 3>&-
+check "huge header gets 431" grep -q '^HTTP/1.1 431' <<<"$resp"
+check "alive after garbage" test "$(code_of /health)" = 200
+
+info=$(curl -s "http://127.0.0.1:$PORT/get_server_info")
+check "server info says simulated" grep -q '"simulated":true' <<<"$info"
+check "server info lists unrecognized args" grep -q '"unrecognized_args":\["--foo-bar=7"\]' <<<"$info"
+check "server info max_total_num_tokens" grep -q '"max_total_num_tokens":[0-9]' <<<"$info"
+check "server info memory_usage" grep -q '"memory_usage":{"weight":' <<<"$info"
+check "/server_info alias" grep -q '"internal_states"' <<<"$(curl -s "http://127.0.0.1:$PORT/server_info")"
+check "/get_model_info" grep -q '"is_generation":true' <<<"$(curl -s "http://127.0.0.1:$PORT/get_model_info")"
+gm=$(curl -s "http://127.0.0.1:$PORT/sim/gpu_memory")
+check "/sim/gpu_memory" grep -q '"simulated":true,"pid":[0-9]*,"gpu":"h200","gpus":\[{"index":0,"name":"NVIDIA H200 (simulated)","total_bytes":[0-9]*,"used_bytes":[0-9]*,"weights_bytes":[0-9]*,"kv_pool_bytes":[0-9]*,"kv_used_bytes":[0-9]*,"cuda_graph_bytes":[0-9]*,"activations_bytes":[0-9]*,"power_w":[0-9.]*,"utilization_pct":[0-9.]*}' <<<"$gm"
+met=$(curl -s "http://127.0.0.1:$PORT/metrics")
+for m in 'sglang:num_running_reqs{' 'sglang:num_queue_reqs{' 'sglang:token_usage{' 'sglang:gen_throughput{' \
+         'sglang:num_used_tokens{' 'sglang:max_total_num_tokens{' 'sglang:spec_accept_length{' \
+         'sglang:spec_accept_rate{' 'sglang:prompt_tokens_total{model_name="tiny"}' \
+         'sglang:generation_tokens_total{model_name="tiny"}' 'sglang:time_to_first_token_seconds_bucket{' \
+         'sglang:inter_token_latency_seconds_count{' 'sglang:e2e_request_latency_seconds_sum{'; do
+  check "metric $m" grep -qF "$m" <<<"$met"
+done
+check "metric labels as SGLang" grep -q 'sglang:num_running_reqs{engine_type="unified",model_name="tiny",pp_rank="0",tp_rank="0"}' <<<"$met"
+check "TTFT histogram counted streams" grep -qE 'sglang:time_to_first_token_seconds_count\{model_name="tiny"\} [1-9]' <<<"$met"
+stop_sim "$SIM_PID"
+check "SIGTERM exits 0" test "$STOP_RC" = 0
+check "shutdown logged" grep -q "INFO:     Shutting down" "$WORK/fixed.log"
+
+# stream interval: outputs 1, 5, 9 and the final 10
+start_sim interval --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 1 --stream-interval 4 --sim-warmup-ms 0
+out=$(post /v1/completions '{"prompt":[1],"max_tokens":10,"stream":true}')
+check "stream interval 4 gives 4 chunks" test "$(grep -c '"choices":\[{' <<<"$out")" = 4
+check "metrics off without --enable-metrics" test "$(code_of /metrics)" = 404
+stop_sim "$SIM_PID"
+
+# ------------------------------------------------------------------ model mode with MTP
+SGLANG_ENABLE_SPEC_V2=1 start_sim model --model Qwen/Qwen3.5-397B-A17B-FP8 --tp 8 --ep 8 \
+  --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 \
+  --speculative-num-draft-tokens 4 --enable-metrics --decode-log-interval 5 --sim-speed 4
+check "model mode ready" wait_ready
+for i in 1 2 3; do post /v1/completions '{"prompt":"<|im_start|>user hi","max_tokens":60,"stream":true}' >/dev/null & done
+wait_jobs() { for j in $(jobs -p); do [[ " ${PIDS[*]} " == *" $j "* ]] || wait "$j"; done; }
+wait_jobs
+check "max_total_num_tokens log line" grep -q 'max_total_num_tokens=[0-9]*, chunked_prefill_size=8192' "$WORK/model.log"
+check "Prefill batch log" grep -q 'Prefill batch, #new-seq: [0-9]*, #new-token:' "$WORK/model.log"
+check "Decode batch log with accept len" grep -q 'Decode batch, #running-req: [0-9]*, #token: [0-9]*, token usage: [0-9.]*, accept len: [0-9.]*, accept rate: [0-9.]*, cuda graph: True, gen throughput (token/s): [0-9.]*, #queue-req: 0' "$WORK/model.log"
+check "log prefix" grep -q '^\[[0-9-]* [0-9:]* TP0\] ' "$WORK/model.log"
+info=$(curl -s "http://127.0.0.1:$PORT/get_server_info")
+check "avg_spec_accept_length" grep -q '"avg_spec_accept_length":[1-4]' <<<"$info"
+check "spec accept length metric" grep -qE '^sglang:spec_accept_length\{[^}]*\} [1-4]' <<<"$(curl -s "http://127.0.0.1:$PORT/metrics")"
+check "8 simulated GPUs" test "$(curl -s "http://127.0.0.1:$PORT/sim/gpu_memory" | grep -o '"index":' | wc -l)" = 8
+stop_sim "$SIM_PID"
+
+# ------------------------------------------------------------------ startup failures and bad flags
+"$SERVETOP" sim --model deepseek-ai/DeepSeek-R1 --tp 1 --sim-gpu h100 --port 0 >"$WORK/oom.out" 2>&1
+rc=$?
+check "weights that do not fit: exit 1" test $rc = 1
+check "SGLang's not-enough-memory message" grep -q "Not enough memory. Please try to increase --mem-fraction-static." "$WORK/oom.out"
+for bad in "--port abc" "--sim-gpu rtx9999" "--mem-fraction-static 1.5" "--stream-interval 0" "--sim-fault meteor" "--sim-fixed-ttft-ms 5"; do
+  # shellcheck disable=SC2086
+  "$SERVETOP" sim $bad --port 0 >/dev/null 2>&1
+  check "bad flag '$bad' exits 2" test $? = 2
+done
+check "--help documents fixed mode" grep -q -- '--sim-fixed-tpot-ms' <<<"$("$SERVETOP" sim --help)"
+
+# ------------------------------------------------------------------ faults
+start_sim f500 --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 0 --sim-fault http-500=2 --sim-warmup-ms 0
+check "http-500=2: request 1 ok" test "$(code_of /v1/completions -d '{"prompt":[1],"max_tokens":1}')" = 200
+check "http-500=2: request 2 fails" test "$(code_of /v1/completions -d '{"prompt":[1],"max_tokens":1}')" = 500
+stop_sim "$SIM_PID"
+
+start_sim freset --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 5 --sim-fault reset-after=0 --sim-warmup-ms 0
+post /v1/completions '{"prompt":[1],"max_tokens":50,"stream":true}' >"$WORK/reset.out"
+rc=$?
+check "reset-after: client sees a broken stream (curl rc $rc)" test $rc -ne 0
+check "reset-after: no [DONE]" test "$(grep -c DONE "$WORK/reset.out")" = 0
+stop_sim "$SIM_PID"
+
+start_sim fjson --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 0 --sim-fault bad-json-after=0 --sim-warmup-ms 0
+out=$(post /v1/completions '{"prompt":[1],"max_tokens":3,"stream":true}')
+check "bad-json-after: a truncated JSON line" grep -qE '^data: \{[^}]*$' <<<"$out"
+stop_sim "$SIM_PID"
+
+start_sim fstall --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 1 --sim-fault stall-after=0 --sim-warmup-ms 0
+out=$(curl -s --max-time 1 "http://127.0.0.1:$PORT/v1/completions" -d '{"prompt":[1],"max_tokens":50,"stream":true}')
+rc=$?
+check "stall-after: client times out (rc $rc)" test $rc = 28
+check "stall-after: exactly one chunk" test "$(grep -c '"choices":\[{' <<<"$out")" = 1
+stop_sim "$SIM_PID"
+
+start_sim fcrash --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 0 --sim-fault crash-after=1 --sim-warmup-ms 0
+crash_pid=$SIM_PID
+post /v1/completions '{"prompt":[1],"max_tokens":2,"stream":true}' >/dev/null
+post /v1/completions '{"prompt":[1],"max_tokens":2,"stream":true}' >/dev/null
+wait "$crash_pid"
+rc=$?
+check "crash-after=1: the process exits 1 on request 2 (rc $rc)" test $rc = 1
+check "crash logged" grep -q "Simulated crash" "$WORK/fcrash.log"
+
+start_sim ftrickle --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 0 --sim-fault trickle=200 --sim-warmup-ms 0
+t0=$(date +%s%N)
+out=$(post /v1/completions '{"prompt":[1],"max_tokens":20,"stream":true}')
+t1=$(date +%s%N)
+check "trickle: stream complete" grep -q 'DONE' <<<"$out"
+check "trickle: slow (>= 15 ms for ~5 KB at 200 B/ms)" test $(((t1 - t0) / 1000000)) -ge 15
+stop_sim "$SIM_PID"
+
+echo "failures: $FAILS"
+[[ $FAILS == 0 ]]
