@@ -50,8 +50,11 @@ void sim_engine_pump(struct sim_server *srv, struct sim_req *req) {
       sim_api_send_chunk(srv, req, len, finished);
       if (finished || srv->stopping)
         return; /* req is gone (or the process is crashing) */
-      if (req->fault_stall && req->sent_len > 0)
-        return; /* stalled: no further timers */
+      if (req->fault_stall && req->sent_len > 0) {
+        if (conn)
+          sim_conn_flush(srv, conn); /* the first chunk goes out, then nothing */
+        return;
+      }
       if (!req->conn)
         return;
     }
@@ -310,12 +313,12 @@ void sim_engine_submit(struct sim_server *srv, struct sim_req *req) {
     sim_timer_arm(&srv->timers, &req->timer, fixed_token_due_ns(srv, req, next_boundary(srv, req)));
     return;
   }
-  if (srv->step_timer.fire == NULL)
-    sim_timer_init(&srv->step_timer, finish_step);
   req->phase = SIM_PHASE_WAITING;
   waiting_push(srv, req);
   start_step(srv);
 }
+
+void sim_engine_init(struct sim_server *srv) { sim_timer_init(&srv->step_timer, finish_step); }
 
 void sim_engine_abort(struct sim_server *srv, struct sim_req *req) {
   sim_timer_cancel(&srv->timers, &req->timer);

@@ -432,6 +432,7 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   srv->start_ns = sim_now_ns();
   srv->stats.last_decode_log_ns = srv->start_ns;
   sim_timer_init(&srv->warmup_timer, warmup_timer_fired);
+  sim_engine_init(srv);
   int rc = -1;
   sigset_t mask, old_mask;
   sigemptyset(&mask);

@@ -279,6 +279,7 @@ void sim_req_free(struct sim_req *req);
 void sim_api_reply_timer(struct sim_server *srv, struct sim_timer *t);
 
 /* ---------------------------------------------------------------- engine.c: scheduling */
+void sim_engine_init(struct sim_server *srv);
 void sim_engine_submit(struct sim_server *srv, struct sim_req *req);
 /* The client went away: drop req from the engine and free it. */
 void sim_engine_abort(struct sim_server *srv, struct sim_req *req);
