@@ -32,7 +32,6 @@ int tm_http_get(const char *url, int timeout_ms, struct sbuf *out, struct st_err
     return err_setf(err, "GET %s: %s", url, curl_err[0] ? curl_err : curl_easy_strerror(rc));
   if (status < 200 || status > 299)
     return err_setf(err, "GET %s: HTTP status %ld", url, status);
-  if (!out->data)
-    sbuf_reserve(out, 1); /* callers get a NUL-terminated empty string */
+  sbuf_append(out, "", 0); /* NUL-terminated, also for an empty body */
   return 0;
 }

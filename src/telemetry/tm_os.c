@@ -82,6 +82,8 @@ int tm_run_capture(const char *const *argv, int timeout_ms, struct sbuf *out, st
     sbuf_append(out, buf, (size_t)n);
   }
   close(fds[0]);
+  /* NUL-terminate even when the tool printed nothing (a fresh reserve is not). */
+  sbuf_append(out, "", 0);
   if (timed_out)
     kill(-pid, SIGKILL);
   int status = 0;

@@ -316,6 +316,13 @@ START_TEST(run_capture_reports_exit_status_and_missing_tool) {
   const char *missing[] = {"/nonexistent/tool", NULL};
   ck_assert_int_eq(tm_run_capture(missing, 2000, &out, &err), -1);
   ck_assert_str_eq(err.msg, "/nonexistent/tool: not found in PATH (or not executable)");
+  /* No output at all (nvidia-smi --query-compute-apps with no process) is "". */
+  const char *silent[] = {"true", NULL};
+  struct sbuf fresh = {0};
+  ck_assert_int_eq(tm_run_capture(silent, 2000, &fresh, &err), 0);
+  ck_assert_uint_eq(fresh.len, 0);
+  ck_assert_str_eq(fresh.data, "");
+  sbuf_free(&fresh);
   const char *ok[] = {"printf", "a,b\n", NULL};
   ck_assert_int_eq(tm_run_capture(ok, 2000, &out, &err), 0);
   ck_assert_str_eq(out.data, "a,b\n");
