@@ -382,7 +382,7 @@ static void finish_request(struct sim_server *srv, struct sim_req *req, int64_t 
   sim_conn_response_done(srv, conn);
 }
 
-void sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_len, bool finished) {
+bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_len, bool finished) {
   int64_t now = sim_now_ns();
   long tokens = upto_len - req->sent_len;
   struct sim_conn *conn = req->conn;
@@ -391,7 +391,7 @@ void sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
             req->seq);
     srv->crashed = true;
     srv->stopping = true;
-    return;
+    return false;
   }
   bool stalled = req->fault_stall && req->sent_len > 0; /* stall after the first chunk */
   if (req->stream && conn && !stalled) {
@@ -454,16 +454,19 @@ void sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
       if (conn->fd >= 0) {
         struct linger lg = {.l_onoff = 1, .l_linger = 0}; /* RST, not FIN */
         setsockopt(conn->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-        sim_conn_close(srv, conn); /* aborts (and frees) req */
+        sim_conn_close(srv, conn);
       }
-      return;
+      return false; /* the connection, and with it req, is gone */
     }
   }
   if (!stalled)
     observe_chunk(srv, req, tokens, now);
   req->sent_len = upto_len;
-  if (finished)
+  if (finished) {
     finish_request(srv, req, now);
+    return false;
+  }
+  return true;
 }
 
 void sim_req_free(struct sim_req *req) {

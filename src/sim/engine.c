@@ -47,8 +47,7 @@ void sim_engine_pump(struct sim_server *srv, struct sim_req *req) {
         break;
       req->out_len = len;
       bool finished = len == req->max_tokens;
-      sim_api_send_chunk(srv, req, len, finished);
-      if (finished || srv->stopping)
+      if (!sim_api_send_chunk(srv, req, len, finished) || srv->stopping)
         return; /* req is gone (or the process is crashing) */
       if (req->fault_stall && req->sent_len > 0) {
         if (conn)
@@ -239,8 +238,8 @@ static void finish_step(struct sim_server *srv, struct sim_timer *t) {
                 (req->stream && sim_stream_should_send(srv->cfg->stream_interval, req->out_len, false));
     if (send) {
       struct sim_conn *conn = req->conn;
-      sim_api_send_chunk(srv, req, req->out_len, finished);
-      if (!finished && conn && conn->fd >= 0 && conn->req == req)
+      if (sim_api_send_chunk(srv, req, req->out_len, finished) && conn && conn->fd >= 0 &&
+          conn->req == req)
         sim_conn_flush(srv, conn); /* may abort req: next was saved above */
     }
   }

@@ -270,9 +270,10 @@ void sim_json_escape(struct sbuf *out, const char *s, size_t len);
 void sim_api_dispatch(struct sim_server *srv, struct sim_conn *conn,
                       const struct sim_http_request *hreq);
 /* Queues the chunk that carries req's tokens sent_len..upto_len (no flush).
- * When finished, also the end of the response; the request is then freed and
- * the connection moves on: the caller must not touch req afterwards. */
-void sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_len, bool finished);
+ * When finished, also the end of the response. Returns false when req is
+ * gone (finished, reset by a fault, or the process is crashing): the caller
+ * must not touch req then. */
+bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_len, bool finished);
 /* Frees a request (its connection must no longer point at it). */
 void sim_req_free(struct sim_req *req);
 /* conn->reply_timer: a delayed /health answer is due. */

@@ -38,7 +38,13 @@ start_sim() {
   [[ -n $PORT ]] || { fail "$name did not start"; cat "$WORK/$name.log"; exit 1; }
 }
 STOP_RC=0
-stop_sim() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; STOP_RC=$?; }
+# stop_sim PID: SIGTERM, reap, and expect a clean exit (0; sanitizer builds fail on leaks)
+stop_sim() {
+  kill "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+  STOP_RC=$?
+  [[ $STOP_RC == 0 ]] || fail "sim $1 exited $STOP_RC after SIGTERM"
+}
 wait_ready() {
   for _ in $(seq 100); do
     [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health") == 200 ]] && return 0
@@ -230,6 +236,10 @@ t1=$(date +%s%N)
 check "trickle: stream complete" grep -q 'DONE' <<<"$out"
 check "trickle: slow (>= 15 ms for ~5 KB at 200 B/ms)" test $(((t1 - t0) / 1000000)) -ge 15
 stop_sim "$SIM_PID"
+
+bad_logs=$(grep -lE 'Sanitizer|runtime error' "$WORK"/*.log "$WORK"/*.out 2>/dev/null)
+check "no sanitizer reports in any sim log" test -z "$bad_logs"
+[[ -z $bad_logs ]] || cat $bad_logs | head -40
 
 echo "failures: $FAILS"
 [[ $FAILS == 0 ]]
