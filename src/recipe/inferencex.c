@@ -158,7 +158,7 @@ void ix_resolve_routes(struct recipe_set *set, const char *root) {
       char *full = path_join_alloc(root, rel);
       if (is_regular_file(full)) {
         rt->launcher = set_str(set, rel);
-        const struct sh_script *ls = set_script(set, full, rt->launcher);
+        const struct sh_script *ls = set_script(set, full, full);
         if (ls) {
           struct sh_env env = {.root_dir = root};
           point_env(r, &r->points[0], &env);
@@ -189,7 +189,7 @@ void ix_resolve_routes(struct recipe_set *set, const char *root) {
       if (!routes[k].exists)
         continue;
       char *full = path_join_alloc(root, routes[k].script);
-      p->route_scripts[k] = set_script(set, full, routes[k].script);
+      p->route_scripts[k] = set_script(set, full, full);
       free(full);
     }
     for (size_t k = 0; k < n_routes; k++) {
@@ -198,7 +198,7 @@ void ix_resolve_routes(struct recipe_set *set, const char *root) {
         char *full = path_join_alloc(root, routes[k].script);
         r->script_file = set_str(set, full);
         free(full);
-        p->script = set_script(set, r->script_file, r->script_path);
+        p->script = set_script(set, r->script_file, r->script_file);
         break;
       }
     }

@@ -25,6 +25,7 @@ static const struct rule R_MAX_NUM_SEQS = {"L09", "MAX_NUM_SEQS_LT_CONC"};
 static const struct rule R_LABEL = {"L13", "RUNNER_LABEL_UNKNOWN"};
 static const struct rule R_NO_LAUNCHER = {"L14", "NO_LAUNCHER"};
 static const struct rule R_CHAT = {"R01", "MTP_CHAT_TEMPLATE"};
+static const struct rule R_SCRIPT_SYNTAX = {"S01", "SCRIPT_SYNTAX"};
 
 static void add(struct recipe_findings *out, const struct rule *rule, enum recipe_severity sev,
                 const char *recipe, const char *file, int line, const char *fmt, ...)
@@ -135,16 +136,16 @@ struct limit_check {
   const struct rule *rule;
   const char *flag;
   const char *engine;      /* only for this engine */
-  int first_conc, first_value, first_line, violations;
+  int first_conc, first_value, first_line, first_need, violations;
   int dp;
 };
 
 static void lint_points(const struct recipe_priv *p, struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
   struct limit_check checks[] = {
-      {&R_MAX_RUNNING, "max-running-requests", "sglang", 0, 0, 0, 0, 0},
-      {&R_CUDA_GRAPH, "cuda-graph-max-bs", "sglang", 0, 0, 0, 0, 0},
-      {&R_MAX_NUM_SEQS, "max-num-seqs", "vllm", 0, 0, 0, 0, 0},
+      {&R_MAX_RUNNING, "max-running-requests", "sglang", 0, 0, 0, 0, 0, 0},
+      {&R_CUDA_GRAPH, "cuda-graph-max-bs", "sglang", 0, 0, 0, 0, 0, 0},
+      {&R_MAX_NUM_SEQS, "max-num-seqs", "vllm", 0, 0, 0, 0, 0, 0},
   };
   const char *file = NULL;
   bool spec_seen = false, cmd_seen = false;
@@ -178,6 +179,7 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
           ck->first_conc = pt->conc;
           ck->first_value = (int)v;
           ck->first_line = cmd.line;
+          ck->first_need = (int)need;
         }
       }
     }
@@ -190,11 +192,16 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
   }
   for (size_t k = 0; k < ST_ARRAY_LEN(checks); k++) {
     struct limit_check *ck = &checks[k];
-    if (ck->violations)
+    if (ck->violations && ck->first_need != ck->first_conc)
       add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
-          "--%s %d is below the sweep's concurrency %d%s (%d of %zu sweep points)", ck->flag,
-          ck->first_value, ck->first_conc,
-          ck->dp ? " per DP rank (dp-attention: conc / dp)" : "", ck->violations, r->n_points);
+          "--%s %d is below %d, the per-DP-rank share of conc %d over %d ranks "
+          "(dp-attention; %d of %zu sweep points)",
+          ck->flag, ck->first_value, ck->first_need, ck->first_conc, ck->dp, ck->violations,
+          r->n_points);
+    else if (ck->violations)
+      add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
+          "--%s %d is below the sweep's concurrency %d (%d of %zu sweep points)", ck->flag,
+          ck->first_value, ck->first_conc, ck->violations, r->n_points);
   }
   if (!cmd_seen)
     return;
@@ -321,7 +328,8 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
   for (size_t i = 0; i < set->n_diags; i++) {
     const struct recipe_diag *d = &set->diags[i];
     char *entry = d->field ? xstrndup(d->field, strcspn(d->field, ".[")) : NULL;
-    add(out, &R_SCHEMA, RECIPE_SEV_ERROR, entry, d->file, d->line, "%s", d->message);
+    add(out, str_ends_with(d->file, ".sh") ? &R_SCRIPT_SYNTAX : &R_SCHEMA, RECIPE_SEV_ERROR, entry,
+        d->file, d->line, "%s", d->message);
     free(entry);
   }
   for (size_t i = 0; i < set->n_recipes; i++) {

@@ -82,6 +82,21 @@ static void finish_unresolved(struct recipe_cmd *out) {
     out->has_unresolved = out->has_unresolved || sh_is_unresolved(out->env[i]);
 }
 
+/* An argv item of a servetop recipe is read as shell words: "--tp $TP" is two
+ * arguments, quotes keep JSON values whole. */
+static void expand_shell_words(struct sh_env *env, const char *item, const char *file,
+                               char ***argv, size_t *argc) {
+  struct sh_script words;
+  if (sh_parse(item, strlen(item), file, &words, NULL) < 0) {
+    strv_push(argv, argc, item); /* unbalanced quotes: kept as written */
+    return;
+  }
+  for (size_t c = 0; c < words.n_cmds; c++)
+    for (size_t w = 0; w < words.cmds[c].n_words; w++)
+      sh_expand_word(env, words.cmds[c].words[w].raw, argv, argc);
+  sh_script_fini(&words);
+}
+
 int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
                       struct recipe_cmd *out, struct st_err *err) {
   const struct recipe_priv *p = (const struct recipe_priv *)r;
@@ -109,7 +124,7 @@ int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
       strv_free(f, nf);
     }
     for (size_t i = 0; i < p->n_tmpl_argv; i++)
-      sh_expand_word(&env, p->tmpl_argv[i], &out->argv, &out->argc);
+      expand_shell_words(&env, p->tmpl_argv[i], r->file, &out->argv, &out->argc);
     out->file = r->file;
     out->line = p->server_line;
     sh_env_fini(&env);
