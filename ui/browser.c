@@ -547,7 +547,7 @@ enum browser_action browser_key(struct browser *b, int key, const struct ui_layo
 }
 
 /* Column where the spec side of a list row starts (see render_list). */
-enum { TAG_W = 9, SIDE_W = 7 };
+enum { TAG_W = 9, SIDE_W = 6 };
 
 enum browser_action browser_click(struct browser *b, const struct ui_layout *l, int x, int y) {
   struct ui_rect in = ui_rect_inner(l->slot[UI_SLOT_LIST]);
@@ -659,14 +659,6 @@ static void render_list(struct browser *b, struct ui_grid *g, const struct ui_la
   }
 }
 
-/* Wraps text into lines of width w; continuation lines start at indent. */
-static int wrapped_count(const char *text, int w, int indent) {
-  int cells = ui_text_cells(text);
-  if (cells <= w || w <= indent + 1)
-    return 1;
-  return 1 + (cells - w + (w - indent) - 1) / (w - indent);
-}
-
 /* Byte offset of the n-th UTF-8 character of s (or its end). */
 static size_t utf8_offset(const char *s, int n) {
   const unsigned char *p = (const unsigned char *)s;
@@ -677,6 +669,43 @@ static size_t utf8_offset(const char *s, int n) {
     n--;
   }
   return (size_t)(p - (const unsigned char *)s);
+}
+
+/* Word-wraps text to width w, continuation lines starting at indent, and
+ * draws the visual lines first..first+h-1 of it at (x, y) (g NULL: count
+ * only). Returns the number of visual lines. */
+static int wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const char *text,
+                     int indent, enum theme_role role, bool unicode) {
+  if (w < 1)
+    return 1;
+  int n = 0;
+  const char *rest = text;
+  do {
+    int lead = n == 0 ? 0 : indent;
+    int avail = w - lead > 1 ? w - lead : w;
+    if (avail == w)
+      lead = 0;
+    int cells = ui_text_cells(rest);
+    size_t take = utf8_offset(rest, cells <= avail ? cells : avail);
+    size_t skip = take;
+    if (cells > avail) {
+      /* break after the last blank that fits, when there is one */
+      for (size_t i = take; i > 0; i--)
+        if (rest[i] == ' ') {
+          take = i;
+          skip = i + 1;
+          break;
+        }
+    }
+    if (g && n >= first && n < first + h) {
+      char *piece = xstrndup(rest, take);
+      ui_grid_text(g, x + lead, y + n - first, avail, piece, role, unicode);
+      free(piece);
+    }
+    rest += skip;
+    n++;
+  } while (*rest);
+  return n;
 }
 
 static void render_detail(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
@@ -693,30 +722,20 @@ static void render_detail(struct browser *b, struct ui_grid *g, const struct ui_
   }
   int total = 0;
   for (size_t i = 0; i < b->n_detail; i++)
-    total += wrapped_count(b->detail[i].text, in.w, b->detail[i].indent);
+    total += wrap_text(NULL, 0, 0, 0, 0, in.w, b->detail[i].text, b->detail[i].indent, THEME_MAIN,
+                       gl->braille);
   int max_top = total - in.h;
   if (b->detail_top > max_top)
     b->detail_top = max_top > 0 ? max_top : 0;
   int vline = 0;  /* visual line index across the whole pane */
   for (size_t i = 0; i < b->n_detail && vline < b->detail_top + in.h; i++) {
     const struct browser_text *t = &b->detail[i];
-    const char *rest = t->text;
-    bool first = true;
-    do {
-      int indent = first ? 0 : t->indent;
-      int avail = in.w - indent;
-      int cells = ui_text_cells(rest);
-      int take = cells <= avail || avail <= 1 ? cells : avail;
-      if (vline >= b->detail_top && vline < b->detail_top + in.h) {
-        char *piece = xstrndup(rest, utf8_offset(rest, take));
-        ui_grid_text(g, in.x + indent, in.y + vline - b->detail_top, avail, piece, t->role,
-                     gl->braille);
-        free(piece);
-      }
-      rest += utf8_offset(rest, take);
-      vline++;
-      first = false;
-    } while (*rest && in.w > t->indent + 1);
+    /* the part of this text's visual lines that falls in the window */
+    int first = b->detail_top - vline > 0 ? b->detail_top - vline : 0;
+    int y0 = in.y + (vline + first) - b->detail_top;
+    int rows_left = in.y + in.h - y0;
+    vline += wrap_text(g, in.x, y0, first, rows_left, in.w, t->text, t->indent, t->role,
+                       gl->braille);
   }
   if (total > in.h) {
     char pos[32];

@@ -1,0 +1,121 @@
+#!/bin/bash
+# The recipe browser in a real terminal: servetop runs in a detached tmux
+# session (its own server socket), keys go in with send-keys and the screen
+# comes back with capture-pane. 80x24, a resize to 200x50, and too small.
+set -euo pipefail
+
+: "${SERVETOP:?path of the servetop binary}"
+: "${TEST_DATA_DIR:?tests/data}"
+command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
+
+SOCK="servetop-ui-$$"
+SESSION=browser
+tm() { tmux -L "$SOCK" "$@"; }
+cleanup() { tm kill-server 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+fail() {
+  echo "FAIL: $*" >&2
+  echo "---- screen ----" >&2
+  tm capture-pane -p -t "$SESSION" >&2 || true
+  exit 1
+}
+
+screen() { tm capture-pane -p -t "$SESSION"; }
+
+# Waits (up to 5 s) until the screen shows the text.
+wait_for() {
+  local text=$1
+  for _ in $(seq 50); do
+    if screen | grep -qF -- "$text"; then return 0; fi
+    sleep 0.1
+  done
+  fail "screen never showed '$text'"
+}
+
+# Waits until the text is gone from the screen.
+wait_gone() {
+  local text=$1
+  for _ in $(seq 50); do
+    if ! screen | grep -qF -- "$text"; then return 0; fi
+    sleep 0.1
+  done
+  fail "screen still shows '$text'"
+}
+
+start() {  # start COLS ROWS servetop-args...
+  local cols=$1 rows=$2
+  shift 2
+  cleanup
+  # The pane reports servetop's exit status, then stays for us to read it.
+  tm new-session -d -s "$SESSION" -x "$cols" -y "$rows" \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $* ; echo \"EXIT=\$?\"; sleep 30"
+}
+
+# ---------------------------------------------------------------- 80x24
+start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui"
+wait_for "Recipes 4"
+wait_for "demo fp8 · h200 · sglang"
+wait_for "other bf16 · b200 · vllm"
+screen | grep -qF "> 8k1k    off   mtp" || fail "first row is not the 8k1k off/mtp pair"
+wait_for "Server command"
+wait_for "Enter run"
+
+# incremental filter: each key narrows the list at once
+tm send-keys -t "$SESSION" / v l
+wait_for "filter: /vl_"
+wait_gone "demo fp8"
+wait_for "other bf16 · b200 · vllm"
+tm send-keys -t "$SESSION" x
+wait_for "no recipe matches the filter"
+tm send-keys -t "$SESSION" BSpace Enter
+wait_for "filter: vl"
+tm send-keys -t "$SESSION" Escape
+wait_for "demo fp8 · h200 · sglang"
+
+# right picks the MTP side; its detail shows the speculative flags
+tm send-keys -t "$SESSION" Right
+wait_for "demo-fp8-h200-sglang-mtp"
+wait_for "--speculative-algorithm EAGLE"
+
+# help lists the keys; any key closes it
+tm send-keys -t "$SESSION" '?'
+wait_for "this help (any key closes it)"
+tm send-keys -t "$SESSION" x
+wait_gone "this help (any key closes it)"
+
+# a row without an MTP twin cannot run as A/B, and says why
+tm send-keys -t "$SESSION" End a
+wait_for "has no MTP twin: no A/B run"
+
+# ---------------------------------------------------------------- resize to 200x50
+tm resize-window -t "$SESSION" -x 200 -y 50
+wait_for "tp4 c16"
+[ "$(screen | wc -l)" -ge 50 ] || fail "screen is not 50 rows"
+screen | awk 'length($0) > 150 { wide = 1 } END { exit !wide }' || fail "not redrawn at 200 columns"
+wait_for "Doctor's findings"
+
+# too small: says so, and comes back when the terminal grows again
+tm resize-window -t "$SESSION" -x 60 -y 20
+wait_for "too small: servetop needs 80x24"
+tm resize-window -t "$SESSION" -x 80 -y 24
+wait_for "Recipes 4"
+
+# q quits with status 0
+tm send-keys -t "$SESSION" q
+wait_for "EXIT=0"
+
+# ---------------------------------------------------------------- 200x50 from the start, ASCII, mono, NO_COLOR
+start 200 50 NO_COLOR=1 "$SERVETOP" --configs "$TEST_DATA_DIR/ui" --ascii --theme mono
+wait_for "+-[ Recipes 4 ]"
+wait_for "demo fp8 | h200 | sglang"
+screen | grep -q "[╭│·]" && fail "UTF-8 glyphs in --ascii mode"
+tm send-keys -t "$SESSION" q
+wait_for "EXIT=0"
+
+# ---------------------------------------------------------------- a theme that does not exist
+start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui" --theme no-such-theme
+wait_for "theme 'no-such-theme': no no-such-theme.theme in"
+wait_for "EXIT=2"
+
+echo "PASS"

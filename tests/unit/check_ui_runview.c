@@ -1,0 +1,256 @@
+/* ui run view: chart history from snapshots (sampling, sweep points,
+ * concurrency marks, restarts) and frames drawn from fixed snapshots. */
+#include "runview.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui_util.h"
+
+/* A run of a simulated MTP recipe in the middle of its first point. */
+static void fixture(struct snap_run *s) {
+  snap_run_init(s);
+  s->server.state = SNAP_SERVER_READY;
+  s->server.pid = 4242;
+  s->server.port = 30001;
+  s->server.simulated = true;
+  snprintf(s->server.engine, sizeof s->server.engine, "sim");
+  snprintf(s->server.recipe_name, sizeof s->server.recipe_name, "demo-fp8-h200-sglang-mtp");
+  s->server.uptime_s = 65;
+  s->progress.phase = SNAP_PHASE_MEASURING;
+  s->progress.n_points = 3;
+  s->progress.done = 120;
+  s->progress.total = 320;
+  s->progress.in_flight = 16;
+  s->progress.elapsed_s = 0;
+  s->progress.eta_valid = true;
+  s->progress.eta_s = 25;
+  s->concurrency.target = 16;
+  s->throughput.window = (struct snap_rates){true, 1234.5, 11000, 3.21};
+  s->latency.ttft.window = (struct snap_percentiles){true, 100, 12.34, 20, 55};
+  s->latency.ttft.run = (struct snap_percentiles){true, 120, 13, 21, 60};
+  s->latency.tpot.window = (struct snap_percentiles){true, 100, 7.5, 8, 9};
+  s->spec.enabled_valid = true;
+  s->spec.enabled = true;
+  snprintf(s->spec.algorithm, sizeof s->spec.algorithm, "EAGLE");
+  s->spec.accept_length_valid = true;
+  s->spec.accept_length = 2.81;
+  s->spec.accept_rate_valid = true;
+  s->spec.accept_rate_frac = 0.603;
+  s->spec.source = SNAP_SRC_METRICS;
+  s->load.kv_usage_valid = true;
+  s->load.kv_usage_frac = 0.625;
+  s->load.running_valid = true;
+  s->load.num_running = 16;
+  s->load.max_total_num_tokens_valid = true;
+  s->load.max_total_num_tokens = 512000;
+  s->gpus.n_gpus = 1;
+  s->gpus.gpu[0] = (struct snap_gpu){
+      .index = 0,
+      .valid_mask = SNAP_GPU_MEM_TOTAL | SNAP_GPU_MEM_SERVER | SNAP_GPU_MEM_OTHER | SNAP_GPU_POWER,
+      .mem_total_bytes = 80ull << 30,
+      .mem_server_bytes = 60ull << 30,
+      .mem_other_bytes = 4ull << 30,
+      .power_mw = 350000,
+  };
+  snprintf(s->gpus.backend, sizeof s->gpus.backend, "sim");
+  snap_log_tail_push(&s->log, "Decode batch. #running-req: 16, accept len: 2.81");
+  snap_log_tail_push(&s->log, "The server is fired up and ready to roll!");
+}
+
+/* Pushes snapshots every 100 ms of point time from from_s to to_s. */
+static void play(struct runview *rv, struct snap_run *s, double from_s, double to_s) {
+  int steps = (int)lround((to_s - from_s) * 10);
+  for (int i = 0; i <= steps; i++) {
+    double t = from_s + i * 0.1;
+    s->progress.elapsed_s = t;
+    s->throughput.window.output_tok_per_s = 100 * t;
+    runview_push(rv, s);
+  }
+}
+
+START_TEST(samples_once_per_second_while_measuring) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  s.progress.phase = SNAP_PHASE_LAUNCHING;
+  for (int i = 0; i < 30; i++)  /* point time starts at the first dispatch */
+    runview_push(&rv, &s);
+  ck_assert_int_eq(rv.n_samples, 0);  /* nothing to chart before the load starts */
+  s.progress.phase = SNAP_PHASE_MEASURING;
+  play(&rv, &s, 0, 10);
+  ck_assert_int_eq(rv.n_samples, 11);  /* t = 0, 1, ..., 10 s */
+  double v[20];
+  ck_assert_int_eq(runview_series_copy(&rv, RUNVIEW_OUTPUT_TOK_S, v, 20), 11);
+  for (int i = 1; i < 11; i++)
+    ck_assert(v[i] > v[i - 1]);
+  ck_assert(fabs(v[10] - 1000) < 15);
+  /* unknown figures become gaps, not zeros */
+  s.spec.accept_length_valid = false;
+  play(&rv, &s, 11, 11);
+  ck_assert_int_eq(runview_series_copy(&rv, RUNVIEW_ACCEPT_LENGTH, v, 2), 2);
+  ck_assert(v[0] == 2.81);
+  ck_assert(isnan(v[1]));
+}
+END_TEST
+
+START_TEST(marks_for_points_concurrency_and_restarts) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  play(&rv, &s, 0, 4);
+  ck_assert_int_eq(rv.n_marks, 0);
+  /* the user pressed + at 4.5 s */
+  snap_concurrency_mark(&s.concurrency, 4.5, 32);
+  play(&rv, &s, 4.5, 6);
+  ck_assert_int_eq(rv.n_marks, 1);
+  ck_assert_int_eq(rv.marks[0], 5);  /* the first sample after the change */
+  play(&rv, &s, 6.1, 7);            /* the same mark in later snapshots is not a new one */
+  ck_assert_int_eq(rv.n_marks, 1);
+  /* the next sweep point: time goes on from 7 s, a mark at its start */
+  s.progress.point_index = 1;
+  snap_run_init(&s);
+  fixture(&s);
+  s.progress.point_index = 1;
+  play(&rv, &s, 0, 2);
+  ck_assert_int_eq(rv.n_marks, 2);
+  ck_assert_int_eq(rv.n_samples, 10);  /* 0..7 s, then 8 and 9 s (point 2 at 1 and 2 s) */
+  /* a restart with new knobs measures the point again from 0: marked too */
+  play(&rv, &s, 0, 1);
+  ck_assert_int_eq(rv.n_marks, 3);
+  ck_assert_int_eq(rv.n_samples, 11);
+}
+END_TEST
+
+static char *frame_alloc(const struct ui_grid *g) {
+  struct sbuf sb = {0};
+  for (int y = 0; y < g->rows; y++) {
+    char *row = ui_grid_row_alloc(g, y);
+    sbuf_printf(&sb, "%s\n", row);
+    free(row);
+  }
+  return sbuf_take(&sb);
+}
+
+static void assert_has(const char *frame, const char *text) {
+  if (!strstr(frame, text))
+    fprintf(stderr, "frame:\n%s", frame);
+  ck_assert_msg(strstr(frame, text) != NULL, "frame lacks '%s'", text);
+}
+
+static char *render(struct runview *rv, int cols, int rows, bool unicode) {
+  struct ui_grid g;
+  struct ui_layout l;
+  ui_grid_init(&g, cols, rows);
+  ui_layout_compute(cols, rows, UI_VIEW_RUN, &l);
+  runview_render(rv, &g, &l, ui_glyphs_get(unicode));
+  char *f = frame_alloc(&g);
+  ui_grid_fini(&g);
+  return f;
+}
+
+START_TEST(frame_80x24_shows_the_run) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  play(&rv, &s, 0, 30);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, " demo-fp8-h200-sglang-mtp · sim SIMULATED");
+  assert_has(f, "SIMULATED");
+  assert_has(f, "server ready up 1m05s");
+  assert_has(f, "measuring point 1/3 conc 16");
+  assert_has(f, "120/320 ok 0 failed 16 in flight 30s ETA 25s");
+  assert_has(f, "ETA 25s");
+  assert_has(f, "output 3.00k tok/s");  /* 100 tok/s per second of the fixture, at 30 s */
+  assert_has(f, "TTFT   12.3ms  20.0ms  55.0ms");
+  assert_has(f, "ITL         -       -       -"); /* never reported: says so */
+  assert_has(f, "accept length 2.81");
+  assert_has(f, "rate 60.3%");
+  assert_has(f, "62.5%");
+  assert_has(f, "running 16  queued -");
+  assert_has(f, "KV 512k tok");
+  assert_has(f, "64.0GiB/80.0GiB 350W");
+  assert_has(f, "ready to roll");
+  assert_has(f, "+/- concurrency");
+  /* the chart has drawn braille dots */
+  ck_assert_msg(strstr(f, "⣀") || strstr(f, "⡀") || strstr(f, "⢀") || strstr(f, "⠁"),
+                "no braille in the chart");
+  free(f);
+}
+END_TEST
+
+START_TEST(frame_200x50_and_unknowns) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  s.spec.enabled = false;
+  s.spec.accept_length_valid = false;
+  s.gpus.n_gpus = 0;
+  snprintf(s.gpus.unavailable_reason, sizeof s.gpus.unavailable_reason, "nvml: not found");
+  s.load.kv_usage_valid = false;
+  s.throughput.window.valid = false;
+  play(&rv, &s, 0, 5);
+  rv.max_total_num_tokens_before = 400000;
+  char *f = render(&rv, 200, 50, true);
+  assert_has(f, "pid 4242 :30001");
+  assert_has(f, "run p50");             /* whole-run columns show when there is room */
+  assert_has(f, "13.0ms");
+  assert_has(f, "off: the server reports no speculative decoding");
+  assert_has(f, "no GPU data: nvml: not found");
+  assert_has(f, "use unknown");
+  assert_has(f, "output - tok/s");
+  assert_has(f, "KV 512k tok (was 400k)");
+  free(f);
+  /* ASCII: no byte above 0x7f */
+  f = render(&rv, 80, 24, false);
+  for (const unsigned char *c = (const unsigned char *)f; *c; c++)
+    ck_assert_msg(*c < 0x80, "not ASCII");
+  free(f);
+}
+END_TEST
+
+START_TEST(finished_run_says_how) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  play(&rv, &s, 0, 2);
+  ck_assert(runview_server_up(&rv));
+  ck_assert(!runview_finished(&rv));
+  s.progress.phase = SNAP_PHASE_FAILED;
+  s.server.state = SNAP_SERVER_EXITED;
+  s.server.exited_valid = true;
+  s.server.exit_code = 1;
+  snprintf(s.progress.message, sizeof s.progress.message, "server exited with status 1");
+  runview_push(&rv, &s);
+  ck_assert(!runview_server_up(&rv));
+  ck_assert(runview_finished(&rv));
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "server exited (status 1)");
+  assert_has(f, "server exited with status 1");
+  free(f);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ui_runview");
+  TCase *tc = tcase_create("runview");
+  tcase_add_test(tc, samples_once_per_second_while_measuring);
+  tcase_add_test(tc, marks_for_points_concurrency_and_restarts);
+  tcase_add_test(tc, frame_80x24_shows_the_run);
+  tcase_add_test(tc, frame_200x50_and_unknowns);
+  tcase_add_test(tc, finished_run_says_how);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

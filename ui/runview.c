@@ -1,0 +1,499 @@
+/* The run view: chart history from snapshots, and drawing (pure; no ncurses). */
+#include "runview.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ui_util.h"
+
+void runview_init(struct runview *rv) {
+  memset(rv, 0, sizeof *rv);
+  rv->last_point_index = -1;
+  rv->max_total_num_tokens_before = -1;
+  for (int s = 0; s < RUNVIEW_SERIES_COUNT; s++)
+    for (size_t i = 0; i < RUNVIEW_HISTORY; i++)
+      rv->ring[s][i] = NAN;
+}
+
+static void add_mark(struct runview *rv) {
+  size_t cap = ST_ARRAY_LEN(rv->marks);
+  if (rv->n_marks == cap) {
+    memmove(rv->marks, rv->marks + 1, (cap - 1) * sizeof rv->marks[0]);
+    rv->n_marks--;
+  }
+  rv->marks[rv->n_marks++] = rv->n_samples;
+}
+
+static void add_sample(struct runview *rv) {
+  const struct snap_run *s = &rv->snap;
+  size_t at = rv->n_samples % RUNVIEW_HISTORY;
+  const struct snap_rates *w = &s->throughput.window;
+  rv->ring[RUNVIEW_OUTPUT_TOK_S][at] = w->valid ? w->output_tok_per_s : (double)NAN;
+  rv->ring[RUNVIEW_TOTAL_TOK_S][at] = w->valid ? w->total_tok_per_s : (double)NAN;
+  rv->ring[RUNVIEW_REQ_S][at] = w->valid ? w->req_per_s : (double)NAN;
+  rv->ring[RUNVIEW_ACCEPT_LENGTH][at] = s->spec.accept_length_valid ? s->spec.accept_length : (double)NAN;
+  rv->ring[RUNVIEW_ACCEPT_RATE][at] = s->spec.accept_rate_valid ? s->spec.accept_rate_frac : (double)NAN;
+  rv->n_samples++;
+}
+
+void runview_push(struct runview *rv, const struct snap_run *snap) {
+  rv->snap = *snap;
+  rv->have_snap = true;
+  const struct snap_progress *p = &snap->progress;
+  /* a new sweep point, or the same point measured again after a restart with
+   * new knobs: its elapsed time starts again at 0, the charts go on */
+  bool restarted = p->elapsed_s + 0.5 < rv->last_point_elapsed_s;
+  if (p->point_index != rv->last_point_index || restarted) {
+    if (rv->last_point_index >= 0) {
+      rv->run_time_s += rv->last_point_elapsed_s;
+      add_mark(rv);
+    }
+    rv->last_point_index = p->point_index;
+    rv->last_point_elapsed_s = 0;
+    rv->conc_mark_last_at_s = 0;
+  }
+  /* concurrency changes not seen yet (the snapshot keeps only the latest);
+   * one at the very start of a point is the point's own start */
+  const struct snap_concurrency *c = &snap->concurrency;
+  for (int i = 0; i < c->n_marks; i++) {
+    if (c->marks[i].at_s > rv->conc_mark_last_at_s) {
+      add_mark(rv);
+      rv->conc_mark_last_at_s = c->marks[i].at_s;
+    }
+  }
+  if (p->elapsed_s > rv->last_point_elapsed_s)
+    rv->last_point_elapsed_s = p->elapsed_s;
+  if (p->phase != SNAP_PHASE_MEASURING)
+    return;
+  double now_s = rv->run_time_s + p->elapsed_s;
+  if (now_s - rv->next_sample_s > RUNVIEW_HISTORY * RUNVIEW_SAMPLE_S)
+    rv->next_sample_s = now_s - RUNVIEW_HISTORY * RUNVIEW_SAMPLE_S;  /* older samples would not show */
+  while (rv->next_sample_s <= now_s) {
+    add_sample(rv);
+    rv->next_sample_s += RUNVIEW_SAMPLE_S;
+  }
+}
+
+size_t runview_series_copy(const struct runview *rv, enum runview_series s, double *out, size_t n) {
+  size_t have = rv->n_samples < RUNVIEW_HISTORY ? rv->n_samples : RUNVIEW_HISTORY;
+  if (n > have)
+    n = have;
+  for (size_t i = 0; i < n; i++)
+    out[i] = rv->ring[s][(rv->n_samples - n + i) % RUNVIEW_HISTORY];
+  return n;
+}
+
+bool runview_server_up(const struct runview *rv) {
+  enum snap_server_state st = rv->snap.server.state;
+  return rv->have_snap && (st == SNAP_SERVER_STARTING || st == SNAP_SERVER_READY ||
+                           st == SNAP_SERVER_STOPPING);
+}
+
+bool runview_finished(const struct runview *rv) {
+  enum snap_run_phase ph = rv->snap.progress.phase;
+  return rv->have_snap &&
+         (ph == SNAP_PHASE_DONE || ph == SNAP_PHASE_FAILED || ph == SNAP_PHASE_INTERRUPTED);
+}
+
+/* ---------------------------------------------------------------- drawing helpers */
+
+/* Writes pieces left to right; returns the next column. */
+static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
+               const struct ui_glyphs *gl) {
+  if (x >= x_end)
+    return x;
+  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
+}
+
+static enum theme_role server_role(enum snap_server_state st) {
+  switch (st) {
+  case SNAP_SERVER_READY: return THEME_OK;
+  case SNAP_SERVER_STARTING:
+  case SNAP_SERVER_STOPPING: return THEME_WARNING;
+  case SNAP_SERVER_EXITED: return THEME_ERROR;
+  default: return THEME_INACTIVE;
+  }
+}
+
+static void render_header(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
+                          const struct ui_glyphs *gl) {
+  const struct snap_server *sv = &rv->snap.server;
+  ui_grid_fill(g, r, THEME_HEADER);
+  int end = r.x + r.w, x = r.x;
+  char buf[256];
+  /* most important first: a narrow terminal cuts the end */
+  snprintf(buf, sizeof buf, " %s%s%s ", sv->recipe_name[0] ? sv->recipe_name : "-", gl->separator,
+           sv->engine[0] ? sv->engine : "-");
+  x = put(g, x, r.y, end, buf, THEME_HEADER, gl);
+  if (sv->simulated)
+    x = put(g, x, r.y, end, "SIMULATED ", THEME_WARNING, gl);
+  x = put(g, x, r.y, end, gl->separator + 1, THEME_HEADER, gl);
+  snprintf(buf, sizeof buf, "server %s", snap_server_state_name(sv->state));
+  x = put(g, x, r.y, end, buf, server_role(sv->state), gl);
+  if (sv->pid > 0 && sv->state != SNAP_SERVER_EXITED) {
+    char up[16];
+    snprintf(buf, sizeof buf, " up %s%spid %d :%d", ui_fmt_duration_s(sv->uptime_s, up, sizeof up),
+             gl->separator, sv->pid, sv->port);
+    x = put(g, x, r.y, end, buf, THEME_HEADER, gl);
+  }
+  if (sv->state == SNAP_SERVER_EXITED && sv->exited_valid) {
+    if (sv->exit_signal)
+      snprintf(buf, sizeof buf, " (killed by signal %d)", sv->exit_signal);
+    else
+      snprintf(buf, sizeof buf, " (status %d)", sv->exit_code);
+    put(g, x, r.y, end, buf, THEME_ERROR, gl);
+  }
+}
+
+static void render_progress(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
+                            const struct ui_glyphs *gl) {
+  const struct snap_progress *p = &rv->snap.progress;
+  int end = r.x + r.w, x = r.x + 1;
+  char buf[160], a[16], b[16];
+  enum theme_role phase_role = p->phase == SNAP_PHASE_FAILED        ? THEME_ERROR
+                               : p->phase == SNAP_PHASE_DONE        ? THEME_OK
+                               : p->phase == SNAP_PHASE_INTERRUPTED ? THEME_WARNING
+                                                                    : THEME_TITLE;
+  x = put(g, x, r.y, end, snap_run_phase_name(p->phase), phase_role, gl);
+  snprintf(buf, sizeof buf, " point %d/%d conc %d ", p->point_index + 1,
+           p->n_points > 0 ? p->n_points : 1, rv->snap.concurrency.target);
+  x = put(g, x, r.y, end, buf, THEME_MAIN, gl);
+  snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed %lld in flight %s ETA %s",
+           (long long)p->done, (long long)p->total, (long long)p->failed, (long long)p->in_flight,
+           ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
+           p->eta_valid ? ui_fmt_duration_s(p->eta_s, b, sizeof b) : "-");
+  int text_w = ui_text_cells(buf);
+  int bar_w = end - x - text_w - 1;
+  if (bar_w > 40)
+    bar_w = 40;
+  if (bar_w >= 8) {
+    struct ui_bar_segment segs[] = {
+        {(double)p->done, THEME_OK, '#'},
+        {(double)p->failed, THEME_ERROR, 'x'},
+    };
+    ui_bar(g, x, r.y, bar_w, segs, 2, (double)p->total, THEME_BAR_FREE, gl);
+    x += bar_w;
+  }
+  x = put(g, x, r.y, end, buf, p->failed ? THEME_WARNING : THEME_MAIN, gl);
+  if (p->mislabelled)
+    put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
+        gl);
+}
+
+/* A chart with its scale on the left: top value and 0. */
+enum { AXIS_W = 6 };
+
+static void chart_with_axis(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
+                            const enum runview_series *which, const enum theme_role *roles,
+                            size_t n_series, double y_min, const struct ui_glyphs *gl) {
+  if (r.w <= AXIS_W + 2 || r.h <= 0)
+    return;
+  struct ui_rect area = {r.x + AXIS_W, r.y, r.w - AXIS_W, r.h};
+  size_t want = (size_t)(area.w * ui_chart_samples_per_col(gl));
+  if (want > RUNVIEW_HISTORY)
+    want = RUNVIEW_HISTORY;
+  double values[RUNVIEW_SERIES_COUNT][RUNVIEW_HISTORY];
+  struct ui_series series[RUNVIEW_SERIES_COUNT];
+  for (size_t i = 0; i < n_series; i++) {
+    size_t n = runview_series_copy(rv, which[i], values[i], want);
+    series[i] = (struct ui_series){values[i], n, roles[i]};
+  }
+  int ages[ST_ARRAY_LEN(rv->marks)];
+  size_t n_ages = 0;
+  for (size_t m = 0; m < rv->n_marks; m++)
+    if (rv->marks[m] < rv->n_samples)
+      ages[n_ages++] = (int)(rv->n_samples - 1 - rv->marks[m]);
+  struct ui_chart_opts opts = {.y_min = y_min, .y_max = y_min, .mark_ages = ages,
+                               .n_marks = n_ages, .mark_role = THEME_CHART_MARK};
+  double top = ui_chart(g, area, series, n_series, &opts, gl);
+  char label[16];
+  ui_grid_text(g, r.x, r.y, AXIS_W - 1, ui_fmt_si(top, label, sizeof label), THEME_INACTIVE,
+               gl->braille);
+  if (r.h > 1)
+    ui_grid_text(g, r.x, r.y + r.h - 1, AXIS_W - 1, ui_fmt_si(y_min, label, sizeof label),
+                 THEME_INACTIVE, gl->braille);
+}
+
+static void render_throughput(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+                              const struct ui_glyphs *gl) {
+  ui_box(g, box, "Throughput (last 10 s)", THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  if (in.h < 1)
+    return;
+  const struct snap_throughput *t = &rv->snap.throughput;
+  const struct snap_rates *w = &t->window;
+  char v[16], buf[64];
+  int end = in.x + in.w, x = in.x + 1;
+  snprintf(buf, sizeof buf, "output %s tok/s", w->valid ? ui_fmt_si(w->output_tok_per_s, v, sizeof v) : "-");
+  x = put(g, x, in.y, end, buf, THEME_CHART_OUTPUT, gl) + 2;
+  snprintf(buf, sizeof buf, "total %s tok/s", w->valid ? ui_fmt_si(w->total_tok_per_s, v, sizeof v) : "-");
+  x = put(g, x, in.y, end, buf, THEME_CHART_TOTAL, gl) + 2;
+  snprintf(buf, sizeof buf, "%s req/s", w->valid ? ui_fmt_si(w->req_per_s, v, sizeof v) : "-");
+  x = put(g, x, in.y, end, buf, THEME_CHART_RPS, gl) + 2;
+  if (t->server_gen_valid) {
+    snprintf(buf, sizeof buf, "server says %s tok/s", ui_fmt_si(t->server_gen_tok_per_s, v, sizeof v));
+    put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
+  }
+  int chart_h = in.h - 1;
+  if (chart_h <= 0)
+    return;
+  int rps_h = chart_h >= 6 ? chart_h / 3 : 0;
+  static const enum runview_series tok[] = {RUNVIEW_TOTAL_TOK_S, RUNVIEW_OUTPUT_TOK_S};
+  static const enum theme_role tok_roles[] = {THEME_CHART_TOTAL, THEME_CHART_OUTPUT};
+  chart_with_axis(rv, g, (struct ui_rect){in.x, in.y + 1, in.w, chart_h - rps_h}, tok, tok_roles, 2,
+                  0, gl);
+  if (rps_h > 0) {
+    static const enum runview_series rps[] = {RUNVIEW_REQ_S};
+    static const enum theme_role rps_roles[] = {THEME_CHART_RPS};
+    chart_with_axis(rv, g, (struct ui_rect){in.x, in.y + 1 + chart_h - rps_h, in.w, rps_h}, rps,
+                    rps_roles, 1, 0, gl);
+  }
+}
+
+static const char *source_name(enum snap_source s) {
+  switch (s) {
+  case SNAP_SRC_METRICS: return "from /metrics";
+  case SNAP_SRC_SERVER_INFO: return "from /get_server_info";
+  case SNAP_SRC_LOG: return "from the server log";
+  default: return "";
+  }
+}
+
+static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+                          const struct ui_glyphs *gl) {
+  ui_box(g, box, "Speculative decoding", THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  if (in.h < 1)
+    return;
+  const struct snap_spec *sp = &rv->snap.spec;
+  int end = in.x + in.w, x = in.x + 1;
+  char buf[128], v[16];
+  if (!sp->enabled_valid && !sp->accept_length_valid) {
+    put(g, x, in.y, end, "unknown: the server has not reported speculative decoding", THEME_INACTIVE, gl);
+    return;
+  }
+  if (sp->enabled_valid && !sp->enabled) {
+    put(g, x, in.y, end, "off: the server reports no speculative decoding", THEME_INACTIVE, gl);
+    return;
+  }
+  snprintf(buf, sizeof buf, "accept length %s",
+           sp->accept_length_valid ? (snprintf(v, sizeof v, "%.2f", sp->accept_length), v) : "-");
+  x = put(g, x, in.y, end, buf, THEME_CHART_ACCEPT, gl) + 2;
+  snprintf(buf, sizeof buf, "rate %s", sp->accept_rate_valid ? ui_fmt_pct(sp->accept_rate_frac, v, sizeof v) : "-");
+  x = put(g, x, in.y, end, buf, THEME_MAIN, gl) + 2;
+  snprintf(buf, sizeof buf, "%s %s", sp->algorithm[0] ? sp->algorithm : "", source_name(sp->source));
+  put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
+  int y = in.y + 1;
+  if (sp->n_positions > 0 && in.h >= 3) {
+    struct sbuf sb = {0};
+    sbuf_puts(&sb, "per position");
+    for (int i = 0; i < sp->n_positions && i < SNAP_MAX_SPEC_POSITIONS; i++)
+      sbuf_printf(&sb, " %s", ui_fmt_pct(sp->per_position_rate_frac[i], v, sizeof v));
+    put(g, in.x + 1, y++, end, sb.data, THEME_MAIN, gl);
+    sbuf_free(&sb);
+  }
+  static const enum runview_series len[] = {RUNVIEW_ACCEPT_LENGTH};
+  static const enum theme_role len_roles[] = {THEME_CHART_ACCEPT};
+  chart_with_axis(rv, g, (struct ui_rect){in.x, y, in.w, in.y + in.h - y}, len, len_roles, 1, 0, gl);
+}
+
+static void latency_cell(const struct snap_percentiles *p, double ms, char *buf, size_t n) {
+  if (!p->valid)
+    snprintf(buf, n, "-");
+  else
+    ui_fmt_ms(ms, buf, n);
+}
+
+static void render_latency(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+                           const struct ui_glyphs *gl) {
+  ui_box(g, box, "Latency (last 10 s | run)", THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  const struct snap_latency *lat = &rv->snap.latency;
+  const struct {
+    const char *name;
+    const struct snap_latency_row *row;
+  } rows[] = {{"TTFT", &lat->ttft}, {"TPOT", &lat->tpot}, {"ITL", &lat->itl}, {"E2EL", &lat->e2el}};
+  static const struct ui_table_col cols[] = {
+      {"", 5, false},       {"p50", 7, true},     {"p90", 7, true},     {"p99", 7, true},
+      {"run p50", 8, true}, {"run p90", 8, true}, {"run p99", 8, true},
+  };
+  char text[4][7][16];
+  const char *cells[4 * 7];
+  for (size_t r = 0; r < 4; r++) {
+    const struct snap_percentiles *w = &rows[r].row->window, *a = &rows[r].row->run;
+    snprintf(text[r][0], sizeof text[r][0], "%s", rows[r].name);
+    latency_cell(w, w->p50_ms, text[r][1], sizeof text[r][1]);
+    latency_cell(w, w->p90_ms, text[r][2], sizeof text[r][2]);
+    latency_cell(w, w->p99_ms, text[r][3], sizeof text[r][3]);
+    latency_cell(a, a->p50_ms, text[r][4], sizeof text[r][4]);
+    latency_cell(a, a->p90_ms, text[r][5], sizeof text[r][5]);
+    latency_cell(a, a->p99_ms, text[r][6], sizeof text[r][6]);
+    for (size_t c = 0; c < 7; c++)
+      cells[r * 7 + c] = text[r][c];
+  }
+  struct ui_rect table = {in.x + 1, in.y, in.w - 1, in.h};
+  ui_table(g, table, cols, 7, cells, NULL, 4, THEME_HEADER, gl->braille);
+  if (in.h >= 6) {
+    char buf[64], v[16];
+    snprintf(buf, sizeof buf, "tokens/chunk %s",
+             lat->tokens_per_chunk_valid ? (snprintf(v, sizeof v, "%.2f", lat->tokens_per_chunk_mean), v)
+                                         : "-");
+    put(g, in.x + 1, in.y + 5, in.x + in.w, buf, THEME_INACTIVE, gl);
+  }
+}
+
+static void render_server_load(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+                               const struct ui_glyphs *gl) {
+  ui_box(g, box, "Server", THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  if (in.h < 1)
+    return;
+  const struct snap_server_load *ld = &rv->snap.load;
+  int end = in.x + in.w, x = in.x + 1;
+  char buf[160], v[16], w[16];
+  x = put(g, x, in.y, end, "KV ", THEME_MAIN, gl);
+  int bar_w = in.w - 12;
+  if (ld->kv_usage_valid && bar_w > 4) {
+    struct ui_bar_segment seg = {ld->kv_usage_frac, THEME_BAR_SERVER, '#'};
+    ui_bar(g, x, in.y, bar_w, &seg, 1, 1.0, THEME_BAR_FREE, gl);
+    put(g, x + bar_w + 1, in.y, end, ui_fmt_pct(ld->kv_usage_frac, v, sizeof v), THEME_MAIN, gl);
+  } else {
+    put(g, x, in.y, end, "use unknown", THEME_INACTIVE, gl);
+  }
+  if (in.h < 2)
+    return;
+  x = in.x + 1;
+  snprintf(buf, sizeof buf, "running %s  queued %s  ",
+           ld->running_valid ? (snprintf(v, sizeof v, "%lld", (long long)ld->num_running), v) : "-",
+           ld->queued_valid ? (snprintf(w, sizeof w, "%lld", (long long)ld->num_queued), w) : "-");
+  x = put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
+  if (ld->max_total_num_tokens_valid) {
+    snprintf(buf, sizeof buf, "KV %s tok", ui_fmt_si((double)ld->max_total_num_tokens, v, sizeof v));
+    x = put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
+    if (rv->max_total_num_tokens_before >= 0 &&
+        rv->max_total_num_tokens_before != ld->max_total_num_tokens) {
+      snprintf(buf, sizeof buf, " (was %s)",
+               ui_fmt_si((double)rv->max_total_num_tokens_before, w, sizeof w));
+      put(g, x, in.y + 1, end, buf, THEME_WARNING, gl);
+    }
+  } else {
+    put(g, x, in.y + 1, end, "KV capacity unknown", THEME_INACTIVE, gl);
+  }
+}
+
+static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+                        const struct ui_glyphs *gl) {
+  const struct snap_gpus *gp = &rv->snap.gpus;
+  char title[96];
+  snprintf(title, sizeof title, "GPUs: server|other%s%s", gp->backend[0] ? gl->separator : "",
+           gp->backend);
+  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  int end = in.x + in.w;
+  if (gp->n_gpus == 0) {
+    char buf[SNAP_MESSAGE_BYTES + 32];
+    snprintf(buf, sizeof buf, "no GPU data: %s",
+             gp->unavailable_reason[0] ? gp->unavailable_reason : "unknown");
+    put(g, in.x + 1, in.y, end, buf, THEME_INACTIVE, gl);
+    return;
+  }
+  int shown = gp->n_gpus <= in.h ? gp->n_gpus : in.h - 1;
+  for (int i = 0; i < shown; i++) {
+    const struct snap_gpu *u = &gp->gpu[i];
+    int y = in.y + i, x = in.x + 1;
+    char buf[96], a[16], b[16], c[16];
+    snprintf(buf, sizeof buf, "%d", u->index);
+    x = put(g, x, y, end, buf, THEME_MAIN, gl) + 1;
+    /* the right side: used/total and power */
+    double used = (double)u->mem_server_bytes + (double)u->mem_other_bytes;
+    if (u->valid_mask & SNAP_GPU_MEM_TOTAL)
+      snprintf(buf, sizeof buf, " %s/%s %s", ui_fmt_bytes(used, a, sizeof a),
+               ui_fmt_bytes((double)u->mem_total_bytes, b, sizeof b),
+               u->valid_mask & SNAP_GPU_POWER ? (snprintf(c, sizeof c, "%.0fW", u->power_mw / 1000.0), c)
+                                               : "-W");
+    else
+      snprintf(buf, sizeof buf, " memory unknown");
+    int bar_w = end - x - ui_text_cells(buf);
+    if ((u->valid_mask & SNAP_GPU_MEM_TOTAL) && bar_w >= 6) {
+      struct ui_bar_segment segs[] = {
+          {u->valid_mask & SNAP_GPU_MEM_SERVER ? (double)u->mem_server_bytes : (double)NAN, THEME_BAR_SERVER, '#'},
+          {u->valid_mask & SNAP_GPU_MEM_OTHER ? (double)u->mem_other_bytes : (double)NAN, THEME_BAR_OTHER, '='},
+      };
+      ui_bar(g, x, y, bar_w, segs, 2, (double)u->mem_total_bytes, THEME_BAR_FREE, gl);
+      x += bar_w;
+    }
+    put(g, x, y, end, buf, THEME_MAIN, gl);
+  }
+  if (shown < gp->n_gpus) {
+    char more[32];
+    snprintf(more, sizeof more, "+%d more", gp->n_gpus - shown);
+    put(g, in.x + 1, in.y + shown, end, more, THEME_INACTIVE, gl);
+  }
+}
+
+static enum theme_role log_role(const char *line) {
+  if (strstr(line, "Traceback") || strstr(line, "Error") || strstr(line, "error"))
+    return THEME_ERROR;
+  if (strstr(line, "WARNING") || strstr(line, "Warning"))
+    return THEME_WARNING;
+  if (strstr(line, "ready to roll"))
+    return THEME_OK;
+  return THEME_INACTIVE;
+}
+
+static void render_log(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+                       const struct ui_glyphs *gl) {
+  ui_box(g, box, "Server log", THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  const struct snap_log_tail *lg = &rv->snap.log;
+  int n = lg->n_lines < in.h ? lg->n_lines : in.h;
+  if (lg->n_lines == 0)
+    put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
+  for (int i = 0; i < n; i++) {
+    const char *line = lg->lines[lg->n_lines - n + i];
+    put(g, in.x + 1, in.y + i, in.x + in.w, line, log_role(line), gl);
+  }
+}
+
+static void render_footer(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
+                          const struct ui_glyphs *gl) {
+  int end = r.x + r.w, x = r.x;
+  if (rv->status[0]) {
+    put(g, x, r.y, end, rv->status, rv->status_role, gl);
+    return;
+  }
+  if (rv->snap.progress.message[0] && runview_finished(rv)) {
+    put(g, x, r.y, end, rv->snap.progress.message,
+        rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR, gl);
+    return;
+  }
+  static const char *const hints[][2] = {
+      {"+/-", "concurrency"}, {"m", "mem-fraction"}, {"b", "browser"}, {"?", "help"}, {"q", "quit"},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(hints); i++) {
+    x = put(g, x, r.y, end, hints[i][0], THEME_HOTKEY, gl) + 1;
+    x = put(g, x, r.y, end, hints[i][1], THEME_MAIN, gl) + 2;
+  }
+}
+
+void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layout *l,
+                    const struct ui_glyphs *gl) {
+  ui_grid_clear(g);
+  if (l->too_small) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "terminal %dx%d is too small: servetop needs %dx%d", l->cols, l->rows,
+             UI_MIN_COLS, UI_MIN_ROWS);
+    ui_grid_text(g, 0, 0, l->cols, msg, THEME_WARNING, gl->braille);
+    return;
+  }
+  render_header(rv, g, l->slot[UI_SLOT_HEADER], gl);
+  render_progress(rv, g, l->slot[UI_SLOT_PROGRESS], gl);
+  render_throughput(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
+  render_accept(rv, g, l->slot[UI_SLOT_ACCEPT], gl);
+  render_latency(rv, g, l->slot[UI_SLOT_LATENCY], gl);
+  render_server_load(rv, g, l->slot[UI_SLOT_SERVER_LOAD], gl);
+  render_gpus(rv, g, l->slot[UI_SLOT_GPU], gl);
+  render_log(rv, g, l->slot[UI_SLOT_LOG], gl);
+  render_footer(rv, g, l->slot[UI_SLOT_FOOTER], gl);
+}
