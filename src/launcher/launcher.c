@@ -52,6 +52,7 @@ struct launcher {
   int64_t grace_ms;
   launch_line_fn on_line;
   void *on_line_ctx;
+  const volatile sig_atomic_t *cancel;
 
   /* guarded by lock */
   struct launch_status status;
@@ -283,9 +284,12 @@ static void strv_free(char **v) {
   free(v);
 }
 
-static bool line_says_ready(const char *line) {
-  return strstr(line, "The server is fired up and ready to roll!") != NULL ||
-         strstr(line, "Application startup complete.") != NULL;
+/* SGLang runs uvicorn too, whose "Application startup complete." comes before
+ * SGLang's warmup: only vLLM may be taken at its word there. */
+static bool line_says_ready(enum launch_engine engine, const char *line) {
+  if (engine == LAUNCH_ENGINE_VLLM)
+    return strstr(line, "Application startup complete.") != NULL;
+  return strstr(line, "The server is fired up and ready to roll!") != NULL;
 }
 
 static void mark_ready_locked(struct launcher *l, enum launch_ready_by by) {
@@ -310,7 +314,7 @@ static void handle_line(struct launcher *l, char *line, size_t len) {
   if (l->ring_count < TAIL_RING_LINES)
     l->ring_count++;
   l->status.n_log_lines++;
-  if (line_says_ready(line))
+  if (line_says_ready(l->engine, line))
     mark_ready_locked(l, LAUNCH_READY_LOG_LINE);
   pthread_mutex_unlock(&l->lock);
   if (l->on_line)
@@ -475,6 +479,7 @@ struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *e
   l->grace_ms = opts->stop_grace_ms > 0 ? opts->stop_grace_ms : DEFAULT_GRACE_MS;
   l->on_line = opts->on_line;
   l->on_line_ctx = opts->on_line_ctx;
+  l->cancel = opts->cancel;
   l->log_fd = log_fd;
   l->status.state = LAUNCH_STARTING;
   l->status.exit_code = -1;
@@ -542,7 +547,10 @@ static int abort_when_flagged(void *ud, curl_off_t dltotal, curl_off_t dlnow, cu
                               curl_off_t ulnow) {
   (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
   struct launcher *l = ud;
-  return l && (atomic_load(&l->ready_flag) || atomic_load(&l->done_flag)) ? 1 : 0;
+  return l && (atomic_load(&l->ready_flag) || atomic_load(&l->done_flag) ||
+               (l->cancel && *l->cancel))
+             ? 1
+             : 0;
 }
 
 static int http_get_status(const char *host, int port, const char *path, int64_t timeout_ms,
@@ -571,6 +579,48 @@ static int http_get_status(const char *host, int port, const char *path, int64_t
   return (int)code;
 }
 
+static size_t append_body(char *ptr, size_t size, size_t nmemb, void *ud) {
+  struct sbuf *sb = ud;
+  if (sb->len + size * nmemb > (64u << 20))
+    return 0; /* a status endpoint has no business sending this much */
+  sbuf_append(sb, ptr, size * nmemb);
+  return size * nmemb;
+}
+
+char *launch_http_get_alloc(const char *host, int port, const char *path, int64_t timeout_ms,
+                            struct st_err *err) {
+  pthread_once(&curl_once, curl_init_once);
+  CURL *curl = curl_easy_init();
+  if (!curl) {
+    err_setf(err, "GET %s: cannot create a curl handle", path);
+    return NULL;
+  }
+  struct sbuf body = {0};
+  sbuf_reserve(&body, 256);
+  char url[512];
+  snprintf(url, sizeof(url), "http://%s:%d%s", host, port, path);
+  curl_easy_setopt(curl, CURLOPT_URL, url);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+  curl_easy_setopt(curl, CURLOPT_PROXY, "");
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  CURLcode rc = curl_easy_perform(curl);
+  long code = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK || code != 200) {
+    if (rc != CURLE_OK)
+      err_setf(err, "GET %s: %s", url, curl_easy_strerror(rc));
+    else
+      err_setf(err, "GET %s: HTTP %ld", url, code);
+    sbuf_free(&body);
+    return NULL;
+  }
+  return sbuf_take(&body);
+}
+
 int launch_http_get_status(const char *host, int port, const char *path, int64_t timeout_ms) {
   return http_get_status(host, port, path, timeout_ms, NULL);
 }
@@ -594,6 +644,8 @@ int launcher_wait_ready(struct launcher *l, int64_t timeout_ms, struct st_err *e
     launcher_get_status(l, &st);
     if (st.state == LAUNCH_READY)
       return 0;
+    if (l->cancel && *l->cancel)
+      return err_setf(err, "cancelled while waiting for the server to be ready");
     if (st.exited || st.stop_requested) {
       char why[128];
       describe_exit(&st, why, sizeof(why));

@@ -28,6 +28,7 @@
 
 #include "util/util.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,6 +104,9 @@ struct launch_opts {
    * (without the newline). Keep it short; it must not call launcher_*. */
   launch_line_fn on_line;
   void *on_line_ctx;
+  /* Optional: launcher_wait_ready gives up (and a pending /health poll is cut)
+   * as soon as *cancel becomes non-zero, e.g. from a SIGINT handler. */
+  const volatile sig_atomic_t *cancel;
 };
 
 enum launch_state {
@@ -137,10 +141,11 @@ struct launcher; /* opaque; every call is thread-safe */
 struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *err);
 
 /* Blocks until the server is ready: GET /health answers 200, or the engine's
- * ready log line appears ("The server is fired up and ready to roll!",
- * "Application startup complete."). Returns 0 when ready; -1 with err set on
- * timeout, early exit (with exit status and the last log lines) or when
- * launcher_stop was called meanwhile. */
+ * ready log line appears (SGLang and sim: "The server is fired up and ready to
+ * roll!"; vLLM: uvicorn's "Application startup complete.", which SGLang also
+ * prints but before its warmup). Returns 0 when ready; -1 with err set on
+ * timeout, early exit (with exit status and the last log lines), *cancel, or
+ * when launcher_stop was called meanwhile. */
 int launcher_wait_ready(struct launcher *l, int64_t timeout_ms, struct st_err *err);
 
 void launcher_get_status(struct launcher *l, struct launch_status *out);
@@ -165,6 +170,10 @@ void launcher_free(struct launcher *l);
 
 /* Polls GET http://host:port/path once; returns the HTTP status or -1. */
 int launch_http_get_status(const char *host, int port, const char *path, int64_t timeout_ms);
+/* GET http://host:port/path; returns the body (heap, NUL-terminated) when the
+ * status is 200, else NULL with err set. */
+char *launch_http_get_alloc(const char *host, int port, const char *path, int64_t timeout_ms,
+                            struct st_err *err);
 
 
 

@@ -246,7 +246,10 @@ END_TEST
 
 START_TEST(readiness_timeout_names_the_wait) {
   struct launch_cmd cmd;
-  struct launcher *l = start_sh("echo still loading; sleep 30", 1000, &cmd, NULL);
+  /* uvicorn's line is not SGLang's ready line: SGLang warms up after it */
+  struct launcher *l = start_sh("echo 'INFO:     Application startup complete.'; echo still "
+                                "loading; sleep 30",
+                                1000, &cmd, NULL);
   struct st_err err = {{0}};
   int64_t t0 = clock_mono_ns();
   ck_assert_int_eq(launcher_wait_ready(l, 400, &err), -1);

@@ -1,0 +1,219 @@
+/* run: `servetop export RUN --inferencex` — a tuned run as an InferenceX
+ * master-config entry and a launch-script fragment. */
+#include "run/run.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *load_json(const char *dir, const char *leaf, struct st_err *err) {
+  char *path = path_join_alloc(dir, leaf);
+  char *text = file_read_all(path, NULL, err);
+  cJSON *doc = text ? cJSON_Parse(text) : NULL;
+  if (text && !doc)
+    err_setf(err, "%s: not valid JSON", path);
+  free(text);
+  free(path);
+  return doc;
+}
+
+static const char *jstr(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int jint(const cJSON *o, const char *key, int fallback) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valueint : fallback;
+}
+
+/* A YAML scalar: plain when safe, else double-quoted. */
+static void put_yaml_scalar(struct sbuf *sb, const char *s) {
+  bool plain = *s && !strchr("-?:,[]{}#&*!|>'\"%@`", s[0]);
+  for (const char *p = s; *p && plain; p++)
+    if (!(isalnum((unsigned char)*p) || strchr("._/-+", *p)))
+      plain = false;
+  if (plain) {
+    sbuf_puts(sb, s);
+    return;
+  }
+  sbuf_putc(sb, '"');
+  for (const char *p = s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      sbuf_putc(sb, '\\');
+    sbuf_putc(sb, *p);
+  }
+  sbuf_putc(sb, '"');
+}
+
+/* A shell word: bare when safe, "$VAR" references kept, else single-quoted. */
+static void put_shell_word(struct sbuf *sb, const char *s) {
+  bool bare = *s != '\0';
+  for (const char *p = s; *p && bare; p++)
+    if (!(isalnum((unsigned char)*p) || strchr("-_=./,:+@%", *p)))
+      bare = false;
+  if (bare) {
+    sbuf_puts(sb, s);
+    return;
+  }
+  sbuf_putc(sb, '\'');
+  for (const char *p = s; *p; p++) {
+    if (*p == '\'')
+      sbuf_puts(sb, "'\\''");
+    else
+      sbuf_putc(sb, *p);
+  }
+  sbuf_putc(sb, '\'');
+}
+
+/* The InferenceX workflow variable a flag's value stands for, if any. */
+static const char *workflow_var_for(const char *flag) {
+  static const struct {
+    const char *flag, *var;
+  } vars[] = {
+      {"--model-path", "$MODEL"},   {"--model", "$MODEL"},      {"--port", "$PORT"},
+      {"--tp", "$TP"},              {"--tp-size", "$TP"},        {"--tensor-parallel-size", "$TP"},
+      {"--ep-size", "$EP_SIZE"},    {"--ep", "$EP_SIZE"},        {"--expert-parallel-size", "$EP_SIZE"},
+      {"--context-length", "$MAX_MODEL_LEN"}, {"--max-model-len", "$MAX_MODEL_LEN"},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(vars); i++)
+    if (strcmp(flag, vars[i].flag) == 0)
+      return vars[i].var;
+  return NULL;
+}
+
+static void build_yaml(struct sbuf *y, const cJSON *recipe, const cJSON *manifest,
+                       const char *run_dir) {
+  const char *entry = jstr(recipe, "entry") ? jstr(recipe, "entry") : jstr(recipe, "name");
+  const cJSON *overrides = cJSON_GetObjectItemCaseSensitive(manifest, "overrides");
+  sbuf_printf(y, "# Exported by servetop from run %s\n", run_dir);
+  sbuf_printf(y, "# recipe %s (%s:%d), run status %s\n", jstr(recipe, "name"),
+              jstr(recipe, "file") ? jstr(recipe, "file") : "?", jint(recipe, "line", 0),
+              jstr(manifest, "status") ? jstr(manifest, "status") : "?");
+  if (cJSON_GetArraySize(overrides) > 0) {
+    sbuf_puts(y, "# knobs changed from the recipe:");
+    const cJSON *o;
+    cJSON_ArrayForEach(o, overrides) {
+      if (cJSON_IsString(o))
+        sbuf_printf(y, " %s", o->valuestring);
+    }
+    sbuf_putc(y, '\n');
+  }
+  put_yaml_scalar(y, entry ? entry : "servetop-export");
+  sbuf_puts(y, ":\n");
+  static const char *const keys[][2] = {{"image", "image"},         {"model", "model"},
+                                        {"model-prefix", "model_prefix"}, {"runner", "runner"},
+                                        {"precision", "precision"}, {"framework", "framework"}};
+  for (size_t i = 0; i < ST_ARRAY_LEN(keys); i++) {
+    const char *v = jstr(recipe, keys[i][1]);
+    if (!v)
+      continue;
+    sbuf_printf(y, "  %s: ", keys[i][0]);
+    put_yaml_scalar(y, v);
+    sbuf_putc(y, '\n');
+  }
+  sbuf_puts(y, "  multinode: false\n  scenarios:\n    fixed-seq-len:\n");
+  sbuf_printf(y, "    - isl: %d\n      osl: %d\n      search-space:\n", jint(recipe, "isl", 0),
+              jint(recipe, "osl", 0));
+  const cJSON *points = cJSON_GetObjectItemCaseSensitive(recipe, "points");
+  const cJSON *first = cJSON_GetArrayItem(points, 0);
+  sbuf_printf(y, "      - { tp: %d", jint(first, "tp", 1));
+  if (jint(first, "ep", 0) > 0)
+    sbuf_printf(y, ", ep: %d", jint(first, "ep", 1));
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(first, "dp_attn")))
+    sbuf_puts(y, ", dp-attn: true");
+  sbuf_puts(y, ", conc-list: [");
+  /* the concurrencies this run measured to the end, else the recipe's */
+  int n_conc = 0;
+  const cJSON *results = cJSON_GetObjectItemCaseSensitive(manifest, "results");
+  const cJSON *item;
+  cJSON_ArrayForEach(item, results) {
+    const char *end = jstr(item, "end");
+    if (end && strcmp(end, "done") == 0)
+      sbuf_printf(y, "%s%d", n_conc++ ? ", " : " ", jint(item, "concurrency", 1));
+  }
+  if (n_conc == 0) {
+    cJSON_ArrayForEach(item, points)
+      sbuf_printf(y, "%s%d", n_conc++ ? ", " : " ", jint(item, "conc", 1));
+  }
+  sbuf_puts(y, " ]");
+  const char *spec = jstr(recipe, "spec_decoding");
+  if (spec && strcmp(spec, "none") != 0)
+    sbuf_printf(y, ", spec-decoding: %s", spec);
+  sbuf_puts(y, " }\n");
+}
+
+static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_dir) {
+  const cJSON *server = cJSON_GetObjectItemCaseSensitive(recipe, "server");
+  const char *program = jstr(server, "program");
+  const char *engine = jstr(server, "recipe_engine");
+  bool vllm = engine && strcmp(engine, "vllm") == 0;
+  if (!program)
+    program = vllm ? "vllm serve" : "python3 -m sglang.launch_server";
+  sbuf_printf(sh, "# Server launch exported by servetop from run %s (recipe %s).\n", run_dir,
+              jstr(recipe, "name"));
+  sbuf_puts(sh, "# Paste in place of the launch script's server command; values are the tuned\n"
+                "# ones, topology and ports come from the workflow's environment.\n");
+  const cJSON *env = cJSON_GetObjectItemCaseSensitive(server, "env");
+  const cJSON *e;
+  cJSON_ArrayForEach(e, env) {
+    if (!cJSON_IsString(e))
+      continue;
+    sbuf_puts(sh, "export ");
+    put_shell_word(sh, e->valuestring);
+    sbuf_putc(sh, '\n');
+  }
+  sbuf_puts(sh, program);
+  const cJSON *argv = cJSON_GetObjectItemCaseSensitive(server, "argv");
+  int n = cJSON_GetArraySize(argv);
+  for (int i = 0; i < n; i++) {
+    const char *arg = cJSON_GetArrayItem(argv, i)->valuestring;
+    if (!arg)
+      continue;
+    sbuf_puts(sh, " \\\n  ");
+    if (i == 0 && vllm && arg[0] != '-') {
+      sbuf_puts(sh, "\"$MODEL\"");
+      continue;
+    }
+    const char *var = workflow_var_for(arg);
+    if (strcmp(arg, "--host") == 0 && i + 1 < n) {
+      sbuf_puts(sh, "--host 0.0.0.0");
+      i++;
+      continue;
+    }
+    put_shell_word(sh, arg);
+    if (arg[0] == '-' && i + 1 < n) {
+      const char *next = cJSON_GetArrayItem(argv, i + 1)->valuestring;
+      if (next && next[0] != '-') {
+        sbuf_putc(sh, ' ');
+        if (var)
+          sbuf_printf(sh, "\"%s\"", var);
+        else
+          put_shell_word(sh, next);
+        i++;
+      }
+    }
+  }
+  sbuf_puts(sh, " \\\n  > \"$SERVER_LOG\" 2>&1 &\nSERVER_PID=$!\n");
+}
+
+int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **script_out,
+                          struct st_err *err) {
+  cJSON *recipe = load_json(run_dir, "recipe.json", err);
+  if (!recipe)
+    return err_prefixf(err, "%s: not an exportable run folder", run_dir);
+  cJSON *manifest = load_json(run_dir, "manifest.json", err);
+  if (!manifest) {
+    cJSON_Delete(recipe);
+    return err_prefixf(err, "%s: not an exportable run folder", run_dir);
+  }
+  struct sbuf y = {0}, sh = {0};
+  build_yaml(&y, recipe, manifest, run_dir);
+  build_script(&sh, recipe, run_dir);
+  cJSON_Delete(recipe);
+  cJSON_Delete(manifest);
+  *master_yaml_out = sbuf_take(&y);
+  *script_out = sbuf_take(&sh);
+  return 0;
+}

@@ -1,0 +1,786 @@
+/* run: the run thread — points, load, live snapshots, restarts, outcome. */
+#include "run/run_internal.h"
+
+#include "results/results.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TICK_MS 100              /* snapshot rate: 10 Hz */
+#define VOCAB_SIZE 32000         /* random-token ids are drawn below this */
+#define MAX_CONC_MARKS 256
+
+void run_config_init(struct run_config *cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->engine = LAUNCH_ENGINE_SIM;
+  cfg->num_warmups = -1;
+  cfg->seed = 0;
+}
+
+const char *run_status_name(enum run_status status) {
+  switch (status) {
+  case RUN_STATUS_RUNNING: return "running";
+  case RUN_STATUS_OK: return "ok";
+  case RUN_STATUS_MISLABELLED: return "mislabelled";
+  case RUN_STATUS_SERVER_FAILED: return "server_failed";
+  case RUN_STATUS_INTERRUPTED: return "interrupted";
+  case RUN_STATUS_ERROR: return "error";
+  }
+  return "?";
+}
+
+static char **strv_dup(char *const *v, size_t n) {
+  char **out = xcalloc(n + 1, sizeof(char *));
+  for (size_t i = 0; i < n; i++)
+    out[i] = xstrdup(v[i]);
+  return out;
+}
+
+static void strv_free(char **v, size_t n) {
+  if (!v)
+    return;
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* ---------------------------------------------------------------- outcome helpers */
+static void set_outcome(struct run *run, enum run_status status, const char *fmt, ...)
+    ST_PRINTF(3, 4);
+static void set_outcome(struct run *run, enum run_status status, const char *fmt, ...) {
+  pthread_mutex_lock(&run->lock);
+  run->outcome.status = status;
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(run->outcome.message, sizeof(run->outcome.message), fmt, ap);
+    va_end(ap);
+  }
+  pthread_mutex_unlock(&run->lock);
+}
+
+static void note(struct run *run, const char *fmt, ...) ST_PRINTF(2, 3);
+static void note(struct run *run, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(run->snap.progress.message, sizeof(run->snap.progress.message), fmt, ap);
+  va_end(ap);
+}
+
+/* ---------------------------------------------------------------- snapshots */
+static void copy_latency(struct snap_percentiles *dst, const struct lg_live_latency *src) {
+  dst->valid = src->valid;
+  dst->n_samples = src->n;
+  dst->p50_ms = src->p50_ms;
+  dst->p90_ms = src->p90_ms;
+  dst->p99_ms = src->p99_ms;
+}
+
+static void fill_server_part(struct run *run) {
+  struct snap_run *s = &run->snap;
+  if (run->launcher) {
+    struct launch_status st;
+    launcher_get_status(run->launcher, &st);
+    switch (st.state) {
+    case LAUNCH_STARTING: s->server.state = SNAP_SERVER_STARTING; break;
+    case LAUNCH_READY: s->server.state = SNAP_SERVER_READY; break;
+    case LAUNCH_STOPPING: s->server.state = SNAP_SERVER_STOPPING; break;
+    case LAUNCH_EXITED: s->server.state = SNAP_SERVER_EXITED; break;
+    }
+    s->server.pid = st.pid;
+    s->server.exited_valid = st.exited;
+    s->server.exit_code = st.exit_code;
+    s->server.exit_signal = st.exit_signal;
+    s->server.uptime_s = (double)(clock_mono_ns() - st.started_mono_ns) / 1e9;
+    s->server.ready_after_s = st.ready_after_ms >= 0 ? (double)st.ready_after_ms / 1000.0 : -1.0;
+    s->log.n_lines = (int)launcher_copy_tail(run->launcher, &s->log.lines[0][0], SNAP_LOG_LINES,
+                                             SNAP_LOG_LINE_BYTES);
+    s->log.total_lines = st.n_log_lines;
+  }
+  s->server.port = run->port;
+
+  struct launch_log_state ls;
+  pthread_mutex_lock(&run->lock);
+  ls = run->log_state;
+  pthread_mutex_unlock(&run->lock);
+  /* /metrics (live scrape) first, the log lines as the fallback */
+  s->load.source = SNAP_SRC_LOG;
+  s->load.running_valid = s->load.queued_valid = ls.load_valid;
+  s->load.num_running = ls.running;
+  s->load.num_queued = ls.queued;
+  s->load.kv_usage_valid = ls.token_usage_valid;
+  s->load.kv_usage_frac = ls.token_usage_frac;
+  s->load.max_total_num_tokens_valid = ls.max_total_num_tokens_valid;
+  s->load.max_total_num_tokens = ls.max_total_num_tokens;
+  if (run->server.max_total_num_tokens > 0) {
+    s->load.max_total_num_tokens_valid = true;
+    s->load.max_total_num_tokens = run->server.max_total_num_tokens;
+  }
+  s->throughput.server_gen_valid = ls.gen_valid;
+  s->throughput.server_gen_tok_per_s = ls.gen_tok_per_s;
+  s->spec.source = SNAP_SRC_LOG;
+  s->spec.enabled_valid = run->server.spec_known || ls.spec_seen;
+  s->spec.enabled = run->server.spec_algorithm[0] != '\0' || ls.spec_seen;
+  snprintf(s->spec.algorithm, sizeof(s->spec.algorithm), "%s", run->server.spec_algorithm);
+  s->spec.accept_length_valid = ls.accept_length_valid;
+  s->spec.accept_length = ls.accept_length;
+  s->spec.accept_rate_valid = ls.accept_rate_valid;
+  s->spec.accept_rate_frac = ls.accept_rate_frac;
+  s->spec.n_positions = ls.n_positions < SNAP_MAX_SPEC_POSITIONS ? ls.n_positions
+                                                                 : SNAP_MAX_SPEC_POSITIONS;
+  memcpy(s->spec.per_position_rate_frac, ls.per_position_rate_frac,
+         sizeof(double) * (size_t)s->spec.n_positions);
+
+  if (run->telemetry) {
+    struct tm_snapshot *tm = xmalloc(sizeof(*tm)); /* large: not on the stack */
+    if (tm_latest(run->telemetry, tm)) {
+      snprintf(s->gpus.backend, sizeof(s->gpus.backend), "%s", tm->backend);
+      snprintf(s->gpus.unavailable_reason, sizeof(s->gpus.unavailable_reason), "%s", tm->error);
+      s->gpus.n_gpus = tm->n_gpus < SNAP_MAX_GPUS ? tm->n_gpus : SNAP_MAX_GPUS;
+      for (int g = 0; g < s->gpus.n_gpus; g++) {
+        const struct tm_gpu *src = &tm->gpus[g];
+        struct snap_gpu *dst = &s->gpus.gpu[g];
+        dst->index = src->index;
+        dst->valid_mask = 0;
+        if (src->valid & TM_GPU_MEM_TOTAL) {
+          dst->valid_mask |= SNAP_GPU_MEM_TOTAL;
+          dst->mem_total_bytes = src->mem_total_bytes;
+        }
+        if (src->valid & TM_GPU_SERVER_MEM) {
+          dst->valid_mask |= SNAP_GPU_MEM_SERVER | SNAP_GPU_MEM_OTHER;
+          dst->mem_server_bytes = src->server_mem_bytes;
+          dst->mem_other_bytes = src->other_mem_bytes;
+        }
+        if (src->valid & TM_GPU_POWER) {
+          dst->valid_mask |= SNAP_GPU_POWER;
+          dst->power_mw = src->power_w * 1000.0;
+        }
+        if (src->valid & TM_GPU_UTIL) {
+          dst->valid_mask |= SNAP_GPU_UTIL;
+          dst->util_frac = src->util_pct / 100.0;
+        }
+      }
+    }
+    free(tm);
+  }
+}
+
+static void fill_load_part(struct run *run, const struct lg_live *live) {
+  struct snap_run *s = &run->snap;
+  s->progress.done = live->completed;
+  s->progress.failed = live->failed;
+  s->progress.in_flight = live->in_flight;
+  s->progress.total = live->total;
+  s->progress.elapsed_s = live->elapsed_s;
+  int64_t left = live->total - live->completed - live->failed;
+  s->progress.eta_valid = live->window_req_per_s > 0;
+  s->progress.eta_s = s->progress.eta_valid ? (double)left / live->window_req_per_s : 0;
+  s->throughput.window.valid = live->elapsed_s > 0;
+  s->throughput.window.output_tok_per_s = live->window_output_tok_per_s;
+  s->throughput.window.req_per_s = live->window_req_per_s;
+  /* the window has no input-token figure: add the run's mean input per request */
+  double mean_input = live->completed > 0 ? (double)live->input_tokens / (double)live->completed : 0;
+  s->throughput.window.total_tok_per_s =
+      live->window_output_tok_per_s + live->window_req_per_s * mean_input;
+  s->throughput.run.valid = live->elapsed_s > 0;
+  if (live->elapsed_s > 0) {
+    s->throughput.run.output_tok_per_s = (double)live->output_tokens / live->elapsed_s;
+    s->throughput.run.total_tok_per_s =
+        (double)(live->output_tokens + live->input_tokens) / live->elapsed_s;
+    s->throughput.run.req_per_s = (double)live->completed / live->elapsed_s;
+  }
+  copy_latency(&s->latency.ttft.window, &live->ttft);
+  copy_latency(&s->latency.tpot.window, &live->tpot);
+  copy_latency(&s->latency.itl.window, &live->itl);
+  copy_latency(&s->latency.e2el.window, &live->e2el);
+}
+
+static void publish(struct run *run) {
+  fill_server_part(run);
+  snap_slot_publish(run->slot, &run->snap);
+}
+
+/* Exact whole-point figures once the point is over. */
+static void fill_final_latency(struct run *run, const struct results_metrics *m) {
+  struct snap_latency_row *rows[RESULTS_N_METRICS] = {&run->snap.latency.ttft,
+                                                      &run->snap.latency.tpot,
+                                                      &run->snap.latency.itl,
+                                                      &run->snap.latency.e2el};
+  for (int i = 0; i < RESULTS_N_METRICS; i++) {
+    const struct results_stat *st = &m->stat[i];
+    struct snap_percentiles *p = &rows[i]->run;
+    p->valid = st->n > 0;
+    p->n_samples = (int64_t)st->n;
+    p->p50_ms = st->percentile_ms[0];
+    p->p90_ms = st->percentile_ms[1];
+    p->p99_ms = st->percentile_ms[2];
+  }
+  run->snap.latency.tokens_per_chunk_valid = m->tokens_per_chunk.n > 0;
+  run->snap.latency.tokens_per_chunk_mean = m->tokens_per_chunk.mean_ms; /* unitless here */
+  run->snap.throughput.run.valid = m->duration_s > 0;
+  run->snap.throughput.run.output_tok_per_s = m->output_throughput;
+  run->snap.throughput.run.total_tok_per_s = m->total_token_throughput;
+  run->snap.throughput.run.req_per_s = m->request_throughput;
+}
+
+static bool spec_on_now(struct run *run) {
+  pthread_mutex_lock(&run->lock);
+  bool on = run->server.spec_algorithm[0] != '\0' || run->log_state.spec_seen;
+  pthread_mutex_unlock(&run->lock);
+  return on;
+}
+
+static void check_mislabel(struct run *run) {
+  bool known = run->server.spec_known || run->log_state.spec_seen;
+  bool on = spec_on_now(run);
+  bool mislabelled = run_spec_mislabelled(run->cfg.recipe->spec, known, on);
+  pthread_mutex_lock(&run->lock);
+  run->outcome.mislabelled = mislabelled;
+  pthread_mutex_unlock(&run->lock);
+  run->snap.progress.mislabelled = mislabelled;
+}
+
+/* ---------------------------------------------------------------- one point */
+struct point_plan {
+  struct recipe_point point;      /* tp/ep/conc of the recipe row (conc may be overridden) */
+  int conc;
+  int num_prompts;
+  int num_warmups;
+  int isl, osl;
+  double range_ratio;
+  bool chat;
+};
+
+
+static void plan_point(const struct run *run, const struct recipe_point *rp, struct point_plan *p) {
+  const struct recipe *r = run->cfg.recipe;
+  p->point = *rp;
+  p->conc = run->cfg.conc > 0 ? run->cfg.conc : rp->conc;
+  if (p->conc <= 0)
+    p->conc = 1;
+  p->point.conc = p->conc;
+  int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
+  p->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : p->conc * factor;
+  if (run->cfg.num_warmups >= 0)
+    p->num_warmups = run->cfg.num_warmups;
+  else
+    p->num_warmups = r->bench.num_warmups >= 0 ? r->bench.num_warmups : 2 * p->conc;
+  p->isl = run->cfg.isl > 0 ? run->cfg.isl : (r->isl > 0 ? r->isl : 1024);
+  p->osl = run->cfg.osl > 0 ? run->cfg.osl : (r->osl > 0 ? r->osl : 1024);
+  p->range_ratio = r->bench.random_range_ratio > 0 ? r->bench.random_range_ratio : 0.8;
+  p->chat = r->bench.use_chat_template;
+}
+
+static bool server_exited(struct run *run) {
+  struct launch_status st;
+  launcher_get_status(run->launcher, &st);
+  return st.exited;
+}
+
+/* Runs cfg to the end, watching for stop / server exit; publishes when
+ * publish_live. Returns how it ended; *out gets the records. */
+static enum point_end drive_load(struct run *run, const struct lg_config *cfg, bool publish_live,
+                                 struct lg_result *out, double *mark_s, int *mark_conc,
+                                 int *n_marks, struct st_err *err) {
+  struct lg_run *lg = lg_run_start(cfg, err);
+  if (!lg)
+    return POINT_FAILED;
+  enum point_end end = POINT_DONE;
+  bool stop_sent = false;
+  for (;;) {
+    if (lg_run_wait(lg, TICK_MS))
+      break;
+    if (!stop_sent && run->stop_requested) {
+      end = POINT_STOPPED;
+      stop_sent = true;
+      lg_run_stop(lg);
+    }
+    if (!stop_sent && server_exited(run)) {
+      end = POINT_SERVER_DIED;
+      stop_sent = true;
+      lg_run_stop(lg);
+    }
+    pthread_mutex_lock(&run->lock);
+    int new_conc = run->pending_conc;
+    run->pending_conc = 0;
+    bool restart = run->pending_restart;
+    pthread_mutex_unlock(&run->lock);
+    if (!stop_sent && restart) {
+      end = POINT_RESTART;
+      stop_sent = true;
+      lg_run_stop(lg);
+    }
+    struct lg_live live;
+    lg_run_live(lg, &live);
+    if (new_conc > 0 && publish_live) {
+      lg_run_set_max_concurrency(lg, new_conc);
+      snap_concurrency_mark(&run->snap.concurrency, live.elapsed_s, new_conc);
+      note(run, "concurrency set to %d", new_conc);
+      if (*n_marks < MAX_CONC_MARKS) {
+        mark_s[*n_marks] = live.elapsed_s;
+        mark_conc[*n_marks] = new_conc;
+        (*n_marks)++;
+      }
+    }
+    if (publish_live) {
+      fill_load_part(run, &live);
+      publish(run);
+    }
+  }
+  lg_run_finish(lg, out);
+  return end;
+}
+
+static enum point_end measure_point(struct run *run, int point_index, const struct point_plan *p,
+                                    struct st_err *err) {
+  char url[256], base_url[128];
+  snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%d", run->port);
+  snprintf(url, sizeof(url), "%s%s", base_url, p->chat ? "/v1/chat/completions" : "/v1/completions");
+  const char *model = run->server.model_id[0] ? run->server.model_id : run->cfg.recipe->model;
+
+  struct lg_calibration cal;
+  memset(&cal, 0, sizeof(cal));
+  if (p->chat && lg_chat_calibrate(base_url, model, NULL, p->isl, &cal, err) != 0) {
+    err_prefixf(err, "chat prompt calibration");
+    return server_exited(run) ? POINT_SERVER_DIED : POINT_FAILED;
+  }
+  struct lg_dataset_config ds = {.api = p->chat ? LG_API_CHAT : LG_API_COMPLETIONS, .model = model,
+                                 .input_len = p->isl, .output_len = p->osl,
+                                 .range_ratio = p->range_ratio, .num_prompts = p->num_prompts,
+                                 .vocab_size = VOCAB_SIZE, .ignore_eos = true,
+                                 .seed = run->cfg.seed + (uint64_t)point_index,
+                                 .chat_sizer = p->chat ? &cal.sizer : NULL};
+  struct lg_workload work;
+  if (lg_workload_random(&ds, &work, err) != 0)
+    return POINT_FAILED;
+
+  struct lg_config lc;
+  lg_config_init(&lc);
+  lc.url = url;
+  lc.api = ds.api;
+  lc.max_concurrency = p->conc;
+  lc.seed = run->cfg.seed;
+  enum point_end end = POINT_DONE;
+  double mark_s[MAX_CONC_MARKS];
+  int mark_conc[MAX_CONC_MARKS];
+  int n_marks = 0;
+
+  if (p->num_warmups > 0) {
+    struct lg_workload warm;
+    lg_workload_repeat_first(&work, (size_t)p->num_warmups, &warm);
+    lc.prompts = warm.prompts;
+    lc.n_prompts = warm.n_prompts;
+    note(run, "warming up: %d requests", p->num_warmups);
+    publish(run);
+    struct lg_result warm_result;
+    end = drive_load(run, &lc, false, &warm_result, mark_s, mark_conc, &n_marks, err);
+    lg_result_free(&warm_result);
+    lg_workload_free(&warm);
+    n_marks = 0;
+  }
+  if (end != POINT_DONE) {
+    lg_workload_free(&work);
+    return end;
+  }
+
+  struct sig_config sc = {.base_url = base_url, .interval_s = 1.0, .timeout_s = 2.0};
+  struct sig_scraper *scraper = sig_scraper_start(&sc);
+  lc.prompts = work.prompts;
+  lc.n_prompts = work.n_prompts;
+  run->snap.progress.phase = SNAP_PHASE_MEASURING;
+  run->snap.concurrency.n_marks = 0;
+  snap_concurrency_mark(&run->snap.concurrency, 0.0, p->conc);
+  memset(&run->snap.latency, 0, sizeof(run->snap.latency));
+  note(run, "measuring concurrency %d: %d requests", p->conc, p->num_prompts);
+  pthread_mutex_lock(&run->lock);
+  run->measuring = true;
+  pthread_mutex_unlock(&run->lock);
+  struct lg_result result;
+  end = drive_load(run, &lc, true, &result, mark_s, mark_conc, &n_marks, err);
+  pthread_mutex_lock(&run->lock);
+  run->measuring = false;
+  pthread_mutex_unlock(&run->lock);
+  struct sig_summary signals;
+  sig_scraper_finish(scraper, &signals);
+  pthread_mutex_lock(&run->lock);
+  if (signals.spec_enabled_valid) {
+    run->server.spec_known = true;
+    if (signals.spec_enabled && !run->server.spec_algorithm[0])
+      snprintf(run->server.spec_algorithm, sizeof(run->server.spec_algorithm), "%s",
+               signals.spec_algorithm[0] ? signals.spec_algorithm : "on");
+  }
+  pthread_mutex_unlock(&run->lock);
+  check_mislabel(run);
+
+  if (end != POINT_FAILED) {
+    /* Every measured request is kept, whatever ended the point. */
+    struct results_settings rs;
+    memset(&rs, 0, sizeof(rs));
+    rs.backend = run->cfg.recipe->bench.backend ? run->cfg.recipe->bench.backend : "vllm";
+    rs.model_id = model;
+    rs.tokenizer_id = model;
+    rs.url = url;
+    rs.endpoint = p->chat ? "/v1/chat/completions" : "/v1/completions";
+    rs.num_prompts = p->num_prompts;
+    rs.request_rate = INFINITY;
+    rs.burstiness = 1.0;
+    rs.max_concurrency = p->conc;
+    for (int i = 0; i < RESULTS_N_METRICS; i++)
+      rs.selected[i] = true;
+    rs.percentiles[0] = 50;
+    rs.percentiles[1] = 90;
+    rs.percentiles[2] = 99;
+    rs.n_percentiles = 3;
+    for (int i = 0; i < RESULTS_N_METRICS; i++)
+      rs.goodput_slo_ms[i] = -1;
+    rs.dataset_name = "random";
+    rs.random_input_len = p->isl;
+    rs.random_output_len = p->osl;
+    rs.random_range_ratio = p->range_ratio;
+    rs.ignore_eos = true;
+    rs.chat = p->chat;
+    rs.seed = (long)ds.seed;
+    rs.num_warmups = p->num_warmups;
+    rs.num_workers = 1;
+    rs.vocab_size = VOCAB_SIZE;
+    rs.calibration = p->chat ? &cal : NULL;
+    struct results_metrics m;
+    results_compute(&result, &rs, &m);
+    fill_final_latency(run, &m);
+    if (signals.accept_length_valid) {
+      run->snap.spec.accept_length_valid = true;
+      run->snap.spec.accept_length = signals.accept_length;
+    }
+    char *json = results_json_alloc(&result, &rs, &m, &signals);
+    struct run_point_extras extras = {.point_index = point_index, .conc = p->conc,
+                                      .end = end, .mark_s = mark_s, .mark_conc = mark_conc,
+                                      .n_marks = n_marks, .signals = &signals};
+    if (run_files_write_point(run, json, &extras, err) != 0)
+      end = POINT_FAILED;
+    free(json);
+    results_metrics_fini(&m);
+  }
+  sig_summary_fini(&signals);
+  lg_result_free(&result);
+  lg_workload_free(&work);
+  return end;
+}
+
+/* ---------------------------------------------------------------- the run thread */
+static void apply_pending_restart(struct run *run) {
+  pthread_mutex_lock(&run->lock);
+  char *knob = run->pending_knob, *value = run->pending_value;
+  run->pending_knob = run->pending_value = NULL;
+  run->pending_restart = false;
+  pthread_mutex_unlock(&run->lock);
+  if (!knob)
+    return;
+  char *assignment = xasprintf("%s=%s", knob, value);
+  run->cfg.overrides = run->overrides_owned =
+      xreallocarray(run->overrides_owned, run->cfg.n_overrides + 2, sizeof(char *));
+  run->overrides_owned[run->cfg.n_overrides++] = assignment;
+  run->overrides_owned[run->cfg.n_overrides] = NULL;
+  note(run, "restarting the server with %s", assignment);
+  free(knob);
+  free(value);
+}
+
+static void *run_main(void *arg) {
+  struct run *run = arg;
+  struct st_err err = {{0}};
+  const struct recipe *r = run->cfg.recipe;
+  run->started_unix_s = clock_real_s();
+  run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
+  snap_concurrency_mark(&run->snap.concurrency, 0.0, run->cfg.conc);
+  publish(run);
+
+  size_t n_points = run->cfg.sweep ? r->n_points : 1;
+  run->snap.progress.n_points = (int)n_points;
+  pthread_mutex_lock(&run->lock);
+  run->outcome.n_points = (int)n_points;
+  run->outcome.simulated = run->cfg.engine == LAUNCH_ENGINE_SIM;
+  pthread_mutex_unlock(&run->lock);
+
+  if (run_files_make_dir(run, &err) != 0) {
+    set_outcome(run, RUN_STATUS_ERROR, "%s", err.msg);
+    goto finish;
+  }
+  if (r->n_points == 0) {
+    set_outcome(run, RUN_STATUS_ERROR, "%s:%d: recipe %s has no sweep point", r->file, r->line,
+                r->name);
+    goto finish;
+  }
+  enum run_status status = RUN_STATUS_OK;
+  char *running_cmd = NULL;
+  for (size_t i = 0; i < n_points && status == RUN_STATUS_OK; i++) {
+    struct point_plan plan;
+    plan_point(run, &r->points[i], &plan);
+    run->snap.progress.point_index = (int)i;
+    for (;;) { /* repeats the point after a restart */
+      if (run->stop_requested) {
+        status = RUN_STATUS_INTERRUPTED;
+        set_outcome(run, status, "stopped before concurrency %d", plan.conc);
+        break;
+      }
+      struct launch_cmd cmd;
+      launch_cmd_init(&cmd);
+      if (run_server_prepare(run, &plan.point, &cmd, &err) != 0) {
+        launch_cmd_fini(&cmd);
+        status = RUN_STATUS_ERROR;
+        set_outcome(run, status, "%s", err.msg);
+        break;
+      }
+      char *cmd_line = launch_cmd_format_alloc(&cmd);
+      bool same_server = running_cmd && strcmp(cmd_line, running_cmd) == 0 && run->launcher &&
+                         !server_exited(run);
+      if (!same_server) {
+        if (run->launcher) {
+          note(run, "server command changes at concurrency %d: restarting it", plan.conc);
+          run->snap.progress.phase = SNAP_PHASE_BETWEEN;
+          publish(run);
+          run_server_stop(run);
+          run_server_free(run);
+        }
+        run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
+        note(run, "launching %s (%s)", r->name, launch_engine_name(run->cfg.engine));
+        publish(run);
+        if (run_files_write_recipe(run, &cmd, &err) != 0)
+          log_msg(LOG_WARN, "run: %s", err.msg);
+        int rc = run_server_start(run, &cmd, &err);
+        free(running_cmd);
+        running_cmd = cmd_line;
+        cmd_line = NULL;
+        if (rc != 0) {
+          launch_cmd_fini(&cmd);
+          status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_SERVER_FAILED;
+          set_outcome(run, status, "%s", err.msg);
+          break;
+        }
+        if (!run->telemetry) {
+          char url[64];
+          snprintf(url, sizeof(url), "http://127.0.0.1:%d", run->port);
+          const char *urls[] = {url};
+          struct launch_status st;
+          launcher_get_status(run->launcher, &st);
+          struct tm_config tc = {.backend = run->cfg.engine == LAUNCH_ENGINE_SIM ? "sim" : "auto",
+                                 .urls = urls, .n_urls = 1, .server_pid = st.pid};
+          run->telemetry = tm_open(&tc, &err);
+          if (run->telemetry && tm_start(run->telemetry, &err) != 0) {
+            tm_close(run->telemetry);
+            run->telemetry = NULL;
+          }
+        }
+        pthread_mutex_lock(&run->lock);
+        run->outcome.max_total_num_tokens = run->server.max_total_num_tokens;
+        pthread_mutex_unlock(&run->lock);
+        check_mislabel(run);
+      }
+      free(cmd_line);
+      launch_cmd_fini(&cmd);
+
+      enum point_end end = measure_point(run, (int)i, &plan, &err);
+      check_mislabel(run);
+      if (end == POINT_RESTART) {
+        apply_pending_restart(run);
+        free(running_cmd); /* forces a new server */
+        running_cmd = NULL;
+        continue;
+      }
+      if (end == POINT_STOPPED) {
+        status = RUN_STATUS_INTERRUPTED;
+        set_outcome(run, status, "stopped at concurrency %d: partial results saved", plan.conc);
+      } else if (end == POINT_SERVER_DIED) {
+        struct launch_status st;
+        launcher_get_status(run->launcher, &st);
+        char *tail = launcher_tail_alloc(run->launcher, 3);
+        status = RUN_STATUS_SERVER_FAILED;
+        if (st.exit_signal)
+          set_outcome(run, status, "server killed by signal %d mid-run; last log lines: %s",
+                      st.exit_signal, tail);
+        else
+          set_outcome(run, status, "server exited with status %d mid-run; last log lines: %s",
+                      st.exit_code, tail);
+        free(tail);
+      } else if (end == POINT_FAILED) {
+        status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_ERROR;
+        set_outcome(run, status, "%s", err.msg);
+      }
+      break;
+    }
+  }
+  free(running_cmd);
+  if (status == RUN_STATUS_OK && run->stop_requested)
+    status = RUN_STATUS_INTERRUPTED;
+  if (status == RUN_STATUS_OK && run->outcome.mislabelled) {
+    status = RUN_STATUS_MISLABELLED;
+    set_outcome(run, status,
+                "MISLABELLED: recipe says spec-decoding %s but the server reports %s",
+                recipe_spec_name(r->spec),
+                spec_on_now(run) ? "speculative decoding ON" : "no speculative decoding");
+  } else if (status == RUN_STATUS_OK) {
+    set_outcome(run, status, "%zu point(s) measured", run->n_points_done);
+  }
+
+finish:
+  run->snap.progress.phase = SNAP_PHASE_STOPPING;
+  publish(run);
+  run_server_stop(run);
+  if (run->telemetry) {
+    tm_close(run->telemetry);
+    run->telemetry = NULL;
+  }
+  pthread_mutex_lock(&run->lock);
+  enum run_status final_status = run->outcome.status;
+  if (final_status == RUN_STATUS_RUNNING)
+    run->outcome.status = final_status = RUN_STATUS_ERROR;
+  pthread_mutex_unlock(&run->lock);
+  if (run->dir[0] && run_files_write_manifest(run, &err) != 0)
+    log_msg(LOG_ERROR, "run: %s", err.msg);
+  switch (final_status) {
+  case RUN_STATUS_OK: run->snap.progress.phase = SNAP_PHASE_DONE; break;
+  case RUN_STATUS_MISLABELLED: run->snap.progress.phase = SNAP_PHASE_DONE; break;
+  case RUN_STATUS_INTERRUPTED: run->snap.progress.phase = SNAP_PHASE_INTERRUPTED; break;
+  default: run->snap.progress.phase = SNAP_PHASE_FAILED; break;
+  }
+  pthread_mutex_lock(&run->lock);
+  snprintf(run->snap.progress.message, sizeof(run->snap.progress.message), "%.*s",
+           (int)sizeof(run->snap.progress.message) - 1, run->outcome.message);
+  pthread_mutex_unlock(&run->lock);
+  publish(run);
+  pthread_mutex_lock(&run->lock);
+  run->done = true;
+  pthread_cond_broadcast(&run->done_cond);
+  pthread_mutex_unlock(&run->lock);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- public API */
+struct run *run_start(const struct run_config *cfg, struct st_err *err) {
+  if (!cfg->recipe) {
+    err_setf(err, "run: no recipe");
+    return NULL;
+  }
+  struct run *run = xcalloc(1, sizeof(*run));
+  run->cfg = *cfg;
+  run->overrides_owned = strv_dup(cfg->overrides, cfg->n_overrides);
+  run->cfg.overrides = run->overrides_owned;
+  run->extra_args_owned = strv_dup(cfg->extra_server_args, cfg->n_extra_server_args);
+  run->cfg.extra_server_args = run->extra_args_owned;
+  run->cfg.results_dir = cfg->results_dir ? xstrdup(cfg->results_dir) : NULL;
+  run->cfg.label = cfg->label ? xstrdup(cfg->label) : NULL;
+  run->cfg.servetop_exe = cfg->servetop_exe ? xstrdup(cfg->servetop_exe) : NULL;
+  run->cfg.gpus = cfg->gpus ? xstrdup(cfg->gpus) : NULL;
+  run->slot = snap_slot_new();
+  pthread_mutex_init(&run->lock, NULL);
+  pthread_cond_init(&run->done_cond, NULL);
+  run->outcome.status = RUN_STATUS_RUNNING;
+  run->outcome.max_total_num_tokens = -1;
+  run->server.max_total_num_tokens = -1;
+  launch_log_state_init(&run->log_state);
+  snap_run_init(&run->snap);
+  run->snap.server.simulated = cfg->engine == LAUNCH_ENGINE_SIM;
+  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s",
+           launch_engine_name(cfg->engine));
+  snprintf(run->snap.server.recipe_name, sizeof(run->snap.server.recipe_name), "%s",
+           cfg->recipe->name);
+  snprintf(run->snap.server.gpus, sizeof(run->snap.server.gpus), "%s", cfg->gpus ? cfg->gpus : "");
+  if (pthread_create(&run->thread, NULL, run_main, run) != 0) {
+    err_setf(err, "run: cannot start the run thread");
+    run_free(run);
+    return NULL;
+  }
+  run->thread_started = true;
+  return run;
+}
+
+bool run_snapshot(struct run *run, struct snap_run *out, uint64_t *last_seq) {
+  return snap_slot_read(run->slot, out, last_seq);
+}
+
+int run_set_concurrency(struct run *run, int conc, struct st_err *err) {
+  if (conc < 1)
+    return err_setf(err, "concurrency must be >= 1 (got %d)", conc);
+  pthread_mutex_lock(&run->lock);
+  bool measuring = run->measuring && !run->done;
+  if (measuring)
+    run->pending_conc = conc;
+  pthread_mutex_unlock(&run->lock);
+  return measuring ? 0 : err_setf(err, "no point is being measured");
+}
+
+int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err) {
+  if (!knob || !*knob || strchr(knob, '=') || !value)
+    return err_setf(err, "restart: knob must be a flag name without '=' and value non-NULL");
+  pthread_mutex_lock(&run->lock);
+  bool ok = run->measuring && !run->done && !run->pending_restart;
+  if (ok) {
+    run->pending_knob = xstrdup(knob);
+    run->pending_value = xstrdup(value);
+    run->pending_restart = true;
+  }
+  pthread_mutex_unlock(&run->lock);
+  return ok ? 0 : err_setf(err, "restart: no point is being measured (or a restart is pending)");
+}
+
+void run_stop(struct run *run) {
+  run->stop_requested = 1;
+}
+
+bool run_wait(struct run *run, int64_t timeout_ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  if (timeout_ms >= 0) {
+    int64_t ns = until.tv_nsec + timeout_ms % 1000 * 1000000;
+    until.tv_sec += timeout_ms / 1000 + ns / 1000000000;
+    until.tv_nsec = ns % 1000000000;
+  }
+  pthread_mutex_lock(&run->lock);
+  while (!run->done) {
+    if (timeout_ms < 0)
+      pthread_cond_wait(&run->done_cond, &run->lock);
+    else if (pthread_cond_timedwait(&run->done_cond, &run->lock, &until) == ETIMEDOUT)
+      break;
+  }
+  bool done = run->done;
+  pthread_mutex_unlock(&run->lock);
+  return done;
+}
+
+void run_get_outcome(struct run *run, struct run_outcome *out) {
+  pthread_mutex_lock(&run->lock);
+  *out = run->outcome;
+  snprintf(out->dir, sizeof(out->dir), "%s", run->dir);
+  out->n_points_done = (int)run->n_points_done;
+  pthread_mutex_unlock(&run->lock);
+}
+
+void run_free(struct run *run) {
+  if (!run)
+    return;
+  if (run->thread_started) {
+    run_stop(run);
+    pthread_join(run->thread, NULL);
+  }
+  run_server_free(run);
+  if (run->rcmd_valid)
+    recipe_cmd_fini(&run->rcmd);
+  free(run->server_cmd_line);
+  free(run->points);
+  free(run->pending_knob);
+  free(run->pending_value);
+  strv_free(run->overrides_owned, run->cfg.n_overrides);
+  strv_free(run->extra_args_owned, run->cfg.n_extra_server_args);
+  free((char *)run->cfg.results_dir);
+  free((char *)run->cfg.label);
+  free((char *)run->cfg.servetop_exe);
+  free((char *)run->cfg.gpus);
+  snap_slot_free(run->slot);
+  pthread_mutex_destroy(&run->lock);
+  pthread_cond_destroy(&run->done_cond);
+  free(run);
+}

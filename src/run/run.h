@@ -1,0 +1,144 @@
+/* run: one measured run of a recipe — launch the server, wait until it is
+ * ready, drive it with the load generator at one concurrency or over the
+ * recipe's sweep, stop it — with live snapshots for the dashboard and the
+ * headless status line, and a run folder on disk.
+ *
+ * Threads. run_start() returns at once; the run's own thread does the work
+ * and publishes a struct snap_run at 10 Hz. Every other call may come from
+ * any thread (the dashboard's UI thread, a signal-watching main loop).
+ *
+ * Run folder (<results dir>/<UTC time>-<recipe>[-<label>]/):
+ *   manifest.json        what ran, how it ended, one entry per point
+ *   recipe.json          the resolved recipe: server argv/env after --set
+ *   server.log           the server's stdout + stderr
+ *   result-conc<N>.json  one benchmark_serving-compatible result per point
+ */
+#ifndef SERVETOP_RUN_RUN_H
+#define SERVETOP_RUN_RUN_H
+
+#include "launcher/launcher.h"
+#include "recipe/recipe.h"
+#include "results/results.h"
+#include "snapshot/snapshot.h"
+#include "util/util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct run_config {
+  const struct recipe *recipe;  /* borrowed; must outlive the run */
+  enum launch_engine engine;
+  const char *results_dir;      /* base folder; NULL = XDG data dir /runs */
+  const char *label;            /* folder suffix and result tag ("mtp", "off"); NULL = none */
+  const char *servetop_exe;     /* for the sim engine; NULL = /proc/self/exe */
+  int conc;                     /* > 0: one point at this concurrency */
+  bool sweep;                   /* every point of the recipe's sweep (server kept up) */
+  char *const *overrides;       /* "KEY=VALUE" knob overrides (--set), applied in order */
+  size_t n_overrides;
+  char *const *extra_server_args; /* appended to the server command as given */
+  size_t n_extra_server_args;
+  int num_prompts;              /* > 0: requests per point; 0 = conc x recipe factor */
+  int num_warmups;              /* >= 0: warmup requests; < 0 = none */
+  int isl, osl;                 /* > 0: override the recipe's input / output length */
+  const char *gpus;             /* CUDA_VISIBLE_DEVICES for the server; NULL = all */
+  int port;                     /* > 0: this port; 0 = a free one */
+  int64_t ready_timeout_ms;     /* 0 = 1800 s (sim: 120 s) */
+  int64_t stop_grace_ms;        /* 0 = 10 s */
+  bool allow_mislabel;          /* a mislabelled run is not a failure */
+  uint64_t seed;
+};
+void run_config_init(struct run_config *cfg);
+
+enum run_status {
+  RUN_STATUS_RUNNING = 0,
+  RUN_STATUS_OK,                /* every point measured */
+  RUN_STATUS_MISLABELLED,       /* measured, but the spec-decoding label is wrong */
+  RUN_STATUS_SERVER_FAILED,     /* launch failure, not ready, or crash mid-run */
+  RUN_STATUS_INTERRUPTED,       /* run_stop() before the end */
+  RUN_STATUS_ERROR,             /* anything else (disk, recipe) */
+};
+const char *run_status_name(enum run_status status); /* "ok", "mislabelled"... */
+
+struct run_outcome {
+  enum run_status status;
+  char dir[1024];               /* the run folder ("" if it could not be made) */
+  char message[512];            /* one line: why it failed / what was wrong */
+  int n_points_done;            /* points with a result file */
+  int n_points;
+  bool mislabelled;
+  bool simulated;
+  int64_t max_total_num_tokens; /* as the server reported it; -1 unknown */
+};
+
+struct run; /* opaque */
+
+/* Starts the run's thread. Returns NULL with err set only when nothing could
+ * start (bad config); everything later is reported by the outcome. */
+struct run *run_start(const struct run_config *cfg, struct st_err *err);
+
+/* Latest snapshot, copied only when newer than *last_seq (see snap_slot_read). */
+bool run_snapshot(struct run *run, struct snap_run *out, uint64_t *last_seq);
+
+/* Changes the load generator's concurrency now (the point keeps running; the
+ * change is marked in the snapshots and the result). Returns 0, or -1 with err
+ * set when no point is being measured. */
+int run_set_concurrency(struct run *run, int conc, struct st_err *err);
+
+/* Stops the server, sets knob=value (as --set does), starts it again and
+ * measures the current point again from the start. Returns 0 when the
+ * request was queued, -1 with err when the run is over or the knob is bad. */
+int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err);
+
+/* Asks the run to end: load stopped, partial results saved, server stopped.
+ * Returns at once; async-signal-safe. */
+void run_stop(struct run *run);
+
+/* Waits up to timeout_ms (< 0: forever) for the run to end; true when over. */
+bool run_wait(struct run *run, int64_t timeout_ms);
+
+void run_get_outcome(struct run *run, struct run_outcome *out);
+
+/* Stops (if needed), joins and frees. NULL is fine. */
+void run_free(struct run *run);
+
+/* ---------------------------------------------------------------- helpers */
+/* The engine to use for a recipe here: its own when it can run (sglang:
+ * `python3 -c 'import sglang'` works and a GPU device exists; vllm: `vllm` on
+ * PATH and a GPU), else sim. why gets a one-line reason when sim is chosen. */
+enum launch_engine run_pick_engine(const struct recipe *recipe, char *why, size_t why_bytes);
+
+/* The mislabel rule: true when the recipe's label and what the server reports
+ * disagree (label mtp/draft_model but no speculative decoding, or label none
+ * but speculative decoding on). server_spec_known = false never mislabels. */
+bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool server_spec_on);
+
+/* ---------------------------------------------------------------- compare
+ * `servetop compare A B`: each side is one result JSON, or a run folder
+ * (manifest.json: all its points). Points pair by concurrency (a single result
+ * on each side pairs regardless). */
+struct run_compare_side {
+  char *path;
+  char *name;                   /* recipe (run folder / servetop_run) or file name */
+  char *spec_label;             /* "mtp", "none", ... or NULL when unknown */
+  int n_gpus;                   /* tp of the recipe point (recipe.json); 0 = unknown */
+  struct results_file *results; /* sorted by max_concurrency */
+  size_t n_results;
+};
+int run_compare_side_load(const char *path, struct run_compare_side *out, struct st_err *err);
+void run_compare_side_fini(struct run_compare_side *side);
+/* The side-by-side table: every headline metric with delta (B - A) and ratio
+ * (B / A), acceptance, and per concurrency the MTP speedup in throughput per
+ * GPU and in interactivity (tok/s/user = 1000 / median TPOT). */
+void run_compare_print(FILE *out, const struct run_compare_side *a, const struct run_compare_side *b);
+/* The same as JSON (heap string). */
+char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b);
+
+/* ---------------------------------------------------------------- export
+ * `servetop export RUN --inferencex`: the run's tuned knobs as an InferenceX
+ * master-config entry (YAML) and a launch-script fragment (bash), from the run
+ * folder's recipe.json and manifest.json. Both heap strings. */
+int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **script_out,
+                          struct st_err *err);
+
+#endif

@@ -1,0 +1,293 @@
+/* run: the run folder — manifest, resolved recipe, per-point results. */
+#include "run/run_internal.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *run_point_end_name(enum point_end end) {
+  switch (end) {
+  case POINT_DONE: return "done";
+  case POINT_STOPPED: return "stopped";
+  case POINT_SERVER_DIED: return "server_died";
+  case POINT_RESTART: return "restarted";
+  case POINT_FAILED: return "failed";
+  }
+  return "?";
+}
+
+/* Folder-safe copy of a recipe name: [A-Za-z0-9._-], others become '_'. */
+static void sanitize_name(const char *in, char *out, size_t out_bytes) {
+  size_t n = 0;
+  for (; *in && n + 1 < out_bytes; in++)
+    out[n++] = (isalnum((unsigned char)*in) || strchr("._-", *in)) ? *in : '_';
+  out[n] = '\0';
+}
+
+int run_files_make_dir(struct run *run, struct st_err *err) {
+  char *base = run->cfg.results_dir ? xstrdup(run->cfg.results_dir) : NULL;
+  if (!base) {
+    char *data = path_data_dir_alloc();
+    base = path_join_alloc(data, "runs");
+    free(data);
+  }
+  if (path_mkdir_p(base, 0755, err) != 0) {
+    free(base);
+    return -1;
+  }
+  time_t now = time(NULL);
+  struct tm tm_utc;
+  gmtime_r(&now, &tm_utc);
+  char stamp[32], name[160];
+  strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm_utc);
+  sanitize_name(run->cfg.recipe->name, name, sizeof(name));
+  int rc = -1;
+  for (int attempt = 1; attempt < 100; attempt++) {
+    char leaf[320];
+    snprintf(leaf, sizeof(leaf), "%s-%s%s%s", stamp, name, run->cfg.label ? "-" : "",
+             run->cfg.label ? run->cfg.label : "");
+    if (attempt > 1) {
+      size_t len = strlen(leaf);
+      snprintf(leaf + len, sizeof(leaf) - len, "-%d", attempt);
+    }
+    char *dir = path_join_alloc(base, leaf);
+    if (!path_exists(dir) && path_mkdir_p(dir, 0755, err) == 0) {
+      pthread_mutex_lock(&run->lock);
+      snprintf(run->dir, sizeof(run->dir), "%s", dir);
+      pthread_mutex_unlock(&run->lock);
+      rc = 0;
+    }
+    free(dir);
+    if (rc == 0 || (err && err->msg[0]))
+      break;
+  }
+  free(base);
+  if (rc != 0 && err && !err->msg[0])
+    err_setf(err, "cannot make a run folder under %s", run->cfg.results_dir);
+  return rc;
+}
+
+static int write_json(struct run *run, const char *leaf, cJSON *doc, struct st_err *err) {
+  char *text = cJSON_Print(doc);
+  char *path = path_join_alloc(run->dir, leaf);
+  size_t len = strlen(text);
+  text = xrealloc(text, len + 2);
+  text[len] = '\n';
+  text[len + 1] = '\0';
+  int rc = file_write_atomic(path, text, len + 1, 0644, err);
+  free(path);
+  free(text);
+  return rc;
+}
+
+static cJSON *string_array(char *const *items, size_t n) {
+  cJSON *arr = cJSON_CreateArray();
+  for (size_t i = 0; i < n; i++)
+    cJSON_AddItemToArray(arr, cJSON_CreateString(items[i]));
+  return arr;
+}
+
+static void add_string_or_null(cJSON *obj, const char *key, const char *value) {
+  if (value && *value)
+    cJSON_AddStringToObject(obj, key, value);
+  else
+    cJSON_AddNullToObject(obj, key);
+}
+
+int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd, struct st_err *err) {
+  const struct recipe *r = run->cfg.recipe;
+  cJSON *doc = cJSON_CreateObject();
+  cJSON_AddNumberToObject(doc, "schema_version", 1);
+  cJSON_AddStringToObject(doc, "name", r->name);
+  add_string_or_null(doc, "entry", r->entry);
+  add_string_or_null(doc, "file", r->file);
+  cJSON_AddNumberToObject(doc, "line", r->line);
+  add_string_or_null(doc, "model", r->model);
+  add_string_or_null(doc, "model_prefix", r->model_prefix);
+  add_string_or_null(doc, "precision", r->precision);
+  add_string_or_null(doc, "runner", r->runner);
+  add_string_or_null(doc, "framework", r->framework);
+  add_string_or_null(doc, "engine", r->engine);
+  add_string_or_null(doc, "image", r->image);
+  add_string_or_null(doc, "script_path", r->script_path);
+  cJSON_AddStringToObject(doc, "spec_decoding", recipe_spec_name(r->spec));
+  cJSON_AddNumberToObject(doc, "isl", run->cfg.isl > 0 ? run->cfg.isl : r->isl);
+  cJSON_AddNumberToObject(doc, "osl", run->cfg.osl > 0 ? run->cfg.osl : r->osl);
+  cJSON_AddNumberToObject(doc, "random_range_ratio", r->bench.random_range_ratio);
+  cJSON_AddBoolToObject(doc, "use_chat_template", r->bench.use_chat_template);
+  cJSON *points = cJSON_AddArrayToObject(doc, "points");
+  for (size_t i = 0; i < r->n_points; i++) {
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "tp", r->points[i].tp);
+    cJSON_AddNumberToObject(p, "ep", r->points[i].ep);
+    cJSON_AddBoolToObject(p, "dp_attn", r->points[i].dp_attn);
+    cJSON_AddNumberToObject(p, "conc", r->points[i].conc);
+    cJSON_AddItemToArray(points, p);
+  }
+  cJSON_AddItemToObject(doc, "overrides", string_array(run->cfg.overrides, run->cfg.n_overrides));
+  cJSON *server = cJSON_AddObjectToObject(doc, "server");
+  add_string_or_null(server, "recipe_engine", run->rcmd.engine);
+  add_string_or_null(server, "program", run->rcmd.program);
+  cJSON_AddItemToObject(server, "argv", string_array(run->rcmd.argv, run->rcmd.argc));
+  cJSON_AddItemToObject(server, "env", string_array(run->rcmd.env, run->rcmd.n_env));
+  cJSON_AddStringToObject(server, "launched_engine", launch_engine_name(run->cfg.engine));
+  char *line = launch_cmd_format_alloc(cmd);
+  cJSON_AddStringToObject(server, "launch_command", line);
+  free(line);
+  cJSON_AddItemToObject(server, "launch_argv", string_array(cmd->argv, cmd->argc));
+  cJSON_AddItemToObject(server, "launch_env", string_array(cmd->env, cmd->n_env));
+  int rc = write_json(run, "recipe.json", doc, err);
+  cJSON_Delete(doc);
+  return rc;
+}
+
+static cJSON *log_tail_json(struct run *run, size_t n_lines) {
+  cJSON *arr = cJSON_CreateArray();
+  if (!run->launcher)
+    return arr;
+  char *tail = launcher_tail_alloc(run->launcher, n_lines);
+  char *save = NULL;
+  for (char *line = strtok_r(tail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+    cJSON_AddItemToArray(arr, cJSON_CreateString(line));
+  free(tail);
+  return arr;
+}
+
+static cJSON *server_json(struct run *run) {
+  cJSON *s = cJSON_CreateObject();
+  cJSON_AddStringToObject(s, "engine", launch_engine_name(run->cfg.engine));
+  cJSON_AddBoolToObject(s, "simulated", run->cfg.engine == LAUNCH_ENGINE_SIM);
+  add_string_or_null(s, "command", run->server_cmd_line);
+  cJSON_AddNumberToObject(s, "port", run->port);
+  add_string_or_null(s, "model_id", run->server.model_id);
+  pthread_mutex_lock(&run->lock);
+  struct launch_log_state ls = run->log_state;
+  struct run_server_info info = run->server;
+  pthread_mutex_unlock(&run->lock);
+  cJSON_AddBoolToObject(s, "spec_reported", info.spec_known || ls.spec_seen);
+  add_string_or_null(s, "speculative_algorithm", info.spec_algorithm);
+  cJSON_AddBoolToObject(s, "spec_in_log", ls.spec_seen);
+  if (info.max_total_num_tokens > 0)
+    cJSON_AddNumberToObject(s, "max_total_num_tokens", (double)info.max_total_num_tokens);
+  else if (ls.max_total_num_tokens_valid)
+    cJSON_AddNumberToObject(s, "max_total_num_tokens", (double)ls.max_total_num_tokens);
+  else
+    cJSON_AddNullToObject(s, "max_total_num_tokens");
+  cJSON *log = cJSON_AddObjectToObject(s, "log");
+  cJSON_AddNumberToObject(log, "decode_lines", (double)ls.n_decode_lines);
+  cJSON_AddNumberToObject(log, "prefill_lines", (double)ls.n_prefill_lines);
+  if (ls.accept_length_valid)
+    cJSON_AddNumberToObject(log, "last_accept_length", ls.accept_length);
+  if (ls.accept_rate_valid)
+    cJSON_AddNumberToObject(log, "last_accept_rate", ls.accept_rate_frac);
+  if (ls.gen_valid)
+    cJSON_AddNumberToObject(log, "last_gen_throughput_tok_per_s", ls.gen_tok_per_s);
+  if (run->launcher) {
+    struct launch_status st;
+    launcher_get_status(run->launcher, &st);
+    cJSON_AddBoolToObject(s, "exited", st.exited);
+    if (st.exited) {
+      cJSON_AddNumberToObject(s, "exit_code", st.exit_code);
+      cJSON_AddNumberToObject(s, "exit_signal", st.exit_signal);
+      cJSON_AddBoolToObject(s, "stop_requested", st.stop_requested);
+    }
+    if (st.ready_after_ms >= 0)
+      cJSON_AddNumberToObject(s, "ready_after_s", (double)st.ready_after_ms / 1000.0);
+  }
+  return s;
+}
+
+int run_files_write_point(struct run *run, const char *result_json,
+                          const struct run_point_extras *x, struct st_err *err) {
+  cJSON *doc = cJSON_Parse(result_json);
+  if (!doc)
+    return err_setf(err, "run: the results module produced JSON that does not parse");
+  cJSON *st = cJSON_AddObjectToObject(doc, "servetop_run");
+  cJSON_AddStringToObject(st, "recipe", run->cfg.recipe->name);
+  add_string_or_null(st, "label", run->cfg.label);
+  cJSON_AddStringToObject(st, "spec_decoding_label", recipe_spec_name(run->cfg.recipe->spec));
+  cJSON_AddNumberToObject(st, "point_index", x->point_index);
+  cJSON_AddNumberToObject(st, "concurrency", x->conc);
+  cJSON_AddStringToObject(st, "end", run_point_end_name(x->end));
+  pthread_mutex_lock(&run->lock);
+  bool mislabelled = run->outcome.mislabelled;
+  pthread_mutex_unlock(&run->lock);
+  cJSON_AddBoolToObject(st, "mislabelled", mislabelled);
+  cJSON_AddItemToObject(st, "overrides", string_array(run->cfg.overrides, run->cfg.n_overrides));
+  cJSON *marks = cJSON_AddArrayToObject(st, "concurrency_changes");
+  for (int i = 0; i < x->n_marks; i++) {
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "t_s", x->mark_s[i]);
+    cJSON_AddNumberToObject(m, "concurrency", x->mark_conc[i]);
+    cJSON_AddItemToArray(marks, m);
+  }
+  cJSON_AddItemToObject(st, "server", server_json(run));
+  if (x->end == POINT_SERVER_DIED)
+    cJSON_AddItemToObject(st, "server_log_tail", log_tail_json(run, 20));
+
+  char leaf[64];
+  snprintf(leaf, sizeof(leaf), "result-conc%d.json", x->conc);
+  for (int k = 2; k < 1000; k++) {
+    char *path = path_join_alloc(run->dir, leaf);
+    bool taken = path_exists(path);
+    free(path);
+    if (!taken)
+      break;
+    snprintf(leaf, sizeof(leaf), "result-conc%d-%d.json", x->conc, k);
+  }
+  int rc = write_json(run, leaf, doc, err);
+  cJSON_Delete(doc);
+  if (rc != 0)
+    return -1;
+  pthread_mutex_lock(&run->lock);
+  run->points = xreallocarray(run->points, run->n_points_done + 1, sizeof(*run->points));
+  struct run_point_record *rec = &run->points[run->n_points_done++];
+  rec->point_index = x->point_index;
+  rec->conc = x->conc;
+  rec->end = x->end;
+  snprintf(rec->result_file, sizeof(rec->result_file), "%s", leaf);
+  pthread_mutex_unlock(&run->lock);
+  return 0;
+}
+
+int run_files_write_manifest(struct run *run, struct st_err *err) {
+  const struct recipe *r = run->cfg.recipe;
+  struct run_outcome out;
+  run_get_outcome(run, &out);
+  cJSON *doc = cJSON_CreateObject();
+  cJSON_AddNumberToObject(doc, "schema_version", 1);
+  cJSON_AddStringToObject(doc, "kind", "servetop-run");
+  cJSON_AddStringToObject(doc, "servetop_version", SERVETOP_VERSION);
+  cJSON_AddStringToObject(doc, "recipe", r->name);
+  add_string_or_null(doc, "recipe_file", r->file);
+  cJSON_AddNumberToObject(doc, "recipe_line", r->line);
+  add_string_or_null(doc, "label", run->cfg.label);
+  cJSON_AddStringToObject(doc, "spec_decoding_label", recipe_spec_name(r->spec));
+  cJSON_AddStringToObject(doc, "status", run_status_name(out.status));
+  cJSON_AddStringToObject(doc, "message", out.message);
+  cJSON_AddBoolToObject(doc, "mislabelled", out.mislabelled);
+  cJSON_AddNumberToObject(doc, "started_unix_s", run->started_unix_s);
+  cJSON_AddNumberToObject(doc, "ended_unix_s", clock_real_s());
+  add_string_or_null(doc, "gpus", run->cfg.gpus);
+  cJSON_AddItemToObject(doc, "overrides", string_array(run->cfg.overrides, run->cfg.n_overrides));
+  cJSON_AddItemToObject(doc, "server", server_json(run));
+  cJSON *points = cJSON_AddArrayToObject(doc, "results");
+  pthread_mutex_lock(&run->lock);
+  for (size_t i = 0; i < run->n_points_done; i++) {
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "point_index", run->points[i].point_index);
+    cJSON_AddNumberToObject(p, "concurrency", run->points[i].conc);
+    cJSON_AddStringToObject(p, "file", run->points[i].result_file);
+    cJSON_AddStringToObject(p, "end", run_point_end_name(run->points[i].end));
+    cJSON_AddItemToArray(points, p);
+  }
+  pthread_mutex_unlock(&run->lock);
+  if (out.status != RUN_STATUS_OK && out.status != RUN_STATUS_MISLABELLED)
+    cJSON_AddItemToObject(doc, "server_log_tail", log_tail_json(run, 20));
+  int rc = write_json(run, "manifest.json", doc, err);
+  cJSON_Delete(doc);
+  return rc;
+}

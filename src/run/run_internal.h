@@ -1,0 +1,111 @@
+/* run: state shared by the run module's files (not a public header). */
+#ifndef SERVETOP_RUN_RUN_INTERNAL_H
+#define SERVETOP_RUN_RUN_INTERNAL_H
+
+#include "run/run.h"
+
+#include "launcher/launcher.h"
+#include "loadgen/loadgen.h"
+#include "metrics/metrics.h"
+#include "recipe/recipe.h"
+#include "snapshot/snapshot.h"
+#include "telemetry/telemetry.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+
+struct cJSON;
+
+/* What the server said about itself after it became ready. */
+struct run_server_info {
+  bool info_valid;                /* /get_server_info answered with JSON */
+  bool spec_known;                /* speculative_algorithm key present */
+  char spec_algorithm[32];        /* "" = none */
+  int64_t max_total_num_tokens;   /* -1 unknown */
+  char model_id[256];             /* /v1/models data[0].id, "" unknown */
+  bool simulated;                 /* the server says it is servetop sim */
+};
+
+/* How a point's load ended. */
+enum point_end { POINT_DONE, POINT_STOPPED, POINT_SERVER_DIED, POINT_RESTART, POINT_FAILED };
+const char *run_point_end_name(enum point_end end);
+
+/* One result file written, as recorded in the manifest. */
+struct run_point_record {
+  int point_index;
+  int conc;                       /* concurrency at the start of the point */
+  char result_file[64];
+  enum point_end end;
+};
+
+/* What run_files_write_point adds to the results module's JSON. */
+struct run_point_extras {
+  int point_index;
+  int conc;
+  enum point_end end;
+  const double *mark_s;           /* concurrency changes during the point */
+  const int *mark_conc;
+  int n_marks;
+  const struct sig_summary *signals;
+};
+
+struct run {
+  struct run_config cfg;          /* strings and arrays below are owned copies */
+  char **overrides_owned;
+  char **extra_args_owned;
+
+  pthread_t thread;
+  bool thread_started;
+  struct snap_slot *slot;
+
+  pthread_mutex_t lock;           /* guards everything below up to the run-thread-only part */
+  pthread_cond_t done_cond;
+  bool done;
+  struct run_outcome outcome;
+  int pending_conc;               /* > 0: apply on the next tick */
+  char *pending_knob;             /* run_restart_with: applied by the run thread */
+  char *pending_value;
+  bool pending_restart;
+  struct launch_log_state log_state; /* folded server log lines (launcher's reader thread) */
+  bool measuring;
+
+  volatile sig_atomic_t stop_requested;
+  _Atomic(struct lg_run *) active_lg; /* for run_stop() from a signal handler */
+
+  /* run thread only */
+  struct launcher *launcher;
+  struct tm_sampler *telemetry;
+  struct recipe_cmd rcmd;         /* server command of the current point, overrides applied */
+  bool rcmd_valid;
+  char *server_cmd_line;          /* formatted launch command of the running server */
+  struct run_server_info server;
+  struct snap_run snap;
+  struct run_point_record *points; /* one per result file written */
+  size_t n_points_done;
+  int port;
+  double started_unix_s;
+  char dir[1024];
+};
+
+/* run_server.c */
+/* Resolves the recipe's command for point (overrides applied) into cmd. */
+int run_server_prepare(struct run *run, const struct recipe_point *point, struct launch_cmd *cmd,
+                       struct st_err *err);
+/* Launches cmd and waits until the server is ready; then reads its info. */
+int run_server_start(struct run *run, const struct launch_cmd *cmd, struct st_err *err);
+void run_server_stop(struct run *run);
+void run_server_free(struct run *run);
+void run_server_query_info(struct run *run);
+void run_server_on_log_line(void *ctx, const char *line, int64_t mono_ns);
+
+/* run_files.c */
+int run_files_make_dir(struct run *run, struct st_err *err);
+/* recipe.json: the recipe and the resolved server command about to run. */
+int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd, struct st_err *err);
+int run_files_write_manifest(struct run *run, struct st_err *err);
+/* result-conc<N>[-k].json: result_json (results module) + a "servetop_run" object. */
+int run_files_write_point(struct run *run, const char *result_json,
+                          const struct run_point_extras *extras, struct st_err *err);
+
+#endif
