@@ -21,6 +21,7 @@ struct lexer {
   int word_line;
   int next_connector;
   bool in_dbl_bracket;
+  bool case_pattern;    /* after "case ... in" or ";;": '|' separates patterns */
   char *heredoc_delim;  /* pending heredoc: body starts at the next line */
   bool heredoc_strip_tabs;
 };
@@ -54,12 +55,17 @@ static void word_end(struct lexer *lx) {
     lx->in_dbl_bracket = true;
   else if (strcmp(c->words[c->n_words - 1].raw, "]]") == 0)
     lx->in_dbl_bracket = false;
+  const char *last = c->words[c->n_words - 1].raw;
+  if (lx->case_pattern && (str_ends_with(last, ")") || strcmp(last, "esac") == 0))
+    lx->case_pattern = false;
   lx->in_word = false;
 }
 
 static void cmd_end(struct lexer *lx, int next_connector) {
   word_end(lx);
   if (lx->cur.n_words > 0) {
+    if (strcmp(lx->cur.words[0].raw, "case") == 0)
+      lx->case_pattern = true;
     struct sh_script *o = lx->out;
     o->cmds = xreallocarray(o->cmds, o->n_cmds + 1, sizeof *o->cmds);
     lx->cur.connector = lx->next_connector;
@@ -356,6 +362,7 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
         if (peek(&lx, 0) == '&')
           adv(&lx);
         cmd_end(&lx, 0);
+        lx.case_pattern = true;
         continue;
       }
       cmd_end(&lx, 0);
@@ -371,6 +378,11 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
     if (ch == '|' && peek(&lx, 1) == '|') {
       cmd_end(&lx, '|');
       adv(&lx);
+      adv(&lx);
+      continue;
+    }
+    if (ch == '|' && lx.case_pattern) {
+      put(&lx, ch); /* "4|8)" is one pattern word */
       adv(&lx);
       continue;
     }

@@ -1,0 +1,200 @@
+/* recipe: the static launch-script reader (tokens, expansion, branches). */
+#include "recipe/recipe_internal.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs text with NAME=VALUE pairs; returns the result (caller finis). */
+static void run_text(const char *text, const char *const *vars, struct sh_env *env,
+                     struct sh_result *res) {
+  struct sh_script s;
+  struct st_err err;
+  ck_assert_msg(sh_parse(text, strlen(text), "t.sh", &s, &err) == 0, "%s", err.msg);
+  memset(env, 0, sizeof *env);
+  for (size_t i = 0; vars && vars[i]; i += 2)
+    sh_env_set(env, vars[i], vars[i + 1]);
+  sh_run(&s, env, res);
+  sh_script_fini(&s);
+}
+
+static char *joined(char **w, size_t n) {
+  struct sbuf sb = {0};
+  for (size_t i = 0; i < n; i++)
+    sbuf_printf(&sb, "%s[%s]", i ? " " : "", w[i]);
+  return sb.data ? sbuf_take(&sb) : xstrdup("");
+}
+
+static void expect_server(const char *text, const char *const *vars, const char *want_words,
+                          const char *want_env) {
+  struct sh_env env;
+  struct sh_result res;
+  run_text(text, vars, &env, &res);
+  char *w = joined(res.server.words, res.server.n_words);
+  char *e = joined(res.server.env, res.server.n_env);
+  ck_assert_str_eq(w, want_words);
+  if (want_env)
+    ck_assert_str_eq(e, want_env);
+  free(w);
+  free(e);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+
+static const char *const base_vars[] = {"MODEL", "m/M", "TP", "8", "CONC", "64", "EP_SIZE", "8",
+                                        NULL};
+
+START_TEST(continuations_env_prefix_redirects) {
+  expect_server("SGLANG_ENABLE_SPEC_V2=1 \\\nPYTHONNOUSERSITE=1 \\\npython3 -m sglang.launch_server \\\n"
+                "  --model-path \"$MODEL\" \\\n  --tp $TP > /tmp/log 2>&1 &\n",
+                base_vars,
+                "[python3] [-m] [sglang.launch_server] [--model-path] [m/M] [--tp] [8]",
+                "[SGLANG_ENABLE_SPEC_V2=1] [PYTHONNOUSERSITE=1]");
+}
+END_TEST
+
+START_TEST(arrays_and_unquoted_scalars) {
+  expect_server("PARALLEL_ARGS=(--tp \"$TP\"\n  # comment inside\n  --ep-size \"$EP_SIZE\")\n"
+                "EXTRA=\"--enable-metrics --stream-interval 10\"\n"
+                "CMD=(\n  python3 -m sglang.launch_server\n  \"${PARALLEL_ARGS[@]}\"\n)\n"
+                "CMD+=(--model-path \"$MODEL\")\n"
+                "\"${CMD[@]}\" $EXTRA\n",
+                base_vars,
+                "[python3] [-m] [sglang.launch_server] [--tp] [8] [--ep-size] [8] [--model-path] "
+                "[m/M] [--enable-metrics] [--stream-interval] [10]",
+                "");
+}
+END_TEST
+
+START_TEST(case_on_conc_picks_the_arm) {
+  const char *text = "case \"$CONC\" in\n  4|8) MR=16 ;;\n  16|32)\n    MR=48\n    ;;\n"
+                     "  *) MR=$CONC ;;\nesac\nvllm serve $MODEL --max-num-seqs $MR\n";
+  const char *v8[] = {"MODEL", "m", "CONC", "8", NULL};
+  expect_server(text, v8, "[vllm] [serve] [m] [--max-num-seqs] [16]", NULL);
+  const char *v32[] = {"MODEL", "m", "CONC", "32", NULL};
+  expect_server(text, v32, "[vllm] [serve] [m] [--max-num-seqs] [48]", NULL);
+  const char *v256[] = {"MODEL", "m", "CONC", "256", NULL};
+  expect_server(text, v256, "[vllm] [serve] [m] [--max-num-seqs] [256]", NULL);
+  /* CONC unknown: the value is unresolved, never guessed */
+  const char *none[] = {"MODEL", "m", NULL};
+  expect_server(text, none, "[vllm] [serve] [m] [--max-num-seqs] [<unresolved: $MR>]", NULL);
+}
+END_TEST
+
+START_TEST(if_tests_and_arithmetic) {
+  const char *text =
+      "if [[ \"$DP_ATTENTION\" == \"true\" ]]; then\n  DP=\"--enable-dp-attention --dp-size $TP\"\n"
+      "elif [ \"$EP_SIZE\" -gt 1 ]; then\n  DP=\"--ep-size $EP_SIZE\"\nelse\n  DP=\"\"\nfi\n"
+      "BS=$(( CONC * 3 / 2 > 8 ? CONC * 3 / 2 : 8 ))\n"
+      "python3 -m sglang.launch_server $DP --cuda-graph-max-bs \"$BS\"\n";
+  const char *dpa[] = {"TP", "8", "EP_SIZE", "8", "CONC", "4", "DP_ATTENTION", "true", NULL};
+  expect_server(text, dpa,
+                "[python3] [-m] [sglang.launch_server] [--enable-dp-attention] [--dp-size] [8] "
+                "[--cuda-graph-max-bs] [8]",
+                NULL);
+  const char *ep[] = {"TP", "8", "EP_SIZE", "8", "CONC", "64", "DP_ATTENTION", "false", NULL};
+  expect_server(text, ep,
+                "[python3] [-m] [sglang.launch_server] [--ep-size] [8] [--cuda-graph-max-bs] [96]",
+                NULL);
+  const char *none[] = {"TP", "8", "EP_SIZE", "1", "CONC", "64", "DP_ATTENTION", "false", NULL};
+  expect_server(text, none, "[python3] [-m] [sglang.launch_server] [--cuda-graph-max-bs] [96]",
+                NULL);
+  /* an undecidable test: what it assigns is unresolved */
+  const char *unk[] = {"TP", "8", "EP_SIZE", "1", "CONC", "64", NULL};
+  expect_server(text, unk,
+                "[python3] [-m] [sglang.launch_server] [<unresolved: $DP>] [--cuda-graph-max-bs] "
+                "[96]",
+                NULL);
+}
+END_TEST
+
+START_TEST(parameter_forms_and_command_substitution) {
+  const char *text = "MODEL_CODE=\"${EXP_NAME%%_*}\"\nTAIL=${EXP_NAME#*_}\nX=${UNSET:-dflt}\n"
+                     "SUF=$([[ \"$SPEC\" == \"mtp\" ]] && printf '_mtp' || printf '')\n"
+                     "UP=${MODEL_CODE^^}\nN=${#MODEL_CODE}\n"
+                     "vllm serve $MODEL_CODE $TAIL $X $SUF $UP $N `echo hi` $(uname -r)\n";
+  const char *v[] = {"EXP_NAME", "qwen3.5_8k1k", "SPEC", "mtp", NULL};
+  expect_server(text, v,
+                "[vllm] [serve] [qwen3.5] [8k1k] [dflt] [_mtp] [QWEN3.5] [7] [hi] "
+                "[<unresolved: $(uname -r)>]",
+                NULL);
+  const char *n[] = {"EXP_NAME", "qwen3.5_8k1k", "SPEC", "none", NULL};
+  expect_server("SUF=$([[ \"$SPEC\" == \"mtp\" ]] && printf '_mtp' || printf '')\nvllm serve x$SUF\n",
+                n, "[vllm] [serve] [x]", NULL);
+}
+END_TEST
+
+START_TEST(exports_functions_and_eval_branches) {
+  const char *text = "export SGLANG_ENABLE_SPEC_V2=1\nstart() {\n  python3 -m sglang.launch_server --tp $TP\n}\n"
+                     "if [ \"$EVAL_ONLY\" = \"true\" ]; then\n  sglang serve --eval\nelse\n  start\nfi\n"
+                     "run_benchmark_serving --model \"$MODEL\" --num-prompts \"$((CONC * 10))\" \\\n"
+                     "  --use-chat-template\n";
+  struct sh_env env;
+  struct sh_result res;
+  const char *v[] = {"MODEL", "m", "TP", "4", "CONC", "8", "EVAL_ONLY", "false", NULL};
+  run_text(text, v, &env, &res);
+  char *w = joined(res.server.words, res.server.n_words);
+  ck_assert_str_eq(w, "[python3] [-m] [sglang.launch_server] [--tp] [4]");
+  free(w);
+  w = joined(res.server.env, res.server.n_env);
+  ck_assert_str_eq(w, "[SGLANG_ENABLE_SPEC_V2=1]");
+  free(w);
+  w = joined(res.bench.words, res.bench.n_words);
+  ck_assert_str_eq(w, "[run_benchmark_serving] [--model] [m] [--num-prompts] [80] "
+                      "[--use-chat-template]");
+  free(w);
+  ck_assert(!res.server.conditional);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+END_TEST
+
+START_TEST(heredocs_are_skipped_and_kept_for_scans) {
+  const char *text = "cat > cfg.yml <<EOF\nspeculative_config:\n  decoding_type: MTP\nEOF\n"
+                     "vllm serve $MODEL\n";
+  struct sh_script s;
+  struct st_err err;
+  ck_assert_int_eq(sh_parse(text, strlen(text), "t.sh", &s, &err), 0);
+  ck_assert_uint_eq(s.n_cmds, 2);
+  ck_assert(strstr(s.cmds[0].words[s.cmds[0].n_words - 1].raw, "decoding_type: MTP") != NULL);
+  ck_assert_int_eq(s.cmds[1].line, 5);
+  sh_script_fini(&s);
+}
+END_TEST
+
+static void expect_parse_error(const char *text, const char *want) {
+  struct sh_script s;
+  struct st_err err;
+  ck_assert_int_eq(sh_parse(text, strlen(text), "t.sh", &s, &err), -1);
+  ck_assert_str_eq(err.msg, want);
+}
+
+START_TEST(parse_errors_have_positions) {
+  expect_parse_error("python3 -m sglang.launch_server \\\n  --tp 8 \\\n",
+                     "t.sh:2:10: unterminated line continuation ('\\' at end of file)");
+  expect_parse_error("echo ok\nX='abc\n", "t.sh:2:3: unterminated single quote");
+  expect_parse_error("X=\"abc\n", "t.sh:1:3: unterminated double quote");
+  expect_parse_error("ARGS=(--tp 8\n--ep 8\n", "t.sh:1:6: unterminated '(' (array or substitution)");
+  expect_parse_error("echo ${X\n", "t.sh:1:7: unterminated '${'");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("recipe_shell");
+  TCase *tc = tcase_create("reader");
+  tcase_add_test(tc, continuations_env_prefix_redirects);
+  tcase_add_test(tc, arrays_and_unquoted_scalars);
+  tcase_add_test(tc, case_on_conc_picks_the_arm);
+  tcase_add_test(tc, if_tests_and_arithmetic);
+  tcase_add_test(tc, parameter_forms_and_command_substitution);
+  tcase_add_test(tc, exports_functions_and_eval_branches);
+  tcase_add_test(tc, heredocs_are_skipped_and_kept_for_scans);
+  tcase_add_test(tc, parse_errors_have_positions);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
