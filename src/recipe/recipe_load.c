@@ -318,7 +318,9 @@ static void load_benchmark(struct ctx *c, const struct ynode *b, const char *pat
     return;
   }
   check_keys(c, b, path, keys);
-  out->line = b->line;
+  /* findings about the chat template point at its line */
+  const struct ynode *chat = ymap_get(b, "use-chat-template");
+  out->line = chat ? chat->line : b->line;
   get_double(c, b, path, "random-range-ratio", &out->random_range_ratio);
   if (out->random_range_ratio < 0 || out->random_range_ratio > 1)
     diag(c, ymap_get(b, "random-range-ratio"), path, "random-range-ratio must be in [0, 1]");
@@ -547,6 +549,9 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
       diag(&c, val, p, "missing required key (servetop recipes say how to start the server)");
     else
       load_server(&c, srv, p, &tmpl);
+    for (size_t k = 0; srv && k + 1 < val->n_kids; k += 2)
+      if (val->kids[k + 1] == srv)
+        tmpl.server_line = val->kids[k]->line; /* the `server:` key, not its first child */
     free(p);
     const struct ynode *b = ymap_get(val, "benchmark");
     if (b) {
