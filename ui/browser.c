@@ -293,7 +293,7 @@ static void detail_command(struct browser *b, const struct recipe *r) {
     const char *v = recipe_cmd_knob(&cmd, knob_keys[k]);
     if (!v)
       continue;
-    sbuf_printf(&sb, "%s%s%s%s", sb.len ? " · " : "  ", knob_keys[k], *v ? " " : "", v);
+    sbuf_printf(&sb, "%s%s%s%s", sb.len ? "   " : "  ", knob_keys[k], *v ? "=" : "", v);
   }
   if (sb.len)
     detail_add(b, THEME_MAIN, 4, sbuf_take(&sb));

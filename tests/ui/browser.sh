@@ -8,9 +8,9 @@ set -euo pipefail
 : "${TEST_DATA_DIR:?tests/data}"
 command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
 
-SOCK="servetop-ui-$$"
 SESSION=browser
-tm() { tmux -L "$SOCK" "$@"; }
+RUN=0   # each start gets its own tmux server: a dying one cannot be reused
+tm() { tmux -L "servetop-ui-$$-$RUN" "$@"; }
 cleanup() { tm kill-server 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
@@ -47,9 +47,10 @@ start() {  # start COLS ROWS servetop-args...
   local cols=$1 rows=$2
   shift 2
   cleanup
+  RUN=$((RUN + 1))
   # The pane reports servetop's exit status, then stays for us to read it.
   tm new-session -d -s "$SESSION" -x "$cols" -y "$rows" \
-    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $* ; echo \"EXIT=\$?\"; sleep 30"
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $* ; echo \"EXIT=\$?\"; sleep 30"
 }
 
 # ---------------------------------------------------------------- 80x24
@@ -57,7 +58,7 @@ start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui"
 wait_for "Recipes 4"
 wait_for "demo fp8 · h200 · sglang"
 wait_for "other bf16 · b200 · vllm"
-screen | grep -qF "> 8k1k    off   mtp" || fail "first row is not the 8k1k off/mtp pair"
+screen | grep -qF "> 8k1k    off   mtp" || fail "the first row is not the 8k1k off/mtp pair"
 wait_for "Server command"
 wait_for "Enter run"
 
@@ -72,10 +73,12 @@ tm send-keys -t "$SESSION" BSpace Enter
 wait_for "filter: vl"
 tm send-keys -t "$SESSION" Escape
 wait_for "demo fp8 · h200 · sglang"
+wait_for "> 1k8k"   # the selection stays on the recipe the filter left selected
 
 # right picks the MTP side; its detail shows the speculative flags
-tm send-keys -t "$SESSION" Right
+tm send-keys -t "$SESSION" Home Right
 wait_for "demo-fp8-h200-sglang-mtp"
+tm send-keys -t "$SESSION" J J   # scroll the detail pane to the rest of the command
 wait_for "--speculative-algorithm EAGLE"
 
 # help lists the keys; any key closes it

@@ -224,8 +224,8 @@ START_TEST(frame_200x50_shows_everything_of_mtp) {
   assert_frame_has(f, "Sweep (4 points)");
   assert_frame_has(f, "tp8 ep1: conc 4 8 16 32");
   assert_frame_has(f, "Knobs");
-  assert_frame_has(f, "tp 8");
-  assert_frame_has(f, "mem-fraction-static 0.80");
+  assert_frame_has(f, "tp=8");
+  assert_frame_has(f, "mem-fraction-static=0.80");
   assert_frame_has(f, "Doctor's findings");
   assert_frame_has(f, "twin demo-fp8-h200-sglang:8192_1024 ");
   free(f);
