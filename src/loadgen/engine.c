@@ -80,6 +80,8 @@ struct lg_worker {
   /* counters (loop thread only) */
   int64_t dispatched, completed, failed, output_tokens, input_tokens;
   uint64_t events, body_bytes;
+  int64_t batch_start_ns;    /* when epoll_wait returned the events being handled */
+  struct live_hist callback_delay; /* batch start -> write callback, µs */
   struct live_second live[LG_LIVE_WINDOW_S];
   pthread_mutex_t pub_mu;
   struct worker_published pub;
@@ -284,6 +286,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
   size_t len = size * nmemb;
   x->now_ns = clock_mono_ns(); /* the moment libcurl hands the bytes over */
   x->worker->body_bytes += len;
+  /* Time these bytes waited inside this loop: the client-added part of every
+   * timestamp (kernel and server delays are not in it). */
+  live_hist_record_us(&x->worker->callback_delay,
+                      (uint64_t)(x->now_ns - x->worker->batch_start_ns) / 1000);
   if (!x->status_checked) {
     long status = 0;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -594,6 +600,7 @@ static void *worker_main(void *arg) {
         continue;
       break;
     }
+    w->batch_start_ns = clock_mono_ns();
     for (int i = 0; i < n; i++) {
       enum fd_tag tag = (enum fd_tag)(events[i].data.u64 >> 32);
       int fd = (int)(uint32_t)events[i].data.u64;
@@ -932,6 +939,7 @@ void lg_run_finish(struct lg_run *run, struct lg_result *out) {
       pthread_join(w->thread, NULL);
     out->events += w->events;
     out->body_bytes += w->body_bytes;
+    live_hist_add(&out->callback_delay, &w->callback_delay);
   }
   out->records = run->records;
   out->n_records = run->cfg.n_prompts;

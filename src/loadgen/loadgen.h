@@ -164,6 +164,9 @@ struct lg_result {
   bool reuse_connections;
   uint64_t events;             /* SSE lines handled by the loops */
   uint64_t body_bytes;         /* response body bytes */
+  /* Client-added delay: from epoll_wait returning to the write callback that
+   * timestamps the bytes, µs, one sample per callback (approximate histogram). */
+  struct live_hist callback_delay;
 };
 /* Bytes the records hold (structs + gap arrays + detail strings). */
 size_t lg_result_record_bytes(const struct lg_result *r);

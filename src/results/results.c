@@ -609,6 +609,11 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddNumberToObject(loop, "sse_events", (double)run->events);
   cJSON_AddNumberToObject(loop, "body_bytes", (double)run->body_bytes);
   cJSON_AddNumberToObject(loop, "record_bytes", (double)lg_result_record_bytes(run));
+  cJSON_AddNumberToObject(loop, "callback_delay_p50_us",
+                          live_hist_percentile_us(&run->callback_delay, 50));
+  cJSON_AddNumberToObject(loop, "callback_delay_p99_us",
+                          live_hist_percentile_us(&run->callback_delay, 99));
+  cJSON_AddNumberToObject(loop, "callback_delay_max_us", (double)run->callback_delay.max_us);
   if (signals)
     cJSON_AddItemToObject(st, "server", signals_object(signals));
   cJSON *series = cJSON_AddArrayToObject(st, "time_series");

@@ -1,0 +1,680 @@
+/* loadgen: SSE framing, the chunk scanner, the random dataset, and the engine
+ * against a scripted HTTP responder inside this test (127.0.0.1, port 0). */
+#include "loadgen/loadgen.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "loadgen/loadgen_internal.h"
+
+/* ---------------------------------------------------------------- SSE framing */
+struct lines {
+  char text[2048];
+  int n;
+};
+
+static int collect_line(void *ctx, const char *payload, size_t len) {
+  struct lines *l = ctx;
+  size_t used = strlen(l->text);
+  snprintf(l->text + used, sizeof(l->text) - used, "%.*s|", (int)len, payload);
+  l->n++;
+  return 0;
+}
+
+START_TEST(sse_lines_survive_every_split) {
+  const char stream[] = "data: {\"a\":1}\n\n"
+                        ": keep-alive comment\n"
+                        "event: ignored\r\n"
+                        "data:{\"b\":2}\r\n\r\n"
+                        "  data: [DONE]  \n\n"
+                        "data: tail-without-newline";
+  const char *want = "{\"a\":1}|{\"b\":2}|[DONE]|tail-without-newline|";
+  size_t len = sizeof(stream) - 1;
+  for (size_t split = 0; split <= len; split++) {
+    struct lines l = {{0}, 0};
+    struct lg_sse sse;
+    lg_sse_init(&sse);
+    ck_assert_int_eq(lg_sse_feed(&sse, stream, split, collect_line, &l), 0);
+    ck_assert_int_eq(lg_sse_feed(&sse, stream + split, len - split, collect_line, &l), 0);
+    ck_assert_int_eq(lg_sse_finish(&sse, collect_line, &l), 0);
+    lg_sse_fini(&sse);
+    ck_assert_str_eq(l.text, want);
+  }
+  /* One byte at a time. */
+  struct lines l = {{0}, 0};
+  struct lg_sse sse;
+  lg_sse_init(&sse);
+  for (size_t i = 0; i < len; i++)
+    lg_sse_feed(&sse, stream + i, 1, collect_line, &l);
+  lg_sse_finish(&sse, collect_line, &l);
+  lg_sse_fini(&sse);
+  ck_assert_str_eq(l.text, want);
+}
+END_TEST
+
+static int stop_at_second(void *ctx, const char *payload, size_t len) {
+  (void)payload;
+  (void)len;
+  return ++*(int *)ctx == 2 ? 7 : 0;
+}
+
+START_TEST(sse_callback_stops_feed) {
+  int seen = 0;
+  struct lg_sse sse;
+  lg_sse_init(&sse);
+  ck_assert_int_eq(lg_sse_feed(&sse, "data: 1\ndata: 2\ndata: 3\n", 24, stop_at_second, &seen), 7);
+  ck_assert_int_eq(seen, 2);
+  lg_sse_fini(&sse);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- chunk scanner */
+static enum lg_chunk_kind scan(const char *s, struct lg_chunk *c) {
+  return lg_chunk_scan(s, strlen(s), c);
+}
+
+START_TEST(chunk_scan_sglang_shapes) {
+  struct lg_chunk c;
+  ck_assert_int_eq(scan("[DONE]", &c), LG_CHUNK_DONE);
+  ck_assert_int_eq(
+      scan("{\"id\":\"x\",\"object\":\"text_completion\",\"created\":1,\"model\":\"m\","
+           "\"choices\":[{\"index\":0,\"text\":\" hi\\n\",\"logprobs\":null,\"finish_reason\":null}],"
+           "\"usage\":null}",
+           &c),
+      LG_CHUNK_CHOICES);
+  ck_assert(c.has_text && !c.has_usage && c.completion_tokens == -1);
+  ck_assert_int_eq((int)c.text_len, 5);
+  ck_assert(memcmp(c.text, " hi\\n", 5) == 0);
+  /* Special token: choices present, empty text: still a token chunk for completions. */
+  ck_assert_int_eq(scan("{\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}", &c),
+                   LG_CHUNK_CHOICES);
+  ck_assert(!c.has_text && c.has_finish_reason);
+  ck_assert_int_eq(scan("{\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":1024,"
+                        "\"completion_tokens\":128,\"total_tokens\":1152,"
+                        "\"prompt_tokens_details\":{\"cached_tokens\":0}}}",
+                        &c),
+                   LG_CHUNK_OTHER);
+  ck_assert(c.has_usage);
+  ck_assert_int_eq(c.completion_tokens, 128);
+  ck_assert_int_eq(c.prompt_tokens, 1024);
+  /* Chat: role chunk has no text; content chunk does; reasoning counts as text. */
+  ck_assert_int_eq(scan("{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}", &c),
+                   LG_CHUNK_CHOICES);
+  ck_assert(!c.has_text);
+  ck_assert_int_eq(scan("{\"choices\":[{\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}", &c),
+                   LG_CHUNK_CHOICES);
+  ck_assert(c.has_text);
+  ck_assert_int_eq(scan("{\"choices\":[{\"delta\":{\"content\":null,\"reasoning_content\":\"hm\"}}]}", &c),
+                   LG_CHUNK_CHOICES);
+  ck_assert(c.has_text);
+  ck_assert_int_eq(scan("{\"error\":{\"message\":\"boom\",\"code\":500}}", &c), LG_CHUNK_ERROR);
+  ck_assert(c.has_error && c.error_text_len > 0);
+  ck_assert_int_eq(scan("  {\"x\": [1, 2.5e3, -0.1, true, false, null, \"\\u00e9\"]}  ", &c),
+                   LG_CHUNK_OTHER);
+}
+END_TEST
+
+START_TEST(chunk_scan_rejects_malformed) {
+  static const char *const bad[] = {
+      "",  "{",  "{\"choices\":[{\"text\":\"a\"}]",  "{\"a\":1,}",  "{\"a\" 1}",
+      "{\"a\":01}",  "{\"a\":1.}",  "{\"a\":\"\\x\"}",  "{\"a\":\"\\u12\"}",  "{\"a\":tru}",
+      "{\"a\":1} x",  "{'a':1}",  "{\"a\":\"tab\there\"}",  "data: {}",  "[1,2",  "-",
+  };
+  struct lg_chunk c;
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    ck_assert_msg(scan(bad[i], &c) == LG_CHUNK_MALFORMED, "accepted: %s", bad[i]);
+  /* Nesting beyond the depth limit is refused, not a stack overflow. */
+  char deep[300];
+  memset(deep, '[', 200);
+  memset(deep + 200, ']', 99);
+  deep[299] = '\0';
+  ck_assert_int_eq(scan(deep, &c), LG_CHUNK_MALFORMED);
+}
+END_TEST
+
+START_TEST(json_unescape) {
+  struct sbuf sb = {0};
+  const char raw[] = "a\\n\\\"b\\\\ \\u00e9 \\ud83d\\ude00 \\t";
+  lg_json_unescape_append(&sb, raw, strlen(raw));
+  ck_assert_str_eq(sb.data, "a\n\"b\\ \xc3\xa9 \xf0\x9f\x98\x80 \t");
+  sbuf_free(&sb);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- RNG and dataset */
+START_TEST(rng_uniform_and_gamma) {
+  struct lg_rng rng;
+  lg_rng_seed(&rng, 42);
+  int counts[5] = {0};
+  for (int i = 0; i < 50000; i++) {
+    int64_t v = lg_rng_int(&rng, 10, 14);
+    ck_assert(v >= 10 && v <= 14);
+    counts[v - 10]++;
+  }
+  for (int k = 0; k < 5; k++) /* expected 10000 each; 5 sigma ~ 450 */
+    ck_assert_msg(abs(counts[k] - 10000) < 500, "bucket %d: %d", k, counts[k]);
+  ck_assert_int_eq(lg_rng_int(&rng, 7, 7), 7);
+  /* Gamma(shape k, scale s) has mean k*s and variance k*s^2. */
+  double shapes[] = {0.5, 1.0, 4.0};
+  for (size_t i = 0; i < 3; i++) {
+    double sum = 0, sum_sq = 0;
+    int n = 200000;
+    for (int j = 0; j < n; j++) {
+      double g = lg_rng_gamma(&rng, shapes[i], 0.01);
+      ck_assert(g >= 0);
+      sum += g;
+      sum_sq += g * g;
+    }
+    double mean = sum / n, var = sum_sq / n - mean * mean;
+    ck_assert_msg(fabs(mean - shapes[i] * 0.01) < 0.02 * shapes[i] * 0.01, "mean %g", mean);
+    ck_assert_msg(fabs(var - shapes[i] * 1e-4) < 0.05 * shapes[i] * 1e-4, "var %g", var);
+  }
+  /* Same seed, same sequence. */
+  struct lg_rng a, b;
+  lg_rng_seed(&a, 7);
+  lg_rng_seed(&b, 7);
+  for (int i = 0; i < 10; i++)
+    ck_assert(lg_rng_next(&a) == lg_rng_next(&b));
+}
+END_TEST
+
+/* Counts the ids in a completions body and checks they are consecutive
+ * modulo vocab after the prefix. */
+static int count_ids(const char *body, int prefix_len, int vocab, bool *consecutive) {
+  const char *p = strstr(body, "\"prompt\": [");
+  ck_assert_ptr_nonnull(p);
+  p += strlen("\"prompt\": [");
+  int n = 0;
+  long prev = -1;
+  *consecutive = true;
+  while (*p && *p != ']') {
+    char *end;
+    long v = strtol(p, &end, 10);
+    ck_assert(end != p);
+    ck_assert(v >= 0 && v < vocab);
+    if (n > prefix_len && v != (prev + 1) % vocab)
+      *consecutive = false;
+    prev = v;
+    n++;
+    p = end;
+    if (*p == ',')
+      p += 2;
+  }
+  return n;
+}
+
+START_TEST(random_workload_lengths_and_ids) {
+  struct lg_dataset_config dc = {.api = LG_API_COMPLETIONS, .model = "m\"odel", .input_len = 100,
+                                 .output_len = 50, .range_ratio = 0.8, .prefix_len = 3,
+                                 .num_prompts = 300, .vocab_size = 1000, .ignore_eos = true,
+                                 .seed = 1};
+  struct lg_workload w;
+  struct st_err err;
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), 0);
+  ck_assert_uint_eq(w.n_prompts, 300);
+  bool saw_lo_in = false, saw_hi_in = false, saw_lo_out = false, saw_hi_out = false;
+  for (size_t i = 0; i < w.n_prompts; i++) {
+    const struct lg_prompt *p = &w.prompts[i];
+    /* inputs uniform on [80, 100] plus the 3-token prefix; outputs on [40, 50] */
+    ck_assert(p->prompt_len >= 83 && p->prompt_len <= 103);
+    ck_assert(p->output_len >= 40 && p->output_len <= 50);
+    saw_lo_in |= p->prompt_len == 83;
+    saw_hi_in |= p->prompt_len == 103;
+    saw_lo_out |= p->output_len == 40;
+    saw_hi_out |= p->output_len == 50;
+    bool consecutive;
+    ck_assert_int_eq(count_ids(p->body, 3, 1000, &consecutive), (int)p->prompt_len);
+    ck_assert(consecutive);
+    ck_assert_uint_eq(strlen(p->body), p->body_len);
+    ck_assert_ptr_nonnull(strstr(p->body, "\"model\": \"m\\\"odel\""));
+    ck_assert_ptr_nonnull(strstr(p->body, "\"ignore_eos\": true"));
+    ck_assert_ptr_nonnull(strstr(p->body, "\"stream_options\": {\"include_usage\": true}"));
+    char max_tokens[48];
+    snprintf(max_tokens, sizeof(max_tokens), "\"max_tokens\": %u,", p->output_len);
+    ck_assert_ptr_nonnull(strstr(p->body, max_tokens));
+  }
+  ck_assert(saw_lo_in && saw_hi_in && saw_lo_out && saw_hi_out); /* bounds inclusive */
+  struct lg_workload warm;
+  lg_workload_repeat_first(&w, 4, &warm);
+  ck_assert_uint_eq(warm.n_prompts, 4);
+  ck_assert_ptr_eq(warm.prompts[3].body, w.prompts[0].body);
+  lg_workload_free(&warm);
+  lg_workload_free(&w);
+
+  dc.range_ratio = 1.0;
+  dc.prefix_len = 0;
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), 0);
+  for (size_t i = 0; i < w.n_prompts; i++)
+    ck_assert(w.prompts[i].prompt_len == 100 && w.prompts[i].output_len == 50);
+  lg_workload_free(&w);
+
+  dc.range_ratio = 1.5;
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), -1);
+  dc.range_ratio = 1.0;
+  dc.api = LG_API_CHAT;
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), -1); /* no calibration */
+  struct lg_chat_sizer sizer = {.overhead_tokens = 10, .tokens_per_word = 1.0};
+  dc.chat_sizer = &sizer;
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), 0);
+  ck_assert_ptr_nonnull(strstr(w.prompts[0].body, "\"messages\": [{\"role\": \"user\""));
+  ck_assert_ptr_nonnull(strstr(w.prompts[0].body, "\"max_completion_tokens\": 50"));
+  lg_workload_free(&w);
+  char *text = lg_chat_text_alloc(12, 3);
+  ck_assert_str_eq(text, "Request 0000012: time year people");
+  free(text);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- scripted responder */
+struct responder {
+  int listen_fd;
+  int port;
+  pthread_t thread;
+  atomic_bool stop;
+  atomic_int current, max_seen, requests;
+  pthread_t conn_threads[512];
+  atomic_int n_conn_threads;
+};
+static struct responder R;
+
+static void send_all(int fd, const char *data, size_t len) {
+  while (len > 0) {
+    ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+    if (n <= 0)
+      return;
+    data += n;
+    len -= (size_t)n;
+  }
+}
+
+static void send_chunk(int fd, const char *event) {
+  char head[32];
+  size_t len = strlen(event);
+  int n = snprintf(head, sizeof(head), "%zx\r\n", len);
+  send_all(fd, head, (size_t)n);
+  send_all(fd, event, len);
+  send_all(fd, "\r\n", 2);
+}
+
+static void sleep_ms(int ms) {
+  clock_sleep_us((int64_t)ms * 1000);
+}
+
+static const char SSE_HEAD[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+
+static void *serve_conn(void *arg) {
+  int fd = (int)(intptr_t)arg;
+  char req[65536];
+  size_t got = 0;
+  char *hdr_end = NULL;
+  while (got < sizeof(req) - 1) {
+    ssize_t n = recv(fd, req + got, sizeof(req) - 1 - got, 0);
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+    req[got] = '\0';
+    hdr_end = strstr(req, "\r\n\r\n");
+    if (hdr_end) {
+      const char *cl = strcasestr(req, "Content-Length:");
+      size_t body = cl ? (size_t)strtoul(cl + 15, NULL, 10) : 0;
+      if (got >= (size_t)(hdr_end + 4 - req) + body)
+        break;
+    }
+  }
+  atomic_fetch_add(&R.requests, 1);
+  int cur = atomic_fetch_add(&R.current, 1) + 1;
+  int prev = atomic_load(&R.max_seen);
+  while (cur > prev && !atomic_compare_exchange_weak(&R.max_seen, &prev, cur))
+    ;
+  char path[64] = "";
+  sscanf(req, "POST %63s", path);
+  static const char usage[] = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,"
+                              "\"completion_tokens\":3,\"total_tokens\":8}}\n\n";
+  if (strcmp(path, "/ok") == 0 || strcmp(path, "/slow") == 0) {
+    int gap_ms = path[1] == 's' ? 20 : 2;
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    for (int i = 0; i < 3; i++) {
+      if (i)
+        sleep_ms(gap_ms);
+      send_chunk(fd, "data: {\"choices\":[{\"index\":0,\"text\":\"tok\"}],\"usage\":null}\n\n");
+    }
+    send_chunk(fd, usage);
+    send_chunk(fd, "data: [DONE]\n\n");
+    send_all(fd, "0\r\n\r\n", 5);
+  } else if (strcmp(path, "/chat") == 0) {
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    send_chunk(fd, "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n");
+    sleep_ms(30); /* TTFT must not be taken at the role chunk */
+    send_chunk(fd, "data: {\"choices\":[{\"delta\":{\"content\":\"A\"}}]}\n\n");
+    sleep_ms(5);
+    send_chunk(fd, "data: {\"choices\":[{\"delta\":{\"content\":\"B\"}}]}\n\n");
+    sleep_ms(5);
+    send_chunk(fd, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n");
+    send_chunk(fd, usage);
+    send_chunk(fd, "data: [DONE]\n\n");
+    send_all(fd, "0\r\n\r\n", 5);
+  } else if (strcmp(path, "/http500") == 0) {
+    static const char resp[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n"
+                               "Connection: close\r\n\r\noops!";
+    send_all(fd, resp, sizeof(resp) - 1);
+  } else if (strcmp(path, "/malformed") == 0) {
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    send_chunk(fd, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n");
+    send_chunk(fd, "data: {\"choices\":[{\"text\":\"a\"}]\n\n");
+    send_all(fd, "0\r\n\r\n", 5);
+  } else if (strcmp(path, "/reset") == 0) {
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    send_chunk(fd, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n");
+  } else if (strcmp(path, "/nochunk") == 0) {
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    send_chunk(fd, usage);
+    send_chunk(fd, "data: [DONE]\n\n");
+    send_all(fd, "0\r\n\r\n", 5);
+  } else if (strcmp(path, "/hang") == 0) {
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    send_chunk(fd, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n");
+    for (int i = 0; i < 300 && !atomic_load(&R.stop); i++)
+      sleep_ms(10);
+  }
+  atomic_fetch_sub(&R.current, 1);
+  close(fd);
+  return NULL;
+}
+
+static void *accept_loop(void *arg) {
+  (void)arg;
+  while (!atomic_load(&R.stop)) {
+    int fd = accept(R.listen_fd, NULL, NULL);
+    if (fd < 0)
+      continue;
+    if (atomic_load(&R.stop)) {
+      close(fd);
+      break;
+    }
+    int slot = atomic_fetch_add(&R.n_conn_threads, 1);
+    ck_assert_int_lt(slot, 512);
+    pthread_create(&R.conn_threads[slot], NULL, serve_conn, (void *)(intptr_t)fd);
+  }
+  return NULL;
+}
+
+static void responder_start(void) {
+  memset(&R, 0, sizeof(R));
+  R.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(R.listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  ck_assert_int_eq(bind(R.listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+  ck_assert_int_eq(listen(R.listen_fd, 256), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(R.listen_fd, (struct sockaddr *)&addr, &len);
+  R.port = ntohs(addr.sin_port);
+  pthread_create(&R.thread, NULL, accept_loop, NULL);
+}
+
+static void responder_stop(void) {
+  atomic_store(&R.stop, true);
+  shutdown(R.listen_fd, SHUT_RDWR); /* wakes accept() */
+  pthread_join(R.thread, NULL);
+  close(R.listen_fd);
+  for (int i = 0; i < atomic_load(&R.n_conn_threads); i++)
+    pthread_join(R.conn_threads[i], NULL);
+}
+
+/* ---------------------------------------------------------------- engine runs */
+static struct lg_prompt test_prompts[64];
+
+static void run_path(const char *path, size_t n, int conc, int workers, struct lg_result *res) {
+  for (size_t i = 0; i < n; i++)
+    test_prompts[i] = (struct lg_prompt){"{}", 2, 7, 3};
+  char url[128];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", R.port, path);
+  struct lg_config cfg;
+  lg_config_init(&cfg);
+  cfg.url = url;
+  cfg.api = strcmp(path, "/chat") == 0 ? LG_API_CHAT : LG_API_COMPLETIONS;
+  cfg.prompts = test_prompts;
+  cfg.n_prompts = n;
+  cfg.max_concurrency = conc;
+  cfg.num_workers = workers;
+  cfg.keep_text = true;
+  cfg.request_timeout_s = 10;
+  struct st_err err;
+  struct lg_run *run = lg_run_start(&cfg, &err);
+  ck_assert_msg(run != NULL, "%s", err.msg);
+  ck_assert(lg_run_wait(run, 20000));
+  lg_run_finish(run, res);
+}
+
+START_TEST(engine_completions_records) {
+  responder_start();
+  struct lg_result res;
+  run_path("/ok", 10, 3, 1, &res);
+  ck_assert_uint_eq(res.n_records, 10);
+  for (size_t i = 0; i < res.n_records; i++) {
+    const struct lg_record *r = &res.records[i];
+    ck_assert_msg(r->failure == LG_OK, "request %zu: %s", i, r->detail ? r->detail : "");
+    ck_assert_int_eq(r->http_status, 200);
+    ck_assert_int_eq(r->output_tokens, 3);
+    ck_assert_int_eq(r->server_prompt_tokens, 5);
+    ck_assert_uint_eq(r->n_chunk_gaps, 2);
+    ck_assert(r->ttft_ns > 0 && r->e2el_ns >= r->ttft_ns);
+    /* Gaps: the responder sleeps 2 ms between token chunks (a late first
+     * chunk on a loaded machine shortens the measured gap). */
+    ck_assert_msg(r->chunk_gaps_us[0] >= 1000 && r->chunk_gaps_us[1] >= 1000, "gaps %u %u",
+                  r->chunk_gaps_us[0], r->chunk_gaps_us[1]);
+    ck_assert(r->dispatch_ns >= r->scheduled_ns);
+    ck_assert(r->flags & LG_REC_USAGE_SEEN);
+    ck_assert_str_eq(r->detail, "toktoktok"); /* keep_text */
+  }
+  ck_assert(res.end_mono_ns > res.start_mono_ns);
+  ck_assert(!res.interrupted);
+  ck_assert_uint_eq(res.events, 10 * 5); /* 3 tokens + usage + [DONE] */
+  ck_assert_int_eq(atomic_load(&R.requests), 10);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+START_TEST(engine_concurrency_cap_over_workers) {
+  responder_start();
+  struct lg_result res;
+  run_path("/slow", 40, 5, 4, &res);
+  size_t ok = 0;
+  for (size_t i = 0; i < res.n_records; i++)
+    ok += res.records[i].failure == LG_OK;
+  ck_assert_uint_eq(ok, 40);
+  ck_assert_int_eq(atomic_load(&R.requests), 40); /* every index exactly once */
+  ck_assert_int_le(atomic_load(&R.max_seen), 5);
+  ck_assert_int_ge(atomic_load(&R.max_seen), 4);
+  ck_assert_int_eq(res.num_workers, 4);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+START_TEST(engine_failures_are_classified) {
+  responder_start();
+  struct {
+    const char *path;
+    enum lg_failure want;
+  } cases[] = {{"/http500", LG_FAIL_HTTP},
+               {"/malformed", LG_FAIL_MALFORMED},
+               {"/reset", LG_FAIL_TRANSFER},
+               {"/nochunk", LG_FAIL_NO_CHUNK}};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    struct lg_result res;
+    run_path(cases[c].path, 3, 2, 1, &res);
+    for (size_t i = 0; i < res.n_records; i++) {
+      const struct lg_record *r = &res.records[i];
+      ck_assert_msg(r->failure == cases[c].want, "%s: got %s", cases[c].path,
+                    lg_failure_name((enum lg_failure)r->failure));
+      ck_assert_ptr_nonnull(r->detail);
+      ck_assert_int_eq(r->output_tokens, 0);
+      ck_assert_ptr_null(r->chunk_gaps_us);
+    }
+    if (cases[c].want == LG_FAIL_HTTP) {
+      ck_assert_int_eq(res.records[0].http_status, 500);
+      ck_assert_ptr_nonnull(strstr(res.records[0].detail, "oops!"));
+    }
+    if (cases[c].want == LG_FAIL_NO_CHUNK)
+      ck_assert_ptr_nonnull(strstr(res.records[0].detail, "Never received a valid chunk"));
+    lg_result_free(&res);
+  }
+  /* Nothing listening: connect failures, the run still ends. */
+  struct lg_prompt p = {"{}", 2, 1, 1};
+  struct lg_config cfg;
+  lg_config_init(&cfg);
+  cfg.url = "http://127.0.0.1:1/v1/completions";
+  cfg.prompts = &p;
+  cfg.n_prompts = 1;
+  struct st_err err;
+  struct lg_run *run = lg_run_start(&cfg, &err);
+  ck_assert(lg_run_wait(run, 10000));
+  struct lg_result res;
+  lg_run_finish(run, &res);
+  ck_assert_int_eq(res.records[0].failure, LG_FAIL_CONNECT);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+START_TEST(engine_chat_ttft_at_first_text) {
+  responder_start();
+  struct lg_result res;
+  run_path("/chat", 2, 2, 1, &res);
+  for (size_t i = 0; i < res.n_records; i++) {
+    const struct lg_record *r = &res.records[i];
+    ck_assert_int_eq(r->failure, LG_OK);
+    ck_assert_msg(r->ttft_ns >= 30 * 1000000LL, "ttft %lld ns", (long long)r->ttft_ns);
+    ck_assert_uint_eq(r->n_chunk_gaps, 1); /* "A" -> "B"; the finish chunk is no token */
+    ck_assert(r->chunk_gaps_us[0] >= 3000);
+    ck_assert_str_eq(r->detail, "AB");
+  }
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+START_TEST(engine_open_loop_schedule) {
+  responder_start();
+  for (size_t i = 0; i < 20; i++)
+    test_prompts[i] = (struct lg_prompt){"{}", 2, 7, 3};
+  char url[128];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/ok", R.port);
+  struct lg_config cfg;
+  lg_config_init(&cfg);
+  cfg.url = url;
+  cfg.prompts = test_prompts;
+  cfg.n_prompts = 20;
+  cfg.request_rate = 100; /* mean gap 10 ms */
+  cfg.seed = 3;
+  struct st_err err;
+  struct lg_run *run = lg_run_start(&cfg, &err);
+  ck_assert(lg_run_wait(run, 20000));
+  struct lg_result res;
+  lg_run_finish(run, &res);
+  ck_assert_int_eq(res.records[0].scheduled_ns, 0);
+  for (size_t i = 1; i < res.n_records; i++) {
+    const struct lg_record *r = &res.records[i];
+    ck_assert_int_eq(r->failure, LG_OK);
+    ck_assert(r->scheduled_ns >= res.records[i - 1].scheduled_ns);
+    ck_assert(r->dispatch_ns >= r->scheduled_ns);
+    ck_assert_msg(r->dispatch_ns - r->scheduled_ns < 20 * 1000000LL, "late by %lld ns",
+                  (long long)(r->dispatch_ns - r->scheduled_ns));
+  }
+  /* 19 gamma(1, 10 ms) gaps: mean 190 ms, sd ~44 ms. */
+  int64_t last = res.records[19].scheduled_ns;
+  ck_assert_msg(last > 40 * 1000000LL && last < 500 * 1000000LL, "last arrival %lld", (long long)last);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+START_TEST(engine_stop_interrupts_and_live) {
+  responder_start();
+  for (size_t i = 0; i < 8; i++)
+    test_prompts[i] = (struct lg_prompt){"{}", 2, 7, 3};
+  char url[128];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/hang", R.port);
+  struct lg_config cfg;
+  lg_config_init(&cfg);
+  cfg.url = url;
+  cfg.prompts = test_prompts;
+  cfg.n_prompts = 8;
+  cfg.max_concurrency = 1;
+  cfg.drain_timeout_s = 0.2;
+  struct st_err err;
+  struct lg_run *run = lg_run_start(&cfg, &err);
+  clock_sleep_us(250000);
+  struct lg_live live;
+  lg_run_live(run, &live);
+  ck_assert_int_eq(live.in_flight, 1);
+  ck_assert_int_eq(live.max_concurrency, 1);
+  lg_run_set_max_concurrency(run, 3);
+  clock_sleep_us(250000);
+  lg_run_live(run, &live);
+  ck_assert_int_eq(live.in_flight, 3);
+  ck_assert_int_eq(live.max_concurrency, 3);
+  ck_assert_int_eq(live.total, 8);
+  int64_t t0 = clock_mono_ns();
+  lg_run_stop(run);
+  ck_assert(lg_run_wait(run, 5000));
+  ck_assert(clock_mono_ns() - t0 < 2000000000LL);
+  struct lg_result res;
+  lg_run_finish(run, &res);
+  ck_assert(res.interrupted);
+  int interrupted = 0, not_sent = 0;
+  for (size_t i = 0; i < res.n_records; i++) {
+    interrupted += res.records[i].failure == LG_FAIL_INTERRUPTED;
+    not_sent += res.records[i].failure == LG_FAIL_NOT_SENT;
+  }
+  ck_assert_int_eq(interrupted, 3);
+  ck_assert_int_eq(not_sent, 5);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+static Suite *loadgen_suite(void) {
+  Suite *s = suite_create("loadgen");
+  TCase *parse = tcase_create("parsing");
+  tcase_add_test(parse, sse_lines_survive_every_split);
+  tcase_add_test(parse, sse_callback_stops_feed);
+  tcase_add_test(parse, chunk_scan_sglang_shapes);
+  tcase_add_test(parse, chunk_scan_rejects_malformed);
+  tcase_add_test(parse, json_unescape);
+  suite_add_tcase(s, parse);
+  TCase *data = tcase_create("dataset");
+  tcase_add_test(data, rng_uniform_and_gamma);
+  tcase_add_test(data, random_workload_lengths_and_ids);
+  suite_add_tcase(s, data);
+  TCase *engine = tcase_create("engine");
+  tcase_set_timeout(engine, 60);
+  tcase_add_test(engine, engine_completions_records);
+  tcase_add_test(engine, engine_concurrency_cap_over_workers);
+  tcase_add_test(engine, engine_failures_are_classified);
+  tcase_add_test(engine, engine_chat_ttft_at_first_text);
+  tcase_add_test(engine, engine_open_loop_schedule);
+  tcase_add_test(engine, engine_stop_interrupts_and_live);
+  suite_add_tcase(s, engine);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(loadgen_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
