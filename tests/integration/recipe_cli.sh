@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# servetop recipes / show / lint, the real binary on fixture checkouts:
+# exit codes (0 clean, 1 findings, 2 usage), --json shape, bundled discovery.
+set -euo pipefail
+
+: "${SERVETOP:?}" "${TEST_DATA_DIR:?}" "${PROJECT_DIR:?}"
+data="$TEST_DATA_DIR/recipe"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect_rc() { # want_rc cmd...
+  local want=$1 rc=0
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [[ $rc == "$want" ]] || { cat "$tmp/out" "$tmp/err" >&2; fail "$* -> exit $rc, want $want"; }
+}
+
+# lint: clean checkout 0, bad checkout 1, usage errors 2
+expect_rc 0 "$SERVETOP" lint --inferencex "$data/ix-good" --json
+[[ $(tr -d ' \n\t' <"$tmp/out") == "[]" ]] || fail "clean checkout: expected []"
+expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-bad" --json
+for rule in ROUTE_MISSING MTP_NOT_ROUTED ROUTE_SCENARIO_MISMATCH MTP_SCRIPT_NO_SPEC_FLAGS \
+            STP_SCRIPT_HAS_SPEC MTP_CHAT_TEMPLATE SGLANG_SPEC_V2 MAX_RUNNING_REQUESTS_LT_CONC \
+            CUDA_GRAPH_MAX_BS_LT_CONC MAX_NUM_SEQS_LT_CONC RUNNER_LABEL_UNKNOWN NO_LAUNCHER \
+            SCHEMA SCRIPT_SYNTAX; do
+  grep -q "\"rule\":[[:space:]]*\"$rule\"" "$tmp/out" || fail "lint --json: no $rule finding"
+done
+if command -v python3 >/dev/null; then
+  python3 - "$tmp/out" <<'PY' || fail "lint --json shape"
+import json, sys
+items = json.load(open(sys.argv[1]))
+assert items, "no findings"
+for f in items:
+    for k, t in (("rule", str), ("severity", str), ("recipe", str), ("file", str),
+                 ("line", int), ("message", str)):
+        assert isinstance(f[k], t), (k, f)
+    assert f["severity"] in ("error", "warning", "note"), f
+PY
+fi
+expect_rc 1 "$SERVETOP" lint --configs "$data/native-bad"
+grep -q "MTP_CHAT_TEMPLATE" "$tmp/out" || fail "native lint: no MTP_CHAT_TEMPLATE"
+grep -q "broken.yaml:9: error: YAML syntax" "$tmp/out" || fail "native lint: syntax error line"
+expect_rc 2 "$SERVETOP" lint --bogus
+expect_rc 2 "$SERVETOP" lint --configs "$data/ix-good" --inferencex "$data/ix-good"
+expect_rc 2 "$SERVETOP" lint --inferencex "$tmp/nowhere"
+expect_rc 0 "$SERVETOP" lint --help
+grep -q -- "--inferencex DIR" "$tmp/out" || fail "lint --help"
+
+# recipes: bundled recipes are found without flags (build tree: <exe>/../configs
+# may not exist for an out-of-tree build dir, so name them through the env too)
+SERVETOP_CONFIGS="$PROJECT_DIR/configs" expect_rc 0 "$SERVETOP" recipes
+grep -q "qwen3.5-fp4-b200-sglang-mtp" "$tmp/out" || fail "recipes: bundled MTP recipe missing"
+expect_rc 0 "$SERVETOP" recipes --inferencex "$data/ix-good" --json
+grep -q '"script":[[:space:]]*"benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200_mtp.sh"' \
+  "$tmp/out" || fail "recipes --json: script path"
+expect_rc 0 "$SERVETOP" recipes --configs "$data/native-bad"
+grep -q "schema.yaml:26:15: wrong-type" "$tmp/err" || fail "recipes: error position on stderr"
+grep -q "still-loads" "$tmp/out" || fail "recipes: the good entry did not load"
+
+# show: case "$CONC" arms resolve per concurrency
+expect_rc 0 "$SERVETOP" show qwen3.5-fp8-h200-sglang-mtp --inferencex "$data/ix-good" --conc 8
+grep -q -- "--max-running-requests 32" "$tmp/out" || fail "show --conc 8: case arm"
+expect_rc 0 "$SERVETOP" show qwen3.5-fp8-h200-sglang-mtp --inferencex "$data/ix-good" --conc 256 --json
+grep -q '"256"' "$tmp/out" || fail "show --conc 256 --json"
+SERVETOP_CONFIGS="$PROJECT_DIR/configs" expect_rc 0 "$SERVETOP" show qwen3.5-fp8-h200-sglang \
+  --set mem-fraction-static=0.7
+grep -q -- "--mem-fraction-static 0.7" "$tmp/out" || fail "show --set"
+expect_rc 2 "$SERVETOP" show no-such-recipe --inferencex "$data/ix-good"
+expect_rc 2 "$SERVETOP" show
+echo "recipe_cli: ok"
