@@ -151,7 +151,7 @@ static void fill_second_medians(struct second_value *pairs, size_t n, struct res
 
 static void compute_seconds(const struct lg_result *run, struct results_metrics *m) {
   int64_t span_ns = run->end_mono_ns - run->start_mono_ns;
-  size_t n_secs = (size_t)(span_ns > 0 ? span_ns / 1000000000 + 1 : 1);
+  size_t n_secs = (size_t)(span_ns > 0 ? (span_ns + 999999999) / 1000000000 : 1);
   for (size_t i = 0; i < run->n_records; i++) { /* failures may end later than successes */
     const struct lg_record *r = &run->records[i];
     if (r->failure != LG_FAIL_NOT_SENT && r->dispatch_ns / 1000000000 + 1 > (int64_t)n_secs)

@@ -1,0 +1,346 @@
+/* results: figures from records against values computed by hand with
+ * benchmark_serving.py's formulas (numpy mean / std ddof=0 / linear
+ * percentiles), the summary text, the result JSON's keys and order, file
+ * names and reading a result back. */
+#include "results/results.h"
+
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MS 1000000LL /* ns per ms */
+
+static uint32_t gaps_r0[] = {100000, 100000, 100000};
+static uint32_t gaps_r1[] = {100000};
+
+/* Four requests over exactly one second (see the expectations below). */
+static void make_run(struct lg_result *run, struct lg_record *recs) {
+  memset(run, 0, sizeof(*run));
+  memset(recs, 0, 4 * sizeof(*recs));
+  recs[0] = (struct lg_record){.ttft_ns = 100 * MS, .e2el_ns = 400 * MS, .chunk_gaps_us = gaps_r0,
+                               .n_chunk_gaps = 3, .prompt_len = 10, .server_prompt_tokens = -1,
+                               .output_tokens = 4, .http_status = 200, .flags = LG_REC_USAGE_SEEN};
+  recs[1] = (struct lg_record){.ttft_ns = 200 * MS, .e2el_ns = 300 * MS, .chunk_gaps_us = gaps_r1,
+                               .n_chunk_gaps = 1, .prompt_len = 20, .server_prompt_tokens = 21,
+                               .output_tokens = 2, .http_status = 200, .flags = LG_REC_USAGE_SEEN,
+                               .dispatch_ns = 500 * MS, .scheduled_ns = 499 * MS};
+  recs[2] = (struct lg_record){.ttft_ns = 50 * MS, .e2el_ns = 50 * MS, .prompt_len = 30,
+                               .server_prompt_tokens = -1, .output_tokens = 1, .http_status = 200};
+  recs[3] = (struct lg_record){.prompt_len = 40, .server_prompt_tokens = -1, .http_status = 500,
+                               .failure = LG_FAIL_HTTP};
+  run->records = recs;
+  run->n_records = 4;
+  run->start_mono_ns = 1000;
+  run->end_mono_ns = 1000 + 1000 * MS;
+  run->start_unix_s = 1764550923.25;
+  run->end_unix_s = 1764550924.25;
+  run->num_workers = 1;
+}
+
+static void default_settings(struct results_settings *s) {
+  memset(s, 0, sizeof(*s));
+  struct st_err err;
+  ck_assert_int_eq(results_parse_percentile_metrics("ttft,tpot,itl,e2el", s, &err), 0);
+  ck_assert_int_eq(results_parse_metric_percentiles("90,99,99.9", s, &err), 0);
+  s->backend = "vllm";
+  s->model_id = "deepseek-ai/DeepSeek-R1";
+  s->num_prompts = 4;
+  s->request_rate = INFINITY;
+  s->burstiness = 1.0;
+  s->max_concurrency = 8;
+}
+
+START_TEST(figures_match_hand_computation) {
+  struct lg_record recs[4];
+  struct lg_result run;
+  make_run(&run, recs);
+  struct results_settings s;
+  default_settings(&s);
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  ck_assert_int_eq(m.completed, 3);
+  ck_assert_int_eq(m.failed, 1);
+  ck_assert_int_eq(m.total_input, 10 + 21 + 30); /* server count where reported */
+  ck_assert_int_eq(m.input_tokens_client, 60);
+  ck_assert_int_eq(m.total_output, 7);
+  ck_assert_double_eq_tol(m.duration_s, 1.0, 1e-12);
+  ck_assert_double_eq_tol(m.request_throughput, 3.0, 1e-9);
+  ck_assert_double_eq_tol(m.output_throughput, 7.0, 1e-9);
+  ck_assert_double_eq_tol(m.total_token_throughput, 68.0, 1e-9);
+  ck_assert_double_eq_tol(m.failure_rate, 0.25, 1e-12);
+  /* TTFT {100, 200, 50} ms */
+  const struct results_stat *t = &m.stat[RESULTS_TTFT];
+  ck_assert_uint_eq(t->n, 3);
+  ck_assert_double_eq_tol(t->mean_ms, 350.0 / 3.0, 1e-9);
+  ck_assert_double_eq_tol(t->median_ms, 100.0, 1e-9);
+  ck_assert_double_eq_tol(t->std_ms, sqrt(35000.0 / 9.0), 1e-9); /* 62.3610 */
+  ck_assert_double_eq_tol(t->percentile_ms[0], 180.0, 1e-9);     /* p90: h = 1.8 */
+  ck_assert_double_eq_tol(t->percentile_ms[1], 198.0, 1e-9);
+  ck_assert_double_eq_tol(t->percentile_ms[2], 199.8, 1e-9);
+  /* TPOT: (400-100)/3 = 100 and (300-200)/1 = 100; one-token request excluded */
+  ck_assert_uint_eq(m.stat[RESULTS_TPOT].n, 2);
+  ck_assert_double_eq_tol(m.stat[RESULTS_TPOT].mean_ms, 100.0, 1e-9);
+  ck_assert_double_eq_tol(m.stat[RESULTS_TPOT].std_ms, 0.0, 1e-9);
+  /* ITL pooled over requests: four 100 ms gaps */
+  ck_assert_uint_eq(m.stat[RESULTS_ITL].n, 4);
+  ck_assert_double_eq_tol(m.stat[RESULTS_ITL].mean_ms, 100.0, 1e-9);
+  /* E2EL {400, 300, 50} */
+  ck_assert_double_eq_tol(m.stat[RESULTS_E2EL].mean_ms, 250.0, 1e-9);
+  ck_assert_double_eq_tol(m.stat[RESULTS_E2EL].median_ms, 300.0, 1e-9);
+  ck_assert_double_eq_tol(m.stat[RESULTS_E2EL].percentile_ms[0], 380.0, 1e-9);
+  /* additions */
+  ck_assert_double_eq_tol(m.tokens_per_chunk.mean_ms, 1.0, 1e-12);
+  ck_assert_double_eq_tol(m.itl_per_token.mean_ms, 100.0, 1e-9);
+  ck_assert_double_eq_tol(m.send_lag.max_ms, 1.0, 1e-9); /* r1: dispatched 1 ms late */
+  ck_assert_int_eq(m.failures_by_kind[LG_FAIL_HTTP], 1);
+  ck_assert_int_eq(m.n_usage_missing, 1);
+  /* time series: one second, three completions, tokens 4 + 2 + 1 */
+  ck_assert_uint_eq(m.n_seconds, 1);
+  ck_assert_int_eq(m.seconds[0].completed, 3);
+  ck_assert_int_eq(m.seconds[0].failed, 1);
+  ck_assert_int_eq(m.seconds[0].output_tokens, 7);
+  ck_assert_double_eq_tol(m.seconds[0].ttft_p50_ms, 100.0, 1e-9);
+  results_metrics_fini(&m);
+}
+END_TEST
+
+START_TEST(goodput_and_stream_interval) {
+  struct lg_record recs[4];
+  struct lg_result run;
+  make_run(&run, recs);
+  struct results_settings s;
+  default_settings(&s);
+  struct st_err err;
+  ck_assert_int_eq(results_parse_goodput("ttft:150", &s, &err), 0);
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  ck_assert_double_eq_tol(m.request_goodput, 2.0, 1e-9); /* r0 and r2 */
+  results_metrics_fini(&m);
+  ck_assert_int_eq(results_parse_goodput("tpot:50", &s, &err), 0);
+  results_compute(&run, &s, &m);
+  ck_assert_double_eq_tol(m.request_goodput, 1.0, 1e-9); /* r2 only: TPOT counts as 0 */
+  results_metrics_fini(&m);
+  ck_assert_int_eq(results_parse_goodput("itl:5", &s, &err), -1);
+  ck_assert_int_eq(results_parse_goodput("ttft=5", &s, &err), -1);
+  ck_assert_int_eq(results_parse_percentile_metrics("ttft,bogus", &s, &err), -1);
+  ck_assert_int_eq(results_parse_metric_percentiles("50,101", &s, &err), -1);
+
+  /* --stream-interval 3: chunks of 1, 3, 3, 3 tokens, 30 ms apart. */
+  static uint32_t gaps[] = {30000, 30000, 30000};
+  struct lg_record r = {.ttft_ns = 10 * MS, .e2el_ns = 100 * MS, .chunk_gaps_us = gaps,
+                        .n_chunk_gaps = 3, .prompt_len = 5, .server_prompt_tokens = -1,
+                        .output_tokens = 10, .http_status = 200};
+  struct lg_result one = {.records = &r, .n_records = 1, .start_mono_ns = 0,
+                          .end_mono_ns = 200 * MS};
+  s.num_prompts = 1;
+  results_compute(&one, &s, &m);
+  ck_assert_double_eq_tol(m.stat[RESULTS_TPOT].mean_ms, 10.0, 1e-9); /* 90 ms / 9 */
+  ck_assert_double_eq_tol(m.stat[RESULTS_ITL].mean_ms, 30.0, 1e-9);  /* per chunk */
+  ck_assert_double_eq_tol(m.itl_per_token.mean_ms, 10.0, 1e-9);      /* per token */
+  ck_assert_double_eq_tol(m.tokens_per_chunk.mean_ms, 2.5, 1e-12);
+  results_metrics_fini(&m);
+}
+END_TEST
+
+START_TEST(summary_text_as_reference) {
+  struct lg_record recs[4];
+  struct lg_result run;
+  make_run(&run, recs);
+  struct results_settings s;
+  default_settings(&s);
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  results_print_summary(f, &s, &m);
+  fclose(f);
+  ck_assert(str_starts_with(text, "============ Serving Benchmark Result ============\n"
+                                  "Successful requests:                     3         \n"
+                                  "Maximum request concurrency:             8         \n"
+                                  "Benchmark duration (s):                  1.00      \n"
+                                  "Total input tokens:                      61        \n"
+                                  "Total generated tokens:                  7         \n"));
+  ck_assert_ptr_nonnull(strstr(text, "\n---------------Time to First Token----------------\n"));
+  ck_assert_ptr_nonnull(strstr(text, "\n-----Time per Output Token (excl. 1st token)------\n"));
+  ck_assert_ptr_nonnull(strstr(text, "\nMean TTFT (ms):                          116.67    \n"));
+  ck_assert_ptr_nonnull(strstr(text, "\nP99.9 TTFT (ms):                         199.80    \n"));
+  ck_assert_ptr_nonnull(strstr(text, "\nMedian E2EL (ms):                        300.00    \n"));
+  ck_assert(str_ends_with(text, "\n==================================================\n"));
+  ck_assert_ptr_null(strstr(text, "Request rate configured")); /* rate inf */
+  free(text);
+  results_metrics_fini(&m);
+}
+END_TEST
+
+START_TEST(json_keys_in_reference_order) {
+  struct lg_record recs[4];
+  struct lg_result run;
+  make_run(&run, recs);
+  struct results_settings s;
+  default_settings(&s);
+  char *meta[] = {"framework=sglang", "backend=overridden"};
+  s.metadata = meta;
+  s.n_metadata = 2;
+  ck_assert_int_eq(results_parse_percentile_metrics("ttft,itl", &s, &(struct st_err){{0}}), 0);
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  char *json = results_json_alloc(&run, &s, &m, NULL);
+  cJSON *root = cJSON_Parse(json);
+  ck_assert_ptr_nonnull(root);
+  static const char *const want[] = {
+      "date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts", "framework",
+      "request_rate", "burstiness", "max_concurrency", "duration", "benchmark_start_time_unix",
+      "benchmark_end_time_unix", "completed", "total_input_tokens", "total_output_tokens",
+      "request_throughput", "request_goodput:", "output_throughput", "total_token_throughput",
+      "input_lens", "output_lens", "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms",
+      "p90_ttft_ms", "p99_ttft_ms", "p99.9_ttft_ms", "mean_itl_ms", "median_itl_ms",
+      "std_itl_ms", "p90_itl_ms", "p99_itl_ms", "p99.9_itl_ms", "servetop"};
+  size_t i = 0;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, root) {
+    ck_assert_msg(i < sizeof(want) / sizeof(want[0]), "extra key %s", item->string);
+    ck_assert_str_eq(item->string, want[i]);
+    i++;
+  }
+  ck_assert_uint_eq(i, sizeof(want) / sizeof(want[0]));
+  ck_assert_str_eq(cJSON_GetObjectItem(root, "backend")->valuestring, "overridden");
+  ck_assert_str_eq(cJSON_GetObjectItem(root, "request_rate")->valuestring, "inf");
+  ck_assert(cJSON_IsNull(cJSON_GetObjectItem(root, "request_goodput:")));
+  ck_assert_int_eq(cJSON_GetObjectItem(root, "max_concurrency")->valueint, 8);
+  ck_assert_str_eq(cJSON_GetObjectItem(root, "tokenizer_id")->valuestring, "deepseek-ai/DeepSeek-R1");
+  cJSON *in = cJSON_GetObjectItem(root, "input_lens"), *out = cJSON_GetObjectItem(root, "output_lens");
+  ck_assert_int_eq(cJSON_GetArraySize(in), 4);
+  ck_assert_int_eq(cJSON_GetArrayItem(in, 3)->valueint, 40); /* failed ones included */
+  ck_assert_int_eq(cJSON_GetArrayItem(out, 3)->valueint, 0);
+  ck_assert_double_eq_tol(cJSON_GetObjectItem(root, "p99.9_ttft_ms")->valuedouble, 199.8, 1e-9);
+  cJSON *st = cJSON_GetObjectItem(root, "servetop");
+  ck_assert_int_eq(cJSON_GetObjectItem(st, "schema_version")->valueint, RESULTS_SCHEMA_VERSION);
+  ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "failures"), "http_error")->valueint, 1);
+  cJSON_Delete(root);
+  free(json);
+
+  /* --save-detailed adds the four per-request lists after output_lens. */
+  s.save_detailed = true;
+  s.max_concurrency = 0;
+  s.request_rate = 2.5;
+  ck_assert_int_eq(results_parse_goodput("e2el:1000", &s, &(struct st_err){{0}}), 0);
+  results_metrics_fini(&m);
+  results_compute(&run, &s, &m);
+  json = results_json_alloc(&run, &s, &m, NULL);
+  root = cJSON_Parse(json);
+  ck_assert(cJSON_IsNull(cJSON_GetObjectItem(root, "max_concurrency")));
+  ck_assert_double_eq_tol(cJSON_GetObjectItem(root, "request_rate")->valuedouble, 2.5, 1e-12);
+  ck_assert_double_eq_tol(cJSON_GetObjectItem(root, "request_goodput:")->valuedouble, 3.0, 1e-9);
+  const cJSON *after = cJSON_GetObjectItem(root, "output_lens")->next;
+  ck_assert_str_eq(after->string, "ttfts");
+  ck_assert_str_eq(after->next->string, "itls");
+  ck_assert_str_eq(after->next->next->string, "generated_texts");
+  ck_assert_str_eq(after->next->next->next->string, "errors");
+  ck_assert_double_eq_tol(cJSON_GetArrayItem(after, 0)->valuedouble, 0.1, 1e-12);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetArrayItem(after->next, 0)), 3);
+  cJSON_Delete(root);
+  free(json);
+  results_metrics_fini(&m);
+}
+END_TEST
+
+START_TEST(file_names_and_round_trip) {
+  struct results_settings s;
+  default_settings(&s);
+  char *name = results_default_filename_alloc(&s, "20261201-010203");
+  ck_assert_str_eq(name, "vllm-infqps-concurrency8-DeepSeek-R1-20261201-010203.json");
+  free(name);
+  s.max_concurrency = 0;
+  s.request_rate = 2;
+  name = results_default_filename_alloc(&s, "20261201-010203");
+  ck_assert_str_eq(name, "vllm-2.0qps-DeepSeek-R1-20261201-010203.json");
+  free(name);
+  char buf[48];
+  results_format_python_float(buf, sizeof(buf), 0.1);
+  ck_assert_str_eq(buf, "0.1");
+  results_format_python_float(buf, sizeof(buf), 1e-7);
+  ck_assert_str_eq(buf, "1e-07");
+  results_format_python_float(buf, sizeof(buf), 99.9);
+  ck_assert_str_eq(buf, "99.9");
+
+  struct lg_record recs[4];
+  struct lg_result run;
+  make_run(&run, recs);
+  default_settings(&s);
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  char *json = results_json_alloc(&run, &s, &m, NULL);
+  char dir[] = "/tmp/check_results_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char *sub = xasprintf("%s/nested/dir", dir);
+  struct st_err err;
+  ck_assert_int_eq(results_save(sub, "r.json", json, &err), 0);
+  char *path = xasprintf("%s/r.json", sub);
+  struct results_file f;
+  ck_assert_msg(results_load(path, &f, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(f.completed, 3);
+  ck_assert_int_eq(f.max_concurrency, 8);
+  ck_assert(isinf(f.request_rate));
+  ck_assert(f.has_stat[RESULTS_TTFT]);
+  ck_assert_double_eq_tol(f.mean_ms[RESULTS_TTFT], 350.0 / 3.0, 1e-9);
+  ck_assert_double_eq_tol(f.p99_ms[RESULTS_E2EL], 398.0, 1e-9);
+  ck_assert(f.servetop && !f.interrupted);
+  ck_assert_str_eq(f.model_id, "deepseek-ai/DeepSeek-R1");
+  results_file_fini(&f);
+  unlink(path);
+  ck_assert_int_eq(file_write_atomic(path, "[1,2]", 5, 0644, &err), 0);
+  ck_assert_int_eq(results_load(path, &f, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "not a JSON object"));
+  unlink(path);
+  char *cmd = xasprintf("rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  free(cmd);
+  free(path);
+  free(sub);
+  free(json);
+  results_metrics_fini(&m);
+}
+END_TEST
+
+START_TEST(empty_run_is_zero_not_nan) {
+  struct lg_record r = {.failure = LG_FAIL_CONNECT, .prompt_len = 3, .server_prompt_tokens = -1};
+  struct lg_result run = {.records = &r, .n_records = 1, .start_mono_ns = 0, .end_mono_ns = MS};
+  struct results_settings s;
+  default_settings(&s);
+  s.num_prompts = 1;
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  ck_assert_int_eq(m.completed, 0);
+  ck_assert(m.stat[RESULTS_TTFT].mean_ms == 0.0 && m.stat[RESULTS_ITL].percentile_ms[2] == 0.0);
+  ck_assert_double_eq_tol(m.failure_rate, 1.0, 1e-12);
+  char *json = results_json_alloc(&run, &s, &m, NULL);
+  ck_assert_ptr_null(strstr(json, "nan"));
+  free(json);
+  results_metrics_fini(&m);
+}
+END_TEST
+
+static Suite *results_suite(void) {
+  Suite *s = suite_create("results");
+  TCase *tc = tcase_create("results");
+  tcase_add_test(tc, figures_match_hand_computation);
+  tcase_add_test(tc, goodput_and_stream_interval);
+  tcase_add_test(tc, summary_text_as_reference);
+  tcase_add_test(tc, json_keys_in_reference_order);
+  tcase_add_test(tc, file_names_and_round_trip);
+  tcase_add_test(tc, empty_run_is_zero_not_nan);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(results_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
