@@ -333,6 +333,15 @@ static enum point_end drive_load(struct run *run, const struct lg_config *cfg, b
     }
   }
   lg_run_finish(lg, out);
+  if (end == POINT_DONE) {
+    /* The load can drain (every request failing fast) before the exit is
+     * reaped: failures get the server a moment to show it is gone. */
+    bool any_failed = false;
+    for (size_t i = 0; i < out->n_records && !any_failed; i++)
+      any_failed = out->records[i].failure != LG_OK;
+    if (server_exited(run) || (any_failed && launcher_wait_exit(run->launcher, 1000)))
+      end = POINT_SERVER_DIED;
+  }
   return end;
 }
 
@@ -345,7 +354,7 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
 
   struct lg_calibration cal;
   memset(&cal, 0, sizeof(cal));
-  if (p->chat && lg_chat_calibrate(base_url, model, NULL, p->isl, &cal, err) != 0) {
+  if (p->chat && lg_chat_calibrate(url, model, NULL, p->isl, &cal, err) != 0) {
     err_prefixf(err, "chat prompt calibration");
     return server_exited(run) ? POINT_SERVER_DIED : POINT_FAILED;
   }

@@ -227,6 +227,22 @@ START_TEST(early_exit_reports_status_and_last_lines) {
 }
 END_TEST
 
+START_TEST(wait_exit_waits_and_times_out) {
+  struct launch_cmd cmd;
+  struct launcher *l = start_sh("sleep 0.3; exit 4", 1000, &cmd, NULL);
+  int64_t t0 = clock_mono_ns();
+  ck_assert(!launcher_wait_exit(l, 100)); /* still running after 100 ms */
+  int64_t waited_ms = (clock_mono_ns() - t0) / 1000000;
+  ck_assert_int_ge(waited_ms, 90);
+  ck_assert(launcher_wait_exit(l, 5000));
+  struct launch_status st;
+  launcher_get_status(l, &st);
+  ck_assert_int_eq(st.exit_code, 4);
+  launcher_free(l);
+  launch_cmd_fini(&cmd);
+}
+END_TEST
+
 START_TEST(exec_failure_is_status_127_with_a_reason) {
   struct launch_cmd cmd;
   launch_cmd_init(&cmd);
@@ -332,6 +348,7 @@ int main(void) {
   tcase_add_test(tc, ready_by_log_line_then_stop_kills_the_whole_group);
   tcase_add_test(tc, early_exit_reports_status_and_last_lines);
   tcase_add_test(tc, exec_failure_is_status_127_with_a_reason);
+  tcase_add_test(tc, wait_exit_waits_and_times_out);
   tcase_add_test(tc, readiness_timeout_names_the_wait);
   tcase_add_test(tc, sigterm_ignoring_server_gets_sigkill_after_grace);
   tcase_add_test(tc, sigkill_of_the_owner_leaves_no_process);
