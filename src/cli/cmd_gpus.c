@@ -45,9 +45,13 @@ static const char *state_label(enum tm_backend_state s) {
 
 static void print_text(const struct tm_snapshot *snap, const struct tm_backend_status *report,
                        size_t n_report) {
-  printf("telemetry: %s%s%s\n", snap->backend, snap->simulated ? " (SIMULATED values)" : "",
-         snap->stale ? " (STALE)" : "");
-  if (snap->error[0])
+  bool none = strcmp(snap->backend, "none") == 0;
+  if (none)
+    printf("telemetry: none (no backend is available; reasons below)\n");
+  else
+    printf("telemetry: %s%s%s\n", snap->backend, snap->simulated ? " (SIMULATED values)" : "",
+           snap->stale ? " (STALE)" : "");
+  if (snap->error[0] && !none)
     printf("error: %s\n", snap->error);
   if (snap->note[0])
     printf("note: %s\n", snap->note);

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,7 +195,9 @@ static int sample_and_publish(struct tm_sampler *tm, struct st_err *err) {
     if (n_tree == 0) {
       /* The server is gone (or lives in another PID namespace); attribute
        * nothing rather than everything to "rest". */
-      tm_copy_str(w->note, sizeof w->note, "server pid not found in /proc");
+      size_t used = strlen(w->note);
+      snprintf(w->note + used, sizeof w->note - used, "%sserver pid %ld not found in /proc",
+               used ? "; " : "", (long)server_pid);
     } else {
       tm_attribute_server_memory(w, tree, n_tree);
     }
