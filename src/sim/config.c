@@ -125,5 +125,12 @@ int sim_config_validate(const struct sim_config *c, struct st_err *err) {
     return err_setf(err, "--sim-health-delay-ms/--sim-warmup-ms must be >= 0");
   if (c->gpus != 0 && c->gpus < 1)
     return err_setf(err, "--sim-gpus %d: must be >= 1", c->gpus);
+  if (c->enable_dp_attention && c->dp_size > c->tp_size)
+    return err_setf(err, "--dp %d: with --enable-dp-attention it must not exceed --tp %d", c->dp_size,
+                    c->tp_size);
+  int ranks = c->enable_dp_attention ? c->tp_size : c->tp_size * c->dp_size;
+  if (c->gpus > 0 && ranks > c->gpus)
+    return err_setf(err, "--tp %d x --dp %d needs %d GPUs but --sim-gpus is %d", c->tp_size,
+                    c->enable_dp_attention ? 1 : c->dp_size, ranks, c->gpus);
   return 0;
 }

@@ -138,7 +138,7 @@ static void update_gauges(struct sim_server *srv) {
   st->num_running = srv->n_running;
   st->num_queue = srv->n_waiting;
   st->num_used_tokens = sim_engine_kv_tokens(srv);
-  st->token_usage = (double)st->num_used_tokens / (double)srv->perf.max_total_num_tokens;
+  st->token_usage = (double)st->num_used_tokens / ((double)srv->perf.max_total_num_tokens * srv->perf.dp);
 }
 
 static void log_prefill(struct sim_server *srv, int new_seq, long new_tokens) {
@@ -179,13 +179,17 @@ static void log_decode(struct sim_server *srv, int bs) {
 static void start_step(struct sim_server *srv);
 
 /* Admits waiting requests while slots and KV allow (full reservation of
- * prompt + max_tokens, so a request is never retracted). */
+ * prompt + max_tokens, so a request is never retracted). DP ranks (DP
+ * attention or DP replicas) each have their own slots and KV pool; the one
+ * scheduler here treats them as one pool dp times as large. */
 static void admit(struct sim_server *srv) {
   const struct sim_perf *p = &srv->perf;
-  while (srv->waiting_head && srv->n_running < p->max_running_requests) {
+  long max_running = (long)p->max_running_requests * p->dp;
+  long kv_capacity = p->max_total_num_tokens * p->dp;
+  while (srv->waiting_head && srv->n_running < max_running) {
     struct sim_req *req = srv->waiting_head;
     long need = req->prompt_tokens + req->max_tokens;
-    if (srv->kv_reserved_tokens + need > p->max_total_num_tokens && srv->n_running > 0)
+    if (srv->kv_reserved_tokens + need > kv_capacity && srv->n_running > 0)
       break;
     waiting_remove(srv, req);
     req->kv_reserved = need;
@@ -296,7 +300,10 @@ static void start_step(struct sim_server *srv) {
     if (bs == 0)
       return;
     srv->step_decode = true;
-    dur_s = p->spec ? sim_spec_step_s(p, bs, kv) : sim_decode_step_s(p, bs, kv);
+    /* DP ranks step in parallel, each over its share of the batch */
+    int bs_rank = (bs + p->dp - 1) / p->dp;
+    long kv_rank = kv / p->dp;
+    dur_s = p->spec ? sim_spec_step_s(p, bs_rank, kv_rank) : sim_decode_step_s(p, bs_rank, kv_rank);
   }
   srv->step_in_flight = true;
   srv->step_started_ns = sim_now_ns();

@@ -124,6 +124,7 @@ int sim_perf_init(struct sim_perf *p, const struct sim_config *cfg, struct st_er
   p->ep = cfg->ep_size > 0 ? cfg->ep_size : 1;
   p->dp = cfg->dp_size > 0 ? cfg->dp_size : 1;
   p->ranks = cfg->enable_dp_attention ? p->tp : p->tp * p->dp;
+
   p->weight_dtype = weight_dtype_of(cfg, m);
   p->weight_bytes_per_param = bytes_per_param(p->weight_dtype);
   const char *kvd = cfg->kv_cache_dtype ? cfg->kv_cache_dtype : "auto";

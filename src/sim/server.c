@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -464,6 +465,12 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   if (srv->epfd < 0 || srv->timer_fd < 0 || srv->signal_fd < 0) {
     err_setf(err, "event loop setup: %s", strerror(errno));
     goto out;
+  }
+  /* thousands of client connections: use the hard limit on descriptors */
+  struct rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
   }
   if (listen_on(srv, err) < 0)
     goto out;
