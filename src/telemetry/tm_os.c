@@ -224,11 +224,16 @@ void tm_attribute_server_memory(struct tm_snapshot *snap, const pid_t *tree, siz
   for (int i = 0; i < snap->n_procs; i++) {
     struct tm_proc *p = &snap->procs[i];
     p->in_server_tree = bsearch(&p->pid, tree, n_tree, sizeof *tree, cmp_pid) != NULL;
-    if (p->gpu_index < 0 || !p->mem_valid)
+    if (p->gpu_index < 0)
       continue;
     for (int g = 0; g < snap->n_gpus; g++) {
       if (snap->gpus[g].index != p->gpu_index)
         continue;
+      if (!p->mem_valid) {
+        /* A process of unknown size (MIG): the split is unknown, not smaller. */
+        snap->gpus[g].valid &= ~(uint32_t)TM_GPU_SERVER_MEM;
+        continue;
+      }
       if (p->in_server_tree)
         snap->gpus[g].server_mem_bytes += p->mem_bytes;
       else

@@ -67,7 +67,12 @@ static struct tm_sampler *sampler_new(const struct tm_config *cfg) {
   tm->interval_ns = (int64_t)(tm->cfg.interval_s * 1e9);
   tm->server_pid = cfg->server_pid;
   pthread_mutex_init(&tm->mu, NULL);
-  pthread_cond_init(&tm->wake, NULL);
+  /* The sampler waits against CLOCK_MONOTONIC, like its schedule. */
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&tm->wake, &attr);
+  pthread_condattr_destroy(&attr);
   tm_copy_str(tm->published.backend, sizeof tm->published.backend, "none");
   return tm;
 }
@@ -266,12 +271,6 @@ static void *sampler_main(void *arg) {
 int tm_start(struct tm_sampler *tm, struct st_err *err) {
   if (tm->thread_started)
     return err_setf(err, "telemetry sampler already started");
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_destroy(&tm->wake);
-  pthread_cond_init(&tm->wake, &attr);
-  pthread_condattr_destroy(&attr);
   int rc = pthread_create(&tm->thread, NULL, sampler_main, tm);
   if (rc != 0)
     return err_setf(err, "telemetry sampler thread: %s", strerror(rc));

@@ -319,6 +319,15 @@ START_TEST(attribution_sums_tree_and_rest) {
   ck_assert_uint_eq(s->gpus[0].other_mem_bytes, 1542 * MIB);
   ck_assert(s->procs[0].in_server_tree);
   ck_assert(!s->procs[1].in_server_tree);
+  /* A process of unknown size on the GPU makes the split unknown. */
+  struct tm_snapshot *mig = snap_new();
+  parse_gpus_ok("nvsmi_mig_gpu_noheader.csv", TM_NVSMI_GPU_QUERY, mig);
+  parse_apps_ok("nvsmi_mig_apps_noheader.csv", mig);
+  const pid_t mig_tree[] = {4103};
+  tm_attribute_server_memory(mig, mig_tree, 1);
+  ck_assert(!(mig->gpus[0].valid & TM_GPU_SERVER_MEM));
+  ck_assert(mig->procs[2].in_server_tree);
+  free(mig);
   /* Without a process list, server memory stays unknown rather than 0. */
   s->procs_listed = false;
   s->gpus[0].valid &= ~(uint32_t)TM_GPU_SERVER_MEM;
