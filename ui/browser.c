@@ -797,32 +797,6 @@ static void render_footer(struct browser *b, struct ui_grid *g, const struct ui_
   }
 }
 
-static void render_help(struct ui_grid *g, const struct ui_layout *l, const struct ui_glyphs *gl) {
-  int keys_w = 0;
-  for (size_t i = 0; i < browser_key_help_count; i++) {
-    int w = ui_text_cells(browser_key_help[i].keys);
-    keys_w = w > keys_w ? w : keys_w;
-  }
-  int what_w = 0;
-  for (size_t i = 0; i < browser_key_help_count; i++) {
-    int w = ui_text_cells(browser_key_help[i].what);
-    what_w = w > what_w ? w : what_w;
-  }
-  int w = keys_w + what_w + 7;
-  if (w > l->cols - 2)
-    w = l->cols - 2;
-  int h = (int)browser_key_help_count + 4;
-  struct ui_rect box = {(l->cols - w) / 2, (l->rows - h) / 2, w, h};
-  ui_grid_fill(g, box, THEME_MAIN);
-  ui_box(g, box, "Keys", THEME_BORDER, THEME_TITLE, gl);
-  for (size_t i = 0; i < browser_key_help_count; i++) {
-    int y = box.y + 2 + (int)i;
-    ui_grid_text(g, box.x + 2, y, keys_w, browser_key_help[i].keys, THEME_HOTKEY, gl->braille);
-    ui_grid_text(g, box.x + 4 + keys_w, y, box.w - keys_w - 6, browser_key_help[i].what, THEME_MAIN,
-                 gl->braille);
-  }
-}
-
 void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
                     const struct ui_glyphs *gl) {
   ui_grid_clear(g);
@@ -838,5 +812,5 @@ void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout
   render_detail(b, g, l, gl);
   render_footer(b, g, l, gl);
   if (b->help_shown)
-    render_help(g, l, gl);
+    ui_help_box(g, l->cols, l->rows, "Recipe browser keys", browser_key_help, browser_key_help_count, gl);
 }

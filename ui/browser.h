@@ -12,23 +12,6 @@
 #include "recipe/recipe.h"
 #include "widgets.h"
 
-/* Keys as the screens see them: printable ASCII as itself, the rest here.
- * tui.c translates ncurses key codes. */
-enum ui_key {
-  UI_KEY_UP = 0x10000,
-  UI_KEY_DOWN,
-  UI_KEY_LEFT,
-  UI_KEY_RIGHT,
-  UI_KEY_PAGE_UP,
-  UI_KEY_PAGE_DOWN,
-  UI_KEY_HOME,
-  UI_KEY_END,
-  UI_KEY_ENTER,
-  UI_KEY_ESCAPE,
-  UI_KEY_BACKSPACE,
-  UI_KEY_TAB,
-};
-
 /* What a key asks the program to do. */
 enum browser_action {
   BROWSER_NONE,    /* nothing changed */
@@ -109,11 +92,7 @@ enum browser_action browser_wheel(struct browser *b, const struct ui_layout *l, 
 void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
                     const struct ui_glyphs *gl);
 
-/* The key help, shared by the help overlay and the docs test. */
-struct ui_key_help {
-  const char *keys;
-  const char *what;
-};
+/* The browser's keys, for its help overlay. */
 extern const struct ui_key_help browser_key_help[];
 extern const size_t browser_key_help_count;
 

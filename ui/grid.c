@@ -182,3 +182,28 @@ void ui_table(struct ui_grid *g, struct ui_rect r, const struct ui_table_col *co
     x += w + 1;  /* one blank between columns */
   }
 }
+
+void ui_help_box(struct ui_grid *g, int cols, int rows, const char *title,
+                 const struct ui_key_help *help, size_t n, const struct ui_glyphs *gl) {
+  int keys_w = 0, what_w = 0;
+  for (size_t i = 0; i < n; i++) {
+    int k = ui_text_cells(help[i].keys), w = ui_text_cells(help[i].what);
+    keys_w = k > keys_w ? k : keys_w;
+    what_w = w > what_w ? w : what_w;
+  }
+  int w = keys_w + what_w + 7;
+  if (w > cols - 2)
+    w = cols - 2;
+  int h = (int)n + 4;
+  if (h > rows)
+    h = rows;
+  struct ui_rect box = {(cols - w) / 2, (rows - h) / 2, w, h};
+  ui_grid_fill(g, box, THEME_MAIN);
+  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
+  for (size_t i = 0; i < n && (int)i < h - 4; i++) {
+    int y = box.y + 2 + (int)i;
+    ui_grid_text(g, box.x + 2, y, keys_w, help[i].keys, THEME_HOTKEY, gl->braille);
+    ui_grid_text(g, box.x + 4 + keys_w, y, box.w - keys_w - 6, help[i].what, THEME_MAIN,
+                 gl->braille);
+  }
+}

@@ -2,6 +2,7 @@
 #include "runview.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -459,13 +460,29 @@ static void render_log(const struct runview *rv, struct ui_grid *g, struct ui_re
 static void render_footer(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
                           const struct ui_glyphs *gl) {
   int end = r.x + r.w, x = r.x;
-  if (rv->status[0]) {
-    put(g, x, r.y, end, rv->status, rv->status_role, gl);
+  if (rv->editing_knob) {
+    x = put(g, x, r.y, end, "mem-fraction-static = ", THEME_HOTKEY, gl);
+    x = put(g, x, r.y, end, rv->knob_value, THEME_MAIN, gl);
+    x = put(g, x, r.y, end, "_", THEME_HOTKEY, gl);
+    put(g, x + 2, r.y, end, "Enter restarts the server with it, Esc cancels", THEME_INACTIVE, gl);
     return;
   }
+  if (rv->confirm_quit) {
+    put(g, x, r.y, end, "The server is up: stop it and quit? y / n", THEME_WARNING, gl);
+    return;
+  }
+  /* how the run ended matters more than the last change made to it */
   if (rv->snap.progress.message[0] && runview_finished(rv)) {
-    put(g, x, r.y, end, rv->snap.progress.message,
-        rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR, gl);
+    x = put(g, x, r.y, end, rv->snap.progress.message,
+            rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR, gl);
+    x = put(g, x + 2, r.y, end, "b", THEME_HOTKEY, gl);
+    x = put(g, x + 1, r.y, end, "recipes", THEME_MAIN, gl);
+    x = put(g, x + 2, r.y, end, "q", THEME_HOTKEY, gl);
+    put(g, x + 1, r.y, end, "quit", THEME_MAIN, gl);
+    return;
+  }
+  if (rv->status[0]) {
+    put(g, x, r.y, end, rv->status, rv->status_role, gl);
     return;
   }
   static const char *const hints[][2] = {
@@ -496,4 +513,107 @@ void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layou
   render_gpus(rv, g, l->slot[UI_SLOT_GPU], gl);
   render_log(rv, g, l->slot[UI_SLOT_LOG], gl);
   render_footer(rv, g, l->slot[UI_SLOT_FOOTER], gl);
+  if (rv->help_shown)
+    ui_help_box(g, l->cols, l->rows, "Run view keys", runview_key_help, runview_key_help_count, gl);
+}
+
+/* ---------------------------------------------------------------- keys */
+
+const struct ui_key_help runview_key_help[] = {
+    {"+ / -", "double / halve the concurrency now (no restart)"},
+    {"m", "new mem-fraction-static: restarts the server"},
+    {"b", "back to the recipes (when the run is over)"},
+    {"?", "this help (any key closes it)"},
+    {"q", "quit; asks first and stops the server when it is up"},
+};
+const size_t runview_key_help_count = ST_ARRAY_LEN(runview_key_help);
+
+void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rv->status, sizeof rv->status, fmt, ap);
+  va_end(ap);
+  rv->status_role = role;
+}
+
+static enum runview_action knob_key(struct runview *rv, int key, struct runview_command *cmd) {
+  size_t len = strlen(rv->knob_value);
+  if (key == UI_KEY_ESCAPE) {
+    rv->editing_knob = false;
+  } else if (key == UI_KEY_BACKSPACE) {
+    if (len)
+      rv->knob_value[len - 1] = '\0';
+  } else if (key == UI_KEY_ENTER) {
+    double v;
+    if (parse_double(rv->knob_value, &v) != 0 || !(v > 0 && v < 1)) {
+      runview_set_status(rv, THEME_ERROR, "mem-fraction-static must be a number between 0 and 1, not '%s'",
+                         rv->knob_value);
+      rv->editing_knob = false;
+      return RUNVIEW_REDRAW;
+    }
+    rv->editing_knob = false;
+    snprintf(cmd->knob, sizeof cmd->knob, "mem-fraction-static");
+    snprintf(cmd->value, sizeof cmd->value, "%s", rv->knob_value);
+    /* keep the capacity before the restart to show it beside the new one */
+    if (rv->snap.load.max_total_num_tokens_valid)
+      rv->max_total_num_tokens_before = rv->snap.load.max_total_num_tokens;
+    return RUNVIEW_RESTART_WITH;
+  } else if (((key >= '0' && key <= '9') || key == '.') && len + 1 < sizeof rv->knob_value) {
+    rv->knob_value[len] = (char)key;
+    rv->knob_value[len + 1] = '\0';
+  } else {
+    return RUNVIEW_NONE;
+  }
+  return RUNVIEW_REDRAW;
+}
+
+enum runview_action runview_key(struct runview *rv, int key, struct runview_command *cmd) {
+  memset(cmd, 0, sizeof *cmd);
+  if (rv->help_shown) {
+    rv->help_shown = false;
+    return RUNVIEW_REDRAW;
+  }
+  if (rv->confirm_quit) {
+    rv->confirm_quit = false;
+    return key == 'y' || key == 'Y' ? RUNVIEW_STOP_AND_QUIT : RUNVIEW_REDRAW;
+  }
+  if (rv->editing_knob)
+    return knob_key(rv, key, cmd);
+  bool measuring = rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING;
+  int target = rv->snap.concurrency.target;
+  switch (key) {
+  case '+':
+  case '-':
+    if (!measuring) {
+      runview_set_status(rv, THEME_WARNING, "concurrency changes while a point is measured");
+      return RUNVIEW_REDRAW;
+    }
+    cmd->conc = key == '+' ? (target > 0 ? target * 2 : 1) : (target > 1 ? target / 2 : 1);
+    return RUNVIEW_SET_CONCURRENCY;
+  case 'm':
+    if (runview_finished(rv)) {
+      runview_set_status(rv, THEME_WARNING, "the run is over: no server to restart");
+      return RUNVIEW_REDRAW;
+    }
+    rv->editing_knob = true;
+    rv->knob_value[0] = '\0';
+    return RUNVIEW_REDRAW;
+  case 'b':
+    if (runview_finished(rv) || !rv->have_snap)
+      return RUNVIEW_BACK;
+    runview_set_status(rv, THEME_WARNING, "the run is still going: q stops it");
+    return RUNVIEW_REDRAW;
+  case '?':
+    rv->help_shown = true;
+    return RUNVIEW_REDRAW;
+  case 'q':
+  case 'Q':
+    if (runview_server_up(rv) || (rv->have_snap && !runview_finished(rv))) {
+      rv->confirm_quit = true;
+      return RUNVIEW_REDRAW;
+    }
+    return RUNVIEW_QUIT;
+  default:
+    return RUNVIEW_NONE;
+  }
 }

@@ -43,9 +43,39 @@ struct runview {
   double conc_mark_last_at_s; /* newest concurrency change already marked */
   /* knob edits (m): the KV capacity before the restart, for "new (was old)" */
   int64_t max_total_num_tokens_before;
-  char status[256];       /* footer line: last change, prompt or error */
+  char status[256];       /* footer line: last change or error */
   enum theme_role status_role;
+  bool help_shown;
+  bool confirm_quit;      /* "stop the server and quit? y/n" is showing */
+  bool editing_knob;      /* m: typing a new mem-fraction-static */
+  char knob_value[32];
 };
+
+/* What a key in the run view asks the program to do (tui.c calls the run API). */
+enum runview_action {
+  RUNVIEW_NONE,
+  RUNVIEW_REDRAW,
+  RUNVIEW_SET_CONCURRENCY,  /* run_set_concurrency(cmd.conc) */
+  RUNVIEW_RESTART_WITH,     /* run_restart_with(cmd.knob, cmd.value) */
+  RUNVIEW_STOP_AND_QUIT,    /* stop the run (and its server), then quit */
+  RUNVIEW_QUIT,             /* nothing is running: quit */
+  RUNVIEW_BACK,             /* the run is over: back to the browser */
+};
+
+struct runview_command {
+  int conc;
+  char knob[64];
+  char value[32];
+};
+
+/* The run view's keys, for its help overlay and the docs. */
+extern const struct ui_key_help runview_key_help[];
+extern const size_t runview_key_help_count;
+
+enum runview_action runview_key(struct runview *rv, int key, struct runview_command *cmd);
+/* Notes a change the program made on the run view's behalf, for the footer. */
+void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 void runview_init(struct runview *rv);
 /* Takes a new snapshot: keeps it for drawing and adds a chart sample every

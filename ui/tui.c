@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "browser.h"
+#include "run/run.h"
+#include "runview.h"
 #include "layout.h"
 #include "theme.h"
 #include "widgets.h"
@@ -149,7 +151,7 @@ static struct recipe_set *load_recipes(const struct tui_options *o, char *note, 
       rc = recipe_set_add_configs_dir(set, dir, err);
       free(dir);
     } else {
-      snprintf(note, note_n, "no bundled recipes: %s", why.msg);
+      snprintf(note, note_n, "no bundled recipes: %.400s", why.msg);
     }
   }
   if (rc != 0) {
@@ -157,6 +159,131 @@ static struct recipe_set *load_recipes(const struct tui_options *o, char *note, 
     return NULL;
   }
   return set;
+}
+
+/* ---------------------------------------------------------------- the dashboard */
+
+struct dashboard {
+  const struct tui_options *opts;
+  struct recipe_set *set;
+  struct browser browser;
+  struct runview rv;
+  struct run *run;        /* the run on screen, or NULL */
+  uint64_t run_seq;
+  enum ui_view view;
+  const struct ui_glyphs *gl;
+  struct palette palette;
+  struct ui_grid grid;
+  struct ui_layout layout;
+};
+
+/* Enter in the browser: start the selected recipe with the engine `servetop
+ * run` would pick, and show the run view. */
+static void start_run(struct dashboard *d, const struct recipe *r) {
+  char why[256] = "";
+  enum launch_engine engine = run_pick_engine(r, why, sizeof why);
+  struct run_config cfg;
+  run_config_init(&cfg);
+  cfg.recipe = r;
+  cfg.engine = engine;
+  struct st_err err = {{0}};
+  struct run *run = run_start(&cfg, &err);
+  if (!run) {
+    snprintf(d->browser.message, sizeof d->browser.message, "cannot run %s: %.200s", r->name, err.msg);
+    d->browser.message_role = THEME_ERROR;
+    return;
+  }
+  d->run = run;
+  d->run_seq = 0;
+  runview_init(&d->rv);
+  runview_set_status(&d->rv, THEME_INACTIVE, "engine %s%s%.200s", launch_engine_name(engine),
+                     why[0] ? ": " : "", why);
+  d->view = UI_VIEW_RUN;
+}
+
+/* Stops the run (and so its server) and waits for it; the screen keeps
+ * drawing so the user sees the server go down. */
+static void stop_run(struct dashboard *d) {
+  if (!d->run)
+    return;
+  run_stop(d->run);
+  runview_set_status(&d->rv, THEME_WARNING, "stopping the server...");
+  for (int i = 0; i < 300 && !run_wait(d->run, 100); i++) {
+    if (run_snapshot(d->run, &d->rv.snap, &d->run_seq))
+      runview_push(&d->rv, &d->rv.snap);
+    runview_render(&d->rv, &d->grid, &d->layout, d->gl);
+    grid_blit(&d->grid, &d->palette);
+    wnoutrefresh(stdscr);
+    doupdate();
+  }
+  run_free(d->run);  /* stops and joins whatever is left */
+  d->run = NULL;
+}
+
+static void run_command(struct dashboard *d, enum runview_action action,
+                        const struct runview_command *cmd) {
+  struct st_err err = {{0}};
+  if (action == RUNVIEW_SET_CONCURRENCY) {
+    int was = d->rv.snap.concurrency.target;
+    if (run_set_concurrency(d->run, cmd->conc, &err) == 0)
+      runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d (marked on the charts)", was, cmd->conc);
+    else
+      runview_set_status(&d->rv, THEME_ERROR, "concurrency: %.200s", err.msg);
+  } else if (action == RUNVIEW_RESTART_WITH) {
+    if (run_restart_with(d->run, cmd->knob, cmd->value, &err) == 0)
+      runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s", cmd->knob, cmd->value);
+    else
+      runview_set_status(&d->rv, THEME_ERROR, "%s: %.200s", cmd->knob, err.msg);
+  }
+}
+
+/* One input event; returns false when the dashboard should close. */
+static bool handle_input(struct dashboard *d, int ch, enum browser_action *browser_out) {
+  int key = translate_key(ch);
+  int mouse_x = -1, mouse_y = -1, wheel = 0;
+  if (ch == KEY_MOUSE) {
+    MEVENT ev;
+    if (getmouse(&ev) != OK)
+      return true;
+    mouse_x = ev.x;
+    mouse_y = ev.y;
+    wheel = ev.bstate & BUTTON4_PRESSED ? -3 : ev.bstate & BUTTON5_PRESSED ? 3 : 0;
+  }
+  if (d->view == UI_VIEW_BROWSER) {
+    enum browser_action a = BROWSER_NONE;
+    if (ch == KEY_MOUSE)
+      a = wheel ? browser_wheel(&d->browser, &d->layout, mouse_x, mouse_y, wheel)
+                : browser_click(&d->browser, &d->layout, mouse_x, mouse_y);
+    else
+      a = browser_key(&d->browser, key, &d->layout);
+    if (a == BROWSER_RUN) {
+      start_run(d, browser_selected(&d->browser));
+      return true;
+    }
+    *browser_out = a;
+    return a != BROWSER_QUIT && a != BROWSER_RUN_AB;
+  }
+  if (ch == KEY_MOUSE)
+    return true;
+  struct runview_command cmd;
+  enum runview_action a = runview_key(&d->rv, key, &cmd);
+  switch (a) {
+  case RUNVIEW_SET_CONCURRENCY:
+  case RUNVIEW_RESTART_WITH:
+    run_command(d, a, &cmd);
+    return true;
+  case RUNVIEW_STOP_AND_QUIT:
+    stop_run(d);
+    return false;
+  case RUNVIEW_QUIT:
+    return false;
+  case RUNVIEW_BACK:
+    stop_run(d);
+    d->view = UI_VIEW_BROWSER;
+    return true;
+  default:
+    return true;
+  }
 }
 
 int tui_run(const struct tui_options *opts) {
@@ -169,22 +296,21 @@ int tui_run(const struct tui_options *opts) {
     return 2;
   }
   char note[512] = "";
-  struct recipe_set *set = load_recipes(opts, note, sizeof note, &err);
-  if (!set) {
+  struct dashboard d = {.opts = opts, .view = UI_VIEW_BROWSER};
+  d.set = load_recipes(opts, note, sizeof note, &err);
+  if (!d.set) {
     fprintf(stderr, "servetop: %s\n", err.msg);
     theme_fini(&theme);
     return 1;
   }
   const char *no_color = getenv("NO_COLOR");
   bool want_color = !(no_color && *no_color);
-  bool unicode = !opts->ascii && locale_is_utf8();
-  const struct ui_glyphs *gl = ui_glyphs_get(unicode);
+  d.gl = ui_glyphs_get(!opts->ascii && locale_is_utf8());
 
-  struct browser browser;
-  browser_init(&browser, set);
+  browser_init(&d.browser, d.set);
   if (note[0] || theme.n_warnings) {
-    snprintf(browser.message, sizeof browser.message, "%.200s", note[0] ? note : theme.warnings[0]);
-    browser.message_role = THEME_WARNING;
+    snprintf(d.browser.message, sizeof d.browser.message, "%.200s", note[0] ? note : theme.warnings[0]);
+    d.browser.message_role = THEME_WARNING;
   }
 
   util_set_oom_hook(restore_terminal);
@@ -203,67 +329,60 @@ int tui_run(const struct tui_options *opts) {
   set_escdelay(25);
   mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
   mouseinterval(0);
-  timeout(1000);  /* wake up now and then to notice signals */
-  struct palette palette;
-  palette_init(&palette, &theme, want_color);
+  palette_init(&d.palette, &theme, want_color);
 
-  struct ui_grid grid;
-  ui_grid_init(&grid, COLS, LINES);
-  struct ui_layout layout;
-  bool dirty = true;
-  enum browser_action action = BROWSER_NONE;
-  while (!quit_requested) {
-    if (grid.cols != COLS || grid.rows != LINES) {
-      ui_grid_resize(&grid, COLS, LINES);
+  ui_grid_init(&d.grid, COLS, LINES);
+  bool dirty = true, open = true;
+  enum browser_action last = BROWSER_NONE;
+  while (open && !quit_requested) {
+    if (d.grid.cols != COLS || d.grid.rows != LINES) {
+      ui_grid_resize(&d.grid, COLS, LINES);
       dirty = true;
     }
-    ui_layout_compute(COLS, LINES, UI_VIEW_BROWSER, &layout);
+    ui_layout_compute(COLS, LINES, d.view, &d.layout);
+    if (d.run && run_snapshot(d.run, &d.rv.snap, &d.run_seq)) {
+      runview_push(&d.rv, &d.rv.snap);
+      dirty = true;
+    }
     if (dirty) {
-      browser_render(&browser, &grid, &layout, gl);
-      grid_blit(&grid, &palette);
+      if (d.view == UI_VIEW_RUN)
+        runview_render(&d.rv, &d.grid, &d.layout, d.gl);
+      else
+        browser_render(&d.browser, &d.grid, &d.layout, d.gl);
+      grid_blit(&d.grid, &d.palette);
       wnoutrefresh(stdscr);
       doupdate();
       dirty = false;
     }
+    /* 10 Hz while a run publishes snapshots; otherwise wait for keys, waking
+     * now and then to notice signals */
+    timeout(d.run ? 100 : 1000);
     int ch = getch();
     if (ch == ERR)
       continue;
-    if (ch == KEY_RESIZE) {
-      dirty = true;
+    dirty = true;
+    if (ch == KEY_RESIZE)
       continue;
-    }
-    if (ch == KEY_MOUSE) {
-      MEVENT ev;
-      if (getmouse(&ev) != OK)
-        continue;
-      if (ev.bstate & BUTTON1_PRESSED)
-        action = browser_click(&browser, &layout, ev.x, ev.y);
-      else if (ev.bstate & BUTTON4_PRESSED)
-        action = browser_wheel(&browser, &layout, ev.x, ev.y, -3);
-      else if (ev.bstate & BUTTON5_PRESSED)
-        action = browser_wheel(&browser, &layout, ev.x, ev.y, 3);
-      else
-        action = BROWSER_NONE;
-    } else {
-      action = browser_key(&browser, translate_key(ch), &layout);
-    }
-    if (action == BROWSER_QUIT || action == BROWSER_RUN || action == BROWSER_RUN_AB)
-      break;
-    dirty = dirty || action == BROWSER_REDRAW;
+    open = handle_input(&d, ch, &last);
+  }
+  /* the server never outlives the dashboard */
+  if (d.run) {
+    ui_layout_compute(COLS, LINES, UI_VIEW_RUN, &d.layout);
+    stop_run(&d);
   }
   endwin();
 
   if (opts->result) {
     memset(opts->result, 0, sizeof *opts->result);
-    const struct recipe *r = browser_selected(&browser);
-    if (r && (action == BROWSER_RUN || action == BROWSER_RUN_AB)) {
+    const struct recipe *r = browser_selected(&d.browser);
+    if (r && last == BROWSER_RUN_AB) {
       snprintf(opts->result->run_recipe, sizeof opts->result->run_recipe, "%s", r->name);
-      opts->result->run_ab = action == BROWSER_RUN_AB;
+      opts->result->run_ab = true;
     }
   }
-  ui_grid_fini(&grid);
-  browser_fini(&browser);
-  recipe_set_free(set);
+  ui_grid_fini(&d.grid);
+  browser_fini(&d.browser);
+  recipe_set_free(d.set);
   theme_fini(&theme);
   return quit_requested ? 130 : 0;
 }

@@ -117,6 +117,32 @@ void ui_table(struct ui_grid *g, struct ui_rect r, const struct ui_table_col *co
               const char *const *cells, const uint8_t *roles, size_t n_rows,
               enum theme_role header_role, bool unicode);
 
+/* Keys as the screens see them: printable ASCII as itself, the rest here.
+ * tui.c translates ncurses key codes. */
+enum ui_key {
+  UI_KEY_UP = 0x10000,
+  UI_KEY_DOWN,
+  UI_KEY_LEFT,
+  UI_KEY_RIGHT,
+  UI_KEY_PAGE_UP,
+  UI_KEY_PAGE_DOWN,
+  UI_KEY_HOME,
+  UI_KEY_END,
+  UI_KEY_ENTER,
+  UI_KEY_ESCAPE,
+  UI_KEY_BACKSPACE,
+  UI_KEY_TAB,
+};
+
+/* ---------------------------------------------------------------- key help overlay */
+struct ui_key_help {
+  const char *keys;
+  const char *what;
+};
+/* A box centred on a cols x rows screen listing keys and what they do. */
+void ui_help_box(struct ui_grid *g, int cols, int rows, const char *title,
+                 const struct ui_key_help *help, size_t n, const struct ui_glyphs *gl);
+
 /* ---------------------------------------------------------------- numbers with units
  * Each writes into buf (size n, >= 16 is always enough) and returns buf.
  * Unknown values (NaN) read "-". */
