@@ -1,0 +1,184 @@
+/* run API as the dashboard uses it, against `servetop sim`: live snapshots,
+ * concurrency changed mid-point, restart with a new knob, stop. */
+#include "run/run.h"
+
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct recipe_set *load_test_recipes(void) {
+  struct recipe_set *set = recipe_set_new();
+  struct st_err err = {{0}};
+  ck_assert_msg(recipe_set_add_configs_dir(set, TEST_DATA_DIR "/launcher/recipes", &err) == 0,
+                "%s", err.msg);
+  return set;
+}
+
+static char *make_results_dir(void) {
+  char tmpl[] = "/tmp/it_run_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(tmpl));
+  return xstrdup(tmpl);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
+  (void)sb, (void)type, (void)ftw;
+  return remove(path);
+}
+
+static void remove_tree(char *dir) {
+  nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  free(dir);
+}
+
+static void config_for(struct run_config *cfg, const struct recipe *r, const char *results) {
+  run_config_init(cfg);
+  cfg->recipe = r;
+  cfg->engine = LAUNCH_ENGINE_SIM;
+  cfg->servetop_exe = getenv("SERVETOP");
+  ck_assert_ptr_nonnull(cfg->servetop_exe);
+  cfg->results_dir = results;
+  cfg->num_warmups = 0;
+  cfg->isl = 128;
+  cfg->osl = 128;
+}
+
+/* Polls snapshots until pred holds or timeout; returns the last snapshot. */
+static bool wait_snapshot(struct run *run, struct snap_run *s, int timeout_ms,
+                          bool (*pred)(const struct snap_run *)) {
+  uint64_t seq = 0;
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (run_snapshot(run, s, &seq) && pred(s))
+      return true;
+    usleep(20 * 1000);
+  }
+  return false;
+}
+
+static bool measuring_with_progress(const struct snap_run *s) {
+  return s->progress.phase == SNAP_PHASE_MEASURING && s->progress.done >= 2;
+}
+
+static bool is_over(const struct snap_run *s) {
+  return s->progress.phase == SNAP_PHASE_DONE || s->progress.phase == SNAP_PHASE_FAILED ||
+         s->progress.phase == SNAP_PHASE_INTERRUPTED;
+}
+
+START_TEST(live_snapshots_concurrency_change_and_stop) {
+  struct recipe_set *set = load_test_recipes();
+  char *results = make_results_dir();
+  struct run_config cfg;
+  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang-mtp"), results);
+  cfg.conc = 2;
+  cfg.num_prompts = 400;
+  struct st_err err = {{0}};
+  struct run *run = run_start(&cfg, &err);
+  ck_assert_msg(run != NULL, "%s", err.msg);
+
+  struct snap_run *s = malloc(sizeof(*s));
+  ck_assert_msg(wait_snapshot(run, s, 30000, measuring_with_progress), "never measuring");
+  ck_assert(s->server.simulated);
+  ck_assert_str_eq(s->server.engine, "sim");
+  ck_assert_str_eq(s->server.recipe_name, "llama8b-h200-sglang-mtp");
+  ck_assert_int_eq(s->server.state, SNAP_SERVER_READY);
+  ck_assert_int_gt(s->server.pid, 0);
+  ck_assert_int_gt(s->server.port, 0);
+  ck_assert_int_eq(s->concurrency.target, 2);
+  ck_assert_int_eq(s->progress.total, 400);
+  ck_assert_int_gt(s->log.n_lines, 0);
+  ck_assert(s->load.max_total_num_tokens_valid);
+  ck_assert_int_gt(s->load.max_total_num_tokens, 0);
+
+  ck_assert_int_eq(run_set_concurrency(run, 6, &err), 0);
+  ck_assert_int_eq(run_set_concurrency(run, 0, &err), -1);
+  uint64_t seq = 0;
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; i++) {
+    if (run_snapshot(run, s, &seq))
+      seen = s->concurrency.target == 6 && s->concurrency.n_marks == 2;
+    usleep(20 * 1000);
+  }
+  ck_assert_msg(seen, "the concurrency change never showed in a snapshot");
+  ck_assert_int_eq(s->concurrency.marks[1].concurrency, 6);
+  ck_assert(s->concurrency.marks[1].at_s > 0);
+  /* the server log fallback sees speculative decoding on */
+  for (int i = 0; i < 200 && !s->spec.accept_length_valid; i++) {
+    usleep(20 * 1000);
+    run_snapshot(run, s, &seq);
+  }
+  ck_assert(s->spec.enabled);
+  ck_assert(s->spec.accept_length_valid);
+  ck_assert(s->spec.accept_length > 1.0);
+
+  run_stop(run);
+  ck_assert(run_wait(run, 20000));
+  ck_assert(wait_snapshot(run, s, 1000, is_over) || is_over(s));
+  struct run_outcome out;
+  run_get_outcome(run, &out);
+  ck_assert_int_eq(out.status, RUN_STATUS_INTERRUPTED);
+  ck_assert_int_eq(out.n_points_done, 1);
+  ck_assert(!out.mislabelled);
+
+  char *path = xasprintf("%s/result-conc2.json", out.dir);
+  char *text = file_read_all(path, NULL, &err);
+  ck_assert_msg(text != NULL, "%s", err.msg);
+  ck_assert(strstr(text, "\"concurrency_changes\"") != NULL);
+  ck_assert_msg(strstr(text, "\"concurrency\":\t6") != NULL, "no change to 6 in the result");
+  free(text);
+  free(path);
+  free(s);
+  run_free(run);
+  recipe_set_free(set);
+  remove_tree(results);
+}
+END_TEST
+
+START_TEST(restart_with_a_new_knob_measures_again) {
+  struct recipe_set *set = load_test_recipes();
+  char *results = make_results_dir();
+  struct run_config cfg;
+  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang"), results);
+  cfg.conc = 2;
+  cfg.num_prompts = 12;
+  struct st_err err = {{0}};
+  struct run *run = run_start(&cfg, &err);
+  ck_assert_msg(run != NULL, "%s", err.msg);
+  struct snap_run *s = malloc(sizeof(*s));
+  ck_assert(wait_snapshot(run, s, 30000, measuring_with_progress));
+  int64_t kv_before = s->load.max_total_num_tokens;
+  ck_assert_int_eq(run_restart_with(run, "mem-fraction-static", "0.5", &err), 0);
+  ck_assert_int_eq(run_restart_with(run, "x=y", "1", &err), -1);
+  ck_assert(run_wait(run, 60000));
+  struct run_outcome out;
+  run_get_outcome(run, &out);
+  ck_assert_msg(out.status == RUN_STATUS_OK, "%s", out.message);
+  ck_assert_int_eq(out.n_points_done, 2); /* the cut point, then the full one */
+  ck_assert_int_gt(kv_before, out.max_total_num_tokens);
+  ck_assert_int_gt(out.max_total_num_tokens, 0);
+  run_snapshot(run, s, NULL);
+  ck_assert_int_eq(s->progress.phase, SNAP_PHASE_DONE);
+  ck_assert_int_eq(s->server.state, SNAP_SERVER_EXITED);
+  ck_assert(s->latency.tpot.run.valid);
+  ck_assert(s->throughput.run.output_tok_per_s > 0);
+  free(s);
+  run_free(run);
+  recipe_set_free(set);
+  remove_tree(results);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("run");
+  TCase *tc = tcase_create("sim");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, live_snapshots_concurrency_change_and_stop);
+  tcase_add_test(tc, restart_with_a_new_knob_measures_again);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
