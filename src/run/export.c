@@ -31,9 +31,11 @@ static int jint(const cJSON *o, const char *key, int fallback) {
 /* A YAML scalar: plain when safe, else double-quoted. */
 static void put_yaml_scalar(struct sbuf *sb, const char *s) {
   bool plain = *s && !strchr("-?:,[]{}#&*!|>'\"%@`", s[0]);
-  for (const char *p = s; *p && plain; p++)
-    if (!(isalnum((unsigned char)*p) || strchr("._/-+", *p)))
+  for (const char *p = s; *p && plain; p++) {
+    bool colon_inside = *p == ':' && p[1] != ' ' && p[1] != '\0'; /* "image:tag" */
+    if (!(isalnum((unsigned char)*p) || strchr("._/-+", *p) || colon_inside))
       plain = false;
+  }
   if (plain) {
     sbuf_puts(sb, s);
     return;

@@ -114,8 +114,10 @@ int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd, struct
   add_string_or_null(doc, "image", r->image);
   add_string_or_null(doc, "script_path", r->script_path);
   cJSON_AddStringToObject(doc, "spec_decoding", recipe_spec_name(r->spec));
-  cJSON_AddNumberToObject(doc, "isl", run->cfg.isl > 0 ? run->cfg.isl : r->isl);
-  cJSON_AddNumberToObject(doc, "osl", run->cfg.osl > 0 ? run->cfg.osl : r->osl);
+  cJSON_AddNumberToObject(doc, "isl", r->isl); /* the scenario's (export writes these) */
+  cJSON_AddNumberToObject(doc, "osl", r->osl);
+  cJSON_AddNumberToObject(doc, "measured_isl", run->cfg.isl > 0 ? run->cfg.isl : r->isl);
+  cJSON_AddNumberToObject(doc, "measured_osl", run->cfg.osl > 0 ? run->cfg.osl : r->osl);
   cJSON_AddNumberToObject(doc, "random_range_ratio", r->bench.random_range_ratio);
   cJSON_AddBoolToObject(doc, "use_chat_template", r->bench.use_chat_template);
   cJSON *points = cJSON_AddArrayToObject(doc, "points");
