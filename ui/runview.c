@@ -131,7 +131,9 @@ static void render_header(const struct runview *rv, struct ui_grid *g, struct ui
     x = put(g, x, r.y, end, "SIMULATED ", THEME_WARNING, gl);
   x = put(g, x, r.y, end, gl->separator + 1, THEME_HEADER, gl);
   snprintf(buf, sizeof buf, "server %s", snap_server_state_name(sv->state));
-  x = put(g, x, r.y, end, buf, server_role(sv->state), gl);
+  bool clean_exit = sv->state == SNAP_SERVER_EXITED && sv->exited_valid && sv->exit_code == 0 &&
+                    sv->exit_signal == 0;
+  x = put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);
   if (sv->pid > 0 && sv->state != SNAP_SERVER_EXITED) {
     char up[16];
     snprintf(buf, sizeof buf, " up %s%spid %d :%d", ui_fmt_duration_s(sv->uptime_s, up, sizeof up),
@@ -143,7 +145,7 @@ static void render_header(const struct runview *rv, struct ui_grid *g, struct ui
       snprintf(buf, sizeof buf, " (killed by signal %d)", sv->exit_signal);
     else
       snprintf(buf, sizeof buf, " (status %d)", sv->exit_code);
-    put(g, x, r.y, end, buf, THEME_ERROR, gl);
+    put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : THEME_ERROR, gl);
   }
 }
 

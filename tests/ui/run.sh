@@ -1,0 +1,81 @@
+#!/bin/bash
+# A run from the dashboard against the simulated server, in tmux: Enter on a
+# recipe starts it, the run view shows the live figures, + changes the
+# concurrency, the run ends, b goes back; a second run is quit with q / y and
+# its server must be gone afterwards.
+set -euo pipefail
+
+: "${SERVETOP:?path of the servetop binary}"
+: "${TEST_DATA_DIR:?tests/data}"
+command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
+
+SESSION=run
+RESULTS=$(mktemp -d)
+tm() { tmux -L "servetop-ui-run-$$" "$@"; }
+server_pid=""
+cleanup() {
+  tm kill-server 2>/dev/null || true
+  # the dashboard must have stopped it; never leave one behind either way
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$RESULTS"
+}
+trap cleanup EXIT INT TERM
+
+screen() { tm capture-pane -p -t "$SESSION"; }
+fail() {
+  echo "FAIL: $*" >&2
+  echo "---- screen ----" >&2
+  screen >&2 || true
+  exit 1
+}
+wait_for() {  # wait_for TEXT [SECONDS]
+  local text=$1 tenths=$((${2:-10} * 10))
+  for _ in $(seq "$tenths"); do
+    if screen | grep -qF -- "$text"; then return 0; fi
+    sleep 0.1
+  done
+  fail "screen never showed '$text'"
+}
+
+# Results go to a temporary folder (XDG_DATA_HOME), not the user's.
+tm new-session -d -s "$SESSION" -x 120 -y 36 \
+  "env LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_DATA_HOME=$RESULTS $SERVETOP --configs $TEST_DATA_DIR/ui/run; echo \"EXIT=\$?\"; sleep 60"
+wait_for "llama bf16 · h200 · sglang"
+tm send-keys -t "$SESSION" Enter
+wait_for "SIMULATED"
+wait_for "engine sim"
+wait_for "measuring point 1/1 conc 4" 30
+server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
+[ -n "$server_pid" ] || fail "no server pid in the header"
+
+# live figures: throughput, latency in ms, GPU memory from the sim backend
+wait_for "tok/s"
+wait_for "GiB/"
+screen | grep -q "TTFT .*ms" || wait_for "TTFT" 5
+
+# + doubles the concurrency without a restart, and the footer says so
+tm send-keys -t "$SESSION" +
+wait_for "concurrency 4 -> 8 (marked on the charts)"
+wait_for "conc 8"
+
+# the run ends by itself; b goes back to the recipes
+wait_for "point(s) measured" 90
+tm send-keys -t "$SESSION" b
+wait_for "Recipes 1"
+
+# a second run, quit while the server is up: asks, then stops it
+tm send-keys -t "$SESSION" Enter
+wait_for "server ready" 30
+server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
+[ -n "$server_pid" ] || fail "no server pid in the header"
+tm send-keys -t "$SESSION" q
+wait_for "stop it and quit? y / n"
+tm send-keys -t "$SESSION" y
+wait_for "EXIT=0" 30
+if kill -0 "$server_pid" 2>/dev/null; then
+  fail "server $server_pid still running after quitting"
+fi
+
+echo "PASS"
