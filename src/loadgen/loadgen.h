@@ -134,7 +134,7 @@ enum {
   LG_REC_STREAM_ERROR = 1u << 1 /* a `data: {"error": ...}` line arrived */
 };
 
-/* One request, as compact as the figures allow (64 bytes + 4 per chunk gap).
+/* One request, as compact as the figures allow (72 bytes + 4 per chunk gap).
  * Times are nanoseconds; scheduled/dispatch are offsets from the run start. */
 struct lg_record {
   int64_t scheduled_ns;        /* when it could have gone: arrival, or slot freed */
@@ -147,6 +147,7 @@ struct lg_record {
   uint32_t prompt_len;         /* client-side input tokens */
   int32_t server_prompt_tokens;/* usage.prompt_tokens, -1 when not reported */
   int32_t output_tokens;       /* usage.completion_tokens; 0 without a usage chunk */
+  uint32_t connect_us;         /* dispatch -> TCP connected (libcurl); 0 on a reused connection */
   uint16_t http_status;        /* 0: no response */
   uint8_t failure;             /* enum lg_failure */
   uint8_t flags;               /* LG_REC_* */

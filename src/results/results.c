@@ -216,7 +216,8 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   double *itl_tok = xcalloc(n_gaps + 1, sizeof(double));
   double *tpc = xcalloc(n + 1, sizeof(double));
   double *lag = xcalloc(n + 1, sizeof(double));
-  size_t n_ok = 0, n_tpot = 0, n_itl = 0, n_lag = 0;
+  double *connect = xcalloc(n + 1, sizeof(double));
+  size_t n_ok = 0, n_tpot = 0, n_itl = 0, n_lag = 0, n_connect = 0;
   int64_t good = 0;
   for (size_t i = 0; i < n; i++) {
     const struct lg_record *r = &run->records[i];
@@ -251,6 +252,8 @@ void results_compute(const struct lg_result *run, const struct results_settings 
       n_itl++;
     }
     tpc[n_ok] = (double)r->output_tokens / (double)(r->n_chunk_gaps + 1);
+    if (r->connect_us > 0)
+      connect[n_connect++] = (double)r->connect_us / 1000.0;
     n_ok++;
     if (s->goodput_set) {
       /* A request is good when every given SLO holds (TPOT 0 for <= 1 token). */
@@ -277,6 +280,8 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
   summarize_ms(tpc, n_ok, s, &out->tokens_per_chunk);
   summarize_ms(lag, n_lag, s, &out->send_lag);
+  summarize_ms(connect, n_connect, s, &out->connect);
+  free(connect);
   free(ttft);
   free(tpot);
   free(e2el);
@@ -605,6 +610,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddItemToObject(add, "itl_per_token", stat_object(&m->itl_per_token, s, "_ms"));
   cJSON_AddItemToObject(add, "tokens_per_chunk", stat_object(&m->tokens_per_chunk, s, ""));
   cJSON_AddItemToObject(add, "send_lag", stat_object(&m->send_lag, s, "_ms"));
+  cJSON_AddItemToObject(add, "connect", stat_object(&m->connect, s, "_ms"));
   cJSON *loop = cJSON_AddObjectToObject(st, "loop");
   cJSON_AddNumberToObject(loop, "sse_events", (double)run->events);
   cJSON_AddNumberToObject(loop, "body_bytes", (double)run->body_bytes);

@@ -91,6 +91,7 @@ struct results_metrics {
   struct results_stat itl_per_token;  /* chunk gap / tokens in that chunk (request's mean) */
   struct results_stat tokens_per_chunk; /* per request: output tokens / token chunks */
   struct results_stat send_lag;       /* dispatch - scheduled */
+  struct results_stat connect;        /* dispatch -> connected (inside TTFT), new connections */
   int64_t input_tokens_client, input_tokens_server;
   int64_t n_usage_missing;            /* successful requests without a usage chunk */
   int64_t failures_by_kind[LG_FAIL_NOT_SENT + 1];

@@ -168,6 +168,13 @@ int main(int argc, char **argv) {
          live_hist_percentile_us(&res.callback_delay, 50),
          live_hist_percentile_us(&res.callback_delay, 99),
          (unsigned long long)res.callback_delay.max_us);
+  double *connect_us = xcalloc(res.n_records + 1, sizeof(double));
+  size_t n_connect = 0;
+  for (size_t i = 0; i < res.n_records; i++)
+    if (res.records[i].failure == LG_OK && res.records[i].connect_us > 0)
+      connect_us[n_connect++] = res.records[i].connect_us;
+  report("connect (in TTFT)", connect_us, n_connect);
+  free(connect_us);
   if (trace) {
     size_t n_seen = 0;
     struct server_req *srv = read_trace(trace, (size_t)requests, &n_seen);
