@@ -239,6 +239,71 @@ START_TEST(finished_run_says_how) {
 }
 END_TEST
 
+START_TEST(keys_ask_for_run_commands) {
+  static struct runview rv;
+  struct snap_run s;
+  struct runview_command cmd;
+  runview_init(&rv);
+  fixture(&s);
+  runview_push(&rv, &s);
+  ck_assert_int_eq(runview_key(&rv, '+', &cmd), RUNVIEW_SET_CONCURRENCY);
+  ck_assert_int_eq(cmd.conc, 32);
+  ck_assert_int_eq(runview_key(&rv, '-', &cmd), RUNVIEW_SET_CONCURRENCY);
+  ck_assert_int_eq(cmd.conc, 8);
+  /* m: type a value, Enter asks for a restart and keeps the old KV capacity */
+  ck_assert_int_eq(runview_key(&rv, 'm', &cmd), RUNVIEW_REDRAW);
+  ck_assert(rv.editing_knob);
+  runview_key(&rv, 'x', &cmd);  /* not part of a number: ignored */
+  const char *typed = "0.78";
+  for (const char *c = typed; *c; c++)
+    runview_key(&rv, *c, &cmd);
+  ck_assert_str_eq(rv.knob_value, "0.78");
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "mem-fraction-static = 0.78_");
+  free(f);
+  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_RESTART_WITH);
+  ck_assert_str_eq(cmd.knob, "mem-fraction-static");
+  ck_assert_str_eq(cmd.value, "0.78");
+  ck_assert_int_eq(rv.max_total_num_tokens_before, 512000);
+  /* out of range is refused before anything restarts */
+  runview_key(&rv, 'm', &cmd);
+  runview_key(&rv, '2', &cmd);
+  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_REDRAW);
+  ck_assert(strstr(rv.status, "between 0 and 1"));
+  /* Esc cancels an edit */
+  runview_key(&rv, 'm', &cmd);
+  ck_assert_int_eq(runview_key(&rv, UI_KEY_ESCAPE, &cmd), RUNVIEW_REDRAW);
+  ck_assert(!rv.editing_knob);
+  /* q while the server is up asks first; n keeps running, y stops */
+  ck_assert_int_eq(runview_key(&rv, 'q', &cmd), RUNVIEW_REDRAW);
+  f = render(&rv, 80, 24, true);
+  assert_has(f, "The server is up: stop it and quit? y / n");
+  free(f);
+  ck_assert_int_eq(runview_key(&rv, 'n', &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(runview_key(&rv, 'b', &cmd), RUNVIEW_REDRAW);  /* still running */
+  ck_assert(strstr(rv.status, "still going"));
+  runview_key(&rv, 'q', &cmd);
+  ck_assert_int_eq(runview_key(&rv, 'y', &cmd), RUNVIEW_STOP_AND_QUIT);
+  /* help lists every key, and any key closes it */
+  runview_key(&rv, '?', &cmd);
+  f = render(&rv, 80, 24, true);
+  for (size_t i = 0; i < runview_key_help_count; i++)
+    assert_has(f, runview_key_help[i].what);
+  free(f);
+  ck_assert_int_eq(runview_key(&rv, 'q', &cmd), RUNVIEW_REDRAW);
+  ck_assert(!rv.help_shown);
+  /* once the run is over: no concurrency changes, b goes back, q quits at once */
+  s.progress.phase = SNAP_PHASE_DONE;
+  s.server.state = SNAP_SERVER_EXITED;
+  runview_push(&rv, &s);
+  ck_assert_int_eq(runview_key(&rv, '+', &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(runview_key(&rv, 'm', &cmd), RUNVIEW_REDRAW);
+  ck_assert(!rv.editing_knob);
+  ck_assert_int_eq(runview_key(&rv, 'b', &cmd), RUNVIEW_BACK);
+  ck_assert_int_eq(runview_key(&rv, 'q', &cmd), RUNVIEW_QUIT);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_runview");
   TCase *tc = tcase_create("runview");
@@ -247,6 +312,7 @@ int main(void) {
   tcase_add_test(tc, frame_80x24_shows_the_run);
   tcase_add_test(tc, frame_200x50_and_unknowns);
   tcase_add_test(tc, finished_run_says_how);
+  tcase_add_test(tc, keys_ask_for_run_commands);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
