@@ -144,7 +144,7 @@ int cmd_gpus_main(int argc, char **argv) {
        "server root process: memory of it and its descendants is shown as SERVER", NULL, NULL},
   };
   const struct opt_parser parser = {
-      .usage = "servetop gpus [--json] [--watch] [--telemetry NAME] [--telemetry-url URL]... "
+      .usage = "servetop gpus [--json] [--watch [--count N]] [--telemetry NAME] [--telemetry-url URL]... "
                "[--pid PID]",
       .description =
           "Lists GPUs (memory used/total/reserved, utilization, power) and the processes "

@@ -100,6 +100,7 @@ struct tm_proc {
   bool in_server_tree;            /* pid is the server pid or one of its descendants */
 };
 
+/* A value type (about 19 KB): copy it freely, but heap-allocate it on small stacks. */
 struct tm_snapshot {
   uint64_t seq;                   /* 0 = no sample yet; +1 per successful sample */
   int64_t taken_mono_ns;          /* CLOCK_MONOTONIC of the sample */
