@@ -14,6 +14,7 @@ void sbuf_reserve(struct sbuf *sb, size_t extra_bytes) {
     cap *= 2;
   sb->data = xrealloc(sb->data, cap);
   sb->cap = cap;
+  sb->data[sb->len] = '\0'; /* a fresh buffer is a valid empty string */
 }
 
 void sbuf_append(struct sbuf *sb, const void *data, size_t len) {

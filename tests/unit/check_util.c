@@ -21,6 +21,14 @@ START_TEST(sbuf_grows_and_consumes) {
 }
 END_TEST
 
+START_TEST(sbuf_reserve_gives_an_empty_string) {
+  struct sbuf sb = {0};
+  sbuf_reserve(&sb, 10);
+  ck_assert_str_eq(sb.data, "");
+  sbuf_free(&sb);
+}
+END_TEST
+
 START_TEST(strict_numbers) {
   long l;
   int i;
@@ -144,6 +152,7 @@ int main(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, sbuf_grows_and_consumes);
+  tcase_add_test(tc, sbuf_reserve_gives_an_empty_string);
   tcase_add_test(tc, strict_numbers);
   tcase_add_test(tc, options_table);
   tcase_add_test(tc, atomic_write_replaces_and_refuses_planted_temp_symlink);
