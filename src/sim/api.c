@@ -38,7 +38,7 @@ static void reply_empty(struct sim_server *srv, struct sim_conn *conn, int statu
 }
 
 void sim_api_reply_timer(struct sim_server *srv, struct sim_timer *t) {
-  struct sim_conn *conn = (struct sim_conn *)((char *)t - offsetof(struct sim_conn, reply_timer));
+  struct sim_conn *conn = SIM_CONTAINER_OF(t, struct sim_conn, reply_timer);
   if (conn->fd < 0)
     return;
   reply_empty(srv, conn, srv->ready ? 200 : 503);
@@ -345,6 +345,7 @@ static void finish_request(struct sim_server *srv, struct sim_req *req, int64_t 
     sim_req_free(req);
     return;
   }
+  srv->n_active--;
   st->generation_tokens += (uint64_t)req->out_len;
   sim_hist_observe(st->e2e_buckets, sim_e2e_bounds_s, sim_e2e_n_bounds, &st->e2e_sum_s,
                    &st->e2e_count, (double)(now - req->recv_ns) / 1e9);
@@ -547,6 +548,7 @@ static void start_generation(struct sim_server *srv, struct sim_conn *conn,
   sim_timer_init(&req->timer, NULL);
   format_chunk_head(srv, req);
   conn->req = req;
+  srv->n_active++;
   srv->stats.num_requests++;
   srv->stats.prompt_tokens += (uint64_t)req->prompt_tokens;
   if (req->stream) {

@@ -24,7 +24,7 @@ static int64_t fixed_token_due_ns(const struct sim_server *srv, const struct sim
 }
 
 static void fixed_timer_fired(struct sim_server *srv, struct sim_timer *t) {
-  struct sim_req *req = (struct sim_req *)((char *)t - offsetof(struct sim_req, timer));
+  struct sim_req *req = SIM_CONTAINER_OF(t, struct sim_req, timer);
   sim_engine_pump(srv, req);
 }
 
@@ -334,8 +334,10 @@ void sim_engine_abort(struct sim_server *srv, struct sim_req *req) {
     else if (req->phase == SIM_PHASE_PREFILL || req->phase == SIM_PHASE_DECODE)
       running_remove(srv, req);
   }
-  if (req->phase != SIM_PHASE_DONE)
+  if (req->phase != SIM_PHASE_DONE && !req->is_warmup) {
     srv->stats.num_aborted++;
+    srv->n_active--;
+  }
   sim_req_free(req);
 }
 

@@ -240,7 +240,9 @@ char *sim_info_metrics_text_alloc(const struct sim_server *srv) {
   char *tok = xasprintf("model_name=\"%s\"", esc.data);
   sbuf_free(&esc);
   sbuf_puts(&sb, "# servetop sim: SIMULATED SGLang metrics (no GPU work is done)\n");
-  prom_gauge(&sb, "sglang:num_running_reqs", "The number of running requests. (simulated)", sched, st->num_running);
+  /* fixed mode has no scheduler: every accepted request counts as running */
+  prom_gauge(&sb, "sglang:num_running_reqs", "The number of running requests. (simulated)", sched,
+             srv->fixed_mode ? srv->n_active : st->num_running);
   prom_gauge(&sb, "sglang:num_queue_reqs", "The number of requests in the waiting queue. (simulated)", sched, st->num_queue);
   prom_gauge(&sb, "sglang:num_used_tokens", "The number of used tokens. (simulated)", sched, (double)st->num_used_tokens);
   prom_gauge(&sb, "sglang:token_usage", "The token usage. (simulated)", sched, st->token_usage);

@@ -73,7 +73,7 @@ static long trickle_bytes_per_ms(const struct sim_server *srv) {
 }
 
 static void conn_trickle_timer(struct sim_server *srv, struct sim_timer *t) {
-  struct sim_conn *conn = (struct sim_conn *)((char *)t - offsetof(struct sim_conn, trickle_timer));
+  struct sim_conn *conn = SIM_CONTAINER_OF(t, struct sim_conn, trickle_timer);
   sim_conn_flush(srv, conn);
 }
 

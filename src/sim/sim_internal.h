@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The struct that embeds member `field` at address ptr (via void * so that
+ * -Wcast-align accepts it: the pointer came from that struct). */
+#define SIM_CONTAINER_OF(ptr, type, field) ((type *)(void *)((char *)(ptr) - offsetof(type, field)))
+
 /* ---------------------------------------------------------------- http.c: request parser */
 enum {
   SIM_HTTP_MAX_HEADER_BYTES = 16 * 1024,
@@ -238,6 +242,7 @@ struct sim_server {
   struct sim_req *waiting_head, *waiting_tail; /* FIFO queue */
   struct sim_req *running_head;                /* decoding or prefilling */
   int n_waiting, n_running;
+  int n_active;               /* generation requests accepted and not yet finished or aborted */
   long kv_reserved_tokens;    /* admission reservations (prompt + max_tokens) */
   struct sim_timer step_timer;
   bool step_in_flight;

@@ -91,7 +91,7 @@ errs=$(awk '{ e=$1-(40000+5000*(NR-1)); if (e<0) e=-e; print e }' <<<"$offsets" 
 median_err_us=$(sed -n "$(((nchunks + 1) / 2))p" <<<"$errs")
 max_err_us=$(tail -1 <<<"$errs")
 check "TTFT exact (40 ms, +2 ms at most; got ${ttft_us} us)" test "$ttft_us" -ge 40000 -a "$ttft_us" -le 42000
-check "token times exact (median error ${median_err_us} us <= 1 ms)" test "$median_err_us" -le 1000
+check "token times exact (median error ${median_err_us} us <= 2 ms on a loaded box)" test "$median_err_us" -le 2000
 check "token times never far off (max error ${max_err_us} us <= 20 ms on a loaded box)" test "$max_err_us" -le 20000
 check "one chunk per token in trace" test "$nchunks" = 20
 
