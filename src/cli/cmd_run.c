@@ -318,24 +318,26 @@ int cmd_run_main(int argc, char **argv) {
   size_t n_pos = 0;
   struct st_err err = {{0}};
   int prc = opt_parse(&parser, argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos, &err);
+  int rc = EXIT_USAGE;
+  struct recipe_set *set = NULL;
   if (prc == OPT_HELP) {
     opt_print_help(&parser, stdout);
-    return EXIT_OK;
+    rc = EXIT_OK;
+    goto out;
   }
   if (prc != OPT_OK || n_pos != 1) {
     fprintf(stderr, "servetop run: %s\n", prc != OPT_OK ? err.msg : "expected one RECIPE");
-    return EXIT_USAGE;
+    goto out;
   }
   if (o.conc < 0 || (o.conc > 0 && o.sweep)) {
     fprintf(stderr, "servetop run: --conc N (N >= 1) and --sweep are exclusive\n");
-    return EXIT_USAGE;
+    goto out;
   }
   if (o.ab_parallel)
     o.ab = true;
-  struct recipe_set *set = load_recipes(&o);
+  set = load_recipes(&o);
   if (!set)
-    return EXIT_USAGE;
-  int rc = EXIT_USAGE;
+    goto out;
   const struct recipe *recipes[2] = {recipe_set_find(set, pos[0]), NULL};
   if (!recipes[0]) {
     fprintf(stderr, "servetop run: no recipe named '%s' (servetop recipes lists them)\n", pos[0]);
@@ -357,8 +359,7 @@ int cmd_run_main(int argc, char **argv) {
   if (o.ab) {
     tags[0] = recipes[0]->spec == RECIPE_SPEC_NONE ? "[off] " : "[mtp] ";
     tags[1] = recipes[1]->spec == RECIPE_SPEC_NONE ? "[off] " : "[mtp] ";
-    labels[0] = recipes[0]->spec == RECIPE_SPEC_NONE ? "off" : "mtp";
-    labels[1] = recipes[1]->spec == RECIPE_SPEC_NONE ? "off" : "mtp";
+    labels[0] = labels[1] = o.label ? o.label : "ab";
   }
   enum launch_engine engines[2];
   for (size_t i = 0; i < n_runs; i++)
@@ -428,6 +429,8 @@ int cmd_run_main(int argc, char **argv) {
   free(gpu_halves[1]);
 out:
   recipe_set_free(set);
+  free(o.sets.items); /* the arrays are opt_parse's; the strings are argv's */
+  free(o.server_args.items);
   return rc;
 }
 
