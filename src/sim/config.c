@@ -112,6 +112,11 @@ int sim_config_validate(const struct sim_config *c, struct st_err *err) {
     return err_setf(err, "--sim-gpu %s: unknown (h100, h200, b200, b300, mi300x, mi325x, mi355x)", c->gpu_name);
   if (c->model_preset && !sim_model_find(c->model_preset))
     return err_setf(err, "--sim-model %s: unknown preset (see servetop sim --help)", c->model_preset);
+  if (!sim_config_fixed_mode(c) && !c->model_preset && !sim_model_match(c->model_path))
+    return err_setf(err,
+                    "--model %s: no model preset matches; pass --sim-model PRESET (see --help) or use "
+                    "fixed-latency mode (--sim-fixed-ttft-ms/--sim-fixed-tpot-ms)",
+                    c->model_path);
   if ((c->fixed_ttft_ms >= 0) != (c->fixed_tpot_ms >= 0))
     return err_setf(err, "fixed-latency mode needs both --sim-fixed-ttft-ms and --sim-fixed-tpot-ms");
   if (c->accept_chat < 0 || c->accept_chat > 1 || c->accept_random < 0 || c->accept_random > 1)

@@ -440,12 +440,18 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &mask, &old_mask);
+  /* A shell starts background jobs with SIGINT ignored, and an ignored signal
+   * never reaches the signalfd; blocked, the default action cannot fire. */
+  struct sigaction dfl = {.sa_handler = SIG_DFL}, old_int, old_term;
+  sigaction(SIGINT, &dfl, &old_int);
+  sigaction(SIGTERM, &dfl, &old_term);
 
   if (sim_perf_init(&srv->perf, cfg, err) < 0)
     goto out;
   if (srv->fixed_mode) {
-    srv->fixed_ttft_ns = sim_wall_ns(srv, cfg->fixed_ttft_ms / 1e3);
-    srv->fixed_tpot_ns = sim_wall_ns(srv, cfg->fixed_tpot_ms / 1e3);
+    /* exact wall-clock latencies: --sim-speed scales the model only */
+    srv->fixed_ttft_ns = (int64_t)llround(cfg->fixed_ttft_ms * 1e6);
+    srv->fixed_tpot_ns = (int64_t)llround(cfg->fixed_tpot_ms * 1e6);
   }
   srv->model_name = xstrdup(cfg->served_model_name ? cfg->served_model_name : cfg->model_path);
   struct sbuf esc = {0};
@@ -545,6 +551,8 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   rc = 0;
 out:
   server_fini(srv);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
   pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
   return rc;
 }

@@ -91,8 +91,9 @@ bool sim_config_fixed_mode(const struct sim_config *cfg);
 
 /* Runs the server until SIGINT/SIGTERM (returns 0) or a startup failure
  * (returns -1 with err set; e.g. SGLang's "Not enough memory" message).
- * Logs SGLang-format lines on stderr. Blocks SIGINT/SIGTERM in the caller's
- * thread while it runs (it reads them from a signalfd). */
+ * Logs SGLang-format lines on stderr. While it runs, SIGINT/SIGTERM are
+ * blocked in the calling thread, set to their default action and read from a
+ * signalfd (both are restored on return). */
 int sim_main(const struct sim_config *cfg, struct st_err *err);
 
 /* ---------------------------------------------------------------- presets (docs/sim.md) */

@@ -183,12 +183,24 @@ check "spec accept length metric" grep -qE '^sglang:spec_accept_length\{[^}]*\} 
 check "8 simulated GPUs" test "$(curl -s "http://127.0.0.1:$PORT/sim/gpu_memory" | grep -o '"index":' | wc -l)" = 8
 stop_sim "$SIM_PID"
 
+# continuous batching bounded by --max-running-requests: the rest queue
+start_sim batch --model meta-llama/Llama-3.1-8B-Instruct --max-running-requests 2 --cuda-graph-max-bs 1 \
+  --decode-log-interval 1 --sim-speed 5
+check "batch sim ready" wait_ready
+for i in 1 2 3 4; do post /v1/completions '{"prompt":[1,2,3],"max_tokens":20,"stream":true}' >"$WORK/batch$i.out" & done
+wait_jobs
+check "all 4 queued requests completed" test "$(cat "$WORK"/batch*.out | grep -c 'DONE')" = 4
+check "requests queued beyond --max-running-requests" grep -q 'Prefill batch, .*#queue-req: [1-9]' "$WORK/batch.log"
+check "never more than 2 running" test -z "$(grep -oE 'Decode batch, #running-req: [3-9]' "$WORK/batch.log")"
+check "batches above --cuda-graph-max-bs run without CUDA graphs" grep -q 'Decode batch, #running-req: 2,.*cuda graph: False' "$WORK/batch.log"
+stop_sim "$SIM_PID"
+
 # ------------------------------------------------------------------ startup failures and bad flags
 "$SERVETOP" sim --model deepseek-ai/DeepSeek-R1 --tp 1 --sim-gpu h100 --port 0 >"$WORK/oom.out" 2>&1
 rc=$?
 check "weights that do not fit: exit 1" test $rc = 1
 check "SGLang's not-enough-memory message" grep -q "Not enough memory. Please try to increase --mem-fraction-static." "$WORK/oom.out"
-for bad in "--port abc" "--sim-gpu rtx9999" "--mem-fraction-static 1.5" "--stream-interval 0" "--sim-fault meteor" "--sim-fixed-ttft-ms 5"; do
+for bad in "--model foo/unknown" "--port abc" "--sim-gpu rtx9999" "--mem-fraction-static 1.5" "--stream-interval 0" "--sim-fault meteor" "--sim-fixed-ttft-ms 5"; do
   # shellcheck disable=SC2086
   "$SERVETOP" sim $bad --port 0 >/dev/null 2>&1
   check "bad flag '$bad' exits 2" test $? = 2
