@@ -2,7 +2,8 @@
 # Load-generator benchmark matrix (not a ctest test; numbers go to docs/bench.md).
 # The sim runs pinned to one core, bench_loadgen to another, a fresh sim (and
 # trace file) per configuration.
-#   usage: tests/bench/loadgen_bench.sh BUILD_DIR [SIM_CPU] [CLIENT_CPU]
+#   usage: tests/bench/loadgen_bench.sh BUILD_DIR [SIM_CPU] [CLIENT_CPUS]
+# POINTS="streams:workers ..." overrides the timing-error matrix.
 set -euo pipefail
 build=${1:?usage: loadgen_bench.sh BUILD_DIR [SIM_CPU] [CLIENT_CPU]}
 sim_cpu=${2:-0}
@@ -39,10 +40,13 @@ start_sim 0 0
 run "max events/s, 64 streams x 2000 tokens, keep-alive" --streams 64 --requests 128 --output-len 2000 --reuse
 run "max events/s, 64 streams x 2000 tokens, new connections" --streams 64 --requests 128 --output-len 2000
 stop_sim
-for streams in 1 256 1000; do
+# streams:workers; several workers need as many client CPUs (CLIENT_CPU may be a list, 1-4).
+for point in ${POINTS:-1:1 256:1 1000:1 1000:4}; do
+  streams=${point%%:*}
+  workers=${point##*:}
   start_sim 10 10
   requests=$(( streams < 20 ? 20 : streams * 2 ))
-  run "timing error, $streams streams, 10 ms/token" --streams "$streams" --requests "$requests" \
-    --output-len 100 --trace "$work/trace.jsonl"
+  run "timing error, $streams streams, 10 ms/token, $workers loop(s)" --streams "$streams" \
+    --requests "$requests" --output-len 100 --workers "$workers" --trace "$work/trace.jsonl"
   stop_sim
 done
