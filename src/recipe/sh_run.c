@@ -15,6 +15,10 @@
 
 enum tri { T_FALSE, T_TRUE, T_UNKNOWN };
 
+/* Commands one interpretation may run (functions and substitutions included):
+ * real launch scripts need a few hundred. */
+enum { SH_MAX_STEPS = 5000 };
+
 /* ---------------------------------------------------------------- env */
 static struct sh_var *var_find(const struct sh_env *env, const char *name, size_t len) {
   for (size_t i = env->n_vars; i-- > 0;)
@@ -90,6 +94,7 @@ struct interp {
   bool capture_unknown;
   bool stopped;           /* exit reached */
   int depth;              /* function / substitution recursion */
+  long *steps_left;       /* shared work budget: hostile scripts stay bounded */
   /* functions: name -> [first, end) command range */
   char **fn_names;
   size_t *fn_first, *fn_end;
@@ -399,7 +404,9 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
   const char *rest = name + nlen;
   struct sh_var *v = nlen ? var_find(in->env, name, nlen) : NULL;
   bool set = v && v->n_values > 0;
-  const char *val = set ? v->values[0] : NULL;
+  /* a copy: expanding the word below may reassign this very variable */
+  char *val_copy = set ? xstrdup(v->values[0]) : NULL;
+  const char *val = val_copy;
   char *owned = NULL;
 
   if (nlen == 0) {
@@ -414,11 +421,13 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
         f_value(f, v->values[i], quoted);
       }
       free(b);
+      free(val_copy);
       return;
     }
     if (v) {
       f_value(f, set ? val : "", quoted);
       free(b);
+      free(val_copy);
       return;
     }
     owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
@@ -439,7 +448,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     free(idx_s);
   } else if (*rest == '\0') {
     owned = set ? xstrdup(val) : xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
-  } else if (rest[0] == ':' && strchr("-=+?", rest[1])) {
+  } else if (rest[0] == ':' && rest[1] != '\0' && strchr("-=+?", rest[1])) {
     bool empty = !set || val[0] == '\0';
     char op = rest[1];
     char *word = expand_string(in, rest + 2);
@@ -458,7 +467,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     }
     if (owned != word)
       free(word);
-  } else if (strchr("-=+?", rest[0])) {
+  } else if (rest[0] != '\0' && strchr("-=+?", rest[0])) {
     char op = rest[0];
     char *word = expand_string(in, rest + 1);
     if (op == '+')
@@ -492,6 +501,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
   }
   f_value(f, owned, quoted);
   free(owned);
+  free(val_copy);
   free(b);
 }
 
@@ -554,7 +564,7 @@ static size_t expand_dollar(struct interp *in, const char *s, bool quoted, struc
     expand_braced(in, s + 1, n - 1, quoted, f);
     return n;
   }
-  if (isdigit((unsigned char)s[1]) || strchr("@*#?$!-", s[1]) != NULL) {
+  if (s[1] != '\0' && (isdigit((unsigned char)s[1]) || strchr("@*#?$!-", s[1]) != NULL)) {
     char *v = xasprintf(SH_UNRESOLVED_PREFIX "$%c>", s[1]);
     f_value(f, v, quoted);
     free(v);
@@ -652,7 +662,8 @@ static char *expand_string(struct interp *in, const char *raw) {
 }
 
 void sh_expand_word(struct sh_env *env, const char *raw, char ***fields, size_t *n_fields) {
-  struct interp in = {.env = env};
+  long steps_left = SH_MAX_STEPS;
+  struct interp in = {.env = env, .steps_left = &steps_left};
   struct fields f = {0};
   expand_into(&in, raw, &f);
   fields_take(&f, fields, n_fields);
@@ -709,7 +720,7 @@ static enum tri eval_primary(struct interp *in, char **w, size_t n) {
       return a[0] == '\0' ? T_TRUE : T_FALSE;
     if (strcmp(op, "-n") == 0)
       return a[0] != '\0' ? T_TRUE : T_FALSE;
-    if (strchr("fdesrx", op[1]) && op[2] == '\0') {
+    if (op[1] != '\0' && strchr("fdesrx", op[1]) && op[2] == '\0') {
       if (!in->env->root_dir || a[0] == '/')
         return T_UNKNOWN;
       char *path = path_join_alloc(in->env->root_dir, a);
@@ -809,11 +820,8 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
   if (!is_assignment(raw, &nlen, &append, &val_at))
     return;
   char *name = xstrndup(raw, nlen);
-  struct sh_var *v = var_get_or_add(in->env, name);
-  if (exported)
-    v->exported = true;
+  /* expand first: expansion can add variables (${X:=y}) and move the table */
   if (val_at[0] == '(') {
-    /* array body: tokenize it as words */
     size_t blen = strlen(val_at);
     size_t inner = blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1;
     struct sh_script body;
@@ -824,28 +832,32 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
         expand_words(in, body.cmds[c].words, body.cmds[c].n_words, &elems, &n_elems);
       sh_script_fini(&body);
     }
+    struct sh_var *v = var_get_or_add(in->env, name);
+    v->exported = v->exported || exported;
     if (!append || !v->is_array) {
       if (!append)
         var_clear(v);
       v->is_array = true;
     }
     if (m == T_UNKNOWN) {
+      /* a conditional array edit: its content is not known statically */
       char *mark = xasprintf(SH_UNRESOLVED_PREFIX "%s%s(...) at line %d>", name,
                              append ? "+=" : "=", line);
       if (!append)
         var_clear(v);
       strv_push(&v->values, &v->n_values, mark);
       free(mark);
-      strv_free(elems, n_elems);
     } else {
       for (size_t i = 0; i < n_elems; i++)
         strv_push(&v->values, &v->n_values, elems[i]);
-      strv_free(elems, n_elems);
     }
+    strv_free(elems, n_elems);
     free(name);
     return;
   }
   char *val = expand_string(in, val_at);
+  struct sh_var *v = var_get_or_add(in->env, name);
+  v->exported = v->exported || exported;
   if (append && v->n_values > 0) {
     char *joined = xasprintf("%s%s", v->values[v->n_values - 1], val);
     free(val);
@@ -855,7 +867,7 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
     free(val);
     val = xasprintf(SH_UNRESOLVED_PREFIX "$%s>", name);
   }
-  if (v->is_array && append) {
+  if (v->is_array && append && v->n_values > 0) {
     free(v->values[v->n_values - 1]);
     v->values[v->n_values - 1] = val;
   } else {
@@ -1398,6 +1410,10 @@ static bool function_def(struct interp *in, size_t idx, size_t end, size_t *resu
 
 static void run_range(struct interp *in, size_t first, size_t end) {
   for (size_t i = first; i < end && !in->stopped;) {
+    if (--*in->steps_left < 0) {
+      in->stopped = true; /* a script a launcher would never run this long */
+      break;
+    }
     size_t resume;
     if (in->depth == 0 && function_def(in, i, end, &resume)) {
       i = resume;
@@ -1417,7 +1433,8 @@ static char *command_subst_alloc(struct interp *in, const char *body, size_t len
   struct sbuf out = {0};
   struct sh_result dummy = {0};
   struct interp child = {.s = &sub, .env = in->env, .res = &dummy, .capture = &out,
-                         .depth = in->depth + 1, .last_status = T_TRUE};
+                         .depth = in->depth + 1, .last_status = T_TRUE,
+                         .steps_left = in->steps_left};
   run_range(&child, 0, sub.n_cmds);
   char *result;
   if (child.capture_unknown) {
@@ -1441,7 +1458,9 @@ static char *command_subst_alloc(struct interp *in, const char *body, size_t len
 
 void sh_run(const struct sh_script *s, struct sh_env *env, struct sh_result *out) {
   memset(out, 0, sizeof *out);
-  struct interp in = {.s = s, .env = env, .res = out, .last_status = T_TRUE};
+  long steps_left = SH_MAX_STEPS;
+  struct interp in = {.s = s, .env = env, .res = out, .last_status = T_TRUE,
+                      .steps_left = &steps_left};
   run_range(&in, 0, s->n_cmds);
   for (size_t i = 0; i < in.n_frames; i++)
     free(in.frames[i].case_subject);
