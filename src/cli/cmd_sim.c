@@ -68,6 +68,7 @@ int cmd_sim_main(int argc, char **argv) {
        "(weights + KV pool) / GPU memory; default by SGLang's TP rule"),
       SPEC("max-running-requests", OPT_INT, &c->max_running_requests, "N", "batch limit (default SGLang's rule)"),
       SPEC("chunked-prefill-size", OPT_INT, &c->chunked_prefill_size, "N", "prefill tokens per batch (default 8192)"),
+      SPEC("max-prefill-tokens", OPT_INT, &c->max_prefill_tokens, "N", "prompt tokens per prefill batch (16384)"),
       SPEC("cuda-graph-max-bs", OPT_INT, &c->cuda_graph_max_bs, "N", "larger decode batches run slower"),
       SPEC("context-length", OPT_INT, &c->context_length, "N", "default: the model preset's"),
       SPEC("kv-cache-dtype", OPT_STRING, &c->kv_cache_dtype, "T", "auto | bf16 | fp8_e4m3 | fp8_e5m2 | fp4_e2m1"),

@@ -14,6 +14,7 @@ void sim_config_init(struct sim_config *cfg) {
   cfg->ep_size = 1;
   cfg->dp_size = 1;
   cfg->kv_cache_dtype = "auto";
+  cfg->max_prefill_tokens = 16384;
   cfg->stream_interval = 1;
   cfg->decode_log_interval = 40;
   cfg->gpu_name = "h200";
@@ -77,6 +78,8 @@ int sim_config_validate(const struct sim_config *c, struct st_err *err) {
     return err_setf(err, "--max-running-requests %d: must be >= 1", c->max_running_requests);
   if (c->chunked_prefill_size < 0 && c->chunked_prefill_size != -1)
     return err_setf(err, "--chunked-prefill-size %d: must be >= 1", c->chunked_prefill_size);
+  if (c->max_prefill_tokens < 1)
+    return err_setf(err, "--max-prefill-tokens %d: must be >= 1", c->max_prefill_tokens);
   if (c->stream_interval < 1)
     return err_setf(err, "--stream-interval %d: must be >= 1", c->stream_interval);
   if (c->decode_log_interval < 1)

@@ -267,7 +267,8 @@ static void start_step(struct sim_server *srv) {
     return;
   double dur_s = 0;
   /* a prefill batch when any running request still has prompt to compute */
-  long budget = p->chunked_prefill_size;
+  /* SGLang's PrefillAdder: chunks of --chunked-prefill-size, batches of --max-prefill-tokens */
+  long budget = p->chunked_prefill_size < p->max_prefill_tokens ? p->chunked_prefill_size : p->max_prefill_tokens;
   long new_tokens = 0;
   int new_seq = 0;
   long context = 0;

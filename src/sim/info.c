@@ -99,6 +99,7 @@ static void add_server_args(cJSON *o, const struct sim_server *srv) {
   cJSON_AddNumberToObject(o, "mem_fraction_static", p->mem_fraction_static);
   cJSON_AddNumberToObject(o, "max_running_requests", p->max_running_requests);
   cJSON_AddNumberToObject(o, "chunked_prefill_size", p->chunked_prefill_size);
+  cJSON_AddNumberToObject(o, "max_prefill_tokens", p->max_prefill_tokens);
   cJSON_AddNumberToObject(o, "cuda_graph_max_bs", p->cuda_graph_max_bs);
   cJSON_AddNumberToObject(o, "context_length", p->context_length);
   cJSON_AddStringToObject(o, "kv_cache_dtype", c->kv_cache_dtype ? c->kv_cache_dtype : "auto");

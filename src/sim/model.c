@@ -170,6 +170,7 @@ int sim_perf_init(struct sim_perf *p, const struct sim_config *cfg, struct st_er
                                : sim_default_mem_fraction(p->gpu->memory_bytes, p->tp);
   p->cuda_graph_max_bs = cfg->cuda_graph_max_bs > 0 ? cfg->cuda_graph_max_bs : (p->tp < 4 ? 256 : 512);
   p->chunked_prefill_size = cfg->chunked_prefill_size > 0 ? cfg->chunked_prefill_size : 8192;
+  p->max_prefill_tokens = cfg->max_prefill_tokens > 0 ? cfg->max_prefill_tokens : 16384;
   p->cuda_graph_bytes_per_gpu = 0.5 * GIB + p->cuda_graph_max_bs * 4 * MIB;
   p->activations_bytes_per_gpu = 0.25 * GIB + (double)p->chunked_prefill_size * 64 * 1024;
   /* SGLang profile_max_num_token: rest = available_after_weights - total * (1 - mf) */

@@ -415,7 +415,7 @@ static void log_startup(struct sim_server *srv) {
   sim_log(srv,
           "max_total_num_tokens=%ld, chunked_prefill_size=%d, max_prefill_tokens=%d, "
           "max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
-          p->max_total_num_tokens, p->chunked_prefill_size, 16384, p->max_running_requests,
+          p->max_total_num_tokens, p->chunked_prefill_size, p->max_prefill_tokens, p->max_running_requests,
           p->context_length,
           (p->gpu->memory_bytes * (1 - p->mem_fraction_static) - p->cuda_graph_bytes_per_gpu) /
               1073741824.0);

@@ -43,6 +43,7 @@ struct sim_config {
   double mem_fraction_static;    /* <= 0: SGLang's default rule */
   int max_running_requests;      /* <= 0: SGLang's default rule */
   int chunked_prefill_size;      /* <= 0: default (8192) */
+  int max_prefill_tokens;        /* prompt tokens in one prefill batch (16384) */
   int cuda_graph_max_bs;         /* <= 0: default by GPU memory */
   int context_length;            /* <= 0: the model preset's */
   const char *kv_cache_dtype;    /* "auto", "fp8_e4m3", "fp8_e5m2", "bf16" */

@@ -78,6 +78,7 @@ struct sim_perf {
   int max_running_requests;        /* per DP rank */
   int context_length;
   int chunked_prefill_size;
+  int max_prefill_tokens;
   int cuda_graph_max_bs;
   double flops_per_s;              /* dense at the weight precision, per GPU */
   double decode_efficiency, prefill_efficiency;
