@@ -81,6 +81,38 @@ static void copy_latency(struct snap_percentiles *dst, const struct lg_live_late
   dst->p99_ms = src->p99_ms;
 }
 
+/* The latest /metrics scrape wins over the log where it has a value. */
+static void fill_from_metrics(struct run *run) {
+  struct sig_live live;
+  sig_scraper_live(run->scraper, &live);
+  if (!live.valid)
+    return;
+  struct snap_run *s = &run->snap;
+  if (!isnan(live.num_running)) {
+    s->load.running_valid = true;
+    s->load.num_running = (int64_t)live.num_running;
+    s->load.source = SNAP_SRC_METRICS;
+  }
+  if (!isnan(live.num_queued)) {
+    s->load.queued_valid = true;
+    s->load.num_queued = (int64_t)live.num_queued;
+  }
+  if (!isnan(live.kv_usage_frac)) {
+    s->load.kv_usage_valid = true;
+    s->load.kv_usage_frac = live.kv_usage_frac;
+  }
+  /* SGLang exports 0 when speculative decoding is off: only > 0 is a value */
+  if (!isnan(live.accept_length) && live.accept_length > 0) {
+    s->spec.accept_length_valid = true;
+    s->spec.accept_length = live.accept_length;
+    s->spec.source = SNAP_SRC_METRICS;
+    if (!isnan(live.accept_rate)) {
+      s->spec.accept_rate_valid = true;
+      s->spec.accept_rate_frac = live.accept_rate;
+    }
+  }
+}
+
 static void fill_server_part(struct run *run) {
   struct snap_run *s = &run->snap;
   if (run->launcher) {
@@ -135,6 +167,9 @@ static void fill_server_part(struct run *run) {
                                                                  : SNAP_MAX_SPEC_POSITIONS;
   memcpy(s->spec.per_position_rate_frac, ls.per_position_rate_frac,
          sizeof(double) * (size_t)s->spec.n_positions);
+
+  if (run->scraper)
+    fill_from_metrics(run);
 
   if (run->telemetry) {
     struct tm_snapshot *tm = xmalloc(sizeof(*tm)); /* large: not on the stack */
@@ -399,6 +434,7 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
 
   struct sig_config sc = {.base_url = base_url, .interval_s = 1.0, .timeout_s = 2.0};
   struct sig_scraper *scraper = sig_scraper_start(&sc);
+  run->scraper = scraper;
   lc.prompts = work.prompts;
   lc.n_prompts = work.n_prompts;
   run->snap.progress.phase = SNAP_PHASE_MEASURING;
@@ -415,6 +451,7 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
   run->measuring = false;
   pthread_mutex_unlock(&run->lock);
   struct sig_summary signals;
+  run->scraper = NULL;
   sig_scraper_finish(scraper, &signals);
   pthread_mutex_lock(&run->lock);
   if (signals.spec_enabled_valid) {

@@ -75,6 +75,7 @@ struct run {
 
   /* run thread only */
   struct launcher *launcher;
+  struct sig_scraper *scraper;    /* the point's /metrics scraper while measuring */
   struct tm_sampler *telemetry;
   struct recipe_cmd rcmd;         /* server command of the current point, overrides applied */
   bool rcmd_valid;

@@ -111,6 +111,9 @@ START_TEST(live_snapshots_concurrency_change_and_stop) {
   ck_assert(s->spec.enabled);
   ck_assert(s->spec.accept_length_valid);
   ck_assert(s->spec.accept_length > 1.0);
+  /* the recipe has --enable-metrics: the live figures come from /metrics */
+  ck_assert_int_eq(s->load.source, SNAP_SRC_METRICS);
+  ck_assert(s->load.running_valid && s->load.kv_usage_valid);
 
   run_stop(run);
   ck_assert(run_wait(run, 20000));
