@@ -98,7 +98,7 @@ static int json_get_long(const cJSON *obj, const char *key, long *out, char *why
   return 0;
 }
 
-static int parse_stream_options(const cJSON *body, struct gen_params *g, char *why, size_t why_len) {
+static int parse_common_fields(const cJSON *body, struct gen_params *g, char *why, size_t why_len) {
   if (json_get_bool(body, "stream", &g->stream, why, why_len) < 0)
     return -1;
   const cJSON *so = cJSON_GetObjectItemCaseSensitive(body, "stream_options");
@@ -246,7 +246,7 @@ static void format_chunk_head(struct sim_server *srv, struct sim_req *req) {
                 ",\"model\":\"%s\",\"choices\":[{\"index\":0,\"text\":\"",
                 req->rid, req->created_s, srv->model_name_json);
   else
-    sbuf_puts(&h, "data: {\"text\":\"");
+    return; /* /generate streams cumulative text: no fixed head */
   req->chunk_head_len = h.len;
   req->chunk_head = sbuf_take(&h);
 }
@@ -410,8 +410,10 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
       req->role_sent = true;
     }
     sbuf_reset(sb);
-    sbuf_append(sb, req->chunk_head, req->chunk_head_len);
-    append_token_text(sb, req->sent_len, upto_len);
+    if (req->chunk_head)
+      sbuf_append(sb, req->chunk_head, req->chunk_head_len);
+    if (req->kind != SIM_REQ_GENERATE)
+      append_token_text(sb, req->sent_len, upto_len);
     if (req->kind == SIM_REQ_CHAT) {
       sbuf_puts(sb, "\",\"reasoning_content\":null,\"tool_calls\":null}");
       append_chat_tail(sb, req, upto_len, NULL);
@@ -436,7 +438,6 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
       sbuf_puts(sb, "}\n\n");
     } else {
       /* native /generate streams the cumulative text */
-      sbuf_reset(sb);
       sbuf_puts(sb, "data: {\"text\":\"");
       append_token_text(sb, 0, upto_len);
       sbuf_printf(sb, "\",\"meta_info\":{\"id\":\"%s\",\"prompt_tokens\":%ld,\"completion_tokens\":%ld}}\n\n",
@@ -489,7 +490,7 @@ static void start_generation(struct sim_server *srv, struct sim_conn *conn,
     return;
   }
   struct gen_params g = {0};
-  int rc = parse_stream_options(body, &g, why, sizeof why);
+  int rc = parse_common_fields(body, &g, why, sizeof why);
   if (rc == 0)
     rc = kind == SIM_REQ_CHAT         ? parse_chat(body, srv, &g, why, sizeof why)
          : kind == SIM_REQ_COMPLETION ? parse_completion(body, &g, why, sizeof why)

@@ -29,10 +29,6 @@ enum {
   LISTEN_BACKLOG = 4096,
 };
 
-/* Connections closed during one loop iteration are freed at its end, so an
- * epoll event later in the same batch never touches freed memory. */
-static struct sim_conn *dead_conns;
-
 int64_t sim_now_ns(void) { return clock_mono_ns(); }
 
 int64_t sim_wall_ns(const struct sim_server *srv, double sim_seconds) {
@@ -137,14 +133,14 @@ void sim_conn_close(struct sim_server *srv, struct sim_conn *conn) {
   if (conn->next)
     conn->next->prev = conn->prev;
   conn->prev = NULL;
-  conn->next = dead_conns;
-  dead_conns = conn;
+  conn->next = srv->dead_conns;
+  srv->dead_conns = conn;
 }
 
-static void free_dead_conns(void) {
-  while (dead_conns) {
-    struct sim_conn *c = dead_conns;
-    dead_conns = c->next;
+static void free_dead_conns(struct sim_server *srv) {
+  while (srv->dead_conns) {
+    struct sim_conn *c = srv->dead_conns;
+    srv->dead_conns = c->next;
     sbuf_free(&c->in);
     sbuf_free(&c->out);
     free(c);
@@ -365,7 +361,7 @@ static void warmup_timer_fired(struct sim_server *srv, struct sim_timer *t) {
 static void server_fini(struct sim_server *srv) {
   while (srv->conns)
     sim_conn_close(srv, srv->conns);
-  free_dead_conns();
+  free_dead_conns(srv);
   sim_engine_fini(srv);
   sim_timer_heap_free(&srv->timers);
   if (srv->listen_fd >= 0)
@@ -541,7 +537,7 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
       }
     }
     run_due_timers(srv);
-    free_dead_conns();
+    free_dead_conns(srv);
   }
   if (srv->crashed) {
     err_setf(err, "simulated crash (--sim-fault crash-after=N)");

@@ -115,7 +115,7 @@ double sim_per_user_tokens_per_s(const struct sim_perf *p, int concurrency, long
 uint64_t sim_rng_next(uint64_t *state);
 double sim_rng_uniform(uint64_t *state);
 
-/* ---------------------------------------------------------------- stream.c: chunking rule */
+/* ---------------------------------------------------------------- tokenize.c: chunking rule */
 /* SGLang's stream-interval rule: after a decode step left the request with
  * out_len output tokens, is a chunk sent now? */
 bool sim_stream_should_send(int stream_interval, long out_len, bool finished);
@@ -235,6 +235,9 @@ struct sim_server {
   struct sim_timer_heap timers;
   int64_t timerfd_armed_ns;   /* what timer_fd is set to (0: disarmed) */
   struct sim_conn *conns;     /* list of open connections */
+  /* Connections closed during one loop iteration, freed at its end, so an
+   * epoll event later in the same batch never touches freed memory. */
+  struct sim_conn *dead_conns;
   uint64_t next_conn_id;
   uint64_t next_req_seq;
   struct sim_stats stats;
