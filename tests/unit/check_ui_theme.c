@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/util.h"
+#include "ui_util.h"
 
 START_TEST(colour_tokens) {
   struct theme_color c;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/util.h"
+#include "ui_util.h"
 
 /* Asserts the glyphs of one grid row. */
 static void assert_row(const struct ui_grid *g, int y, const char *want) {
