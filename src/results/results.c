@@ -232,8 +232,14 @@ void results_compute(const struct lg_result *run, const struct results_settings 
     out->completed++;
     out->total_input += record_input_len(r);
     out->input_tokens_client += r->prompt_len;
-    if (r->server_prompt_tokens >= 0)
+    if (r->server_prompt_tokens >= 0) {
       out->input_tokens_server += r->server_prompt_tokens;
+      double rel = r->prompt_len > 0 ? fabs((double)r->server_prompt_tokens - (double)r->prompt_len) /
+                                           (double)r->prompt_len
+                                     : 0.0;
+      if (rel > out->input_max_rel_error)
+        out->input_max_rel_error = rel;
+    }
     out->total_output += r->output_tokens;
     if (!(r->flags & LG_REC_USAGE_SEEN))
       out->n_usage_missing++;
@@ -480,6 +486,93 @@ static cJSON *signals_object(const struct sig_summary *sig) {
   return o;
 }
 
+/* ---------------------------------------------------------------- Python-style JSON text
+ * json.dump() as the reference calls it: one line, ", " and ": " separators,
+ * non-ASCII escaped (ensure_ascii), shortest round-trip floats. */
+static void py_json_string(struct sbuf *sb, const char *s) {
+  sbuf_putc(sb, '"');
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    unsigned char c = *p;
+    if (c == '"' || c == '\\') {
+      sbuf_putc(sb, '\\');
+      sbuf_putc(sb, (char)c);
+      p++;
+    } else if (c == '\n') {
+      sbuf_puts(sb, "\\n"), p++;
+    } else if (c == '\r') {
+      sbuf_puts(sb, "\\r"), p++;
+    } else if (c == '\t') {
+      sbuf_puts(sb, "\\t"), p++;
+    } else if (c < 0x20 || c == 0x7f) {
+      sbuf_printf(sb, "\\u%04x", c), p++;
+    } else if (c < 0x80) {
+      sbuf_putc(sb, (char)c), p++;
+    } else {
+      /* Decode one UTF-8 sequence; invalid bytes become U+FFFD. */
+      uint32_t cp = 0xFFFD;
+      int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      bool valid = len > 1;
+      for (int i = 1; i < len && valid; i++)
+        valid = (p[i] & 0xC0) == 0x80;
+      if (valid) {
+        cp = c & (0x7F >> len);
+        for (int i = 1; i < len; i++)
+          cp = (cp << 6) | (p[i] & 0x3F);
+        p += len;
+      } else {
+        p++;
+      }
+      if (cp >= 0x10000) {
+        cp -= 0x10000;
+        sbuf_printf(sb, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+      } else {
+        sbuf_printf(sb, "\\u%04x", cp);
+      }
+    }
+  }
+  sbuf_putc(sb, '"');
+}
+
+static void py_json_number(struct sbuf *sb, double v) {
+  if (!isfinite(v)) {
+    sbuf_puts(sb, "null");
+  } else if (v == floor(v) && fabs(v) < 1e15) {
+    sbuf_printf(sb, "%.0f", v);
+  } else {
+    char buf[48];
+    results_format_python_float(buf, sizeof(buf), v);
+    sbuf_puts(sb, buf);
+  }
+}
+
+static void py_json_value(struct sbuf *sb, const cJSON *item) {
+  if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
+    bool obj = cJSON_IsObject(item);
+    sbuf_putc(sb, obj ? '{' : '[');
+    for (const cJSON *c = item->child; c; c = c->next) {
+      if (c != item->child)
+        sbuf_puts(sb, ", ");
+      if (obj) {
+        py_json_string(sb, c->string);
+        sbuf_puts(sb, ": ");
+      }
+      py_json_value(sb, c);
+    }
+    sbuf_putc(sb, obj ? '}' : ']');
+  } else if (cJSON_IsString(item)) {
+    py_json_string(sb, item->valuestring);
+  } else if (cJSON_IsNumber(item)) {
+    py_json_number(sb, item->valuedouble);
+  } else if (cJSON_IsTrue(item)) {
+    sbuf_puts(sb, "true");
+  } else if (cJSON_IsFalse(item)) {
+    sbuf_puts(sb, "false");
+  } else {
+    sbuf_puts(sb, "null");
+  }
+}
+
 char *results_json_alloc(const struct lg_result *run, const struct results_settings *s,
                          const struct results_metrics *m, const struct sig_summary *signals) {
   cJSON *root = cJSON_CreateObject();
@@ -600,6 +693,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON *tok = cJSON_AddObjectToObject(st, "tokens");
   cJSON_AddNumberToObject(tok, "input_client", (double)m->input_tokens_client);
   cJSON_AddNumberToObject(tok, "input_server", (double)m->input_tokens_server);
+  cJSON_AddNumberToObject(tok, "input_max_rel_error", m->input_max_rel_error);
   cJSON_AddNumberToObject(tok, "requests_without_usage", (double)m->n_usage_missing);
   cJSON *fail = cJSON_AddObjectToObject(st, "failures");
   for (int f = LG_FAIL_HTTP; f <= LG_FAIL_NOT_SENT; f++)
@@ -635,13 +729,10 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
     cJSON_AddNumberToObject(row, "tpot_p50_ms", sec->tpot_p50_ms);
     cJSON_AddItemToArray(series, row);
   }
-  char *text = cJSON_Print(root);
+  struct sbuf sb = {0};
+  py_json_value(&sb, root);
   cJSON_Delete(root);
-  if (!text)
-    util_die_oom(0);
-  char *owned = xstrdup(text);
-  cJSON_free(text);
-  return owned;
+  return sbuf_take(&sb);
 }
 
 char *results_default_filename_alloc(const struct results_settings *s, const char *date) {

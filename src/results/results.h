@@ -93,6 +93,7 @@ struct results_metrics {
   struct results_stat send_lag;       /* dispatch - scheduled */
   struct results_stat connect;        /* dispatch -> connected (inside TTFT), new connections */
   int64_t input_tokens_client, input_tokens_server;
+  double input_max_rel_error;         /* max |server - client| / client over requests with both */
   int64_t n_usage_missing;            /* successful requests without a usage chunk */
   int64_t failures_by_kind[LG_FAIL_NOT_SENT + 1];
   struct results_second *seconds;     /* n_seconds */

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# `servetop bench` as a drop-in for benchmark_serving.py, against `servetop sim`:
+# flags and usage errors, result file name and keys, metadata and goodput,
+# chat mode sized by calibration, run-scoped acceptance from the server,
+# failures (HTTP 500, malformed SSE, resets) with the > 5% exit rule, and
+# SIGINT saving an interrupted result. Every process is reaped (trap).
+set -u
+SERVETOP=${SERVETOP:?set SERVETOP to the servetop binary}
+WORK=$(mktemp -d)
+PIDS=()
+FAILS=0
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+ok() { echo "ok: $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
+has() { grep -qF -- "$2" "$1"; }          # has FILE TEXT
+lacks() { ! grep -qF -- "$2" "$1"; }
+
+start_sim() { # NAME args...: sets PORT and SIM_PID
+  local name=$1; shift
+  rm -f "$WORK/$name.port"
+  "$SERVETOP" sim --port 0 --sim-port-file "$WORK/$name.port" --skip-server-warmup \
+    --model llama-3.1-8b "$@" 2>"$WORK/$name.log" &
+  SIM_PID=$!
+  PIDS+=("$SIM_PID")
+  for _ in $(seq 200); do
+    [[ -s $WORK/$name.port ]] && break
+    kill -0 "$SIM_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  PORT=$(cat "$WORK/$name.port" 2>/dev/null)
+  [[ -n $PORT ]] || { echo "FAIL: sim $name did not start"; cat "$WORK/$name.log"; exit 1; }
+}
+stop_sim() { kill "$SIM_PID" 2>/dev/null; wait "$SIM_PID" 2>/dev/null; }
+
+bench() { # bench OUT_PREFIX args...: runs servetop bench, sets RC
+  local out=$1; shift
+  timeout 120 "$SERVETOP" bench --model llama-3.1-8b --base-url "http://127.0.0.1:$PORT" \
+    --dataset-name random --quiet "$@" >"$out.out" 2>"$out.err"
+  RC=$?
+}
+
+# ---------------------------------------------------------------- usage
+"$SERVETOP" bench --help >"$WORK/help.txt" 2>&1
+check "--help exits 0" test $? -eq 0
+check "--help lists InferenceX flags" has "$WORK/help.txt" "--random-range-ratio"
+"$SERVETOP" bench --model m --no-such-flag >/dev/null 2>"$WORK/bad.err"
+check "unknown flag exits 2" test $? -eq 2
+"$SERVETOP" bench --model m --backend tgi >/dev/null 2>"$WORK/bad.err"
+check "bad backend exits 2" test $? -eq 2
+"$SERVETOP" bench --model m --goodput itl:5 >/dev/null 2>"$WORK/bad.err"
+check "goodput on itl is refused" has "$WORK/bad.err" "invalid metric"
+
+# ---------------------------------------------------------------- result file
+start_sim fixed --sim-fixed-ttft-ms 5 --sim-fixed-tpot-ms 1
+bench "$WORK/r1" --backend vllm --random-input-len 64 --random-output-len 16 --num-prompts 12 \
+  --max-concurrency 4 --ignore-eos --num-warmups 8 --save-result --result-dir "$WORK/results" \
+  --metadata framework=sglang precision=fp8 --goodput ttft:1000 tpot:100 --request-rate inf
+check "plain run exits 0" test "$RC" -eq 0
+shopt -s nullglob
+files=("$WORK"/results/vllm-infqps-concurrency4-llama-3.1-8b-*.json)
+check "default result file name" test "${#files[@]}" -eq 1
+f=${files[0]:-/dev/null}
+check "summary heading" has "$WORK/r1.out" "============ Serving Benchmark Result ============"
+check "goodput line" has "$WORK/r1.out" "Request goodput (req/s):"
+for key in '"date"' '"backend": "vllm"' '"model_id": "llama-3.1-8b"' '"num_prompts": 12' \
+  '"framework": "sglang"' '"precision": "fp8"' '"request_rate": "inf"' '"max_concurrency": 4' \
+  '"request_goodput:": 12' '"input_lens"' '"output_lens"' '"p99.9_ttft_ms"' '"median_e2el_ms"' \
+  '"servetop"' '"schema_version": 1' '"connection_reuse": "new connection per request"' \
+  '"num_warmups": 8'; do
+  check "result has $key" has "$f" "$key"
+done
+check "goodput is a number" grep -qE '"request_goodput:": [0-9]' "$f"
+check "no detailed lists without --save-detailed" lacks "$f" '"generated_texts"'
+
+bench "$WORK/r2" --random-input-len 32 --random-output-len 8 --num-prompts 4 --ignore-eos \
+  --percentile-metrics ttft,e2el --metric-percentiles 50,99 --save-detailed \
+  --result-filename "$WORK/named.json" --reuse-connections --num-workers 2
+check "named result file" test -s "$WORK/named.json"
+check "chosen percentiles" has "$WORK/named.json" '"p50_ttft_ms"'
+check "unselected metric absent" lacks "$WORK/named.json" '"mean_tpot_ms"'
+check "detailed lists" has "$WORK/named.json" '"generated_texts"'
+check "max_concurrency null" has "$WORK/named.json" '"max_concurrency": null'
+check "keep-alive recorded" has "$WORK/named.json" '"reuse_connections": true'
+check "no /metrics is not an error" has "$WORK/named.json" '"metrics_available": false'
+
+# ---------------------------------------------------------------- chat mode
+bench "$WORK/chat" --backend openai-chat --endpoint /v1/chat/completions --random-input-len 400 \
+  --random-output-len 8 --random-range-ratio 0.5 --num-prompts 8 --max-concurrency 4 --ignore-eos \
+  --save-result --result-filename "$WORK/chat.json"
+check "chat run exits 0" test "$RC" -eq 0
+check "chat calibration recorded" has "$WORK/chat.json" '"chat_calibration"'
+check "chat api recorded" has "$WORK/chat.json" '"api": "chat"'
+err=$(awk -F': ' '/"input_max_rel_error"/ { gsub(/,/, "", $2); print $2 }' "$WORK/chat.json")
+check "chat prompt sizes within 1% of target (max rel error $err)" \
+  awk -v e="$err" 'BEGIN { exit !(e != "" && e <= 0.01) }'
+stop_sim
+
+# ---------------------------------------------------------------- acceptance
+start_sim spec --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 \
+  --speculative-num-draft-tokens 4 --enable-metrics --sim-speed 20 --decode-log-interval 1
+bench "$WORK/spec" --random-input-len 128 --random-output-len 128 --num-prompts 32 \
+  --max-concurrency 8 --ignore-eos --save-result --result-filename "$WORK/spec.json"
+check "spec run exits 0" test "$RC" -eq 0
+check "spec enabled read from the server" has "$WORK/spec.json" '"spec_enabled": true'
+check "run-scoped accept length" grep -qE '"accept_length": [0-9]' "$WORK/spec.json"
+check "accept length method named" has "$WORK/spec.json" '"accept_length_method"'
+check "accept length in summary" has "$WORK/spec.out" "servetop: accept length (run):"
+stop_sim
+
+# ---------------------------------------------------------------- failures
+start_sim h500 --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault http-500=2
+bench "$WORK/h500" --random-input-len 16 --random-output-len 4 --num-prompts 10 --ignore-eos \
+  --save-result --result-filename "$WORK/h500.json"
+check "50% HTTP 500 exits 1" test "$RC" -eq 1
+check "FAIL line" has "$WORK/h500.err" "FAIL: request failure rate"
+check "result saved before failing" has "$WORK/h500.json" '"http_error": 5'
+stop_sim
+
+start_sim badjson --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault bad-json-after=8
+bench "$WORK/badjson" --random-input-len 16 --random-output-len 4 --num-prompts 40 --max-concurrency 1 \
+  --ignore-eos --save-result --result-filename "$WORK/badjson.json"
+check "malformed SSE counted" has "$WORK/badjson.json" '"malformed_sse": 32'
+check "malformed run exits 1" test "$RC" -eq 1
+stop_sim
+
+start_sim reset --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault reset-after=39
+bench "$WORK/reset" --random-input-len 16 --random-output-len 4 --num-prompts 40 --max-concurrency 1 \
+  --ignore-eos --save-result --result-filename "$WORK/reset.json"
+check "one reset (2.5%) exits 0" test "$RC" -eq 0
+check "reset counted" has "$WORK/reset.json" '"transfer_error": 1'
+stop_sim
+
+# ---------------------------------------------------------------- SIGINT
+start_sim slow --sim-fixed-ttft-ms 5 --sim-fixed-tpot-ms 50
+"$SERVETOP" bench --model llama-3.1-8b --base-url "http://127.0.0.1:$PORT" --random-input-len 16 \
+  --random-output-len 1000 --num-prompts 8 --max-concurrency 2 --ignore-eos --quiet \
+  --drain-timeout 0.5 --save-result --result-filename "$WORK/int.json" >"$WORK/int.out" 2>&1 &
+BPID=$!
+PIDS+=("$BPID")
+sleep 1.5
+t0=$(date +%s%N)
+kill -INT "$BPID"
+wait "$BPID"
+RC=$?
+t1=$(date +%s%N)
+check "SIGINT exits 130" test "$RC" -eq 130
+check "SIGINT stops within 5 s" test $(( (t1 - t0) / 1000000 )) -lt 5000
+check "interrupted result saved" has "$WORK/int.json" '"interrupted": true'
+check "in-flight requests marked" has "$WORK/int.json" '"interrupted": 2'
+stop_sim
+
+if (( FAILS > 0 )); then
+  echo "$FAILS check(s) failed"
+  exit 1
+fi
+echo "all bench CLI checks passed"
