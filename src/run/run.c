@@ -235,7 +235,7 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   copy_latency(&s->latency.e2el.window, &live->e2el);
 }
 
-static void publish(struct run *run) {
+void run_publish(struct run *run) {
   fill_server_part(run);
   snap_slot_publish(run->slot, &run->snap);
 }
@@ -362,10 +362,9 @@ static enum point_end drive_load(struct run *run, const struct lg_config *cfg, b
         (*n_marks)++;
       }
     }
-    if (publish_live) {
+    if (publish_live)
       fill_load_part(run, &live);
-      publish(run);
-    }
+    run_publish(run); /* warmups too: server state and log tail keep moving */
   }
   lg_run_finish(lg, out);
   if (end == POINT_DONE) {
@@ -420,7 +419,7 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
     lc.prompts = warm.prompts;
     lc.n_prompts = warm.n_prompts;
     note(run, "warming up: %d requests", p->num_warmups);
-    publish(run);
+    run_publish(run);
     struct lg_result warm_result;
     end = drive_load(run, &lc, false, &warm_result, mark_s, mark_conc, &n_marks, err);
     lg_result_free(&warm_result);
@@ -543,7 +542,7 @@ static void *run_main(void *arg) {
   run->started_unix_s = clock_real_s();
   run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
   snap_concurrency_mark(&run->snap.concurrency, 0.0, run->cfg.conc);
-  publish(run);
+  run_publish(run);
 
   size_t n_points = run->cfg.sweep ? r->n_points : 1;
   run->snap.progress.n_points = (int)n_points;
@@ -588,13 +587,13 @@ static void *run_main(void *arg) {
         if (run->launcher) {
           note(run, "server command changes at concurrency %d: restarting it", plan.conc);
           run->snap.progress.phase = SNAP_PHASE_BETWEEN;
-          publish(run);
+          run_publish(run);
           run_server_stop(run);
           run_server_free(run);
         }
         run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
         note(run, "launching %s (%s)", r->name, launch_engine_name(run->cfg.engine));
-        publish(run);
+        run_publish(run);
         if (run_files_write_recipe(run, &cmd, &err) != 0)
           log_msg(LOG_WARN, "run: %s", err.msg);
         int rc = run_server_start(run, &cmd, &err);
@@ -613,8 +612,9 @@ static void *run_main(void *arg) {
           const char *urls[] = {url};
           struct launch_status st;
           launcher_get_status(run->launcher, &st);
-          struct tm_config tc = {.backend = run->cfg.engine == LAUNCH_ENGINE_SIM ? "sim" : "auto",
-                                 .urls = urls, .n_urls = 1, .server_pid = st.pid};
+          bool sim = run->cfg.engine == LAUNCH_ENGINE_SIM; /* the sim serves /sim/gpu_memory */
+          struct tm_config tc = {.backend = sim ? "sim" : "auto", .urls = sim ? urls : NULL,
+                                 .n_urls = sim ? 1 : 0, .server_pid = st.pid};
           run->telemetry = tm_open(&tc, &err);
           if (run->telemetry && tm_start(run->telemetry, &err) != 0) {
             tm_close(run->telemetry);
@@ -674,7 +674,7 @@ static void *run_main(void *arg) {
 
 finish:
   run->snap.progress.phase = SNAP_PHASE_STOPPING;
-  publish(run);
+  run_publish(run);
   run_server_stop(run);
   if (run->telemetry) {
     tm_close(run->telemetry);
@@ -697,7 +697,7 @@ finish:
   snprintf(run->snap.progress.message, sizeof(run->snap.progress.message), "%.*s",
            (int)sizeof(run->snap.progress.message) - 1, run->outcome.message);
   pthread_mutex_unlock(&run->lock);
-  publish(run);
+  run_publish(run);
   pthread_mutex_lock(&run->lock);
   run->done = true;
   pthread_cond_broadcast(&run->done_cond);

@@ -89,6 +89,9 @@ struct run {
   char dir[1024];
 };
 
+/* run.c: fills the server part of the snapshot and publishes it (run thread). */
+void run_publish(struct run *run);
+
 /* run_server.c */
 /* Resolves the recipe's command for point (overrides applied) into cmd. */
 int run_server_prepare(struct run *run, const struct recipe_point *point, struct launch_cmd *cmd,

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #define SIM_READY_TIMEOUT_MS 120000
 #define REAL_READY_TIMEOUT_MS 1800000 /* big models load for many minutes */
 #define INFO_TIMEOUT_MS 5000
+#define PUBLISH_INTERVAL_US 100000 /* 10 Hz, as while measuring */
 
 void run_server_on_log_line(void *ctx, const char *line, int64_t mono_ns) {
   struct run *run = ctx;
@@ -135,6 +137,21 @@ int run_server_prepare(struct run *run, const struct recipe_point *point, struct
   return rc;
 }
 
+struct ready_wait {
+  struct launcher *launcher;
+  int64_t timeout_ms;
+  int rc;
+  struct st_err err;
+  atomic_bool done;
+};
+
+static void *ready_wait_main(void *arg) {
+  struct ready_wait *w = arg;
+  w->rc = launcher_wait_ready(w->launcher, w->timeout_ms, &w->err);
+  atomic_store(&w->done, true);
+  return NULL;
+}
+
 int run_server_start(struct run *run, const struct launch_cmd *cmd, struct st_err *err) {
   free(run->server_cmd_line);
   run->server_cmd_line = launch_cmd_format_alloc(cmd);
@@ -155,11 +172,27 @@ int run_server_start(struct run *run, const struct launch_cmd *cmd, struct st_er
     launcher_get_status(run->launcher, &st);
     tm_set_server_pid(run->telemetry, st.pid);
   }
-  int64_t timeout_ms = run->cfg.ready_timeout_ms;
-  if (timeout_ms <= 0)
-    timeout_ms = run->cfg.engine == LAUNCH_ENGINE_SIM ? SIM_READY_TIMEOUT_MS : REAL_READY_TIMEOUT_MS;
-  if (launcher_wait_ready(run->launcher, timeout_ms, err) != 0)
+  struct ready_wait wait = {.launcher = run->launcher, .timeout_ms = run->cfg.ready_timeout_ms};
+  if (wait.timeout_ms <= 0)
+    wait.timeout_ms =
+        run->cfg.engine == LAUNCH_ENGINE_SIM ? SIM_READY_TIMEOUT_MS : REAL_READY_TIMEOUT_MS;
+  /* Loading a model takes minutes: the wait runs on its own thread so this
+   * one keeps publishing snapshots (server state, log tail) meanwhile. */
+  pthread_t waiter;
+  if (pthread_create(&waiter, NULL, ready_wait_main, &wait) != 0) {
+    ready_wait_main(&wait);
+  } else {
+    while (!atomic_load(&wait.done)) {
+      run_publish(run);
+      clock_sleep_us(PUBLISH_INTERVAL_US);
+    }
+    pthread_join(waiter, NULL);
+  }
+  if (wait.rc != 0) {
+    if (err)
+      *err = wait.err;
     return -1;
+  }
   run_server_query_info(run);
   return 0;
 }

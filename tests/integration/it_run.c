@@ -61,6 +61,11 @@ static bool measuring_with_progress(const struct snap_run *s) {
   return s->progress.phase == SNAP_PHASE_MEASURING && s->progress.done >= 2;
 }
 
+static bool starting_with_log(const struct snap_run *s) {
+  return s->progress.phase == SNAP_PHASE_LAUNCHING && s->server.state == SNAP_SERVER_STARTING &&
+         s->server.pid > 0 && s->log.n_lines > 0;
+}
+
 static bool is_over(const struct snap_run *s) {
   return s->progress.phase == SNAP_PHASE_DONE || s->progress.phase == SNAP_PHASE_FAILED ||
          s->progress.phase == SNAP_PHASE_INTERRUPTED;
@@ -73,12 +78,18 @@ START_TEST(live_snapshots_concurrency_change_and_stop) {
   config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang-mtp"), results);
   cfg.conc = 2;
   cfg.num_prompts = 400;
+  char *slow_start[] = {"--sim-warmup-ms=1000"};
+  cfg.extra_server_args = slow_start;
+  cfg.n_extra_server_args = 1;
   struct st_err err = {{0}};
   struct run *run = run_start(&cfg, &err);
   ck_assert_msg(run != NULL, "%s", err.msg);
 
   struct snap_run *s = malloc(sizeof(*s));
+  /* snapshots keep coming while the server loads */
+  ck_assert_msg(wait_snapshot(run, s, 30000, starting_with_log), "no snapshot while starting");
   ck_assert_msg(wait_snapshot(run, s, 30000, measuring_with_progress), "never measuring");
+  ck_assert(s->server.ready_after_s >= 0.5);
   ck_assert(s->server.simulated);
   ck_assert_str_eq(s->server.engine, "sim");
   ck_assert_str_eq(s->server.recipe_name, "llama8b-h200-sglang-mtp");
