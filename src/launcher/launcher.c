@@ -251,24 +251,25 @@ static void curl_init_once(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* True when cmd's added environment sets the variable entry ("NAME=...") names. */
+static bool cmd_overrides(const struct launch_cmd *cmd, const char *entry) {
+  size_t name_len = strcspn(entry, "=");
+  for (size_t i = 0; i < cmd->n_env; i++)
+    if (strncmp(cmd->env[i], entry, name_len) == 0 && cmd->env[i][name_len] == '=')
+      return true;
+  return strncmp(entry, LAUNCH_ID_ENV "=", strlen(LAUNCH_ID_ENV) + 1) == 0;
+}
+
+/* servetop's environment, cmd's additions on top, and the launch marker. */
 static char **env_merge_alloc(const struct launch_cmd *cmd, const char *launch_id) {
   size_t n_base = 0;
   while (environ && environ[n_base])
     n_base++;
   char **envp = xcalloc(n_base + cmd->n_env + 2, sizeof(char *));
   size_t n = 0;
-  for (size_t i = 0; i < n_base; i++) {
-    const char *eq = strchr(environ[i], '=');
-    size_t name_len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-    char name[256];
-    if (name_len >= sizeof(name))
-      continue;
-    memcpy(name, environ[i], name_len);
-    name[name_len] = '\0';
-    if (launch_cmd_get_env(cmd, name) || strcmp(name, LAUNCH_ID_ENV) == 0)
-      continue; /* overridden below */
-    envp[n++] = xstrdup(environ[i]);
-  }
+  for (size_t i = 0; i < n_base; i++)
+    if (!cmd_overrides(cmd, environ[i]))
+      envp[n++] = xstrdup(environ[i]);
   for (size_t i = 0; i < cmd->n_env; i++)
     envp[n++] = xstrdup(cmd->env[i]);
   envp[n++] = xasprintf("%s=%s", LAUNCH_ID_ENV, launch_id);

@@ -227,6 +227,32 @@ START_TEST(early_exit_reports_status_and_last_lines) {
 }
 END_TEST
 
+START_TEST(environment_is_ours_plus_the_command_s_plus_the_marker) {
+  setenv("CHECK_LAUNCHER_KEPT", "kept", 1);
+  setenv("CHECK_LAUNCHER_REPLACED", "old", 1);
+  struct launch_cmd cmd;
+  sh_cmd(&cmd, "echo \"$CHECK_LAUNCHER_KEPT $CHECK_LAUNCHER_REPLACED $CHECK_LAUNCHER_ADDED "
+               "$SERVETOP_LAUNCH_ID\"");
+  launch_cmd_set_env(&cmd, "CHECK_LAUNCHER_REPLACED", "new");
+  launch_cmd_set_env(&cmd, "CHECK_LAUNCHER_ADDED", "a b");
+  struct launch_opts opts = {.cmd = &cmd, .port = 1, .engine = LAUNCH_ENGINE_SIM};
+  struct st_err err = {{0}};
+  struct launcher *l = launcher_start(&opts, &err);
+  ck_assert_msg(l != NULL, "%s", err.msg);
+  ck_assert(launcher_wait_exit(l, 5000));
+  launcher_stop(l); /* the reader has drained the output once stopped */
+  struct launch_status st;
+  launcher_get_status(l, &st);
+  char *want = xasprintf("kept new a b %s", st.launch_id);
+  char *tail = launcher_tail_alloc(l, 1);
+  ck_assert_str_eq(tail, want);
+  free(tail);
+  free(want);
+  launcher_free(l);
+  launch_cmd_fini(&cmd);
+}
+END_TEST
+
 START_TEST(wait_exit_waits_and_times_out) {
   struct launch_cmd cmd;
   struct launcher *l = start_sh("sleep 0.3; exit 4", 1000, &cmd, NULL);
@@ -349,6 +375,7 @@ int main(void) {
   tcase_add_test(tc, early_exit_reports_status_and_last_lines);
   tcase_add_test(tc, exec_failure_is_status_127_with_a_reason);
   tcase_add_test(tc, wait_exit_waits_and_times_out);
+  tcase_add_test(tc, environment_is_ours_plus_the_command_s_plus_the_marker);
   tcase_add_test(tc, readiness_timeout_names_the_wait);
   tcase_add_test(tc, sigterm_ignoring_server_gets_sigkill_after_grace);
   tcase_add_test(tc, sigkill_of_the_owner_leaves_no_process);
