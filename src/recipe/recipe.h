@@ -153,7 +153,7 @@ const char *recipe_set_multinode_at(const struct recipe_set *set, size_t i);
 
 const char *recipe_spec_name(enum recipe_spec spec);          /* "none", "mtp", "draft_model" */
 const char *recipe_scenario_name(enum recipe_scenario scen);  /* "fixed-seq-len", "agentic-coding" */
-/* "8k1k", "1k1k", "2048_512" or "agentic". Static or set-owned string. */
+/* "8k1k", "1k1k", "<isl>_<osl>" or "agentic" (InferenceX's exp-name part). */
 const char *recipe_seq_tag(const struct recipe *r);
 int recipe_max_conc(const struct recipe *r);
 

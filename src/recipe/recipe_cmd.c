@@ -51,11 +51,7 @@ void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_
     env_int(env, "ISL", r->isl);
     env_int(env, "OSL", r->osl);
     env_int(env, "MAX_MODEL_LEN", (long)r->isl + r->osl + 256);
-    const char *tag = recipe_seq_tag(r);
-    if (strcmp(tag, "custom") == 0)
-      exp = xasprintf("%s_%d_%d", r->model_prefix, r->isl, r->osl);
-    else
-      exp = xasprintf("%s_%s", r->model_prefix, tag);
+    exp = xasprintf("%s_%s", r->model_prefix, recipe_seq_tag(r));
   }
   sh_env_set(env, "EXP_NAME", exp);
   free(exp);

@@ -121,6 +121,7 @@ struct recipe_priv {
   size_t n_tmpl_argv;
   char *tmpl_engine;
   int server_line;
+  const char *seq_tag;            /* "8k1k", "1k1k", "2048_512", "agentic" */
   const struct sh_script *script; /* InferenceX: owned by the set's cache */
   const struct sh_script **route_scripts; /* per route, NULL when missing */
   const char *checkout;           /* InferenceX root dir */

@@ -615,6 +615,14 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     r->file = set_str(set, file);
     r->line = key->line;
     r->scenario_line = g->line;
+    if (g->scen == RECIPE_SCENARIO_AGENTIC)
+      p->seq_tag = "agentic";
+    else if (g->isl == 1024 && g->osl == 1024)
+      p->seq_tag = "1k1k";
+    else if (g->isl == 8192 && g->osl == 1024)
+      p->seq_tag = "8k1k";
+    else
+      p->seq_tag = set_strf(set, "%d_%d", g->isl, g->osl); /* InferenceX's exp-name form */
     if (native) {
       p->tmpl_engine = (char *)r->engine;
       p->server_line = tmpl.server_line;

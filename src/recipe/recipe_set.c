@@ -192,17 +192,8 @@ const char *recipe_scenario_name(enum recipe_scenario scen) {
 }
 
 const char *recipe_seq_tag(const struct recipe *r) {
-  if (r->scenario == RECIPE_SCENARIO_AGENTIC)
-    return "agentic";
-  if (r->isl == 1024 && r->osl == 1024)
-    return "1k1k";
-  if (r->isl == 8192 && r->osl == 1024)
-    return "8k1k";
-  if (r->isl == 1024 && r->osl == 8192)
-    return "1k8k";
-  /* other shapes: a static buffer would not be thread-safe; the tag is
-   * computed at load for those (see entry_load) and kept in the name */
-  return "custom";
+  const struct recipe_priv *p = (const struct recipe_priv *)r;
+  return p->seq_tag ? p->seq_tag : "?";
 }
 
 int recipe_max_conc(const struct recipe *r) {
