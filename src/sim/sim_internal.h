@@ -234,6 +234,7 @@ struct sim_server {
   bool stopping;
   struct sim_timer_heap timers;
   int64_t timerfd_armed_ns;   /* what timer_fd is set to (0: disarmed) */
+  bool use_pwait2;            /* epoll_pwait2 timeouts; false: the timerfd */
   struct sim_conn *conns;     /* list of open connections */
   /* Connections closed during one loop iteration, freed at its end, so an
    * epoll event later in the same batch never touches freed memory. */

@@ -76,22 +76,33 @@ static int connect_to(int port) {
   return fd;
 }
 
-/* Counts marker occurrences across read boundaries. */
+/* Counts marker occurrences across read boundaries: the previous read's last
+ * bytes are prepended, and only matches that end in the new bytes count. */
+static bool ends_in_new_bytes(const char *joined, const char *match, size_t mlen, size_t tail_len) {
+  return (size_t)(match - joined) + mlen > tail_len;
+}
+
 static long count_marker(struct stream *s, const char *buf, size_t len, const char *marker, bool *done) {
-  size_t mlen = strlen(marker);
-  char joined[16 + 65536];
+  static const char done_marker[] = "data: [DONE]";
+  size_t mlen = strlen(marker), dlen = sizeof done_marker - 1;
+  char joined[sizeof s->tail + 65536];
   memcpy(joined, s->tail, s->tail_len);
   memcpy(joined + s->tail_len, buf, len);
   size_t n = s->tail_len + len;
   long count = 0;
   const char *p = joined, *end = joined + n;
   while ((p = memmem(p, (size_t)(end - p), marker, mlen))) {
-    count++;
+    if (ends_in_new_bytes(joined, p, mlen, s->tail_len))
+      count++;
     p += mlen;
   }
-  if (memmem(joined, n, "data: [DONE]", 12))
-    *done = true;
-  size_t keep = n < 15 ? n : 15;
+  p = joined;
+  while ((p = memmem(p, (size_t)(end - p), done_marker, dlen))) {
+    if (ends_in_new_bytes(joined, p, dlen, s->tail_len))
+      *done = true;
+    p += dlen;
+  }
+  size_t keep = n < sizeof s->tail ? n : sizeof s->tail;
   memcpy(s->tail, end - keep, keep);
   s->tail_len = keep;
   return count;
