@@ -135,6 +135,79 @@ double ui_chart(struct ui_grid *g, struct ui_rect r, const struct ui_series *ser
   return y_max;
 }
 
+static double xy_max(const struct ui_xy_series *series, size_t n_series, bool want_x) {
+  double max = 0;
+  for (size_t s = 0; s < n_series; s++)
+    for (size_t i = 0; i < series[s].n; i++) {
+      double v = want_x ? series[s].x[i] : series[s].y[i];
+      if (!isnan(v) && v > max)
+        max = v;
+    }
+  return max > 0 ? max : 1.0;
+}
+
+void ui_xy_chart(struct ui_grid *g, struct ui_rect r, const struct ui_xy_series *series,
+                 size_t n_series, double x_max, double y_max, const struct ui_glyphs *gl,
+                 double *x_max_out, double *y_max_out) {
+  if (x_max <= 0)
+    x_max = xy_max(series, n_series, true);
+  if (y_max <= 0)
+    y_max = xy_max(series, n_series, false);
+  if (x_max_out)
+    *x_max_out = x_max;
+  if (y_max_out)
+    *y_max_out = y_max;
+  if (r.w <= 0 || r.h <= 0)
+    return;
+  struct dot_canvas c = {
+      .dx_per_cell = gl->braille ? 2 : 1,
+      .dy_per_cell = gl->braille ? 4 : 3,
+      .cols = r.w,
+      .rows = r.h,
+  };
+  c.dots_w = r.w * c.dx_per_cell;
+  c.dots_h = r.h * c.dy_per_cell;
+  c.bits = xcalloc((size_t)(r.w * r.h), 1);
+  c.roles = xmalloc((size_t)(r.w * r.h));
+  memset(c.roles, THEME_ROLE_COUNT, (size_t)(r.w * r.h));
+  for (size_t s = 0; s < n_series; s++) {
+    bool have_prev = false;
+    int px = 0, py = 0;
+    for (size_t i = 0; i < series[s].n; i++) {
+      double xv = series[s].x[i], yv = series[s].y[i];
+      if (isnan(xv) || isnan(yv))
+        continue;
+      int x = (int)lround(fmin(fmax(xv / x_max, 0), 1) * (c.dots_w - 1));
+      int y = (int)lround(fmin(fmax(yv / y_max, 0), 1) * (c.dots_h - 1));
+      if (have_prev) {
+        /* join with a straight line, one dot per step of the longer axis */
+        int steps = abs(x - px) > abs(y - py) ? abs(x - px) : abs(y - py);
+        for (int k = 1; k < steps; k++)
+          canvas_set(&c, px + (int)lround((double)(x - px) * k / steps),
+                     py + (int)lround((double)(y - py) * k / steps), (uint8_t)series[s].role);
+      }
+      canvas_set(&c, x, y, (uint8_t)series[s].role);
+      px = x;
+      py = y;
+      have_prev = true;
+    }
+  }
+  for (int row = 0; row < r.h; row++)
+    for (int col = 0; col < r.w; col++) {
+      int cell = row * r.w + col;
+      if (!c.bits[cell])
+        continue;
+      char glyph[5];
+      if (gl->braille)
+        braille_glyph(c.bits[cell], glyph);
+      else
+        strcpy(glyph, ascii_glyph(c.bits[cell]));
+      ui_grid_put(g, r.x + col, r.y + row, glyph, (enum theme_role)c.roles[cell]);
+    }
+  free(c.bits);
+  free(c.roles);
+}
+
 void ui_bar(struct ui_grid *g, int x, int y, int w, const struct ui_bar_segment *segs,
             size_t n_segs, double total, enum theme_role empty_role, const struct ui_glyphs *gl) {
   if (w <= 0)

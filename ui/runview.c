@@ -11,6 +11,7 @@
 void runview_init(struct runview *rv) {
   memset(rv, 0, sizeof *rv);
   rv->last_point_index = -1;
+  rv->recorded_point_index = -1;
   rv->max_total_num_tokens_before = -1;
   for (int s = 0; s < RUNVIEW_SERIES_COUNT; s++)
     for (size_t i = 0; i < RUNVIEW_HISTORY; i++)
@@ -38,7 +39,30 @@ static void add_sample(struct runview *rv) {
   rv->n_samples++;
 }
 
+/* Keeps the whole-point figures of a point that just ended. */
+static void record_point(struct runview *rv, const struct snap_run *s) {
+  if (s->progress.point_index == rv->recorded_point_index || rv->n_points == RUNVIEW_MAX_POINTS)
+    return;
+  const struct snap_rates *run = &s->throughput.run;
+  const struct snap_percentiles *tpot = &s->latency.tpot.run;
+  rv->points[rv->n_points++] = (struct runview_point){
+      .point_index = s->progress.point_index,
+      .conc = s->concurrency.target,
+      .output_tok_per_s = run->valid ? run->output_tok_per_s : (double)NAN,
+      .tpot_p50_ms = tpot->valid ? tpot->p50_ms : (double)NAN,
+      .accept_length = s->spec.accept_length_valid ? s->spec.accept_length : (double)NAN,
+  };
+  rv->recorded_point_index = s->progress.point_index;
+}
+
 void runview_push(struct runview *rv, const struct snap_run *snap) {
+  /* a point ends when the next begins (the previous snapshot has its final
+   * figures) or when the run is done */
+  if (rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING &&
+      snap->progress.point_index != rv->snap.progress.point_index)
+    record_point(rv, &rv->snap);
+  if (snap->progress.phase == SNAP_PHASE_DONE && snap->progress.done > 0)
+    record_point(rv, snap);
   rv->snap = *snap;
   rv->have_snap = true;
   const struct snap_progress *p = &snap->progress;

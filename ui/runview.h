@@ -18,6 +18,16 @@
 #define RUNVIEW_HISTORY 1024
 #define RUNVIEW_SAMPLE_S 1.0
 
+/* The figures of a finished sweep point, for the A/B curve. */
+#define RUNVIEW_MAX_POINTS 64
+struct runview_point {
+  int point_index;
+  int conc;
+  double output_tok_per_s;  /* whole point; NaN unknown */
+  double tpot_p50_ms;       /* whole point; NaN unknown */
+  double accept_length;     /* NaN unknown */
+};
+
 enum runview_series {
   RUNVIEW_OUTPUT_TOK_S,
   RUNVIEW_TOTAL_TOK_S,
@@ -41,6 +51,10 @@ struct runview {
   size_t marks[SNAP_MAX_CONC_MARKS * 2];
   size_t n_marks;
   double conc_mark_last_at_s; /* newest concurrency change already marked */
+  /* finished sweep points, in order */
+  struct runview_point points[RUNVIEW_MAX_POINTS];
+  size_t n_points;
+  int recorded_point_index;  /* last point recorded; -1 none */
   /* knob edits (m): the KV capacity before the restart, for "new (was old)" */
   int64_t max_total_num_tokens_before;
   char status[256];       /* footer line: last change or error */

@@ -170,6 +170,7 @@ struct dashboard {
   struct runview rv;
   struct run *run;        /* the run on screen, or NULL */
   uint64_t run_seq;
+  struct snap_run incoming;  /* copied out of the run, then pushed into rv */
   enum ui_view view;
   const struct ui_glyphs *gl;
   struct palette palette;
@@ -209,8 +210,8 @@ static void stop_run(struct dashboard *d) {
   run_stop(d->run);
   runview_set_status(&d->rv, THEME_WARNING, "stopping the server...");
   for (int i = 0; i < 300 && !run_wait(d->run, 100); i++) {
-    if (run_snapshot(d->run, &d->rv.snap, &d->run_seq))
-      runview_push(&d->rv, &d->rv.snap);
+    if (run_snapshot(d->run, &d->incoming, &d->run_seq))
+      runview_push(&d->rv, &d->incoming);
     runview_render(&d->rv, &d->grid, &d->layout, d->gl);
     grid_blit(&d->grid, &d->palette);
     wnoutrefresh(stdscr);
@@ -340,8 +341,8 @@ int tui_run(const struct tui_options *opts) {
       dirty = true;
     }
     ui_layout_compute(COLS, LINES, d.view, &d.layout);
-    if (d.run && run_snapshot(d.run, &d.rv.snap, &d.run_seq)) {
-      runview_push(&d.rv, &d.rv.snap);
+    if (d.run && run_snapshot(d.run, &d.incoming, &d.run_seq)) {
+      runview_push(&d.rv, &d.incoming);
       dirty = true;
     }
     if (dirty) {

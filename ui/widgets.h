@@ -93,6 +93,19 @@ int ui_chart_samples_per_col(const struct ui_glyphs *gl);
 double ui_chart(struct ui_grid *g, struct ui_rect r, const struct ui_series *series,
                 size_t n_series, const struct ui_chart_opts *opts, const struct ui_glyphs *gl);
 
+/* An XY line: points joined in order (a sweep: one point per concurrency). */
+struct ui_xy_series {
+  const double *x, *y;  /* n points; a NaN coordinate skips the point */
+  size_t n;
+  enum theme_role role;
+};
+/* Draws XY lines into r on shared scales 0..x_max and 0..y_max (a max <= 0:
+ * the largest value of any series). Each point is a dot, consecutive points
+ * are joined. Returns the scales used through x_max_out / y_max_out. */
+void ui_xy_chart(struct ui_grid *g, struct ui_rect r, const struct ui_xy_series *series,
+                 size_t n_series, double x_max, double y_max, const struct ui_glyphs *gl,
+                 double *x_max_out, double *y_max_out);
+
 /* ---------------------------------------------------------------- bars */
 struct ui_bar_segment {
   double value;          /* same unit as the bar's total; NaN/negative = 0 */

@@ -1,0 +1,200 @@
+/* ui A/B view: rows and ratios, the throughput-per-GPU vs interactivity
+ * curve from finished sweep points, and frames from fixed snapshots. */
+#include "abview.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui_util.h"
+
+static struct recipe_set *set;
+static struct abview ab;
+
+/* Two sweep points at tp 8 (conc 4 and 8) for a pair of twins. */
+static const char yaml[] = "pair-fp8-h200-sglang:\n"
+                           "  model: Org/Pair\n  model-prefix: pair\n  runner: h200\n"
+                           "  precision: fp8\n  framework: sglang\n  multinode: false\n"
+                           "  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n"
+                           "      search-space:\n      - { tp: 8, conc-list: [4, 8] }\n"
+                           "  server:\n    engine: sglang\n    argv:\n      - --tp $TP\n"
+                           "pair-fp8-h200-sglang-mtp:\n"
+                           "  model: Org/Pair\n  model-prefix: pair\n  runner: h200\n"
+                           "  precision: fp8\n  framework: sglang\n  multinode: false\n"
+                           "  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n"
+                           "      search-space:\n"
+                           "      - { tp: 8, conc-list: [4, 8], spec-decoding: mtp }\n"
+                           "  server:\n    engine: sglang\n    argv:\n      - --tp $TP\n";
+
+/* One arm's sweep: per point, whole-run output tok/s and TPOT p50. */
+static void play_arm(struct runview *rv, const double *tok_s, const double *tpot_ms,
+                     double accept_length) {
+  struct snap_run s;
+  snap_run_init(&s);
+  s.server.state = SNAP_SERVER_READY;
+  s.progress.n_points = 2;
+  s.load.max_total_num_tokens_valid = true;
+  s.load.max_total_num_tokens = accept_length > 0 ? 400000 : 500000;
+  if (accept_length > 0) {
+    s.spec.enabled_valid = s.spec.enabled = true;
+    s.spec.accept_length_valid = true;
+    s.spec.accept_length = accept_length;
+  }
+  for (int point = 0; point < 2; point++) {
+    s.progress.point_index = point;
+    s.progress.phase = SNAP_PHASE_MEASURING;
+    s.concurrency.target = 4 << point;
+    for (int t = 0; t <= 50; t++) {
+      s.progress.elapsed_s = t * 0.1;
+      s.progress.done = t;
+      s.throughput.window = (struct snap_rates){true, tok_s[point], 2 * tok_s[point], 1};
+      s.throughput.run = s.throughput.window;
+      s.latency.tpot.run = (struct snap_percentiles){true, 10, tpot_ms[point], tpot_ms[point], tpot_ms[point]};
+      s.latency.ttft.run = (struct snap_percentiles){true, 10, 100, 120, 130};
+      runview_push(rv, &s);
+    }
+  }
+  s.progress.phase = SNAP_PHASE_DONE;
+  s.server.state = SNAP_SERVER_EXITED;
+  runview_push(rv, &s);
+}
+
+static void setup(void) {
+  set = recipe_set_new();
+  recipe_set_add_yaml_buffer(set, "pair.yaml", yaml, sizeof yaml - 1);
+  ck_assert_int_eq(recipe_set_diag_count(set), 0);
+  const struct recipe *off = recipe_set_at(set, 0), *mtp = recipe_set_twin(set, off);
+  ck_assert_ptr_nonnull(mtp);
+  abview_init(&ab, off, mtp);
+  const double off_tok[] = {1000, 1800}, off_tpot[] = {10, 20};
+  const double mtp_tok[] = {1850, 3000}, mtp_tpot[] = {5, 10};
+  play_arm(&ab.arm[AB_OFF], off_tok, off_tpot, 0);
+  play_arm(&ab.arm[AB_MTP], mtp_tok, mtp_tpot, 2.6);
+}
+
+static void teardown(void) {
+  recipe_set_free(set);
+}
+
+static char *render(int cols, int rows, bool unicode) {
+  struct ui_grid g;
+  struct ui_layout l;
+  ui_grid_init(&g, cols, rows);
+  ui_layout_compute(cols, rows, UI_VIEW_AB, &l);
+  abview_render(&ab, &g, &l, ui_glyphs_get(unicode));
+  struct sbuf sb = {0};
+  for (int y = 0; y < g.rows; y++) {
+    char *row = ui_grid_row_alloc(&g, y);
+    sbuf_printf(&sb, "%s\n", row);
+    free(row);
+  }
+  ui_grid_fini(&g);
+  return sbuf_take(&sb);
+}
+
+static void assert_has(const char *frame, const char *text) {
+  if (!strstr(frame, text))
+    fprintf(stderr, "frame:\n%s", frame);
+  ck_assert_msg(strstr(frame, text) != NULL, "frame lacks '%s'", text);
+}
+
+START_TEST(rows_compare_the_last_point) {
+  struct ab_row rows[16];
+  size_t n = abview_rows(&ab, rows, 16);
+  ck_assert_int_ge(n, 9);
+  ck_assert_str_eq(rows[0].label, "output tok/s");
+  ck_assert(rows[0].value[AB_OFF] == 1800 && rows[0].value[AB_MTP] == 3000);
+  ck_assert_str_eq(rows[3].label, "tok/s/user");
+  ck_assert(fabs(rows[3].value[AB_OFF] - 50) < 1e-9 && fabs(rows[3].value[AB_MTP] - 100) < 1e-9);
+  /* the non-MTP arm has no acceptance: unknown, not 0 */
+  ck_assert_str_eq(rows[8].label, "accept len");
+  ck_assert(isnan(rows[8].value[AB_OFF]));
+  ck_assert(rows[8].value[AB_MTP] == 2.6);
+}
+END_TEST
+
+START_TEST(curve_points_per_gpu) {
+  double x[8], y[8];
+  ck_assert_int_eq(abview_curve(&ab, AB_OFF, x, y, 8), 2);
+  /* interactivity 1000 / TPOT p50; throughput divided by tp 8 */
+  ck_assert(fabs(x[0] - 100) < 1e-9 && fabs(y[0] - 125) < 1e-9);
+  ck_assert(fabs(x[1] - 50) < 1e-9 && fabs(y[1] - 225) < 1e-9);
+  ck_assert_int_eq(abview_curve(&ab, AB_MTP, x, y, 8), 2);
+  ck_assert(fabs(x[0] - 200) < 1e-9 && fabs(y[0] - 231.25) < 1e-9);
+  ck_assert_int_eq(ab.arm[AB_MTP].points[1].conc, 8);
+}
+END_TEST
+
+START_TEST(frames_at_80x24_and_200x50) {
+  char *f = render(80, 24, true);
+  assert_has(f, "off · pair-fp8-h200-sgla");  /* names are cut to the box */
+  assert_has(f, "MTP · pair-fp8-h200-sgla");
+  assert_has(f, "output tok/s    1.80k");
+  assert_has(f, "output tok/s    3.00k");
+  assert_has(f, "accept len          -");
+  assert_has(f, "MTP/off");
+  assert_has(f, "1.67×");  /* output tok/s 3000 / 1800 */
+  assert_has(f, "2.00×");  /* tok/s/user 100 / 50 */
+  assert_has(f, "0.50×");  /* TPOT halved */
+  assert_has(f, "Throughput per GPU vs interactivity");
+  free(f);
+  f = render(200, 50, true);
+  assert_has(f, "tok/s/gpu");
+  assert_has(f, "200 tok/s/user");  /* the x scale reaches MTP's best interactivity */
+  assert_has(f, "MTP · pair-fp8-h200-sglang-mtp");
+  assert_has(f, "375");  /* the y scale reaches MTP's best throughput per GPU (3000 / 8) */
+  /* the curve area has dots */
+  ck_assert(strstr(f, "⠁") || strstr(f, "⠂") || strstr(f, "⠄") || strstr(f, "⡀") ||
+            strstr(f, "⠈") || strstr(f, "⠐") || strstr(f, "⠠") || strstr(f, "⢀"));
+  free(f);
+  f = render(80, 24, false);
+  for (const unsigned char *c = (const unsigned char *)f; *c; c++)
+    ck_assert_msg(*c < 0x80, "not ASCII");
+  assert_has(f, "1.67x");
+  free(f);
+}
+END_TEST
+
+START_TEST(an_arm_not_loaded_says_so) {
+  abview_init(&ab, recipe_set_at(set, 0), NULL);
+  char *f = render(80, 24, true);
+  assert_has(f, "not loaded");
+  assert_has(f, "no finished sweep point yet");
+  free(f);
+}
+END_TEST
+
+START_TEST(xy_chart_draws_a_line) {
+  struct ui_grid g;
+  ui_grid_init(&g, 2, 1);
+  const double x[] = {0, 3}, y[] = {0, 3};
+  struct ui_xy_series s = {x, y, 2, THEME_ARM_MTP};
+  double xm, ym;
+  ui_xy_chart(&g, (struct ui_rect){0, 0, 2, 1}, &s, 1, 0, 0, ui_glyphs_get(true), &xm, &ym);
+  ck_assert(xm == 3 && ym == 3);
+  char *row = ui_grid_row_alloc(&g, 0);
+  ck_assert_str_eq(row, "⡠⠊");  /* the diagonal, as the time chart draws a rising line */
+  free(row);
+  ck_assert_int_eq(ui_grid_at(&g, 0, 0)->role, THEME_ARM_MTP);
+  ui_grid_fini(&g);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ui_abview");
+  TCase *tc = tcase_create("abview");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, rows_compare_the_last_point);
+  tcase_add_test(tc, curve_points_per_gpu);
+  tcase_add_test(tc, frames_at_80x24_and_200x50);
+  tcase_add_test(tc, an_arm_not_loaded_says_so);
+  tcase_add_test(tc, xy_chart_draws_a_line);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
