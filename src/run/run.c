@@ -472,7 +472,7 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
     rs.url = url;
     rs.endpoint = p->chat ? "/v1/chat/completions" : "/v1/completions";
     rs.num_prompts = p->num_prompts;
-    rs.request_rate = INFINITY;
+    rs.request_rate = (double)INFINITY; /* closed loop: every request may go at once */
     rs.burstiness = 1.0;
     rs.max_concurrency = p->conc;
     for (int i = 0; i < RESULTS_N_METRICS; i++)
