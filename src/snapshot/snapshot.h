@@ -13,7 +13,8 @@
  *  - a figure that may be unknown has a `valid` flag (or a *_valid bit);
  *    an invalid figure is drawn as "-", never as 0;
  *  - "window" figures cover the last SNAP_WINDOW_S seconds, "run" figures
- *    cover the current measurement point from its first dispatch;
+ *    cover the current measurement point from its first dispatch (run
+ *    latency percentiles are exact and appear when the point ends);
  *  - strings are NUL-terminated and truncated to their array size.
  */
 #ifndef SERVETOP_SNAPSHOT_SNAPSHOT_H
@@ -107,8 +108,10 @@ struct snap_percentiles {
 };
 
 struct snap_latency_row {         /* one metric, two spans */
-  struct snap_percentiles window;
-  struct snap_percentiles run;
+  struct snap_percentiles window;   /* live: last SNAP_WINDOW_S s (histogram, ~1.6%) */
+  struct snap_percentiles run;      /* exact, from every sample of the point: set when the
+                                       point ends (and kept until the next one starts);
+                                       invalid while it runs */
 };
 
 struct snap_latency {             /* definitions as benchmark_serving.py (ARCHITECTURE.md) */
@@ -116,7 +119,7 @@ struct snap_latency {             /* definitions as benchmark_serving.py (ARCHIT
   struct snap_latency_row tpot;   /* (E2EL - TTFT) / (output tokens - 1) */
   struct snap_latency_row itl;    /* per-chunk inter-token latency, pooled */
   struct snap_latency_row e2el;   /* end-to-end request latency */
-  bool tokens_per_chunk_valid;
+  bool tokens_per_chunk_valid;     /* set with the exact run figures */
   double tokens_per_chunk_mean;   /* output tokens per streamed chunk (run span) */
 };
 
