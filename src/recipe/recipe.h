@@ -162,7 +162,8 @@ int recipe_max_conc(const struct recipe *r);
  * argv starts after the program (`--model-path X --tp 8 ...`; for `vllm serve`
  * the model is argv[0]); env is KEY=VALUE (command-line prefixes and exports
  * before the launch, in order). Pieces that cannot be known statically read
- * "<unresolved: $NAME>" and set has_unresolved. */
+ * "<unresolved: $NAME>" and set has_unresolved. The vectors belong to the
+ * struct: change them only through recipe_cmd_set_knob / _apply_override. */
 struct recipe_cmd {
   char *engine;              /* "sglang" or "vllm" (or the framework) */
   char *program;             /* "python3 -m sglang.launch_server", "vllm serve"... */

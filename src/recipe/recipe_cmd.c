@@ -241,10 +241,10 @@ void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *va
       } else {
         cmd->argv[i] = flag;
         if (*value) { /* a flag that gains a value */
-          cmd->argv = xreallocarray(cmd->argv, cmd->argc + 1, sizeof *cmd->argv);
-          memmove(&cmd->argv[i + 2], &cmd->argv[i + 1], (cmd->argc - i - 1) * sizeof *cmd->argv);
-          cmd->argv[i + 1] = xstrdup(value);
-          cmd->argc++;
+          strv_push(&cmd->argv, &cmd->argc, value); /* grows the vector, then moved */
+          char *moved = cmd->argv[cmd->argc - 1];
+          memmove(&cmd->argv[i + 2], &cmd->argv[i + 1], (cmd->argc - i - 2) * sizeof *cmd->argv);
+          cmd->argv[i + 1] = moved;
           span = 2;
         }
       }

@@ -107,7 +107,8 @@ bool sh_is_unresolved(const char *s);
 #define SH_UNRESOLVED_PREFIX "<unresolved: "
 
 /* ---------------------------------------------------------------- vectors */
-void strv_push(char ***v, size_t *n, const char *s);
+void strv_push(char ***v, size_t *n, const char *s);      /* pushes a copy */
+void strv_push_owned(char ***v, size_t *n, char *s);      /* takes s */
 void strv_free(char **v, size_t n);
 
 /* ---------------------------------------------------------------- set internals */

@@ -463,9 +463,18 @@ void sh_script_fini(struct sh_script *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Capacity is implicit: a vector of n items has room for the next power of
+ * two (at least 4), so a push reallocates only when n reaches one and is
+ * amortized O(1) without a capacity field. Shrinking keeps the memory, so the
+ * rule stays true. Every vector pushed here must only grow through here. */
+void strv_push_owned(char ***v, size_t *n, char *s) {
+  if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0))
+    *v = xreallocarray(*v, *n < 4 ? 4 : *n * 2, sizeof **v);
+  (*v)[(*n)++] = s;
+}
+
 void strv_push(char ***v, size_t *n, const char *s) {
-  *v = xreallocarray(*v, *n + 1, sizeof **v);
-  (*v)[(*n)++] = xstrdup(s);
+  strv_push_owned(v, n, xstrdup(s));
 }
 
 void strv_free(char **v, size_t n) {

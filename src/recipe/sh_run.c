@@ -169,8 +169,7 @@ static void f_put(struct fields *f, const char *s, size_t n) {
 static void f_break(struct fields *f) {
   if (!f->have_cur)
     return;
-  f->v = xreallocarray(f->v, f->n + 1, sizeof *f->v);
-  f->v[f->n++] = f->cur.data ? sbuf_take(&f->cur) : xstrdup("");
+  strv_push_owned(&f->v, &f->n, f->cur.data ? sbuf_take(&f->cur) : xstrdup(""));
   f->have_cur = false;
 }
 
@@ -634,10 +633,8 @@ static void expand_into(struct interp *in, const char *raw, struct fields *f) {
 
 static void fields_take(struct fields *f, char ***out, size_t *n_out) {
   f_break(f);
-  for (size_t i = 0; i < f->n; i++) {
-    *out = xreallocarray(*out, *n_out + 1, sizeof **out);
-    (*out)[(*n_out)++] = f->v[i];
-  }
+  for (size_t i = 0; i < f->n; i++)
+    strv_push_owned(out, n_out, f->v[i]);
   free(f->v);
   sbuf_free(&f->cur);
 }

@@ -228,19 +228,31 @@ START_TEST(server_cmd_and_knobs) {
 }
 END_TEST
 
+static char tmp_name[32];
+static const char *flag_name(int i) {
+  snprintf(tmp_name, sizeof tmp_name, "flag-%d", i);
+  return tmp_name;
+}
+
 START_TEST(knob_inline_values) {
   struct recipe_cmd cmd = {0};
   const char *args[] = {"--tensor-parallel-size=4", "--enforce-eager", "--max-num-seqs", "8"};
-  for (size_t i = 0; i < ST_ARRAY_LEN(args); i++) {
-    cmd.argv = xreallocarray(cmd.argv, cmd.argc + 1, sizeof *cmd.argv);
+  cmd.argv = xcalloc(8, sizeof *cmd.argv); /* the vector growth rule: 4 items, room for 8 */
+  for (size_t i = 0; i < ST_ARRAY_LEN(args); i++)
     cmd.argv[cmd.argc++] = xstrdup(args[i]);
-  }
   ck_assert_str_eq(recipe_cmd_knob(&cmd, "tp"), "4");
   recipe_cmd_set_knob(&cmd, "tp", "8");
   ck_assert_str_eq(cmd.argv[0], "--tensor-parallel-size=8");
   ck_assert_str_eq(recipe_cmd_knob(&cmd, "enforce-eager"), "");
   recipe_cmd_set_knob(&cmd, "max-num-seqs", NULL);
   ck_assert_uint_eq(cmd.argc, 2);
+  recipe_cmd_set_knob(&cmd, "enforce-eager", "1"); /* a flag that gains a value */
+  ck_assert_uint_eq(cmd.argc, 3);
+  ck_assert_str_eq(cmd.argv[1], "--enforce-eager");
+  ck_assert_str_eq(cmd.argv[2], "1");
+  for (int i = 0; i < 20; i++)
+    recipe_cmd_set_knob(&cmd, flag_name(i), "v");
+  ck_assert_uint_eq(cmd.argc, 3 + 40);
   recipe_cmd_fini(&cmd);
 }
 END_TEST
