@@ -535,6 +535,111 @@ static void apply_pending_restart(struct run *run) {
   free(value);
 }
 
+/* GPU telemetry for the server's process tree, once per run. */
+static void start_telemetry(struct run *run) {
+  struct st_err err = {{0}};
+  char url[64];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d", run->port);
+  const char *urls[] = {url};
+  struct launch_status st;
+  launcher_get_status(run->launcher, &st);
+  bool sim = run->cfg.engine == LAUNCH_ENGINE_SIM; /* the sim serves /sim/gpu_memory */
+  struct tm_config tc = {.backend = sim ? "sim" : "auto", .urls = sim ? urls : NULL,
+                         .n_urls = sim ? 1 : 0, .server_pid = st.pid};
+  run->telemetry = tm_open(&tc, &err);
+  if (run->telemetry && tm_start(run->telemetry, &err) != 0) {
+    tm_close(run->telemetry);
+    run->telemetry = NULL;
+  }
+  if (!run->telemetry)
+    log_msg(LOG_INFO, "run: no GPU telemetry: %s", err.msg);
+}
+
+static enum run_status server_died_status(struct run *run, const char *when) {
+  struct launch_status st;
+  launcher_get_status(run->launcher, &st);
+  char *tail = launcher_tail_alloc(run->launcher, 3);
+  if (st.exit_signal)
+    set_outcome(run, RUN_STATUS_SERVER_FAILED, "server killed by signal %d %s; last log lines: %s",
+                st.exit_signal, when, tail);
+  else
+    set_outcome(run, RUN_STATUS_SERVER_FAILED,
+                "server exited with status %d %s; last log lines: %s", st.exit_code, when, tail);
+  free(tail);
+  return RUN_STATUS_SERVER_FAILED;
+}
+
+/* Makes sure the server for plan runs: keeps the current one when the
+ * resolved command is the same, else (re)starts it. *running_cmd is the
+ * command line of the running server (owned). */
+static enum run_status ensure_server(struct run *run, const struct point_plan *plan,
+                                     char **running_cmd, struct st_err *err) {
+  struct launch_cmd cmd;
+  launch_cmd_init(&cmd);
+  if (run_server_prepare(run, &plan->point, &cmd, err) != 0) {
+    launch_cmd_fini(&cmd);
+    set_outcome(run, RUN_STATUS_ERROR, "%s", err->msg);
+    return RUN_STATUS_ERROR;
+  }
+  char *cmd_line = launch_cmd_format_alloc(&cmd);
+  enum run_status status = RUN_STATUS_OK;
+  if (*running_cmd && run->launcher && server_exited(run)) {
+    status = server_died_status(run, "between points"); /* never hide a crash */
+  } else if (!*running_cmd || strcmp(cmd_line, *running_cmd) != 0) {
+    if (run->launcher) {
+      note(run, "server command changes at concurrency %d: restarting it", plan->conc);
+      run->snap.progress.phase = SNAP_PHASE_BETWEEN;
+      run_publish(run);
+      run_server_stop(run);
+      run_server_free(run);
+    }
+    run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
+    note(run, "launching %s (%s)", run->cfg.recipe->name, launch_engine_name(run->cfg.engine));
+    run_publish(run);
+    if (run_files_write_recipe(run, &cmd, err) != 0)
+      log_msg(LOG_WARN, "run: %s", err->msg);
+    free(*running_cmd);
+    *running_cmd = cmd_line;
+    cmd_line = NULL;
+    if (run_server_start(run, &cmd, err) != 0) {
+      status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_SERVER_FAILED;
+      set_outcome(run, status, "%s", err->msg);
+    } else {
+      if (!run->telemetry)
+        start_telemetry(run);
+      pthread_mutex_lock(&run->lock);
+      run->outcome.max_total_num_tokens = run->server.max_total_num_tokens;
+      pthread_mutex_unlock(&run->lock);
+      check_mislabel(run);
+    }
+  }
+  free(cmd_line);
+  launch_cmd_fini(&cmd);
+  return status;
+}
+
+/* The run's status after a point ended (RUN_STATUS_OK: go on). */
+static enum run_status status_after_point(struct run *run, enum point_end end,
+                                          const struct point_plan *plan,
+                                          const struct st_err *err) {
+  switch (end) {
+  case POINT_DONE:
+  case POINT_RESTART:
+    return RUN_STATUS_OK;
+  case POINT_STOPPED:
+    set_outcome(run, RUN_STATUS_INTERRUPTED, "stopped at concurrency %d: partial results saved",
+                plan->conc);
+    return RUN_STATUS_INTERRUPTED;
+  case POINT_SERVER_DIED:
+    return server_died_status(run, "mid-run");
+  case POINT_FAILED:
+    break;
+  }
+  enum run_status status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_ERROR;
+  set_outcome(run, status, "%s", err->msg);
+  return status;
+}
+
 static void *run_main(void *arg) {
   struct run *run = arg;
   struct st_err err = {{0}};
@@ -572,63 +677,9 @@ static void *run_main(void *arg) {
         set_outcome(run, status, "stopped before concurrency %d", plan.conc);
         break;
       }
-      struct launch_cmd cmd;
-      launch_cmd_init(&cmd);
-      if (run_server_prepare(run, &plan.point, &cmd, &err) != 0) {
-        launch_cmd_fini(&cmd);
-        status = RUN_STATUS_ERROR;
-        set_outcome(run, status, "%s", err.msg);
+      status = ensure_server(run, &plan, &running_cmd, &err);
+      if (status != RUN_STATUS_OK)
         break;
-      }
-      char *cmd_line = launch_cmd_format_alloc(&cmd);
-      bool same_server = running_cmd && strcmp(cmd_line, running_cmd) == 0 && run->launcher &&
-                         !server_exited(run);
-      if (!same_server) {
-        if (run->launcher) {
-          note(run, "server command changes at concurrency %d: restarting it", plan.conc);
-          run->snap.progress.phase = SNAP_PHASE_BETWEEN;
-          run_publish(run);
-          run_server_stop(run);
-          run_server_free(run);
-        }
-        run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
-        note(run, "launching %s (%s)", r->name, launch_engine_name(run->cfg.engine));
-        run_publish(run);
-        if (run_files_write_recipe(run, &cmd, &err) != 0)
-          log_msg(LOG_WARN, "run: %s", err.msg);
-        int rc = run_server_start(run, &cmd, &err);
-        free(running_cmd);
-        running_cmd = cmd_line;
-        cmd_line = NULL;
-        if (rc != 0) {
-          launch_cmd_fini(&cmd);
-          status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_SERVER_FAILED;
-          set_outcome(run, status, "%s", err.msg);
-          break;
-        }
-        if (!run->telemetry) {
-          char url[64];
-          snprintf(url, sizeof(url), "http://127.0.0.1:%d", run->port);
-          const char *urls[] = {url};
-          struct launch_status st;
-          launcher_get_status(run->launcher, &st);
-          bool sim = run->cfg.engine == LAUNCH_ENGINE_SIM; /* the sim serves /sim/gpu_memory */
-          struct tm_config tc = {.backend = sim ? "sim" : "auto", .urls = sim ? urls : NULL,
-                                 .n_urls = sim ? 1 : 0, .server_pid = st.pid};
-          run->telemetry = tm_open(&tc, &err);
-          if (run->telemetry && tm_start(run->telemetry, &err) != 0) {
-            tm_close(run->telemetry);
-            run->telemetry = NULL;
-          }
-        }
-        pthread_mutex_lock(&run->lock);
-        run->outcome.max_total_num_tokens = run->server.max_total_num_tokens;
-        pthread_mutex_unlock(&run->lock);
-        check_mislabel(run);
-      }
-      free(cmd_line);
-      launch_cmd_fini(&cmd);
-
       enum point_end end = measure_point(run, (int)i, &plan, &err);
       check_mislabel(run);
       if (end == POINT_RESTART) {
@@ -637,25 +688,7 @@ static void *run_main(void *arg) {
         running_cmd = NULL;
         continue;
       }
-      if (end == POINT_STOPPED) {
-        status = RUN_STATUS_INTERRUPTED;
-        set_outcome(run, status, "stopped at concurrency %d: partial results saved", plan.conc);
-      } else if (end == POINT_SERVER_DIED) {
-        struct launch_status st;
-        launcher_get_status(run->launcher, &st);
-        char *tail = launcher_tail_alloc(run->launcher, 3);
-        status = RUN_STATUS_SERVER_FAILED;
-        if (st.exit_signal)
-          set_outcome(run, status, "server killed by signal %d mid-run; last log lines: %s",
-                      st.exit_signal, tail);
-        else
-          set_outcome(run, status, "server exited with status %d mid-run; last log lines: %s",
-                      st.exit_code, tail);
-        free(tail);
-      } else if (end == POINT_FAILED) {
-        status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_ERROR;
-        set_outcome(run, status, "%s", err.msg);
-      }
+      status = status_after_point(run, end, &plan, &err);
       break;
     }
   }
