@@ -330,6 +330,18 @@ int cmd_show_main(int argc, char **argv) {
       cJSON_AddStringToObject(cj, "program", cmd.program);
       cJSON_AddItemToObject(cj, "argv", strv_json(cmd.argv, cmd.argc));
       cJSON_AddItemToObject(cj, "env", strv_json(cmd.env, cmd.n_env));
+      /* knobs: every --flag with its value ("" for a bare flag), last one wins */
+      cJSON *knobs = cJSON_AddObjectToObject(cj, "knobs");
+      for (size_t i = 0; i < cmd.argc; i++) {
+        const char *a = cmd.argv[i];
+        if (a[0] != '-' || a[1] != '-' || a[2] == '\0')
+          continue;
+        char *name = xstrndup(a + 2, strcspn(a + 2, "="));
+        const char *v = recipe_cmd_knob(&cmd, name);
+        cJSON_DeleteItemFromObjectCaseSensitive(knobs, name);
+        cJSON_AddStringToObject(knobs, name, v ? v : "");
+        free(name);
+      }
       cJSON_AddBoolToObject(cj, "has_unresolved", cmd.has_unresolved);
       cJSON_AddBoolToObject(cj, "conditional", cmd.conditional);
       cJSON_AddStringToObject(cj, "file", cmd.file ? cmd.file : "");

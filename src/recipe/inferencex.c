@@ -118,6 +118,8 @@ static void bench_from_script(struct recipe_set *set, struct recipe_priv *p) {
         b->backend = set_str(set, next);
       else if (strcmp(w, "--random-range-ratio") == 0 && next)
         parse_double(next, &b->random_range_ratio);
+      else if (strcmp(w, "--num-warmups") == 0 && next)
+        parse_int(next, &b->num_warmups);
       else if (strcmp(w, "--num-prompts") == 0 && next) {
         long n;
         int conc = r->points[0].conc;

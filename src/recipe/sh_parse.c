@@ -273,8 +273,6 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
                      "unterminated line continuation ('\\' at end of file)");
           goto fail;
         }
-        /* a continuation into a blank line ends the command there (bash
-         * would run the next line as the same command; scripts never mean it) */
         continue;
       }
       if (lx.i + 1 >= lx.len) {
