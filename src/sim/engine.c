@@ -208,7 +208,6 @@ static void finish_step(struct sim_server *srv, struct sim_timer *t) {
   /* step_in_flight stays set while the batch is handed out: a request that
    * arrives meanwhile (keep-alive) must not start a step in the middle */
   bool decode = srv->step_decode;
-  int bs = 0;
   struct sim_req *next;
   for (struct sim_req *req = srv->running_head; req && !srv->stopping; req = next) {
     next = req->next;
@@ -224,7 +223,6 @@ static void finish_step(struct sim_server *srv, struct sim_timer *t) {
       req->phase = SIM_PHASE_DECODE;
       gained = 1; /* prefill yields the first token */
     } else {
-      bs++;
       gained = sim_draw_accept_len(p, req->chat_prompt, &srv->rng);
       if (p->spec) {
         st->spec_accepted_interval += (double)gained;
@@ -248,12 +246,6 @@ static void finish_step(struct sim_server *srv, struct sim_timer *t) {
     }
   }
   srv->step_in_flight = false;
-  if (decode) {
-    st->decode_steps++;
-    int interval = srv->cfg->decode_log_interval > 0 ? srv->cfg->decode_log_interval : 40;
-    if (st->decode_steps % (uint64_t)interval == 0)
-      log_decode(srv, bs);
-  }
   if (!srv->stopping)
     start_step(srv);
 }
@@ -301,6 +293,11 @@ static void start_step(struct sim_server *srv) {
     if (bs == 0)
       return;
     srv->step_decode = true;
+    /* like SGLang, the log line describes the batch about to run */
+    struct sim_stats *st = &srv->stats;
+    st->decode_steps++;
+    if (st->decode_steps % (uint64_t)srv->cfg->decode_log_interval == 0)
+      log_decode(srv, bs);
     /* DP ranks step in parallel, each over its share of the batch */
     int bs_rank = (bs + p->dp - 1) / p->dp;
     long kv_rank = kv / p->dp;
