@@ -145,6 +145,25 @@ done_n=$(json "$R" "d['completed']")
 [[ $done_n -ge 4 && $done_n -lt 20 ]] || fail "completed $done_n after a crash at request 7"
 ok "server crash: status server_failed, $done_n measured requests kept, log tail recorded"
 
+# ---------------------------------------------------------------- 5b. server that never gets ready
+set +e
+"$S" run llama8b-h200-sglang "${common[@]}" --conc 2 --num-prompts 4 --label nomem \
+  --set mem-fraction-static=0.05 >"$WORK/out5b" 2>&1
+rc=$?
+set -e
+[[ $rc == 1 ]] || { cat "$WORK/out5b"; fail "startup failure exited $rc, want 1"; }
+grep -q "exited with status 1 before it was ready" "$WORK/out5b" || fail "no early-exit report"
+grep -q "Not enough memory" "$WORK/out5b" || fail "the server's last log line was not shown"
+D=$(ls -d "$RESULTS"/*-nomem)
+[[ $(json "$D/manifest.json" "d['status']") == server_failed ]] || fail "startup failure status"
+ok "startup failure: exit status and the server's last log line reported"
+
+# ---------------------------------------------------------------- 5c. A/B back to back
+"$S" run llama8b-h200-sglang-mtp "${common[@]}" --conc 2 --num-prompts 4 --ab --label seq \
+  >"$WORK/out5c" 2>&1 || { cat "$WORK/out5c"; fail "A/B back to back"; }
+grep -q "MTP speedup (A = MTP)" "$WORK/out5c" || { cat "$WORK/out5c"; fail "no A/B comparison"; }
+ok "A/B back to back from the MTP side: twin found, both measured, compared"
+
 # ---------------------------------------------------------------- 6. Ctrl-C: partial results, server stopped
 "$S" run llama8b-h200-sglang "${common[@]}" --conc 2 --num-prompts 400 --osl 256 --label int \
   >"$WORK/out6" 2>&1 &
