@@ -12,6 +12,9 @@ void abview_init(struct abview *ab, const struct recipe *off, const struct recip
   runview_init(&ab->arm[AB_MTP]);
   ab->recipe[AB_OFF] = off;
   ab->recipe[AB_MTP] = mtp;
+  ab->confirm_quit = false;
+  ab->status[0] = '\0';
+  ab->status_role = THEME_MAIN;
 }
 
 static double pct_or_nan(const struct snap_percentiles *p, double v) {
@@ -240,6 +243,14 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   render_arm(ab, AB_MTP, g, l->slot[UI_SLOT_ARM_B], rows, n_rows, chart_max, gl);
   render_curve(ab, g, l->slot[UI_SLOT_CURVE], gl);
   struct ui_rect f = l->slot[UI_SLOT_FOOTER];
-  int x = put(g, f.x, f.y, f.x + f.w, "q", THEME_HOTKEY, gl);
-  put(g, x + 1, f.y, f.x + f.w, "quit", THEME_MAIN, gl);
+  int end = f.x + f.w;
+  if (ab->confirm_quit) {
+    put(g, f.x, f.y, end, "A server is up: stop it and quit? y / n", THEME_WARNING, gl);
+    return;
+  }
+  int x = put(g, f.x, f.y, end, "b", THEME_HOTKEY, gl);
+  x = put(g, x + 1, f.y, end, "recipes (when done)", THEME_MAIN, gl);
+  x = put(g, x + 2, f.y, end, "q", THEME_HOTKEY, gl);
+  x = put(g, x + 1, f.y, end, "quit", THEME_MAIN, gl);
+  put(g, x + 3, f.y, end, ab->status, ab->status_role, gl);
 }

@@ -15,6 +15,9 @@ enum { AB_OFF = 0, AB_MTP = 1 };
 struct abview {
   struct runview arm[2];            /* AB_OFF, AB_MTP */
   const struct recipe *recipe[2];   /* borrowed; NULL = arm not loaded */
+  bool confirm_quit;                /* "stop the server and quit? y/n" is showing */
+  char status[256];                 /* footer line: which arm runs, errors */
+  enum theme_role status_role;
 };
 
 void abview_init(struct abview *ab, const struct recipe *off, const struct recipe *mtp);

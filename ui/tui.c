@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abview.h"
 #include "browser.h"
 #include "run/run.h"
 #include "runview.h"
@@ -170,7 +171,12 @@ struct dashboard {
   struct runview rv;
   struct run *run;        /* the run on screen, or NULL */
   uint64_t run_seq;
-  struct snap_run incoming;  /* copied out of the run, then pushed into rv */
+  struct snap_run incoming;  /* copied out of a run, then pushed into a view */
+  /* A/B: the arms run one after the other (one GPU set), off first */
+  struct abview ab;
+  struct run *ab_run;     /* the arm running now, or NULL */
+  int ab_arm;             /* which arm ab_run is */
+  uint64_t ab_seq;
   enum ui_view view;
   const struct ui_glyphs *gl;
   struct palette palette;
@@ -178,17 +184,28 @@ struct dashboard {
   struct ui_layout layout;
 };
 
-/* Enter in the browser: start the selected recipe with the engine `servetop
- * run` would pick, and show the run view. */
-static void start_run(struct dashboard *d, const struct recipe *r) {
-  char why[256] = "";
-  enum launch_engine engine = run_pick_engine(r, why, sizeof why);
+/* Starts a recipe with the engine `servetop run` would pick; why gets
+ * "engine sim: <reason>" for the footer. */
+static struct run *start_recipe(const struct recipe *r, const char *label, bool sweep, char *why,
+                                size_t why_n, struct st_err *err) {
+  char reason[200] = "";
+  enum launch_engine engine = run_pick_engine(r, reason, sizeof reason);
+  snprintf(why, why_n, "engine %s%s%s", launch_engine_name(engine), reason[0] ? ": " : "", reason);
   struct run_config cfg;
   run_config_init(&cfg);
   cfg.recipe = r;
   cfg.engine = engine;
+  cfg.label = label;
+  cfg.sweep = sweep;
+  return run_start(&cfg, err);
+}
+
+/* Enter in the browser: start the selected recipe with the engine `servetop
+ * run` would pick, and show the run view. */
+static void start_run(struct dashboard *d, const struct recipe *r) {
+  char why[256] = "";
   struct st_err err = {{0}};
-  struct run *run = run_start(&cfg, &err);
+  struct run *run = start_recipe(r, NULL, false, why, sizeof why, &err);
   if (!run) {
     snprintf(d->browser.message, sizeof d->browser.message, "cannot run %s: %.200s", r->name, err.msg);
     d->browser.message_role = THEME_ERROR;
@@ -197,9 +214,65 @@ static void start_run(struct dashboard *d, const struct recipe *r) {
   d->run = run;
   d->run_seq = 0;
   runview_init(&d->rv);
-  runview_set_status(&d->rv, THEME_INACTIVE, "engine %s%s%.200s", launch_engine_name(engine),
-                     why[0] ? ": " : "", why);
+  runview_set_status(&d->rv, THEME_INACTIVE, "%.250s", why);
   d->view = UI_VIEW_RUN;
+}
+
+/* Starts A/B arm `arm` (off = 0, MTP = 1) over its recipe's sweep. */
+static void start_ab_arm(struct dashboard *d, int arm) {
+  const struct recipe *r = d->ab.recipe[arm];
+  char why[256] = "";
+  struct st_err err = {{0}};
+  d->ab_run = start_recipe(r, arm == AB_MTP ? "mtp" : "off", true, why, sizeof why, &err);
+  d->ab_arm = arm;
+  d->ab_seq = 0;
+  if (!d->ab_run) {
+    snprintf(d->ab.status, sizeof d->ab.status, "cannot run %s: %.200s", r->name, err.msg);
+    d->ab.status_role = THEME_ERROR;
+    return;
+  }
+  snprintf(d->ab.status, sizeof d->ab.status, "running the %s arm, %.200s", arm == AB_MTP ? "MTP" : "off",
+           why);
+  d->ab.status_role = THEME_INACTIVE;
+}
+
+/* Polls the A/B arm that runs; when it is over, starts the next one. */
+static bool poll_ab(struct dashboard *d) {
+  if (!d->ab_run)
+    return false;
+  bool changed = false;
+  if (run_snapshot(d->ab_run, &d->incoming, &d->ab_seq)) {
+    runview_push(&d->ab.arm[d->ab_arm], &d->incoming);
+    changed = true;
+  }
+  if (run_wait(d->ab_run, 0)) {
+    /* the last snapshot of the finished arm, then the next arm */
+    if (run_snapshot(d->ab_run, &d->incoming, &d->ab_seq))
+      runview_push(&d->ab.arm[d->ab_arm], &d->incoming);
+    run_free(d->ab_run);
+    d->ab_run = NULL;
+    if (d->ab_arm == AB_OFF)
+      start_ab_arm(d, AB_MTP);
+    else
+      snprintf(d->ab.status, sizeof d->ab.status, "both arms measured");
+    changed = true;
+  }
+  return changed;
+}
+
+static void stop_ab(struct dashboard *d) {
+  if (!d->ab_run)
+    return;
+  run_stop(d->ab_run);
+  snprintf(d->ab.status, sizeof d->ab.status, "stopping the server...");
+  for (int i = 0; i < 300 && !run_wait(d->ab_run, 100); i++) {
+    abview_render(&d->ab, &d->grid, &d->layout, d->gl);
+    grid_blit(&d->grid, &d->palette);
+    wnoutrefresh(stdscr);
+    doupdate();
+  }
+  run_free(d->ab_run);
+  d->ab_run = NULL;
 }
 
 /* Stops the run (and so its server) and waits for it; the screen keeps
@@ -239,7 +312,7 @@ static void run_command(struct dashboard *d, enum runview_action action,
 }
 
 /* One input event; returns false when the dashboard should close. */
-static bool handle_input(struct dashboard *d, int ch, enum browser_action *browser_out) {
+static bool handle_input(struct dashboard *d, int ch) {
   int key = translate_key(ch);
   int mouse_x = -1, mouse_y = -1, wheel = 0;
   if (ch == KEY_MOUSE) {
@@ -261,8 +334,38 @@ static bool handle_input(struct dashboard *d, int ch, enum browser_action *brows
       start_run(d, browser_selected(&d->browser));
       return true;
     }
-    *browser_out = a;
-    return a != BROWSER_QUIT && a != BROWSER_RUN_AB;
+    if (a == BROWSER_RUN_AB) {
+      const struct browser_pair *p = browser_selected_pair(&d->browser);
+      abview_init(&d->ab, p->off, p->spec);
+      d->view = UI_VIEW_AB;
+      start_ab_arm(d, AB_OFF);
+      return true;
+    }
+    return a != BROWSER_QUIT;
+  }
+  if (d->view == UI_VIEW_AB) {
+    if (ch == KEY_MOUSE)
+      return true;
+    if (d->ab.confirm_quit) {
+      d->ab.confirm_quit = false;
+      if (key != 'y' && key != 'Y')
+        return true;
+      stop_ab(d);
+      return false;
+    }
+    if (key == 'q' || key == 'Q') {
+      if (!d->ab_run)
+        return false;
+      d->ab.confirm_quit = true;
+    } else if (key == 'b') {
+      if (d->ab_run) {
+        snprintf(d->ab.status, sizeof d->ab.status, "an arm is still running: q stops it");
+        d->ab.status_role = THEME_WARNING;
+      } else {
+        d->view = UI_VIEW_BROWSER;
+      }
+    }
+    return true;
   }
   if (ch == KEY_MOUSE)
     return true;
@@ -334,7 +437,6 @@ int tui_run(const struct tui_options *opts) {
 
   ui_grid_init(&d.grid, COLS, LINES);
   bool dirty = true, open = true;
-  enum browser_action last = BROWSER_NONE;
   while (open && !quit_requested) {
     if (d.grid.cols != COLS || d.grid.rows != LINES) {
       ui_grid_resize(&d.grid, COLS, LINES);
@@ -345,9 +447,13 @@ int tui_run(const struct tui_options *opts) {
       runview_push(&d.rv, &d.incoming);
       dirty = true;
     }
+    if (poll_ab(&d))
+      dirty = true;
     if (dirty) {
       if (d.view == UI_VIEW_RUN)
         runview_render(&d.rv, &d.grid, &d.layout, d.gl);
+      else if (d.view == UI_VIEW_AB)
+        abview_render(&d.ab, &d.grid, &d.layout, d.gl);
       else
         browser_render(&d.browser, &d.grid, &d.layout, d.gl);
       grid_blit(&d.grid, &d.palette);
@@ -357,30 +463,26 @@ int tui_run(const struct tui_options *opts) {
     }
     /* 10 Hz while a run publishes snapshots; otherwise wait for keys, waking
      * now and then to notice signals */
-    timeout(d.run ? 100 : 1000);
+    timeout(d.run || d.ab_run ? 100 : 1000);
     int ch = getch();
     if (ch == ERR)
       continue;
     dirty = true;
     if (ch == KEY_RESIZE)
       continue;
-    open = handle_input(&d, ch, &last);
+    open = handle_input(&d, ch);
   }
   /* the server never outlives the dashboard */
   if (d.run) {
     ui_layout_compute(COLS, LINES, UI_VIEW_RUN, &d.layout);
     stop_run(&d);
   }
+  if (d.ab_run) {
+    ui_layout_compute(COLS, LINES, UI_VIEW_AB, &d.layout);
+    stop_ab(&d);
+  }
   endwin();
 
-  if (opts->result) {
-    memset(opts->result, 0, sizeof *opts->result);
-    const struct recipe *r = browser_selected(&d.browser);
-    if (r && last == BROWSER_RUN_AB) {
-      snprintf(opts->result->run_recipe, sizeof opts->result->run_recipe, "%s", r->name);
-      opts->result->run_ab = true;
-    }
-  }
   ui_grid_fini(&d.grid);
   browser_fini(&d.browser);
   recipe_set_free(d.set);

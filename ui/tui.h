@@ -5,22 +5,16 @@
 
 #include <stdbool.h>
 
-/* What the user asked for when the dashboard closed. */
-struct tui_result {
-  char run_recipe[256];  /* "" = plain quit; else the recipe to run */
-  bool run_ab;           /* run the recipe's off/MTP pair */
-};
-
 /* Options of the dashboard, filled by the program from its command line. */
 struct tui_options {
   const char *theme;           /* theme name or path; NULL = default */
   const char *configs_dir;     /* servetop recipes; NULL = bundled */
   const char *inferencex_dir;  /* an InferenceX checkout, or NULL */
   bool ascii;                  /* ASCII boxes and charts even in a UTF-8 locale */
-  struct tui_result *result;   /* optional: filled when the dashboard closes */
 };
 
-/* Runs the dashboard until the user quits; returns the exit status. Errors
+/* Runs the dashboard until the user quits; returns the exit status (130
+ * after SIGINT/SIGTERM/SIGHUP). Any server it started is stopped first. Errors
  * found before the screen starts (no such theme, unreadable recipes) are
  * printed to stderr with a non-zero status. */
 int tui_run(const struct tui_options *opts);

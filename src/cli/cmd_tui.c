@@ -6,32 +6,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-/* Until the run view is in the dashboard, Enter / a on a recipe close the
- * dashboard and hand the recipe to `servetop run` in this terminal. */
-static int run_selected(const struct tui_options *o, const struct tui_result *res) {
-  const char *argv[8];
-  int argc = 0;
-  argv[argc++] = "run";
-  argv[argc++] = res->run_recipe;
-  if (res->run_ab)
-    argv[argc++] = "--ab";
-  if (o->inferencex_dir) {
-    argv[argc++] = "--inferencex";
-    argv[argc++] = o->inferencex_dir;
-  } else if (o->configs_dir) {
-    argv[argc++] = "--configs";
-    argv[argc++] = o->configs_dir;
-  }
-  argv[argc] = NULL;
-  fprintf(stderr, "servetop: running %s%s (servetop run chooses the engine: sim where no GPU server)\n",
-          res->run_recipe, res->run_ab ? " as an A/B pair" : "");
-  /* cmd_run_main takes main()-style argv; it does not modify the strings */
-  return cmd_run_main(argc, (char **)argv);
-}
-
 int cmd_tui_main(int argc, char **argv) {
-  struct tui_result result = {.run_ab = false};
-  struct tui_options o = {.result = &result};
+  struct tui_options o = {.theme = NULL};
   const struct opt_spec specs[] = {
       {"theme", OPT_STRING, &o.theme, "NAME",
        "colour theme: default, light, high-contrast, mono, or a .theme path", NULL, NULL},
@@ -62,8 +38,5 @@ int cmd_tui_main(int argc, char **argv) {
     fprintf(stderr, "servetop: the dashboard needs a terminal (see servetop --help for commands)\n");
     return EXIT_USAGE;
   }
-  rc = tui_run(&o);
-  if (rc == 0 && result.run_recipe[0])
-    return run_selected(&o, &result);
-  return rc;
+  return tui_run(&o);
 }

@@ -1,8 +1,8 @@
 #!/bin/bash
-# A run from the dashboard against the simulated server, in tmux: Enter on a
+# Runs from the dashboard against the simulated server, in tmux: Enter on a
 # recipe starts it, the run view shows the live figures, + changes the
-# concurrency, the run ends, b goes back; a second run is quit with q / y and
-# its server must be gone afterwards.
+# concurrency, the run ends, b goes back; a runs the off/MTP pair into the
+# A/B view; a last run is quit with q / y and its server must be gone after.
 set -euo pipefail
 
 : "${SERVETOP:?path of the servetop binary}"
@@ -63,7 +63,20 @@ wait_for "conc 8"
 # the run ends by itself; b goes back to the recipes
 wait_for "point(s) measured" 90
 tm send-keys -t "$SESSION" b
-wait_for "Recipes 1"
+wait_for "Recipes 2"
+
+# a: the off arm, then the MTP arm, side by side with their ratios
+tm send-keys -t "$SESSION" a
+wait_for "running the off arm, engine sim"
+wait_for "running the MTP arm" 90
+wait_for "both arms measured" 90
+wait_for "MTP/off"
+screen | grep -q "output tok/s .*[0-9]" || fail "no output tok/s in the A/B view"
+screen | grep -q "[0-9]\.[0-9][0-9]×" || fail "no ratio in the A/B view"
+screen | grep -q "accept len *-" || fail "the off arm's acceptance is not unknown"
+wait_for "tok/s/user"
+tm send-keys -t "$SESSION" b
+wait_for "Recipes 2"
 
 # a second run, quit while the server is up: asks, then stops it
 tm send-keys -t "$SESSION" Enter
