@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct rule {
   const char *id;
@@ -131,6 +132,57 @@ static bool knob_int(const struct recipe_cmd *cmd, const char *key, long *out) {
   return v && parse_long(v, out) == 0;
 }
 
+/* The line where --flag is written: in a servetop recipe the argv item, in a
+ * script the word (inside an array body, counted from the array's line).
+ * fallback when the flag is not written literally. */
+static bool flag_at(const char *text, const char *flag, size_t *offset) {
+  size_t n = strlen(flag);
+  for (const char *p = strstr(text, flag); p; p = strstr(p + 1, flag)) {
+    bool start = p == text || p[-1] == '(' || p[-1] == '"' || p[-1] == '\'' ||
+                 p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n';
+    char e = p[n];
+    if (start && (e == '\0' || e == '=' || e == ' ' || e == '\t' || e == '\n' || e == '"' ||
+                  e == '\'' || e == ')')) {
+      *offset = (size_t)(p - text);
+      return true;
+    }
+  }
+  return false;
+}
+
+static int flag_line(const struct recipe_priv *p, const char *flag_name, int fallback) {
+  char *flag = xasprintf("--%s", flag_name);
+  int line = fallback;
+  size_t off;
+  if (p->pub.origin == RECIPE_ORIGIN_SERVETOP) {
+    for (size_t i = 0; i < p->n_tmpl_argv && line == fallback; i++)
+      if (flag_at(p->tmpl_argv[i], flag, &off))
+        line = p->tmpl_argv_lines[i];
+  } else if (p->script) {
+    /* prefer the occurrence in the launch command (at or after its first
+     * line); otherwise where an array or variable sets it earlier */
+    int after = 0, any = 0;
+    for (size_t c = 0; c < p->script->n_cmds; c++) {
+      const struct sh_cmd *cmd = &p->script->cmds[c];
+      for (size_t w = 0; w < cmd->n_words; w++) {
+        const char *raw = cmd->words[w].raw;
+        if (!flag_at(raw, flag, &off))
+          continue;
+        int l = cmd->words[w].line;
+        for (size_t k = 0; k < off; k++)
+          l += raw[k] == '\n';
+        if (!any)
+          any = l;
+        if (l >= fallback && (!after || l < after))
+          after = l;
+      }
+    }
+    line = after ? after : any ? any : fallback;
+  }
+  free(flag);
+  return line;
+}
+
 /* ---------------------------------------------------------------- per recipe */
 struct limit_check {
   const struct rule *rule;
@@ -192,6 +244,8 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
   }
   for (size_t k = 0; k < ST_ARRAY_LEN(checks); k++) {
     struct limit_check *ck = &checks[k];
+    if (ck->violations)
+      ck->first_line = flag_line(p, ck->flag, ck->first_line);
     if (ck->violations && ck->first_need != ck->first_conc)
       add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
           "--%s %d is below %d, the per-DP-rank share of conc %d over %d ranks "
@@ -207,7 +261,9 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
     return;
   /* spec flags in the command that actually runs */
   if (r->spec == RECIPE_SPEC_NONE && spec_seen)
-    add(out, &R_STP_HAS_SPEC, RECIPE_SEV_ERROR, r->name, file, cmd_line,
+    add(out, &R_STP_HAS_SPEC, RECIPE_SEV_ERROR, r->name, file,
+        flag_line(p, "speculative-algorithm",
+                  flag_line(p, "speculative-algo", flag_line(p, "speculative-config", cmd_line))),
         "spec-decoding is none but the server command enables speculative decoding "
         "(results would be mislabelled)");
   if (r->spec != RECIPE_SPEC_NONE && !spec_seen && r->origin == RECIPE_ORIGIN_SERVETOP)
@@ -222,7 +278,8 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
       (!topk || strcmp(topk, "1") == 0)) {
     const char *v2 = recipe_cmd_env(&first, "SGLANG_ENABLE_SPEC_V2");
     if (!v2 || (strcmp(v2, "1") != 0 && strcasecmp(v2, "true") != 0))
-      add(out, &R_SPEC_V2, RECIPE_SEV_WARNING, r->name, file, cmd_line,
+      add(out, &R_SPEC_V2, RECIPE_SEV_WARNING, r->name, file,
+          flag_line(p, "speculative-algorithm", flag_line(p, "speculative-algo", cmd_line)),
           "SGLang %s with topk 1 without SGLANG_ENABLE_SPEC_V2=1 (the convention since "
           "InferenceX #1017; the v1 path is slower)",
           algo);

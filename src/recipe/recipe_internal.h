@@ -120,6 +120,7 @@ struct recipe_priv {
   size_t n_tmpl_env;
   char **tmpl_argv;
   size_t n_tmpl_argv;
+  int *tmpl_argv_lines;           /* YAML line of each argv item, for findings */
   char *tmpl_engine;
   int server_line;
   const char *seq_tag;            /* "8k1k", "1k1k", "2048_512", "agentic" */

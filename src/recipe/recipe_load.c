@@ -303,6 +303,8 @@ static void load_server(struct ctx *c, const struct ynode *srv, const char *path
         diag(c, argv->kids[i], field, "expected a string, got %s", kind_name(argv->kids[i]));
         continue;
       }
+      p->tmpl_argv_lines = xreallocarray(p->tmpl_argv_lines, p->n_tmpl_argv + 1, sizeof(int));
+      p->tmpl_argv_lines[p->n_tmpl_argv] = argv->kids[i]->line;
       strv_push(&p->tmpl_argv, &p->n_tmpl_argv, argv->kids[i]->scalar);
     }
   }
@@ -567,6 +569,7 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     free(gs);
     strv_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
     strv_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
+    free(tmpl.tmpl_argv_lines);
     return;
   }
   for (size_t i = 0; i < n_gs; i++) {
@@ -628,13 +631,17 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
       p->server_line = tmpl.server_line;
       for (size_t k = 0; k < tmpl.n_tmpl_env; k++)
         strv_push(&p->tmpl_env, &p->n_tmpl_env, tmpl.tmpl_env[k]);
-      for (size_t k = 0; k < tmpl.n_tmpl_argv; k++)
+      p->tmpl_argv_lines = xcalloc(tmpl.n_tmpl_argv + 1, sizeof(int));
+      for (size_t k = 0; k < tmpl.n_tmpl_argv; k++) {
+        p->tmpl_argv_lines[k] = tmpl.tmpl_argv_lines[k];
         strv_push(&p->tmpl_argv, &p->n_tmpl_argv, tmpl.tmpl_argv[k]);
+      }
     }
   }
   free(gs);
   strv_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
   strv_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
+  free(tmpl.tmpl_argv_lines);
 }
 
 /* ---------------------------------------------------------------- files */

@@ -20,6 +20,7 @@ void recipe_set_free(struct recipe_set *set) {
     free(p->pub.bench.extra_argv);
     strv_free(p->tmpl_env, p->n_tmpl_env);
     strv_free(p->tmpl_argv, p->n_tmpl_argv);
+    free(p->tmpl_argv_lines);
     free(p);
   }
   free(set->recipes);

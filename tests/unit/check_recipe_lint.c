@@ -130,17 +130,17 @@ START_TEST(every_rule_fires_on_the_bad_checkout) {
   expect(&f, "ROUTE_SCENARIO_MISMATCH", "qwen3.5-fp8-h200-sglang-agentic-mtp", RECIPE_SEV_ERROR,
          nv, 145);
   expect(&f, "STP_SCRIPT_HAS_SPEC", "qwen3.5-fp8-h200-sglang", RECIPE_SEV_ERROR,
-         "fixed_seq_len/qwen3.5_fp8_h200.sh", 6);
+         "fixed_seq_len/qwen3.5_fp8_h200.sh", 5);
   expect(&f, "MTP_CHAT_TEMPLATE", "qwen3.5-fp8-h200-sglang-mtp", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 16);
   expect(&f, "SGLANG_SPEC_V2", "qwen3.5-fp8-h200-sglang-mtp", RECIPE_SEV_WARNING,
-         "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 10);
+         "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 12);
   expect(&f, "MAX_RUNNING_REQUESTS_LT_CONC", "qwen3.5-fp8-h100-sglang", RECIPE_SEV_ERROR,
-         "fixed_seq_len/qwen3.5_fp8_h100.sh", 6);
+         "fixed_seq_len/qwen3.5_fp8_h100.sh", 8);
   expect(&f, "CUDA_GRAPH_MAX_BS_LT_CONC", "qwen3.5-fp8-h200-sglang-mtp", RECIPE_SEV_ERROR,
-         "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 10);
+         "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 11);
   expect(&f, "CUDA_GRAPH_MAX_BS_LT_CONC", "qwen3.5-fp8-b200-sglang", RECIPE_SEV_ERROR,
-         "fixed_seq_len/qwen3.5_fp8_b200_sglang.sh", 5);
+         "fixed_seq_len/qwen3.5_fp8_b200_sglang.sh", 6);
   expect(&f, "MAX_NUM_SEQS_LT_CONC", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_b200_vllm.sh", 5);
   expect(&f, "SCRIPT_SYNTAX", "", RECIPE_SEV_ERROR, "fixed_seq_len/kimik3_fp8_h200.sh", 4);
@@ -174,10 +174,10 @@ START_TEST(rules_apply_to_servetop_recipes) {
   struct recipe_findings f;
   recipe_lint(set, &f);
   expect(&f, "MTP_CHAT_TEMPLATE", "mtp-no-chat-template", RECIPE_SEV_ERROR, "lint.yaml", 20);
-  expect(&f, "SGLANG_SPEC_V2", "mtp-no-chat-template", RECIPE_SEV_WARNING, "lint.yaml", 12);
-  expect(&f, "STP_SCRIPT_HAS_SPEC", "off-with-spec-flags", RECIPE_SEV_ERROR, "lint.yaml", 31);
+  expect(&f, "SGLANG_SPEC_V2", "mtp-no-chat-template", RECIPE_SEV_WARNING, "lint.yaml", 17);
+  expect(&f, "STP_SCRIPT_HAS_SPEC", "off-with-spec-flags", RECIPE_SEV_ERROR, "lint.yaml", 36);
   expect(&f, "MTP_SCRIPT_NO_SPEC_FLAGS", "mtp-without-flags", RECIPE_SEV_ERROR, "lint.yaml", 47);
-  expect(&f, "MAX_NUM_SEQS_LT_CONC", "small-batch", RECIPE_SEV_ERROR, "lint.yaml", 61);
+  expect(&f, "MAX_NUM_SEQS_LT_CONC", "small-batch", RECIPE_SEV_ERROR, "lint.yaml", 65);
   ck_assert_uint_eq(f.n, 5);
   recipe_findings_fini(&f);
   recipe_set_free(set);
