@@ -28,6 +28,7 @@ void sim_config_init(struct sim_config *cfg) {
   cfg->health_delay_ms = 20;
   cfg->warmup_ms = 200;
   cfg->seed = 0;
+  cfg->stop_fd = -1;
 }
 
 bool sim_config_fixed_mode(const struct sim_config *cfg) {

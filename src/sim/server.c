@@ -460,12 +460,14 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   sigemptyset(&mask);
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &mask, &old_mask);
-  /* A shell starts background jobs with SIGINT ignored, and an ignored signal
-   * never reaches the signalfd; blocked, the default action cannot fire. */
   struct sigaction dfl = {.sa_handler = SIG_DFL}, old_int, old_term;
-  sigaction(SIGINT, &dfl, &old_int);
-  sigaction(SIGTERM, &dfl, &old_term);
+  if (!cfg->in_process) {
+    pthread_sigmask(SIG_BLOCK, &mask, &old_mask);
+    /* A shell starts background jobs with SIGINT ignored, and an ignored signal
+     * never reaches the signalfd; blocked, the default action cannot fire. */
+    sigaction(SIGINT, &dfl, &old_int);
+    sigaction(SIGTERM, &dfl, &old_term);
+  }
 
   if (sim_perf_init(&srv->perf, cfg, err) < 0)
     goto out;
@@ -491,8 +493,9 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   srv->epfd = epoll_create1(EPOLL_CLOEXEC);
   srv->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  srv->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (srv->epfd < 0 || srv->timer_fd < 0 || srv->signal_fd < 0) {
+  if (!cfg->in_process)
+    srv->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (srv->epfd < 0 || srv->timer_fd < 0 || (!cfg->in_process && srv->signal_fd < 0)) {
     err_setf(err, "event loop setup: %s", strerror(errno));
     goto out;
   }
@@ -509,8 +512,18 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->listen_fd, &ev);
   ev.data.ptr = &srv->timer_fd;
   epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->timer_fd, &ev);
-  ev.data.ptr = &srv->signal_fd;
-  epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->signal_fd, &ev);
+  if (srv->signal_fd >= 0) {
+    ev.data.ptr = &srv->signal_fd;
+    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->signal_fd, &ev);
+  }
+  srv->stop_fd = cfg->stop_fd;
+  if (srv->stop_fd >= 0) {
+    ev.data.ptr = &srv->stop_fd;
+    if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->stop_fd, &ev) < 0) {
+      err_setf(err, "stop_fd %d: %s", cfg->stop_fd, strerror(errno));
+      goto out;
+    }
+  }
 
   if (write_port_file(srv, err) < 0)
     goto out;
@@ -542,6 +555,8 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
         while (read(srv->timer_fd, &expirations, sizeof expirations) > 0)
           ;
         srv->timerfd_armed_ns = -1; /* force a re-arm */
+      } else if (tag == &srv->stop_fd) {
+        srv->stopping = true; /* the embedding program asked (left readable for it) */
       } else if (tag == &srv->signal_fd) {
         struct signalfd_siginfo si;
         while (read(srv->signal_fd, &si, sizeof si) > 0)
@@ -574,8 +589,10 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   rc = 0;
 out:
   server_fini(srv);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+  if (!cfg->in_process) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+  }
   return rc;
 }

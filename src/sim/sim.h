@@ -76,6 +76,10 @@ struct sim_config {
   const char *port_file;         /* write the port + "\n" once listening */
   const char *trace_path;        /* JSON lines of server-side timestamps */
   uint64_t seed;
+  /* embedding: in_process leaves signals alone (no signalfd, no mask); the
+   * server stops when stop_fd (e.g. an eventfd, -1 = none) becomes readable */
+  bool in_process;
+  int stop_fd;
   struct sim_fault faults[16];
   size_t n_faults;
   /* flags servetop sim does not know: accepted, warned about, published */
@@ -92,9 +96,10 @@ bool sim_config_fixed_mode(const struct sim_config *cfg);
 
 /* Runs the server until SIGINT/SIGTERM (returns 0) or a startup failure
  * (returns -1 with err set; e.g. SGLang's "Not enough memory" message).
- * Logs SGLang-format lines on stderr. While it runs, SIGINT/SIGTERM are
- * blocked in the calling thread, set to their default action and read from a
- * signalfd (both are restored on return). */
+ * Logs SGLang-format lines on stderr. Unless cfg->in_process, SIGINT/SIGTERM
+ * are blocked in the calling thread while it runs, set to their default
+ * action and read from a signalfd (all restored on return). cfg->stop_fd, when
+ * set, stops it from another thread. */
 int sim_main(const struct sim_config *cfg, struct st_err *err);
 
 /* ---------------------------------------------------------------- presets (docs/sim.md) */

@@ -228,6 +228,7 @@ struct sim_server {
   char *model_name;           /* served name */
   char *model_name_json;      /* JSON-escaped, without quotes */
   int epfd, listen_fd, timer_fd, signal_fd;
+  int stop_fd;                /* cfg->stop_fd (borrowed, never closed here) */
   int port;
   int64_t start_ns;
   bool ready;                 /* warmup done: /health may answer 200 */
