@@ -296,7 +296,7 @@ static void start_step(struct sim_server *srv) {
     /* like SGLang, the log line describes the batch about to run */
     struct sim_stats *st = &srv->stats;
     st->decode_steps++;
-    if (st->decode_steps % (uint64_t)srv->cfg->decode_log_interval == 0)
+    if (st->decode_steps % (uint64_t)srv->cfg->decode_log_interval == 0) /* >= 1: validated */
       log_decode(srv, bs);
     /* DP ranks step in parallel, each over its share of the batch */
     int bs_rank = (bs + p->dp - 1) / p->dp;

@@ -469,7 +469,8 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
     sigaction(SIGTERM, &dfl, &old_term);
   }
 
-  if (sim_perf_init(&srv->perf, cfg, err) < 0)
+  /* embedders may skip the CLI: the loop relies on validated values */
+  if (sim_config_validate(cfg, err) < 0 || sim_perf_init(&srv->perf, cfg, err) < 0)
     goto out;
   if (srv->fixed_mode) {
     /* exact wall-clock latencies: --sim-speed scales the model only */
