@@ -137,7 +137,7 @@ int cmd_bench_main(int argc, char **argv) {
       .backend = "vllm", .host = "127.0.0.1", .port = 8000, .endpoint = "/v1/completions",
       .dataset_name = "random", .percentile_metrics = "ttft,tpot,itl,e2el",
       .metric_percentiles = "90,99,99.9", .random_input_len = 1024, .random_output_len = 128,
-      .random_range_ratio = 1.0, .num_prompts = 1000, .request_rate = INFINITY,
+      .random_range_ratio = 1.0, .num_prompts = 1000, .request_rate = (double)INFINITY,
       .burstiness = 1.0, .num_workers = 1, .vocab_size = 32000, .best_of = 1,
       .request_timeout_s = 6 * 60 * 60, .drain_timeout_s = 5.0, .scrape_interval_s = 1.0};
   const struct opt_spec specs[] = {
@@ -334,7 +334,7 @@ int cmd_bench_main(int argc, char **argv) {
     struct lg_config wc = lc;
     wc.prompts = warm.prompts;
     wc.n_prompts = warm.n_prompts;
-    wc.request_rate = INFINITY;
+    wc.request_rate = (double)INFINITY;
     wc.keep_text = false;
     struct lg_result warm_result;
     drive(&wc, NULL, true, &warm_result, &err, &ok);

@@ -155,7 +155,7 @@ const char *lg_failure_name(enum lg_failure f) {
 void lg_config_init(struct lg_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
   cfg->api = LG_API_COMPLETIONS;
-  cfg->request_rate = INFINITY;
+  cfg->request_rate = (double)INFINITY;
   cfg->burstiness = 1.0;
   cfg->num_workers = 1;
   cfg->request_timeout_s = 6 * 60 * 60;

@@ -77,9 +77,9 @@ void sig_point_from_prom(const struct prom_set *set, struct sig_point *out,
   double t = out->t_s;
   memset(out, 0, sizeof(*out));
   out->t_s = t;
-  out->avg_spec_accept_length = NAN;
+  out->avg_spec_accept_length = (double)NAN;
   for (int p = 0; p < SIG_MAX_POSITIONS; p++)
-    out->accepted_per_pos_total[p] = NAN;
+    out->accepted_per_pos_total[p] = (double)NAN;
   bool sglang = prom_find(set, "sglang:num_running_reqs", NULL) ||
                 prom_find(set, "sglang:token_usage", NULL);
   bool vllm = prom_find(set, "vllm:num_requests_running", NULL) != NULL;
@@ -92,9 +92,9 @@ void sig_point_from_prom(const struct prom_set *set, struct sig_point *out,
     out->num_running = sum_or_nan(set, "sglang:num_running_reqs");
     out->num_queued = sum_or_nan(set, "sglang:num_queue_reqs");
     out->gen_tokens_total = sum_or_nan(set, "sglang:generation_tokens_total");
-    out->drafts_total = out->draft_tokens_total = out->accepted_tokens_total = NAN;
+    out->drafts_total = out->draft_tokens_total = out->accepted_tokens_total = (double)NAN;
   } else {
-    out->accept_length = out->accept_rate = NAN; /* derived from deltas */
+    out->accept_length = out->accept_rate = (double)NAN; /* derived from deltas */
     out->kv_usage_frac = mean_or_nan(set, "vllm:kv_cache_usage_perc");
     if (isnan(out->kv_usage_frac))
       out->kv_usage_frac = mean_or_nan(set, "vllm:gpu_cache_usage_perc");
@@ -129,7 +129,7 @@ static double read_server_info(struct sig_summary *sum, const char *text, size_t
     cJSON_Delete(json);
     snprintf(sum->server_info_unavailable_reason, sizeof(sum->server_info_unavailable_reason),
              "server info is not a JSON object");
-    return NAN;
+    return (double)NAN;
   }
   sum->server_info_available = true;
   sum->server_info_unavailable_reason[0] = '\0';
@@ -188,7 +188,7 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
     if (!got_metrics)
       snprintf(why, sizeof(why), "/metrics answered without samples");
   }
-  double info_accept = NAN;
+  double info_accept = (double)NAN;
   char info_why[160] = "";
   struct sbuf info = {0};
   bool info_ok = false;
@@ -226,7 +226,7 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
       double t = pt.t_s;
       sig_point_from_prom(&set, &pt, NULL);
       pt.t_s = t;
-      pt.gen_tokens_total = NAN;
+      pt.gen_tokens_total = (double)NAN;
     }
     pt.avg_spec_accept_length = info_accept;
     append_point(s, &pt);

@@ -809,13 +809,13 @@ int results_load(const char *path, struct results_file *out, struct st_err *err)
     char key[64];
     snprintf(key, sizeof(key), "mean_%s_ms", metric_names[k]);
     out->has_stat[k] = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, key));
-    out->mean_ms[k] = num_or(root, key, NAN);
+    out->mean_ms[k] = num_or(root, key, (double)NAN);
     snprintf(key, sizeof(key), "median_%s_ms", metric_names[k]);
-    out->median_ms[k] = num_or(root, key, NAN);
+    out->median_ms[k] = num_or(root, key, (double)NAN);
     snprintf(key, sizeof(key), "std_%s_ms", metric_names[k]);
-    out->std_ms[k] = num_or(root, key, NAN);
+    out->std_ms[k] = num_or(root, key, (double)NAN);
     snprintf(key, sizeof(key), "p99_%s_ms", metric_names[k]);
-    out->p99_ms[k] = num_or(root, key, NAN);
+    out->p99_ms[k] = num_or(root, key, (double)NAN);
   }
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "servetop");
   if (cJSON_IsObject(st)) {

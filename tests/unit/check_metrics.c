@@ -249,11 +249,11 @@ static struct sig_point nan_point(double t_s) {
   struct sig_point p;
   memset(&p, 0, sizeof(p));
   p.t_s = t_s;
-  p.accept_length = p.accept_rate = p.kv_usage_frac = p.num_running = p.num_queued = NAN;
-  p.gen_tokens_total = p.drafts_total = p.draft_tokens_total = p.accepted_tokens_total = NAN;
-  p.avg_spec_accept_length = NAN;
+  p.accept_length = p.accept_rate = p.kv_usage_frac = p.num_running = p.num_queued = (double)NAN;
+  p.gen_tokens_total = p.drafts_total = p.draft_tokens_total = p.accepted_tokens_total = (double)NAN;
+  p.avg_spec_accept_length = (double)NAN;
   for (int i = 0; i < SIG_MAX_POSITIONS; i++)
-    p.accepted_per_pos_total[i] = NAN;
+    p.accepted_per_pos_total[i] = (double)NAN;
   return p;
 }
 
@@ -300,7 +300,7 @@ START_TEST(signals_run_scoped_acceptance) {
   ck_assert_double_eq_tol(sum.accept_rate, (0.25 * 100 + 0.5 * 2900) / 3000.0, 1e-12);
 
   /* Without server info: gauge length weighted the same way. */
-  g[2].avg_spec_accept_length = NAN;
+  g[2].avg_spec_accept_length = (double)NAN;
   memset(&sum, 0, sizeof(sum));
   sum.engine = SIG_ENGINE_SGLANG;
   sum.points = g;

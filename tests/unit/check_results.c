@@ -48,7 +48,7 @@ static void default_settings(struct results_settings *s) {
   s->backend = "vllm";
   s->model_id = "deepseek-ai/DeepSeek-R1";
   s->num_prompts = 4;
-  s->request_rate = INFINITY;
+  s->request_rate = (double)INFINITY;
   s->burstiness = 1.0;
   s->max_concurrency = 8;
 }
