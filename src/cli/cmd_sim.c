@@ -17,35 +17,47 @@ struct sim_cli {
 static int on_unknown(void *ctx, const char *name, const char *value, bool *consumed_next) {
   struct sim_cli *cli = ctx;
   cli->unknown = xreallocarray(cli->unknown, cli->n_unknown + 1, sizeof *cli->unknown);
-  cli->unknown[cli->n_unknown++] = value ? xasprintf("--%s=%s", name, value) : xasprintf("--%s", name);
+  cli->unknown[cli->n_unknown++] =
+      value ? xasprintf("--%s=%s", name, value) : xasprintf("--%s", name);
   *consumed_next = value != NULL;
-  fprintf(stderr, "servetop sim: warning: unrecognized argument --%s%s%s (accepted, not modelled)\n", name,
+  fprintf(stderr,
+          "servetop sim: warning: unrecognized argument --%s%s%s (accepted, not modelled)\n", name,
           value ? " " : "", value ? value : "");
   return 0;
 }
 
 static const char description[] =
-    "A SIMULATED SGLang server: the same HTTP endpoints, SSE formats, /metrics names and log lines as\n"
-    "`python -m sglang.launch_server`, with timing from a stated performance model of a GPU and a model\n"
-    "(docs/sim.md), or exact fixed latencies with --sim-fixed-ttft-ms/--sim-fixed-tpot-ms. No GPU work is\n"
+    "A SIMULATED SGLang server: the same HTTP endpoints, SSE formats, /metrics names and log lines "
+    "as\n"
+    "`python -m sglang.launch_server`, with timing from a stated performance model of a GPU and a "
+    "model\n"
+    "(docs/sim.md), or exact fixed latencies with --sim-fixed-ttft-ms/--sim-fixed-tpot-ms. No GPU "
+    "work is\n"
     "done and it always says so. Any other SGLang flag is accepted, warned about and listed in\n"
     "/get_server_info under \"unrecognized_args\".\n"
     "\n"
-    "Environment: SGLANG_ENABLE_SPEC_V2=1 (overlapped draft/verify: smaller step overhead; needs topk 1),\n"
+    "Environment: SGLANG_ENABLE_SPEC_V2=1 (overlapped draft/verify: smaller step overhead; needs "
+    "topk 1),\n"
     "SGLANG_SIMULATE_ACC_LEN=X (pins the mean accept length, as SGLang does).\n"
     "\n"
-    "Endpoints: POST /v1/completions, /v1/chat/completions, /generate; GET /health, /health_generate,\n"
+    "Endpoints: POST /v1/completions, /v1/chat/completions, /generate; GET /health, "
+    "/health_generate,\n"
     "/v1/models, /get_model_info, /get_server_info (/server_info), /metrics (--enable-metrics),\n"
     "/sim/gpu_memory (simulated GPU memory and power, JSON), /get_load, /ping.\n"
     "\n"
-    "GPU presets: h100 h200 b200 b300 mi300x mi325x mi355x. Model presets: qwen3.5-397b deepseek-r1\n"
-    "deepseek-v3 gpt-oss-120b gpt-oss-20b llama-3.1-8b llama-3.1-70b llama-3.3-70b (matched from --model).\n"
-    "Faults (--sim-fault, repeatable): crash-after=N, stall-after=N, bad-json-after=N, reset-after=N,\n"
+    "GPU presets: h100 h200 b200 b300 mi300x mi325x mi355x. Model presets: qwen3.5-397b "
+    "deepseek-r1\n"
+    "deepseek-v3 gpt-oss-120b gpt-oss-20b llama-3.1-8b llama-3.1-70b llama-3.3-70b (matched from "
+    "--model).\n"
+    "Faults (--sim-fault, repeatable): crash-after=N, stall-after=N, bad-json-after=N, "
+    "reset-after=N,\n"
     "http-500[=N: every Nth], http-503[=N], trickle[=BYTES_PER_MS].\n"
-    "Exit status: 0 after SIGINT/SIGTERM, 1 on a startup failure or a simulated crash, 2 on bad flags.";
+    "Exit status: 0 after SIGINT/SIGTERM, 1 on a startup failure or a simulated crash, 2 on bad "
+    "flags.";
 
 /* Every table row: no callback, no "seen" flag. */
-#define SPEC(names, kind, target, metavar, help) {names, kind, target, metavar, help, NULL, NULL}
+#define SPEC(names, kind, target, metavar, help)                                                   \
+  { names, kind, target, metavar, help, NULL, NULL }
 
 int cmd_sim_main(int argc, char **argv) {
   struct sim_cli cli;
@@ -55,53 +67,81 @@ int cmd_sim_main(int argc, char **argv) {
   bool trust_remote_code = false;
   const char *tokenizer_path = NULL;
   const struct opt_spec specs[] = {
-      SPEC("model|model-path", OPT_STRING, &c->model_path, "PATH", "model name or path (selects the model preset)"),
-      SPEC("served-model-name", OPT_STRING, &c->served_model_name, "NAME", "name in responses and /v1/models"),
-      SPEC("tokenizer-path", OPT_STRING, &tokenizer_path, "PATH", "(accepted; the sim needs no tokenizer)"),
+      SPEC("model|model-path", OPT_STRING, &c->model_path, "PATH",
+           "model name or path (selects the model preset)"),
+      SPEC("served-model-name", OPT_STRING, &c->served_model_name, "NAME",
+           "name in responses and /v1/models"),
+      SPEC("tokenizer-path", OPT_STRING, &tokenizer_path, "PATH",
+           "(accepted; the sim needs no tokenizer)"),
       SPEC("host", OPT_STRING, &c->host, "ADDR", "listen address (default 127.0.0.1)"),
       SPEC("port", OPT_INT, &c->port, "PORT", "listen port (default 30000; 0 = pick a free port)"),
       SPEC("tp|tp-size|tensor-parallel-size", OPT_INT, &c->tp_size, "N", "tensor parallel size"),
       SPEC("ep|ep-size|expert-parallel-size", OPT_INT, &c->ep_size, "N", "expert parallel size"),
       SPEC("dp|dp-size|data-parallel-size", OPT_INT, &c->dp_size, "N", "data parallel size"),
-      SPEC("enable-dp-attention", OPT_FLAG, &c->enable_dp_attention, NULL, "DP attention (ranks = tp)"),
+      SPEC("enable-dp-attention", OPT_FLAG, &c->enable_dp_attention, NULL,
+           "DP attention (ranks = tp)"),
       SPEC("mem-fraction-static", OPT_DOUBLE, &c->mem_fraction_static, "F",
-       "(weights + KV pool) / GPU memory; default by SGLang's TP rule"),
-      SPEC("max-running-requests", OPT_INT, &c->max_running_requests, "N", "batch limit (default SGLang's rule)"),
-      SPEC("chunked-prefill-size", OPT_INT, &c->chunked_prefill_size, "N", "prefill tokens per batch (default 8192)"),
-      SPEC("max-prefill-tokens", OPT_INT, &c->max_prefill_tokens, "N", "prompt tokens per prefill batch (16384)"),
-      SPEC("cuda-graph-max-bs", OPT_INT, &c->cuda_graph_max_bs, "N", "larger decode batches run slower"),
+           "(weights + KV pool) / GPU memory; default by SGLang's TP rule"),
+      SPEC("max-running-requests", OPT_INT, &c->max_running_requests, "N",
+           "batch limit (default SGLang's rule)"),
+      SPEC("chunked-prefill-size", OPT_INT, &c->chunked_prefill_size, "N",
+           "prefill tokens per batch (default 8192)"),
+      SPEC("max-prefill-tokens", OPT_INT, &c->max_prefill_tokens, "N",
+           "prompt tokens per prefill batch (16384)"),
+      SPEC("cuda-graph-max-bs", OPT_INT, &c->cuda_graph_max_bs, "N",
+           "larger decode batches run slower"),
       SPEC("context-length", OPT_INT, &c->context_length, "N", "default: the model preset's"),
-      SPEC("kv-cache-dtype", OPT_STRING, &c->kv_cache_dtype, "T", "auto | bf16 | fp8_e4m3 | fp8_e5m2 | fp4_e2m1"),
-      SPEC("quantization", OPT_STRING, &c->quantization, "Q", "weight precision (fp8, mxfp4, modelopt_fp4...)"),
-      SPEC("stream-interval", OPT_INT, &c->stream_interval, "N", "tokens per streamed chunk (SGLang's rule)"),
-      SPEC("decode-log-interval", OPT_INT, &c->decode_log_interval, "N", "Decode batch log every N steps (40)"),
+      SPEC("kv-cache-dtype", OPT_STRING, &c->kv_cache_dtype, "T",
+           "auto | bf16 | fp8_e4m3 | fp8_e5m2 | fp4_e2m1"),
+      SPEC("quantization", OPT_STRING, &c->quantization, "Q",
+           "weight precision (fp8, mxfp4, modelopt_fp4...)"),
+      SPEC("stream-interval", OPT_INT, &c->stream_interval, "N",
+           "tokens per streamed chunk (SGLang's rule)"),
+      SPEC("decode-log-interval", OPT_INT, &c->decode_log_interval, "N",
+           "Decode batch log every N steps (40)"),
       SPEC("enable-metrics", OPT_FLAG, &c->enable_metrics, NULL, "serve Prometheus /metrics"),
-      SPEC("disable-radix-cache", OPT_FLAG, &c->disable_radix_cache, NULL, "(no prefix cache is simulated)"),
-      SPEC("skip-server-warmup", OPT_FLAG, &c->skip_server_warmup, NULL, "ready without the warmup request"),
+      SPEC("disable-radix-cache", OPT_FLAG, &c->disable_radix_cache, NULL,
+           "(no prefix cache is simulated)"),
+      SPEC("skip-server-warmup", OPT_FLAG, &c->skip_server_warmup, NULL,
+           "ready without the warmup request"),
       SPEC("speculative-algorithm|speculative-algo", OPT_STRING, &c->speculative_algorithm, "A",
-       "EAGLE | EAGLE3 | NEXTN | MTP | STANDALONE"),
-      SPEC("speculative-num-steps", OPT_INT, &c->speculative_num_steps, "N", "draft steps (default 3)"),
-      SPEC("speculative-eagle-topk", OPT_INT, &c->speculative_eagle_topk, "K", "draft branching (default 1)"),
+           "EAGLE | EAGLE3 | NEXTN | MTP | STANDALONE"),
+      SPEC("speculative-num-steps", OPT_INT, &c->speculative_num_steps, "N",
+           "draft steps (default 3)"),
+      SPEC("speculative-eagle-topk", OPT_INT, &c->speculative_eagle_topk, "K",
+           "draft branching (default 1)"),
       SPEC("speculative-num-draft-tokens", OPT_INT, &c->speculative_num_draft_tokens, "N",
-       "verified tokens per step (default steps+1)"),
+           "verified tokens per step (default steps+1)"),
       SPEC("trust-remote-code", OPT_FLAG, &trust_remote_code, NULL, "(accepted)"),
       SPEC("sim-gpu", OPT_STRING, &c->gpu_name, "NAME", "GPU preset (default h200)"),
-      SPEC("sim-gpus", OPT_INT, &c->gpus, "N", "GPUs on the node (default tp*dp); fewer than needed is an error"),
-      SPEC("sim-model", OPT_STRING, &c->model_preset, "PRESET", "model preset (default: matched from --model)"),
+      SPEC("sim-gpus", OPT_INT, &c->gpus, "N",
+           "GPUs on the node (default tp*dp); fewer than needed is an error"),
+      SPEC("sim-model", OPT_STRING, &c->model_preset, "PRESET",
+           "model preset (default: matched from --model)"),
       SPEC("sim-fixed-ttft-ms", OPT_DOUBLE, &c->fixed_ttft_ms, "MS",
-       "fixed mode: first chunk MS after the request is received"),
-      SPEC("sim-fixed-tpot-ms", OPT_DOUBLE, &c->fixed_tpot_ms, "MS", "fixed mode: then one token every MS"),
+           "fixed mode: first chunk MS after the request is received"),
+      SPEC("sim-fixed-tpot-ms", OPT_DOUBLE, &c->fixed_tpot_ms, "MS",
+           "fixed mode: then one token every MS"),
       SPEC("sim-accept-chat", OPT_DOUBLE, &c->accept_chat, "P",
-       "draft acceptance, chat prompts (0.80; position k: P*0.95^k)"),
-      SPEC("sim-accept-random", OPT_DOUBLE, &c->accept_random, "P", "... raw random-token prompts (0.35)"),
-      SPEC("sim-decode-efficiency", OPT_DOUBLE, &c->decode_efficiency, "F", "share of HBM bandwidth (0.65)"),
-      SPEC("sim-prefill-efficiency", OPT_DOUBLE, &c->prefill_efficiency, "F", "share of dense FLOP/s (0.45)"),
-      SPEC("sim-speed", OPT_DOUBLE, &c->speed, "X", "time scale: 2 = twice as fast as modelled (1)"),
-      SPEC("sim-health-delay-ms", OPT_DOUBLE, &c->health_delay_ms, "MS", "/health latency once ready (20)"),
-      SPEC("sim-warmup-ms", OPT_DOUBLE, &c->warmup_ms, "MS", "weight load before the warmup request (200)"),
-      SPEC("sim-port-file", OPT_STRING, &c->port_file, "PATH", "write the port + newline once listening"),
-      SPEC("sim-trace", OPT_STRING, &c->trace_path, "FILE", "JSON lines: per request received/chunk times (us)"),
-      SPEC("sim-fault", OPT_LIST, &cli.faults, "KIND[=N]", "inject a fault (repeatable; see above)"),
+           "draft acceptance, chat prompts (0.80; position k: P*0.95^k)"),
+      SPEC("sim-accept-random", OPT_DOUBLE, &c->accept_random, "P",
+           "... raw random-token prompts (0.35)"),
+      SPEC("sim-decode-efficiency", OPT_DOUBLE, &c->decode_efficiency, "F",
+           "share of HBM bandwidth (0.65)"),
+      SPEC("sim-prefill-efficiency", OPT_DOUBLE, &c->prefill_efficiency, "F",
+           "share of dense FLOP/s (0.45)"),
+      SPEC("sim-speed", OPT_DOUBLE, &c->speed, "X",
+           "time scale: 2 = twice as fast as modelled (1)"),
+      SPEC("sim-health-delay-ms", OPT_DOUBLE, &c->health_delay_ms, "MS",
+           "/health latency once ready (20)"),
+      SPEC("sim-warmup-ms", OPT_DOUBLE, &c->warmup_ms, "MS",
+           "weight load before the warmup request (200)"),
+      SPEC("sim-port-file", OPT_STRING, &c->port_file, "PATH",
+           "write the port + newline once listening"),
+      SPEC("sim-trace", OPT_STRING, &c->trace_path, "FILE",
+           "JSON lines: per request received/chunk times (us)"),
+      SPEC("sim-fault", OPT_LIST, &cli.faults, "KIND[=N]",
+           "inject a fault (repeatable; see above)"),
       SPEC("sim-seed", OPT_STRING, &cli.seed_text, "N", "random seed (acceptance draws, ids)"),
   };
   struct opt_parser parser = {

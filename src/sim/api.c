@@ -14,19 +14,22 @@
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- small responses */
-static void reply_json(struct sim_server *srv, struct sim_conn *conn, int status, const char *json) {
+static void reply_json(struct sim_server *srv, struct sim_conn *conn, int status,
+                       const char *json) {
   sim_fmt_json_response(&conn->out, status, json, conn->keep_alive);
   if (!conn->keep_alive)
     conn->closing = true;
   sim_conn_flush(srv, conn);
 }
 
-static void reply_json_owned(struct sim_server *srv, struct sim_conn *conn, int status, char *json) {
+static void reply_json_owned(struct sim_server *srv, struct sim_conn *conn, int status,
+                             char *json) {
   reply_json(srv, conn, status, json);
   free(json);
 }
 
-static void reply_error(struct sim_server *srv, struct sim_conn *conn, int status, const char *msg) {
+static void reply_error(struct sim_server *srv, struct sim_conn *conn, int status,
+                        const char *msg) {
   reply_json_owned(srv, conn, status, sim_fmt_error_json_alloc(status, msg));
 }
 
@@ -90,7 +93,8 @@ static int json_get_long(const cJSON *obj, const char *key, long *out, char *why
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!v || cJSON_IsNull(v))
     return 0;
-  if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 1e12) {
+  if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+      fabs(v->valuedouble) > 1e12) {
     snprintf(why, why_len, "%s: Input should be a valid integer", key);
     return -1;
   }
@@ -192,7 +196,8 @@ static int parse_chat(const cJSON *body, const struct sim_server *srv, struct ge
     const cJSON *content = ok ? cJSON_GetObjectItemCaseSensitive(m, "content") : NULL;
     long n = content ? content_tokens(content, &ok) : 0;
     if (!ok) {
-      snprintf(why, why_len, "messages: each message needs a string role and string or list content");
+      snprintf(why, why_len,
+               "messages: each message needs a string role and string or list content");
       return -1;
     }
     tokens += n + SIM_CHAT_TOKENS_PER_MESSAGE;
@@ -236,10 +241,11 @@ static int parse_generate(const cJSON *body, struct gen_params *g, char *why, si
 static void format_chunk_head(struct sim_server *srv, struct sim_req *req) {
   struct sbuf h = {0};
   if (req->kind == SIM_REQ_CHAT)
-    sbuf_printf(&h,
-                "data: {\"id\":\"%s\",\"object\":\"chat.completion.chunk\",\"created\":%" PRId64
-                ",\"model\":\"%s\",\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":\"",
-                req->rid, req->created_s, srv->model_name_json);
+    sbuf_printf(
+        &h,
+        "data: {\"id\":\"%s\",\"object\":\"chat.completion.chunk\",\"created\":%" PRId64
+        ",\"model\":\"%s\",\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":\"",
+        req->rid, req->created_s, srv->model_name_json);
   else if (req->kind == SIM_REQ_COMPLETION)
     sbuf_printf(&h,
                 "data: {\"id\":\"%s\",\"object\":\"text_completion\",\"created\":%" PRId64
@@ -314,22 +320,26 @@ static void finish_nonstream(struct sim_server *srv, struct sim_req *req, struct
   if (req->kind == SIM_REQ_GENERATE) {
     sbuf_puts(body, "{\"text\":\"");
     append_token_text(body, 0, req->out_len);
-    sbuf_printf(body,
-                "\",\"meta_info\":{\"id\":\"%s\",\"finish_reason\":{\"type\":\"length\",\"length\":%ld},"
-                "\"prompt_tokens\":%ld,\"completion_tokens\":%ld,\"cached_tokens\":0,"
-                "\"e2e_latency\":%.6f}}",
-                req->rid, req->out_len, req->prompt_tokens, req->out_len,
-                (double)(sim_now_ns() - req->recv_ns) / 1e9);
+    sbuf_printf(
+        body,
+        "\",\"meta_info\":{\"id\":\"%s\",\"finish_reason\":{\"type\":\"length\",\"length\":%ld},"
+        "\"prompt_tokens\":%ld,\"completion_tokens\":%ld,\"cached_tokens\":0,"
+        "\"e2e_latency\":%.6f}}",
+        req->rid, req->out_len, req->prompt_tokens, req->out_len,
+        (double)(sim_now_ns() - req->recv_ns) / 1e9);
     return;
   }
   bool chat = req->kind == SIM_REQ_CHAT;
-  sbuf_printf(body, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%" PRId64 ",\"model\":\"%s\",\"choices\":[{\"index\":0,",
+  sbuf_printf(body,
+              "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%" PRId64
+              ",\"model\":\"%s\",\"choices\":[{\"index\":0,",
               req->rid, chat ? "chat.completion" : "text_completion", req->created_s,
               srv->model_name_json);
   sbuf_puts(body, chat ? "\"message\":{\"role\":\"assistant\",\"content\":\"" : "\"text\":\"");
   append_token_text(body, 0, req->out_len);
   sbuf_puts(body, chat ? "\",\"reasoning_content\":null,\"tool_calls\":null}" : "\"");
-  sbuf_puts(body, ",\"logprobs\":null,\"finish_reason\":\"length\",\"matched_stop\":null}],\"usage\":");
+  sbuf_puts(body,
+            ",\"logprobs\":null,\"finish_reason\":\"length\",\"matched_stop\":null}],\"usage\":");
   append_usage(body, req, req->out_len);
   sbuf_puts(body, "}");
 }
@@ -364,8 +374,9 @@ static void finish_request(struct sim_server *srv, struct sim_req *req, int64_t 
     sim_fmt_json_response(&conn->out, 200, sb->data, conn->keep_alive);
   } else {
     if (req->include_usage && req->kind != SIM_REQ_GENERATE) {
-      sbuf_printf(sb, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%" PRId64
-                      ",\"model\":\"%s\",\"choices\":[],\"usage\":",
+      sbuf_printf(sb,
+                  "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%" PRId64
+                  ",\"model\":\"%s\",\"choices\":[],\"usage\":",
                   req->rid, req->kind == SIM_REQ_CHAT ? "chat.completion.chunk" : "text_completion",
                   req->created_s, srv->model_name_json);
       append_usage(sb, req, req->out_len);
@@ -388,7 +399,8 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
   long tokens = upto_len - req->sent_len;
   struct sim_conn *conn = req->conn;
   if (!req->is_warmup && req->sent_len == 0 && fault_after(srv, SIM_FAULT_CRASH_AFTER, req->seq)) {
-    sim_log(srv, "Simulated crash (--sim-fault crash-after): exiting while serving request %" PRIu64,
+    sim_log(srv,
+            "Simulated crash (--sim-fault crash-after): exiting while serving request %" PRIu64,
             req->seq);
     srv->crashed = true;
     srv->stopping = true;
@@ -429,7 +441,8 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
         append_chat_tail(sb, req, upto_len, "length");
       }
     } else if (req->kind == SIM_REQ_COMPLETION) {
-      sbuf_printf(sb, "\",\"logprobs\":null,\"finish_reason\":%s,\"matched_stop\":null}],\"usage\":",
+      sbuf_printf(sb,
+                  "\",\"logprobs\":null,\"finish_reason\":%s,\"matched_stop\":null}],\"usage\":",
                   finished ? "\"length\"" : "null");
       if (req->continuous_usage)
         append_usage(sb, req, upto_len);
@@ -440,8 +453,10 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
       /* native /generate streams the cumulative text */
       sbuf_puts(sb, "data: {\"text\":\"");
       append_token_text(sb, 0, upto_len);
-      sbuf_printf(sb, "\",\"meta_info\":{\"id\":\"%s\",\"prompt_tokens\":%ld,\"completion_tokens\":%ld}}\n\n",
-                  req->rid, req->prompt_tokens, upto_len);
+      sbuf_printf(
+          sb,
+          "\",\"meta_info\":{\"id\":\"%s\",\"prompt_tokens\":%ld,\"completion_tokens\":%ld}}\n\n",
+          req->rid, req->prompt_tokens, upto_len);
     }
     if (req->fault_bad_json && req->sent_len == 0) {
       /* a truncated JSON object: what a client must reject */
@@ -553,7 +568,8 @@ static void start_generation(struct sim_server *srv, struct sim_conn *conn,
   srv->stats.num_requests++;
   srv->stats.prompt_tokens += (uint64_t)req->prompt_tokens;
   if (req->stream) {
-    sim_fmt_response_head(&conn->out, 200, "text/event-stream; charset=utf-8", -1, conn->keep_alive);
+    sim_fmt_response_head(&conn->out, 200, "text/event-stream; charset=utf-8", -1,
+                          conn->keep_alive);
     sim_conn_flush(srv, conn);
     if (conn->fd < 0)
       return;
@@ -594,7 +610,8 @@ static void serve_get(struct sim_server *srv, struct sim_conn *conn,
     reply_json_owned(srv, conn, 200, sim_info_gpu_memory_json_alloc(srv));
   } else if (sim_http_path_is(h, "/get_load")) {
     char json[160];
-    snprintf(json, sizeof json, "[{\"dp_rank\":0,\"num_reqs\":%d,\"num_waiting_reqs\":%d,\"num_tokens\":%ld}]",
+    snprintf(json, sizeof json,
+             "[{\"dp_rank\":0,\"num_reqs\":%d,\"num_waiting_reqs\":%d,\"num_tokens\":%ld}]",
              srv->n_running + srv->n_waiting, srv->n_waiting, sim_engine_kv_tokens(srv));
     reply_json(srv, conn, 200, json);
   } else if (sim_http_path_is(h, "/metrics") && srv->cfg->enable_metrics) {

@@ -40,9 +40,12 @@ static const struct {
   enum sim_fault_kind kind;
   bool needs_n;
 } fault_names[] = {
-    {"crash-after", SIM_FAULT_CRASH_AFTER, true}, {"stall-after", SIM_FAULT_STALL_AFTER, true},
-    {"bad-json-after", SIM_FAULT_BAD_JSON_AFTER, true}, {"reset-after", SIM_FAULT_RESET_AFTER, true},
-    {"http-500", SIM_FAULT_HTTP_500, false}, {"http-503", SIM_FAULT_HTTP_503, false},
+    {"crash-after", SIM_FAULT_CRASH_AFTER, true},
+    {"stall-after", SIM_FAULT_STALL_AFTER, true},
+    {"bad-json-after", SIM_FAULT_BAD_JSON_AFTER, true},
+    {"reset-after", SIM_FAULT_RESET_AFTER, true},
+    {"http-500", SIM_FAULT_HTTP_500, false},
+    {"http-503", SIM_FAULT_HTTP_503, false},
     {"trickle", SIM_FAULT_TRICKLE, false},
 };
 
@@ -50,7 +53,8 @@ int sim_fault_parse(const char *text, struct sim_fault *f, struct st_err *err) {
   const char *eq = strchr(text, '=');
   size_t name_len = eq ? (size_t)(eq - text) : strlen(text);
   for (size_t i = 0; i < ST_ARRAY_LEN(fault_names); i++) {
-    if (strlen(fault_names[i].name) != name_len || strncmp(fault_names[i].name, text, name_len) != 0)
+    if (strlen(fault_names[i].name) != name_len ||
+        strncmp(fault_names[i].name, text, name_len) != 0)
       continue;
     f->kind = fault_names[i].kind;
     f->n = 0;
@@ -94,35 +98,43 @@ int sim_config_validate(const struct sim_config *c, struct st_err *err) {
                     c->kv_cache_dtype);
   const char *algo = c->speculative_algorithm;
   if (algo && *algo) {
-    static const char *const known[] = {"EAGLE", "EAGLE3", "NEXTN", "MTP", "STANDALONE", "NGRAM", "NONE"};
+    static const char *const known[] = {"EAGLE",      "EAGLE3", "NEXTN", "MTP",
+                                        "STANDALONE", "NGRAM",  "NONE"};
     bool ok = false;
     for (size_t i = 0; i < ST_ARRAY_LEN(known); i++)
       ok = ok || strcasecmp(algo, known[i]) == 0;
     if (!ok)
-      return err_setf(err, "--speculative-algorithm %s: expected EAGLE, EAGLE3, NEXTN, MTP, STANDALONE or NGRAM",
-                      algo);
+      return err_setf(
+          err,
+          "--speculative-algorithm %s: expected EAGLE, EAGLE3, NEXTN, MTP, STANDALONE or NGRAM",
+          algo);
   }
   if (c->speculative_num_steps < 0 || c->speculative_num_steps > 16)
     return err_setf(err, "--speculative-num-steps %d: must be 1..16", c->speculative_num_steps);
   if (c->speculative_eagle_topk < 0 || c->speculative_eagle_topk > 16)
     return err_setf(err, "--speculative-eagle-topk %d: must be 1..16", c->speculative_eagle_topk);
   if (c->speculative_num_draft_tokens < 0 || c->speculative_num_draft_tokens > 256)
-    return err_setf(err, "--speculative-num-draft-tokens %d: must be 1..256", c->speculative_num_draft_tokens);
+    return err_setf(err, "--speculative-num-draft-tokens %d: must be 1..256",
+                    c->speculative_num_draft_tokens);
   if (c->spec_v2 && c->speculative_eagle_topk > 1)
     return err_setf(err, "SGLANG_ENABLE_SPEC_V2 requires --speculative-eagle-topk 1");
   if (c->simulate_acc_len != 0 && c->simulate_acc_len < 1)
     return err_setf(err, "SGLANG_SIMULATE_ACC_LEN=%g: must be >= 1", c->simulate_acc_len);
   if (!sim_gpu_find(c->gpu_name))
-    return err_setf(err, "--sim-gpu %s: unknown (h100, h200, b200, b300, mi300x, mi325x, mi355x)", c->gpu_name);
+    return err_setf(err, "--sim-gpu %s: unknown (h100, h200, b200, b300, mi300x, mi325x, mi355x)",
+                    c->gpu_name);
   if (c->model_preset && !sim_model_find(c->model_preset))
-    return err_setf(err, "--sim-model %s: unknown preset (see servetop sim --help)", c->model_preset);
+    return err_setf(err, "--sim-model %s: unknown preset (see servetop sim --help)",
+                    c->model_preset);
   if (!sim_config_fixed_mode(c) && !c->model_preset && !sim_model_match(c->model_path))
-    return err_setf(err,
-                    "--model %s: no model preset matches; pass --sim-model PRESET (see --help) or use "
-                    "fixed-latency mode (--sim-fixed-ttft-ms/--sim-fixed-tpot-ms)",
-                    c->model_path);
+    return err_setf(
+        err,
+        "--model %s: no model preset matches; pass --sim-model PRESET (see --help) or use "
+        "fixed-latency mode (--sim-fixed-ttft-ms/--sim-fixed-tpot-ms)",
+        c->model_path);
   if ((c->fixed_ttft_ms >= 0) != (c->fixed_tpot_ms >= 0))
-    return err_setf(err, "fixed-latency mode needs both --sim-fixed-ttft-ms and --sim-fixed-tpot-ms");
+    return err_setf(err,
+                    "fixed-latency mode needs both --sim-fixed-ttft-ms and --sim-fixed-tpot-ms");
   if (c->accept_chat < 0 || c->accept_chat > 1 || c->accept_random < 0 || c->accept_random > 1)
     return err_setf(err, "--sim-accept-chat/--sim-accept-random must be in [0, 1]");
   if (c->decode_efficiency <= 0 || c->decode_efficiency > 1 || c->prefill_efficiency <= 0 ||
@@ -135,8 +147,8 @@ int sim_config_validate(const struct sim_config *c, struct st_err *err) {
   if (c->gpus != 0 && c->gpus < 1)
     return err_setf(err, "--sim-gpus %d: must be >= 1", c->gpus);
   if (c->enable_dp_attention && c->dp_size > c->tp_size)
-    return err_setf(err, "--dp %d: with --enable-dp-attention it must not exceed --tp %d", c->dp_size,
-                    c->tp_size);
+    return err_setf(err, "--dp %d: with --enable-dp-attention it must not exceed --tp %d",
+                    c->dp_size, c->tp_size);
   int ranks = c->enable_dp_attention ? c->tp_size : c->tp_size * c->dp_size;
   if (c->gpus > 0 && ranks > c->gpus)
     return err_setf(err, "--tp %d x --dp %d needs %d GPUs but --sim-gpus is %d", c->tp_size,

@@ -36,9 +36,8 @@ void sim_engine_pump(struct sim_server *srv, struct sim_req *req) {
     int64_t now = sim_now_ns();
     long due = 0;
     if (now >= req->first_token_ns)
-      due = srv->fixed_tpot_ns <= 0
-                ? req->max_tokens
-                : 1 + (long)((now - req->first_token_ns) / srv->fixed_tpot_ns);
+      due = srv->fixed_tpot_ns <= 0 ? req->max_tokens
+                                    : 1 + (long)((now - req->first_token_ns) / srv->fixed_tpot_ns);
     if (due > req->max_tokens)
       due = req->max_tokens;
     while (req->sent_len < due && (!conn || sim_conn_backlog(conn) < SIM_CONN_HIGH_WATER_BYTES)) {
@@ -138,7 +137,8 @@ static void update_gauges(struct sim_server *srv) {
   st->num_running = srv->n_running;
   st->num_queue = srv->n_waiting;
   st->num_used_tokens = sim_engine_kv_tokens(srv);
-  st->token_usage = (double)st->num_used_tokens / ((double)srv->perf.max_total_num_tokens * srv->perf.dp);
+  st->token_usage =
+      (double)st->num_used_tokens / ((double)srv->perf.max_total_num_tokens * srv->perf.dp);
 }
 
 static void log_prefill(struct sim_server *srv, int new_seq, long new_tokens) {
@@ -160,7 +160,8 @@ static void log_decode(struct sim_server *srv, int bs) {
   const struct sim_perf *p = &srv->perf;
   char spec[96] = "";
   if (p->spec) {
-    double len = st->spec_forward_interval > 0 ? st->spec_accepted_interval / st->spec_forward_interval : 0;
+    double len =
+        st->spec_forward_interval > 0 ? st->spec_accepted_interval / st->spec_forward_interval : 0;
     st->spec_accept_length = len;
     st->spec_accept_rate = len / p->spec_draft_tokens;
     st->spec_accepted_total += st->spec_accepted_interval;
@@ -236,8 +237,8 @@ static void finish_step(struct sim_server *srv, struct sim_timer *t) {
     bool finished = req->out_len >= req->max_tokens;
     if (finished)
       running_remove(srv, req);
-    bool send = finished ||
-                (req->stream && sim_stream_should_send(srv->cfg->stream_interval, req->out_len, false));
+    bool send = finished || (req->stream && sim_stream_should_send(srv->cfg->stream_interval,
+                                                                   req->out_len, false));
     if (send) {
       struct sim_conn *conn = req->conn;
       if (sim_api_send_chunk(srv, req, req->out_len, finished) && conn && conn->fd >= 0 &&
@@ -260,7 +261,8 @@ static void start_step(struct sim_server *srv) {
   double dur_s = 0;
   /* a prefill batch when any running request still has prompt to compute */
   /* SGLang's PrefillAdder: chunks of --chunked-prefill-size, batches of --max-prefill-tokens */
-  long budget = p->chunked_prefill_size < p->max_prefill_tokens ? p->chunked_prefill_size : p->max_prefill_tokens;
+  long budget = p->chunked_prefill_size < p->max_prefill_tokens ? p->chunked_prefill_size
+                                                                : p->max_prefill_tokens;
   long new_tokens = 0;
   int new_seq = 0;
   long context = 0;
@@ -322,7 +324,9 @@ void sim_engine_submit(struct sim_server *srv, struct sim_req *req) {
   start_step(srv);
 }
 
-void sim_engine_init(struct sim_server *srv) { sim_timer_init(&srv->step_timer, finish_step); }
+void sim_engine_init(struct sim_server *srv) {
+  sim_timer_init(&srv->step_timer, finish_step);
+}
 
 void sim_engine_abort(struct sim_server *srv, struct sim_req *req) {
   sim_timer_cancel(&srv->timers, &req->timer);

@@ -8,17 +8,28 @@
 
 const char *sim_http_reason(int status) {
   switch (status) {
-  case 100: return "Continue";
-  case 200: return "OK";
-  case 400: return "Bad Request";
-  case 404: return "Not Found";
-  case 405: return "Method Not Allowed";
-  case 413: return "Request Entity Too Large";
-  case 431: return "Request Header Fields Too Large";
-  case 500: return "Internal Server Error";
-  case 501: return "Not Implemented";
-  case 503: return "Service Unavailable";
-  default: return "Unknown";
+  case 100:
+    return "Continue";
+  case 200:
+    return "OK";
+  case 400:
+    return "Bad Request";
+  case 404:
+    return "Not Found";
+  case 405:
+    return "Method Not Allowed";
+  case 413:
+    return "Request Entity Too Large";
+  case 431:
+    return "Request Header Fields Too Large";
+  case 500:
+    return "Internal Server Error";
+  case 501:
+    return "Not Implemented";
+  case 503:
+    return "Service Unavailable";
+  default:
+    return "Unknown";
   }
 }
 
@@ -62,9 +73,10 @@ char *sim_fmt_error_json_alloc(int status, const char *message) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "object", "error");
   cJSON_AddStringToObject(o, "message", message);
-  cJSON_AddStringToObject(o, "type", status == 404   ? "NotFoundError"
-                                     : status >= 500 ? "InternalServerError"
-                                                     : "BadRequestError");
+  cJSON_AddStringToObject(o, "type",
+                          status == 404   ? "NotFoundError"
+                          : status >= 500 ? "InternalServerError"
+                                          : "BadRequestError");
   cJSON_AddItemToObject(o, "param", cJSON_CreateNull());
   cJSON_AddNumberToObject(o, "code", status);
   char *s = cJSON_PrintUnformatted(o);
@@ -81,11 +93,21 @@ void sim_json_escape(struct sbuf *out, const char *s, size_t len) {
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
     switch (c) {
-    case '"': sbuf_puts(out, "\\\""); break;
-    case '\\': sbuf_puts(out, "\\\\"); break;
-    case '\n': sbuf_puts(out, "\\n"); break;
-    case '\r': sbuf_puts(out, "\\r"); break;
-    case '\t': sbuf_puts(out, "\\t"); break;
+    case '"':
+      sbuf_puts(out, "\\\"");
+      break;
+    case '\\':
+      sbuf_puts(out, "\\\\");
+      break;
+    case '\n':
+      sbuf_puts(out, "\\n");
+      break;
+    case '\r':
+      sbuf_puts(out, "\\r");
+      break;
+    case '\t':
+      sbuf_puts(out, "\\t");
+      break;
     default:
       if (c < 0x20) {
         char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};

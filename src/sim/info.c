@@ -14,13 +14,15 @@
 #define GIB 1073741824.0
 
 /* SGLang collector.py default buckets */
-const double sim_ttft_bounds_s[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400};
+const double sim_ttft_bounds_s[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1,  2,   4,   6,
+                                    8,   10,  20,  40,  60,  80, 100, 200, 400};
 const size_t sim_ttft_n_bounds = ST_ARRAY_LEN(sim_ttft_bounds_s);
-const double sim_itl_bounds_s[] = {0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035,
-                                   0.040, 0.060, 0.080, 0.100, 0.200, 0.400, 0.600, 0.800, 1.0, 2.0,
-                                   4.0, 6.0, 8.0};
+const double sim_itl_bounds_s[] = {0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025,
+                                   0.030, 0.035, 0.040, 0.060, 0.080, 0.100, 0.200, 0.400,
+                                   0.600, 0.800, 1.0,   2.0,   4.0,   6.0,   8.0};
 const size_t sim_itl_n_bounds = ST_ARRAY_LEN(sim_itl_bounds_s);
-const double sim_e2e_bounds_s[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 800};
+const double sim_e2e_bounds_s[] = {0.1, 0.2, 0.4, 0.6, 0.8, 1,   2,   4,   6,  8,
+                                   10,  20,  40,  60,  80,  100, 200, 400, 800};
 const size_t sim_e2e_n_bounds = ST_ARRAY_LEN(sim_e2e_bounds_s);
 
 void sim_hist_observe(uint64_t *buckets, const double *bounds, size_t n_bounds, double *sum,
@@ -55,7 +57,9 @@ static cJSON *model_card(const struct sim_server *srv) {
   return card;
 }
 
-char *sim_info_model_card_json_alloc(const struct sim_server *srv) { return print_alloc(model_card(srv)); }
+char *sim_info_model_card_json_alloc(const struct sim_server *srv) {
+  return print_alloc(model_card(srv));
+}
 
 char *sim_info_models_json_alloc(const struct sim_server *srv) {
   cJSON *o = cJSON_CreateObject();
@@ -143,7 +147,8 @@ char *sim_info_server_json_alloc(const struct sim_server *srv) {
     cJSON_AddNumberToObject(mem, "graph", p->cuda_graph_bytes_per_gpu / GIB);
     cJSON_AddNumberToObject(s, "effective_max_running_requests_per_dp", p->max_running_requests);
     if (p->spec && st->spec_forward_total > 0)
-      cJSON_AddNumberToObject(s, "avg_spec_accept_length", st->spec_accepted_total / st->spec_forward_total);
+      cJSON_AddNumberToObject(s, "avg_spec_accept_length",
+                              st->spec_accepted_total / st->spec_forward_total);
     cJSON_AddItemToArray(states, s);
   }
   cJSON_AddStringToObject(o, "version", "servetop-sim-" SERVETOP_VERSION);
@@ -188,8 +193,8 @@ char *sim_info_gpu_memory_json_alloc(const struct sim_server *srv) {
     snprintf(name, sizeof name, "%s (simulated)", p->gpu->name);
     cJSON_AddNumberToObject(g, "index", i);
     cJSON_AddStringToObject(g, "name", name);
-    double used = p->weights_bytes_per_gpu + p->kv_pool_bytes_per_gpu + p->cuda_graph_bytes_per_gpu +
-                  p->activations_bytes_per_gpu;
+    double used = p->weights_bytes_per_gpu + p->kv_pool_bytes_per_gpu +
+                  p->cuda_graph_bytes_per_gpu + p->activations_bytes_per_gpu;
     /* whole bytes, like a driver reports them */
     cJSON_AddNumberToObject(g, "total_bytes", floor(p->gpu->memory_bytes));
     cJSON_AddNumberToObject(g, "used_bytes", floor(used));
@@ -199,7 +204,8 @@ char *sim_info_gpu_memory_json_alloc(const struct sim_server *srv) {
     cJSON_AddNumberToObject(g, "cuda_graph_bytes", floor(p->cuda_graph_bytes_per_gpu));
     cJSON_AddNumberToObject(g, "activations_bytes", floor(p->activations_bytes_per_gpu));
     /* power: idle + load share of (max - idle) */
-    cJSON_AddNumberToObject(g, "power_w", p->gpu->idle_power_w + util * (p->gpu->max_power_w - p->gpu->idle_power_w));
+    cJSON_AddNumberToObject(
+        g, "power_w", p->gpu->idle_power_w + util * (p->gpu->max_power_w - p->gpu->idle_power_w));
     cJSON_AddNumberToObject(g, "utilization_pct", util * 100.0);
     cJSON_AddItemToArray(gpus, g);
   }
@@ -218,16 +224,20 @@ static void prom_hist(struct sbuf *sb, const char *name, const char *help, const
   }
   cum += buckets[n_bounds];
   sbuf_printf(sb, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, labels, cum);
-  sbuf_printf(sb, "%s_sum{%s} %.9g\n%s_count{%s} %" PRIu64 "\n", name, labels, sum, name, labels, count);
+  sbuf_printf(sb, "%s_sum{%s} %.9g\n%s_count{%s} %" PRIu64 "\n", name, labels, sum, name, labels,
+              count);
 }
 
-static void prom_gauge(struct sbuf *sb, const char *name, const char *help, const char *labels, double v) {
-  sbuf_printf(sb, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %.10g\n", name, help, name, name, labels, v);
+static void prom_gauge(struct sbuf *sb, const char *name, const char *help, const char *labels,
+                       double v) {
+  sbuf_printf(sb, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %.10g\n", name, help, name, name, labels,
+              v);
 }
 
-static void prom_counter(struct sbuf *sb, const char *name, const char *help, const char *labels, double v) {
-  sbuf_printf(sb, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %.10g\n", name, help, name,
-              name, labels, v);
+static void prom_counter(struct sbuf *sb, const char *name, const char *help, const char *labels,
+                         double v) {
+  sbuf_printf(sb, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %.10g\n", name, help,
+              name, name, labels, v);
 }
 
 char *sim_info_metrics_text_alloc(const struct sim_server *srv) {
@@ -237,38 +247,52 @@ char *sim_info_metrics_text_alloc(const struct sim_server *srv) {
   struct sbuf esc = {0};
   /* label values escape like JSON strings minus the unicode forms */
   sim_json_escape(&esc, srv->model_name, strlen(srv->model_name));
-  char *sched = xasprintf("engine_type=\"unified\",model_name=\"%s\",pp_rank=\"0\",tp_rank=\"0\"", esc.data);
+  char *sched =
+      xasprintf("engine_type=\"unified\",model_name=\"%s\",pp_rank=\"0\",tp_rank=\"0\"", esc.data);
   char *tok = xasprintf("model_name=\"%s\"", esc.data);
   sbuf_free(&esc);
   sbuf_puts(&sb, "# servetop sim: SIMULATED SGLang metrics (no GPU work is done)\n");
   /* fixed mode has no scheduler: every accepted request counts as running */
   prom_gauge(&sb, "sglang:num_running_reqs", "The number of running requests. (simulated)", sched,
              srv->fixed_mode ? srv->n_active : st->num_running);
-  prom_gauge(&sb, "sglang:num_queue_reqs", "The number of requests in the waiting queue. (simulated)", sched, st->num_queue);
-  prom_gauge(&sb, "sglang:num_used_tokens", "The number of used tokens. (simulated)", sched, (double)st->num_used_tokens);
+  prom_gauge(&sb, "sglang:num_queue_reqs",
+             "The number of requests in the waiting queue. (simulated)", sched, st->num_queue);
+  prom_gauge(&sb, "sglang:num_used_tokens", "The number of used tokens. (simulated)", sched,
+             (double)st->num_used_tokens);
   prom_gauge(&sb, "sglang:token_usage", "The token usage. (simulated)", sched, st->token_usage);
-  prom_gauge(&sb, "sglang:max_total_num_tokens", "Maximum total number of tokens in the KV pool. (simulated)",
-             sched, (double)p->max_total_num_tokens);
-  prom_gauge(&sb, "sglang:gen_throughput", "The generation throughput (token/s). (simulated)", sched, st->gen_throughput);
+  prom_gauge(&sb, "sglang:max_total_num_tokens",
+             "Maximum total number of tokens in the KV pool. (simulated)", sched,
+             (double)p->max_total_num_tokens);
+  prom_gauge(&sb, "sglang:gen_throughput", "The generation throughput (token/s). (simulated)",
+             sched, st->gen_throughput);
   prom_gauge(&sb, "sglang:cache_hit_rate", "The prefix cache hit rate. (simulated)", sched, 0);
-  prom_gauge(&sb, "sglang:spec_accept_length", "The average acceptance length of speculative decoding. (simulated)",
-             sched, st->spec_accept_length);
-  prom_gauge(&sb, "sglang:spec_accept_rate", "The average acceptance rate of speculative decoding. (simulated)",
-             sched, st->spec_accept_rate);
-  prom_gauge(&sb, "sglang:is_cuda_graph", "Whether the batch is using CUDA graph. (simulated)", sched,
-             st->num_running <= p->cuda_graph_max_bs ? 1 : 0);
-  prom_counter(&sb, "sglang:prompt_tokens", "Number of prefill tokens processed. (simulated)", tok, (double)st->prompt_tokens);
-  prom_counter(&sb, "sglang:generation_tokens", "Number of generation tokens processed. (simulated)", tok,
+  prom_gauge(&sb, "sglang:spec_accept_length",
+             "The average acceptance length of speculative decoding. (simulated)", sched,
+             st->spec_accept_length);
+  prom_gauge(&sb, "sglang:spec_accept_rate",
+             "The average acceptance rate of speculative decoding. (simulated)", sched,
+             st->spec_accept_rate);
+  prom_gauge(&sb, "sglang:is_cuda_graph", "Whether the batch is using CUDA graph. (simulated)",
+             sched, st->num_running <= p->cuda_graph_max_bs ? 1 : 0);
+  prom_counter(&sb, "sglang:prompt_tokens", "Number of prefill tokens processed. (simulated)", tok,
+               (double)st->prompt_tokens);
+  prom_counter(&sb, "sglang:generation_tokens",
+               "Number of generation tokens processed. (simulated)", tok,
                (double)st->generation_tokens);
   prom_counter(&sb, "sglang:cached_tokens", "Number of cached prompt tokens. (simulated)", tok, 0);
-  prom_counter(&sb, "sglang:num_requests", "Number of requests processed. (simulated)", tok, (double)st->num_requests);
-  prom_counter(&sb, "sglang:num_aborted_requests", "Number of requests aborted. (simulated)", tok, (double)st->num_aborted);
-  prom_hist(&sb, "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds. (simulated)",
-            tok, st->ttft_buckets, sim_ttft_bounds_s, sim_ttft_n_bounds, st->ttft_sum_s, st->ttft_count);
-  prom_hist(&sb, "sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds. (simulated)",
-            tok, st->itl_buckets, sim_itl_bounds_s, sim_itl_n_bounds, st->itl_sum_s, st->itl_count);
-  prom_hist(&sb, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds (simulated)",
-            tok, st->e2e_buckets, sim_e2e_bounds_s, sim_e2e_n_bounds, st->e2e_sum_s, st->e2e_count);
+  prom_counter(&sb, "sglang:num_requests", "Number of requests processed. (simulated)", tok,
+               (double)st->num_requests);
+  prom_counter(&sb, "sglang:num_aborted_requests", "Number of requests aborted. (simulated)", tok,
+               (double)st->num_aborted);
+  prom_hist(&sb, "sglang:time_to_first_token_seconds",
+            "Histogram of time to first token in seconds. (simulated)", tok, st->ttft_buckets,
+            sim_ttft_bounds_s, sim_ttft_n_bounds, st->ttft_sum_s, st->ttft_count);
+  prom_hist(&sb, "sglang:inter_token_latency_seconds",
+            "Histogram of inter-token latency in seconds. (simulated)", tok, st->itl_buckets,
+            sim_itl_bounds_s, sim_itl_n_bounds, st->itl_sum_s, st->itl_count);
+  prom_hist(&sb, "sglang:e2e_request_latency_seconds",
+            "Histogram of End-to-end request latency in seconds (simulated)", tok, st->e2e_buckets,
+            sim_e2e_bounds_s, sim_e2e_n_bounds, st->e2e_sum_s, st->e2e_count);
   free(sched);
   free(tok);
   return sbuf_take(&sb);

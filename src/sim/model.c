@@ -24,20 +24,35 @@ static const struct sim_gpu_preset gpu_presets[] = {
 
 /* From each model's Hugging Face config.json (see docs/sim.md). */
 static const struct sim_model_preset model_presets[] = {
-    /* key, match, total, active, layers, kv_layers, kv_heads, head_dim, attn_dim, mla, ctx, vocab, dtype, moe */
-    {"qwen3.5-397b", "qwen3.5-397b", 397e9, 17e9, 60, 15, 2, 256, 8192, 0, 262144, 248320, "bf16", true},
-    {"deepseek-r1", "deepseek-r1", 671e9, 37e9, 61, 61, 0, 0, 24576, 576, 163840, 129280, "fp8", true},
-    {"deepseek-v3", "deepseek-v3", 671e9, 37e9, 61, 61, 0, 0, 24576, 576, 163840, 129280, "fp8", true},
-    {"gpt-oss-120b", "gpt-oss-120b", 116.8e9, 5.1e9, 36, 18, 8, 64, 4096, 0, 131072, 201088, "fp4", true},
-    {"gpt-oss-20b", "gpt-oss-20b", 20.9e9, 3.6e9, 24, 12, 8, 64, 4096, 0, 131072, 201088, "fp4", true},
-    {"llama-3.1-8b", "llama-3.1-8b", 8.03e9, 8.03e9, 32, 32, 8, 128, 4096, 0, 131072, 128256, "bf16", false},
-    {"llama-3.1-70b", "llama-3.1-70b", 70.6e9, 70.6e9, 80, 80, 8, 128, 8192, 0, 131072, 128256, "bf16", false},
-    {"llama-3.3-70b", "llama-3.3-70b", 70.6e9, 70.6e9, 80, 80, 8, 128, 8192, 0, 131072, 128256, "bf16", false},
+    /* key, match, total, active, layers, kv_layers, kv_heads, head_dim, attn_dim, mla, ctx, vocab,
+       dtype, moe */
+    {"qwen3.5-397b", "qwen3.5-397b", 397e9, 17e9, 60, 15, 2, 256, 8192, 0, 262144, 248320, "bf16",
+     true},
+    {"deepseek-r1", "deepseek-r1", 671e9, 37e9, 61, 61, 0, 0, 24576, 576, 163840, 129280, "fp8",
+     true},
+    {"deepseek-v3", "deepseek-v3", 671e9, 37e9, 61, 61, 0, 0, 24576, 576, 163840, 129280, "fp8",
+     true},
+    {"gpt-oss-120b", "gpt-oss-120b", 116.8e9, 5.1e9, 36, 18, 8, 64, 4096, 0, 131072, 201088, "fp4",
+     true},
+    {"gpt-oss-20b", "gpt-oss-20b", 20.9e9, 3.6e9, 24, 12, 8, 64, 4096, 0, 131072, 201088, "fp4",
+     true},
+    {"llama-3.1-8b", "llama-3.1-8b", 8.03e9, 8.03e9, 32, 32, 8, 128, 4096, 0, 131072, 128256,
+     "bf16", false},
+    {"llama-3.1-70b", "llama-3.1-70b", 70.6e9, 70.6e9, 80, 80, 8, 128, 8192, 0, 131072, 128256,
+     "bf16", false},
+    {"llama-3.3-70b", "llama-3.3-70b", 70.6e9, 70.6e9, 80, 80, 8, 128, 8192, 0, 131072, 128256,
+     "bf16", false},
 };
 
-size_t sim_gpu_count(void) { return ST_ARRAY_LEN(gpu_presets); }
-const struct sim_gpu_preset *sim_gpu_at(size_t i) { return i < ST_ARRAY_LEN(gpu_presets) ? &gpu_presets[i] : NULL; }
-size_t sim_model_count(void) { return ST_ARRAY_LEN(model_presets); }
+size_t sim_gpu_count(void) {
+  return ST_ARRAY_LEN(gpu_presets);
+}
+const struct sim_gpu_preset *sim_gpu_at(size_t i) {
+  return i < ST_ARRAY_LEN(gpu_presets) ? &gpu_presets[i] : NULL;
+}
+size_t sim_model_count(void) {
+  return ST_ARRAY_LEN(model_presets);
+}
 const struct sim_model_preset *sim_model_at(size_t i) {
   return i < ST_ARRAY_LEN(model_presets) ? &model_presets[i] : NULL;
 }
@@ -128,10 +143,12 @@ int sim_perf_init(struct sim_perf *p, const struct sim_config *cfg, struct st_er
   p->weight_dtype = weight_dtype_of(cfg, m);
   p->weight_bytes_per_param = bytes_per_param(p->weight_dtype);
   const char *kvd = cfg->kv_cache_dtype ? cfg->kv_cache_dtype : "auto";
-  p->kv_bytes_per_elem = strncmp(kvd, "fp8", 3) == 0 ? 1.0 : strncmp(kvd, "fp4", 3) == 0 ? 0.5 : 2.0;
+  p->kv_bytes_per_elem = strncmp(kvd, "fp8", 3) == 0   ? 1.0
+                         : strncmp(kvd, "fp4", 3) == 0 ? 0.5
+                                                       : 2.0;
   p->flops_per_s = strcmp(p->weight_dtype, "fp4") == 0 && p->gpu->fp4_flops > 0 ? p->gpu->fp4_flops
-                   : strcmp(p->weight_dtype, "bf16") == 0                     ? p->gpu->bf16_flops
-                                                                              : p->gpu->fp8_flops;
+                   : strcmp(p->weight_dtype, "bf16") == 0                       ? p->gpu->bf16_flops
+                                                                                : p->gpu->fp8_flops;
   p->decode_efficiency = cfg->decode_efficiency;
   p->prefill_efficiency = cfg->prefill_efficiency;
 
@@ -168,7 +185,8 @@ int sim_perf_init(struct sim_perf *p, const struct sim_config *cfg, struct st_er
   p->mem_fraction_static = cfg->mem_fraction_static > 0
                                ? cfg->mem_fraction_static
                                : sim_default_mem_fraction(p->gpu->memory_bytes, p->tp);
-  p->cuda_graph_max_bs = cfg->cuda_graph_max_bs > 0 ? cfg->cuda_graph_max_bs : (p->tp < 4 ? 256 : 512);
+  p->cuda_graph_max_bs =
+      cfg->cuda_graph_max_bs > 0 ? cfg->cuda_graph_max_bs : (p->tp < 4 ? 256 : 512);
   p->chunked_prefill_size = cfg->chunked_prefill_size > 0 ? cfg->chunked_prefill_size : 8192;
   p->max_prefill_tokens = cfg->max_prefill_tokens > 0 ? cfg->max_prefill_tokens : 16384;
   p->cuda_graph_bytes_per_gpu = 0.5 * GIB + p->cuda_graph_max_bs * 4 * MIB;
@@ -221,8 +239,9 @@ static double forward_s(const struct sim_perf *p, int bs, double tokens_per_req,
   double tokens = bs * tokens_per_req;
   double bytes = weight_read_bytes(p, bs, tokens_per_req) + (double)kv_tokens * p->kv_cell_bytes;
   double mem_s = bytes / (p->gpu->hbm_bytes_per_s * p->decode_efficiency);
-  double flops = 2.0 * m->active_params * tokens / p->tp +
-                 4.0 * tokens * ((double)kv_tokens / (bs > 0 ? bs : 1)) * m->kv_layers * m->attn_dim / p->tp;
+  double flops =
+      2.0 * m->active_params * tokens / p->tp +
+      4.0 * tokens * ((double)kv_tokens / (bs > 0 ? bs : 1)) * m->kv_layers * m->attn_dim / p->tp;
   /* small decode GEMMs (and MoE grouped GEMMs) reach a fraction of what a prefill does */
   double compute_s = flops / (p->flops_per_s * p->prefill_efficiency * SIM_DECODE_COMPUTE_SHARE);
   return mem_s + compute_s + step_fixed_s(p, bs);
@@ -240,8 +259,8 @@ double sim_spec_step_s(const struct sim_perf *p, int bs, long kv_tokens) {
   /* per-request draft bookkeeping (tree build, accept, KV fix-up) on the host;
    * Spec V2 overlaps most of it with the GPU */
   double per_req_s = bs * (p->spec_v2 ? 4e-6 : 12e-6);
-  return verify + p->spec_steps * draft_one + p->spec_overhead * sim_decode_step_s(p, bs, kv_tokens) +
-         per_req_s;
+  return verify + p->spec_steps * draft_one +
+         p->spec_overhead * sim_decode_step_s(p, bs, kv_tokens) + per_req_s;
 }
 
 double sim_prefill_s(const struct sim_perf *p, long new_tokens, long context_tokens) {
@@ -250,7 +269,8 @@ double sim_prefill_s(const struct sim_perf *p, long new_tokens, long context_tok
   double flops = 2.0 * m->active_params * t / p->tp +
                  4.0 * t * ((double)context_tokens + t / 2.0) * m->kv_layers * m->attn_dim / p->tp;
   double compute_s = flops / (p->flops_per_s * p->prefill_efficiency);
-  double mem_s = weight_read_bytes(p, (int)fmin(t, 1e6), 1.0) / (p->gpu->hbm_bytes_per_s * p->decode_efficiency);
+  double mem_s = weight_read_bytes(p, (int)fmin(t, 1e6), 1.0) /
+                 (p->gpu->hbm_bytes_per_s * p->decode_efficiency);
   return compute_s + mem_s + step_fixed_s(p, p->cuda_graph_max_bs + 1);
 }
 
@@ -282,7 +302,9 @@ uint64_t sim_rng_next(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-double sim_rng_uniform(uint64_t *state) { return (double)(sim_rng_next(state) >> 11) * 0x1.0p-53; }
+double sim_rng_uniform(uint64_t *state) {
+  return (double)(sim_rng_next(state) >> 11) * 0x1.0p-53;
+}
 
 int sim_draw_accept_len(const struct sim_perf *p, bool chat_prompt, uint64_t *rng) {
   if (!p->spec)

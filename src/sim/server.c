@@ -30,7 +30,9 @@ enum {
   LISTEN_BACKLOG = 4096,
 };
 
-int64_t sim_now_ns(void) { return clock_mono_ns(); }
+int64_t sim_now_ns(void) {
+  return clock_mono_ns();
+}
 
 int64_t sim_wall_ns(const struct sim_server *srv, double sim_seconds) {
   double ns = sim_seconds * 1e9 * srv->time_scale;
@@ -43,7 +45,8 @@ void sim_log(const struct sim_server *srv, const char *fmt, ...) {
   struct tm tm;
   localtime_r(&now, &tm);
   strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
-  const char *tags = srv->cfg->enable_dp_attention && srv->cfg->dp_size > 1 ? " DP0 TP0 EP0" : " TP0";
+  const char *tags =
+      srv->cfg->enable_dp_attention && srv->cfg->dp_size > 1 ? " DP0 TP0 EP0" : " TP0";
   char line[2048];
   va_list ap;
   va_start(ap, fmt);
@@ -52,12 +55,15 @@ void sim_log(const struct sim_server *srv, const char *fmt, ...) {
   fprintf(stderr, "[%s%s] %s\n", stamp, tags, line);
 }
 
-size_t sim_conn_backlog(const struct sim_conn *conn) { return conn->out.len - conn->out_sent; }
+size_t sim_conn_backlog(const struct sim_conn *conn) {
+  return conn->out.len - conn->out_sent;
+}
 
 static void conn_set_want_write(struct sim_server *srv, struct sim_conn *conn, bool want) {
   if (conn->want_write == want || conn->fd < 0)
     return;
-  struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u), .data.ptr = conn};
+  struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u),
+                           .data.ptr = conn};
   if (epoll_ctl(srv->epfd, EPOLL_CTL_MOD, conn->fd, &ev) == 0)
     conn->want_write = want;
 }
@@ -319,7 +325,8 @@ static int listen_on(struct sim_server *srv, struct st_err *err) {
   const struct sim_config *cfg = srv->cfg;
   char port_text[16];
   snprintf(port_text, sizeof port_text, "%d", cfg->port);
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+  struct addrinfo hints = {
+      .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
   struct addrinfo *res = NULL;
   int rc = getaddrinfo(cfg->host, port_text, &hints, &res);
   if (rc != 0)
@@ -347,7 +354,7 @@ static int listen_on(struct sim_server *srv, struct st_err *err) {
   socklen_t sl = sizeof ss;
   getsockname(fd, (struct sockaddr *)&ss, &sl);
   srv->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                            : ((struct sockaddr_in *)&ss)->sin_port);
+                                             : ((struct sockaddr_in *)&ss)->sin_port);
   srv->listen_fd = fd;
   return 0;
 }
@@ -436,8 +443,8 @@ static void log_startup(struct sim_server *srv) {
   sim_log(srv,
           "max_total_num_tokens=%ld, chunked_prefill_size=%d, max_prefill_tokens=%d, "
           "max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
-          p->max_total_num_tokens, p->chunked_prefill_size, p->max_prefill_tokens, p->max_running_requests,
-          p->context_length,
+          p->max_total_num_tokens, p->chunked_prefill_size, p->max_prefill_tokens,
+          p->max_running_requests, p->context_length,
           (p->gpu->memory_bytes * (1 - p->mem_fraction_static) - p->cuda_graph_bytes_per_gpu) /
               1073741824.0);
 }
@@ -534,8 +541,7 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   fprintf(stderr, "INFO:     Uvicorn running on http://%s:%d (Press CTRL+C to quit)\n", cfg->host,
           srv->port);
   fflush(stderr);
-  sim_timer_arm(&srv->timers, &srv->warmup_timer,
-                srv->start_ns + (int64_t)(cfg->warmup_ms * 1e6));
+  sim_timer_arm(&srv->timers, &srv->warmup_timer, srv->start_ns + (int64_t)(cfg->warmup_ms * 1e6));
 
   struct epoll_event events[MAX_EVENTS];
   while (!srv->stopping) {

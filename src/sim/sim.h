@@ -37,17 +37,17 @@ struct sim_config {
   const char *model_path;        /* --model / --model-path */
   const char *served_model_name; /* NULL: model_path */
   const char *host;
-  int port;                      /* 0: pick a free port */
+  int port; /* 0: pick a free port */
   int tp_size, ep_size, dp_size;
   bool enable_dp_attention;
-  double mem_fraction_static;    /* <= 0: SGLang's default rule */
-  int max_running_requests;      /* <= 0: SGLang's default rule */
-  int chunked_prefill_size;      /* <= 0: default (8192) */
-  int max_prefill_tokens;        /* prompt tokens in one prefill batch (16384) */
-  int cuda_graph_max_bs;         /* <= 0: default by GPU memory */
-  int context_length;            /* <= 0: the model preset's */
-  const char *kv_cache_dtype;    /* "auto", "fp8_e4m3", "fp8_e5m2", "bf16" */
-  const char *quantization;      /* NULL: from the model name / preset */
+  double mem_fraction_static; /* <= 0: SGLang's default rule */
+  int max_running_requests;   /* <= 0: SGLang's default rule */
+  int chunked_prefill_size;   /* <= 0: default (8192) */
+  int max_prefill_tokens;     /* prompt tokens in one prefill batch (16384) */
+  int cuda_graph_max_bs;      /* <= 0: default by GPU memory */
+  int context_length;         /* <= 0: the model preset's */
+  const char *kv_cache_dtype; /* "auto", "fp8_e4m3", "fp8_e5m2", "bf16" */
+  const char *quantization;   /* NULL: from the model name / preset */
   int stream_interval;
   int decode_log_interval;
   bool enable_metrics;
@@ -58,23 +58,23 @@ struct sim_config {
   int speculative_eagle_topk;
   int speculative_num_draft_tokens;
   /* environment */
-  bool spec_v2;                  /* SGLANG_ENABLE_SPEC_V2 */
-  double simulate_acc_len;       /* SGLANG_SIMULATE_ACC_LEN; <= 0: unset */
+  bool spec_v2;            /* SGLANG_ENABLE_SPEC_V2 */
+  double simulate_acc_len; /* SGLANG_SIMULATE_ACC_LEN; <= 0: unset */
   /* simulator settings (--sim-*) */
-  const char *gpu_name;          /* preset key: "h200" ... */
-  int gpus;                      /* GPUs on the node; <= 0: tp*dp */
-  const char *model_preset;      /* NULL: matched from model_path */
-  double fixed_ttft_ms;          /* < 0: unset; fixed mode needs both */
+  const char *gpu_name;     /* preset key: "h200" ... */
+  int gpus;                 /* GPUs on the node; <= 0: tp*dp */
+  const char *model_preset; /* NULL: matched from model_path */
+  double fixed_ttft_ms;     /* < 0: unset; fixed mode needs both */
   double fixed_tpot_ms;
-  double accept_chat;            /* per-position draft acceptance, chat prompts */
-  double accept_random;          /* ... raw random-token prompts */
-  double decode_efficiency;      /* fraction of HBM bandwidth a decode step reaches */
-  double prefill_efficiency;     /* fraction of dense FLOP/s a prefill reaches */
-  double speed;                  /* time scale: 2 = everything twice as fast */
-  double health_delay_ms;        /* /health latency once up (SGLang: ~1 s) */
-  double warmup_ms;              /* simulated weight load + warmup before ready */
-  const char *port_file;         /* write the port + "\n" once listening */
-  const char *trace_path;        /* JSON lines of server-side timestamps */
+  double accept_chat;        /* per-position draft acceptance, chat prompts */
+  double accept_random;      /* ... raw random-token prompts */
+  double decode_efficiency;  /* fraction of HBM bandwidth a decode step reaches */
+  double prefill_efficiency; /* fraction of dense FLOP/s a prefill reaches */
+  double speed;              /* time scale: 2 = everything twice as fast */
+  double health_delay_ms;    /* /health latency once up (SGLang: ~1 s) */
+  double warmup_ms;          /* simulated weight load + warmup before ready */
+  const char *port_file;     /* write the port + "\n" once listening */
+  const char *trace_path;    /* JSON lines of server-side timestamps */
   uint64_t seed;
   /* embedding: in_process leaves signals alone (no signalfd, no mask); the
    * server stops when stop_fd (e.g. an eventfd, -1 = none) becomes readable */
@@ -104,28 +104,28 @@ int sim_main(const struct sim_config *cfg, struct st_err *err);
 
 /* ---------------------------------------------------------------- presets (docs/sim.md) */
 struct sim_gpu_preset {
-  const char *key;          /* "h200" */
-  const char *name;         /* "NVIDIA H200" */
+  const char *key;  /* "h200" */
+  const char *name; /* "NVIDIA H200" */
   double memory_bytes;
   double hbm_bytes_per_s;
-  double bf16_flops;        /* dense, per second */
+  double bf16_flops; /* dense, per second */
   double fp8_flops;
-  double fp4_flops;         /* 0: no FP4 tensor cores */
+  double fp4_flops; /* 0: no FP4 tensor cores */
   double idle_power_w;
   double max_power_w;
 };
 
 struct sim_model_preset {
-  const char *key;           /* "qwen3.5-397b" */
-  const char *match;         /* lowercase substring of --model that selects it */
+  const char *key;   /* "qwen3.5-397b" */
+  const char *match; /* lowercase substring of --model that selects it */
   double total_params;
-  double active_params;      /* per token (MoE: shared + routed experts used) */
+  double active_params; /* per token (MoE: shared + routed experts used) */
   int layers;
-  int kv_layers;             /* layers with a growing KV cache (hybrids: full-attention ones) */
-  int kv_heads;              /* MHA/GQA KV heads (0 for MLA) */
+  int kv_layers; /* layers with a growing KV cache (hybrids: full-attention ones) */
+  int kv_heads;  /* MHA/GQA KV heads (0 for MLA) */
   int head_dim;
-  int attn_dim;              /* query heads x head dim (attention FLOPs) */
-  int mla_kv_dim;            /* kv_lora_rank + qk_rope_head_dim (0 for MHA) */
+  int attn_dim;   /* query heads x head dim (attention FLOPs) */
+  int mla_kv_dim; /* kv_lora_rank + qk_rope_head_dim (0 for MHA) */
   int context_length;
   int vocab_size;
   const char *default_dtype; /* weight precision when the name does not say: "bf16" */

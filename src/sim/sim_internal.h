@@ -11,7 +11,7 @@
 
 /* The struct that embeds member `field` at address ptr (via void * so that
  * -Wcast-align accepts it: the pointer came from that struct). */
-#define SIM_CONTAINER_OF(ptr, type, field) ((type *)(void *)((char *)(ptr) - offsetof(type, field)))
+#define SIM_CONTAINER_OF(ptr, type, field) ((type *)(void *)((char *)(ptr)-offsetof(type, field)))
 
 /* ---------------------------------------------------------------- http.c: request parser */
 enum {
@@ -32,9 +32,9 @@ struct sim_http_request {
   size_t method_len;
   const char *target; /* path + query */
   size_t target_len;
-  size_t path_len;    /* target up to '?' */
-  int minor_version;  /* HTTP/1.x */
-  bool keep_alive;    /* after this request */
+  size_t path_len;   /* target up to '?' */
+  int minor_version; /* HTTP/1.x */
+  bool keep_alive;   /* after this request */
   bool expect_continue;
   const char *body;
   size_t body_len;
@@ -64,31 +64,31 @@ bool sim_text_is_chat_formatted(const char *text, size_t len);
 struct sim_perf {
   const struct sim_gpu_preset *gpu;
   const struct sim_model_preset *model;
-  const char *weight_dtype;        /* "bf16", "fp8", "fp4" */
+  const char *weight_dtype; /* "bf16", "fp8", "fp4" */
   double weight_bytes_per_param;
   double kv_bytes_per_elem;
-  int tp, ep, dp, ranks;           /* ranks = tp * dp when DP attention, else tp */
+  int tp, ep, dp, ranks; /* ranks = tp * dp when DP attention, else tp */
   double weights_bytes_per_gpu;
-  double kv_cell_bytes;            /* per token, per GPU (all layers) */
+  double kv_cell_bytes; /* per token, per GPU (all layers) */
   double mem_fraction_static;
   double kv_pool_bytes_per_gpu;
   double cuda_graph_bytes_per_gpu;
   double activations_bytes_per_gpu;
-  long max_total_num_tokens;       /* per DP rank (what SGLang logs) */
-  int max_running_requests;        /* per DP rank */
+  long max_total_num_tokens; /* per DP rank (what SGLang logs) */
+  int max_running_requests;  /* per DP rank */
   int context_length;
   int chunked_prefill_size;
   int max_prefill_tokens;
   int cuda_graph_max_bs;
-  double flops_per_s;              /* dense at the weight precision, per GPU */
+  double flops_per_s; /* dense at the weight precision, per GPU */
   double decode_efficiency, prefill_efficiency;
   /* speculative decoding */
   bool spec;
   int spec_steps, spec_topk, spec_draft_tokens;
-  bool spec_v2;                    /* SGLANG_ENABLE_SPEC_V2: overlapped draft/verify */
-  double spec_overhead;            /* cost of a draft+verify step relative to a plain decode step */
+  bool spec_v2;         /* SGLANG_ENABLE_SPEC_V2: overlapped draft/verify */
+  double spec_overhead; /* cost of a draft+verify step relative to a plain decode step */
   double accept_chat, accept_random;
-  double simulate_acc_len;         /* > 0: pinned mean accept length */
+  double simulate_acc_len; /* > 0: pinned mean accept length */
 };
 
 /* Builds the model from the config. Fails with SGLang's messages, e.g. "Not
@@ -148,27 +148,27 @@ enum sim_req_phase { SIM_PHASE_WAITING, SIM_PHASE_PREFILL, SIM_PHASE_DECODE, SIM
 struct sim_conn;
 
 struct sim_req {
-  uint64_t seq;             /* 1-based arrival order of generation requests */
+  uint64_t seq; /* 1-based arrival order of generation requests */
   char rid[40];
-  struct sim_conn *conn;    /* NULL once the client went away */
+  struct sim_conn *conn; /* NULL once the client went away */
   enum sim_req_kind kind;
   enum sim_req_phase phase;
   bool stream, include_usage, continuous_usage, chat_prompt, is_warmup;
   bool role_sent;
   long prompt_tokens, max_tokens;
-  long prefilled_tokens;    /* prompt tokens computed so far (chunked prefill) */
-  long out_len;             /* tokens generated */
-  long sent_len;            /* tokens already in sent chunks */
+  long prefilled_tokens; /* prompt tokens computed so far (chunked prefill) */
+  long out_len;          /* tokens generated */
+  long sent_len;         /* tokens already in sent chunks */
   int64_t recv_ns, first_token_ns, last_chunk_ns;
-  int64_t created_s;        /* "created" field */
-  struct sim_timer timer;   /* fixed mode: next chunk due; also delayed replies */
-  char *chunk_head;         /* "data: {...,\"text\":\"" preformatted for the hot path */
+  int64_t created_s;      /* "created" field */
+  struct sim_timer timer; /* fixed mode: next chunk due; also delayed replies */
+  char *chunk_head;       /* "data: {...,\"text\":\"" preformatted for the hot path */
   size_t chunk_head_len;
-  struct sbuf trace;        /* JSON array body of chunk send times (µs), when tracing */
+  struct sbuf trace;           /* JSON array body of chunk send times (µs), when tracing */
   struct sim_req *prev, *next; /* scheduler list */
-  bool in_step;             /* part of the batch in flight */
-  long step_tokens;         /* prompt tokens this prefill step computes */
-  long kv_reserved;         /* KV slots reserved at admission */
+  bool in_step;                /* part of the batch in flight */
+  long step_tokens;            /* prompt tokens this prefill step computes */
+  long kv_reserved;            /* KV slots reserved at admission */
   bool fault_bad_json, fault_reset, fault_stall;
 };
 
@@ -177,13 +177,13 @@ struct sim_conn {
   uint64_t id;
   struct sbuf in;
   struct sbuf out;
-  size_t out_sent;          /* bytes of out already written */
-  struct sim_req *req;      /* the generation request being served, if any */
+  size_t out_sent;     /* bytes of out already written */
+  struct sim_req *req; /* the generation request being served, if any */
   bool keep_alive;
-  bool want_write;          /* EPOLLOUT registered */
-  bool closing;             /* close once out is flushed */
-  bool continue_sent;       /* "100 Continue" already sent for the pending request */
-  bool dispatching;         /* inside sim_api_dispatch: no nested parsing */
+  bool want_write;                /* EPOLLOUT registered */
+  bool closing;                   /* close once out is flushed */
+  bool continue_sent;             /* "100 Continue" already sent for the pending request */
+  bool dispatching;               /* inside sim_api_dispatch: no nested parsing */
   struct sim_timer trickle_timer; /* --sim-fault trickle: next bytes */
   struct sim_timer reply_timer;   /* a delayed /health answer */
   struct sim_conn *prev, *next;
@@ -224,19 +224,19 @@ struct sim_server {
   struct sim_perf perf;
   bool fixed_mode;
   int64_t fixed_ttft_ns, fixed_tpot_ns;
-  double time_scale;          /* wall seconds per simulated second = 1 / speed */
-  char *model_name;           /* served name */
-  char *model_name_json;      /* JSON-escaped, without quotes */
+  double time_scale;     /* wall seconds per simulated second = 1 / speed */
+  char *model_name;      /* served name */
+  char *model_name_json; /* JSON-escaped, without quotes */
   int epfd, listen_fd, timer_fd, signal_fd;
-  int stop_fd;                /* cfg->stop_fd (borrowed, never closed here) */
+  int stop_fd; /* cfg->stop_fd (borrowed, never closed here) */
   int port;
   int64_t start_ns;
-  bool ready;                 /* warmup done: /health may answer 200 */
+  bool ready; /* warmup done: /health may answer 200 */
   bool stopping;
   struct sim_timer_heap timers;
-  int64_t timerfd_armed_ns;   /* what timer_fd is set to (0: disarmed) */
-  bool use_pwait2;            /* epoll_pwait2 timeouts; false: the timerfd */
-  struct sim_conn *conns;     /* list of open connections */
+  int64_t timerfd_armed_ns; /* what timer_fd is set to (0: disarmed) */
+  bool use_pwait2;          /* epoll_pwait2 timeouts; false: the timerfd */
+  struct sim_conn *conns;   /* list of open connections */
   /* Connections closed during one loop iteration, freed at its end, so an
    * epoll event later in the same batch never touches freed memory. */
   struct sim_conn *dead_conns;
@@ -248,19 +248,19 @@ struct sim_server {
   struct sim_req *waiting_head, *waiting_tail; /* FIFO queue */
   struct sim_req *running_head;                /* decoding or prefilling */
   int n_waiting, n_running;
-  int n_active;               /* generation requests accepted and not yet finished or aborted */
-  long kv_reserved_tokens;    /* admission reservations (prompt + max_tokens) */
+  int n_active;            /* generation requests accepted and not yet finished or aborted */
+  long kv_reserved_tokens; /* admission reservations (prompt + max_tokens) */
   struct sim_timer step_timer;
   bool step_in_flight;
   int64_t step_started_ns;
-  int step_prefill_reqs;      /* what the step in flight does */
+  int step_prefill_reqs; /* what the step in flight does */
   long step_prefill_tokens;
   bool step_decode;
   uint64_t rng;
   struct sim_timer warmup_timer;
   struct sim_req *warmup_req;
-  bool crashed;               /* --sim-fault crash-after fired */
-  struct sbuf scratch;        /* formatting */
+  bool crashed;        /* --sim-fault crash-after fired */
+  struct sbuf scratch; /* formatting */
 };
 
 /* ---------------------------------------------------------------- format.c: wire formats */

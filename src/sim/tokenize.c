@@ -4,7 +4,9 @@
 
 #include <string.h>
 
-static bool is_alpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static bool is_alpha(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 static bool is_space(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -54,8 +56,8 @@ const char *sim_token_text(uint64_t i, size_t *len) {
 }
 
 bool sim_text_is_chat_formatted(const char *text, size_t len) {
-  static const char *const markers[] = {"<|im_start|>", "<|start_header_id|>", "<|start|>",
-                                        "<｜User｜>", "[INST]", "<|user|>"};
+  static const char *const markers[] = {
+      "<|im_start|>", "<|start_header_id|>", "<|start|>", "<｜User｜>", "[INST]", "<|user|>"};
   for (size_t m = 0; m < ST_ARRAY_LEN(markers); m++)
     if (memmem(text, len, markers[m], strlen(markers[m])))
       return true;

@@ -26,14 +26,14 @@
 
 struct stream {
   int fd;
-  size_t sent;        /* request bytes written */
-  char tail[16];      /* last bytes of the previous read, for split markers */
+  size_t sent;   /* request bytes written */
+  char tail[16]; /* last bytes of the previous read, for split markers */
   size_t tail_len;
-  long events;        /* token events in the response in progress */
+  long events; /* token events in the response in progress */
 };
 
-#define REQUEST_FMT                                                                              \
-  "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"        \
+#define REQUEST_FMT                                                                                \
+  "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"         \
   "Content-Length: %zu\r\n\r\n%s"
 
 static void pin_to_cpu(int cpu) {
@@ -67,7 +67,8 @@ static int connect_to(int port) {
     return -1;
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons((uint16_t)port),
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS) {
     close(fd);
@@ -82,7 +83,8 @@ static bool ends_in_new_bytes(const char *joined, const char *match, size_t mlen
   return (size_t)(match - joined) + mlen > tail_len;
 }
 
-static long count_marker(struct stream *s, const char *buf, size_t len, const char *marker, bool *done) {
+static long count_marker(struct stream *s, const char *buf, size_t len, const char *marker,
+                         bool *done) {
   static const char done_marker[] = "data: [DONE]";
   size_t mlen = strlen(marker), dlen = sizeof done_marker - 1;
   char joined[sizeof s->tail + 65536];
@@ -116,12 +118,16 @@ int main(int argc, char **argv) {
       {"streams", OPT_INT, &streams, "N", "concurrent streams (2000)", NULL, NULL},
       {"max-tokens", OPT_INT, &max_tokens, "N", "tokens per request (256)", NULL, NULL},
       {"duration-s", OPT_DOUBLE, &duration_s, "S", "measured time (5)", NULL, NULL},
-      {"tpot-ms", OPT_DOUBLE, &tpot_ms, "MS", "--sim-fixed-tpot-ms (0 = as fast as possible)", NULL, NULL},
+      {"tpot-ms", OPT_DOUBLE, &tpot_ms, "MS", "--sim-fixed-tpot-ms (0 = as fast as possible)", NULL,
+       NULL},
       {"sim-cpu", OPT_INT, &sim_cpu, "C", "CPU for the sim (0; -1 = no pinning)", NULL, NULL},
-      {"client-cpu", OPT_INT, &client_cpu, "C", "CPU for this client (1; -1 = no pinning)", NULL, NULL},
-      {"servetop", OPT_STRING, &servetop, "PATH", "servetop binary (default $SERVETOP)", NULL, NULL},
+      {"client-cpu", OPT_INT, &client_cpu, "C", "CPU for this client (1; -1 = no pinning)", NULL,
+       NULL},
+      {"servetop", OPT_STRING, &servetop, "PATH", "servetop binary (default $SERVETOP)", NULL,
+       NULL},
   };
-  struct opt_parser parser = {.usage = "bench_sim [options]", .specs = specs, .n_specs = ST_ARRAY_LEN(specs)};
+  struct opt_parser parser = {
+      .usage = "bench_sim [options]", .specs = specs, .n_specs = ST_ARRAY_LEN(specs)};
   struct st_err err;
   int prc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
   if (prc == OPT_HELP) {
@@ -129,7 +135,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (prc != OPT_OK || !servetop || streams < 1 || max_tokens < 1) {
-    fprintf(stderr, "bench_sim: %s\n", prc != OPT_OK ? err.msg : "need --servetop PATH (or $SERVETOP)");
+    fprintf(stderr, "bench_sim: %s\n",
+            prc != OPT_OK ? err.msg : "need --servetop PATH (or $SERVETOP)");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
@@ -151,8 +158,9 @@ int main(int argc, char **argv) {
     pin_to_cpu(sim_cpu);
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, STDERR_FILENO);
-    execl(servetop, servetop, "sim", "--port", "0", "--sim-port-file", port_file, "--sim-fixed-ttft-ms",
-          ttft_text, "--sim-fixed-tpot-ms", tpot_text, "--sim-warmup-ms", "0", (char *)NULL);
+    execl(servetop, servetop, "sim", "--port", "0", "--sim-port-file", port_file,
+          "--sim-fixed-ttft-ms", ttft_text, "--sim-fixed-tpot-ms", tpot_text, "--sim-warmup-ms",
+          "0", (char *)NULL);
     _exit(127);
   }
   pin_to_cpu(client_cpu);
@@ -241,7 +249,8 @@ int main(int argc, char **argv) {
         events += got;
         if (done) {
           if (s->events != max_tokens) {
-            fprintf(stderr, "bench_sim: a response had %ld token events, expected %d\n", s->events, max_tokens);
+            fprintf(stderr, "bench_sim: a response had %ld token events, expected %d\n", s->events,
+                    max_tokens);
             goto out;
           }
           responses++;
@@ -264,7 +273,8 @@ int main(int argc, char **argv) {
   printf("token events/s:         %.0f\n", (double)measured / wall_s);
   printf("MB/s streamed:          %.1f\n", (double)bytes / wall_s / 1e6);
   printf("sim CPU use:            %.0f%% of one core\n", 100.0 * sim_cpu_s / wall_s);
-  printf("token events per sim CPU-second: %.0f\n", sim_cpu_s > 0 ? (double)measured / sim_cpu_s : 0);
+  printf("token events per sim CPU-second: %.0f\n",
+         sim_cpu_s > 0 ? (double)measured / sim_cpu_s : 0);
   rc = 0;
 out:
   for (int i = 0; i < streams; i++)

@@ -71,7 +71,8 @@ static void sim_stop(struct sim_thread *t) {
 
 static int connect_port(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons((uint16_t)port),
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
   struct timeval tv = {.tv_sec = 10};
@@ -107,7 +108,8 @@ static bool reader_fill(struct reader *r) {
 /* Reads one CRLF-terminated line (without CRLF) into a heap string. */
 static char *reader_line(struct reader *r) {
   for (;;) {
-    char *nl = r->buf.len > r->pos ? memmem(r->buf.data + r->pos, r->buf.len - r->pos, "\r\n", 2) : NULL;
+    char *nl =
+        r->buf.len > r->pos ? memmem(r->buf.data + r->pos, r->buf.len - r->pos, "\r\n", 2) : NULL;
     if (nl) {
       char *line = xstrndup(r->buf.data + r->pos, (size_t)(nl - (r->buf.data + r->pos)));
       r->pos = (size_t)(nl - r->buf.data) + 2;
@@ -128,8 +130,8 @@ static char *reader_bytes(struct reader *r, size_t n) {
 struct response {
   int status;
   bool chunked;
-  char *body;         /* non-chunked */
-  char **events;      /* chunked: one HTTP chunk each */
+  char *body;    /* non-chunked */
+  char **events; /* chunked: one HTTP chunk each */
   size_t n_events;
   int64_t first_token_ns;
 };
@@ -189,8 +191,10 @@ START_TEST(stream_events_are_valid_sglang_json) {
   sim_start(&t, 20, 2);
   int fd = connect_port(t.port);
   struct reader r = {.fd = fd};
-  char *req = xasprintf("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        "Content-Length: %zu\r\n\r\n%s", strlen(completion_body), completion_body);
+  char *req =
+      xasprintf("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                "Content-Length: %zu\r\n\r\n%s",
+                strlen(completion_body), completion_body);
   int64_t sent_ns = clock_mono_ns();
   send_all(fd, req);
   free(req);
@@ -204,7 +208,8 @@ START_TEST(stream_events_are_valid_sglang_json) {
   ck_assert_int_eq(resp.n_events, 14); /* 12 tokens + usage + [DONE] */
   for (size_t i = 0; i < resp.n_events; i++) {
     const char *e = resp.events[i];
-    ck_assert_msg(strncmp(e, "data: ", 6) == 0 && strcmp(e + strlen(e) - 2, "\n\n") == 0, "event %zu: %s", i, e);
+    ck_assert_msg(strncmp(e, "data: ", 6) == 0 && strcmp(e + strlen(e) - 2, "\n\n") == 0,
+                  "event %zu: %s", i, e);
     if (i == resp.n_events - 1) {
       ck_assert_str_eq(e, "data: [DONE]\n\n");
       break;
@@ -240,8 +245,10 @@ START_TEST(stream_events_are_valid_sglang_json) {
   ck_assert_int_eq(resp.status, 200);
   cJSON *models = cJSON_Parse(resp.body);
   ck_assert_ptr_nonnull(models);
-  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(models, "data"), 0), "id")->valuestring,
-                   "it \"model\"");
+  ck_assert_str_eq(
+      cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(models, "data"), 0), "id")
+          ->valuestring,
+      "it \"model\"");
   cJSON_Delete(models);
   response_free(&resp);
   read_response(&r, &resp);
@@ -258,11 +265,14 @@ START_TEST(chat_stream_has_role_content_finish_usage) {
   sim_start(&t, 0, 0);
   int fd = connect_port(t.port);
   struct reader r = {.fd = fd};
-  const char *body = "{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},{\"role\":\"user\",\"content\":"
-                     "[{\"type\":\"text\",\"text\":\"hi there\"}]}],\"max_completion_tokens\":4,\"stream\":true,"
-                     "\"stream_options\":{\"include_usage\":true}}";
+  const char *body =
+      "{\"messages\":[{\"role\":\"system\",\"content\":\"be "
+      "brief\"},{\"role\":\"user\",\"content\":"
+      "[{\"type\":\"text\",\"text\":\"hi there\"}]}],\"max_completion_tokens\":4,\"stream\":true,"
+      "\"stream_options\":{\"include_usage\":true}}";
   char *req = xasprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                        "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
+                        "Content-Length: %zu\r\n\r\n%s",
+                        strlen(body), body);
   send_all(fd, req);
   free(req);
   struct response resp;
@@ -283,7 +293,8 @@ START_TEST(chat_stream_has_role_content_finish_usage) {
     else if (i == 5)
       ck_assert_str_eq(cJSON_GetObjectItem(c0, "finish_reason")->valuestring, "length");
     else /* 2 system + 2 user tokens + 2 messages x 5 + 3 */
-      ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "usage"), "prompt_tokens")->valueint, 17);
+      ck_assert_int_eq(
+          cJSON_GetObjectItem(cJSON_GetObjectItem(j, "usage"), "prompt_tokens")->valueint, 17);
     cJSON_Delete(j);
   }
   response_free(&resp);

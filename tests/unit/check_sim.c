@@ -125,7 +125,9 @@ START_TEST(decode_is_memory_bound_and_graph_limit_costs) {
   ck_assert(t64 / 64 < t1 / 4);
   /* above --cuda-graph-max-bs a step is slower than just below it */
   int g = p.cuda_graph_max_bs;
-  ck_assert(sim_decode_step_s(&p, g + 1, (long)(g + 1) * 100) - sim_decode_step_s(&p, g, (long)g * 100) > 200e-6);
+  ck_assert(sim_decode_step_s(&p, g + 1, (long)(g + 1) * 100) -
+                sim_decode_step_s(&p, g, (long)g * 100) >
+            200e-6);
   /* prefill of 8k tokens is compute-bound: more than 2 * params * tokens / peak */
   ck_assert(sim_prefill_s(&p, 8192, 0) > 2 * 8.03e9 * 8192 / 989e12);
 }
@@ -151,11 +153,13 @@ START_TEST(mtp_gain_shrinks_with_concurrency) {
     if (i == 0)
       first_gain = gain;
     /* never grows (to rounding) as concurrency grows */
-    ck_assert_msg(gain <= last_gain + 1e-3, "gain %.3f at conc %d above %.3f", gain, concs[i], last_gain);
+    ck_assert_msg(gain <= last_gain + 1e-3, "gain %.3f at conc %d above %.3f", gain, concs[i],
+                  last_gain);
     last_gain = gain;
   }
   ck_assert_msg(first_gain > 1.5, "MTP gain at concurrency 1 is only %.2f", first_gain);
-  ck_assert_msg(last_gain < first_gain - 0.5, "gain %.2f at 1024 vs %.2f at 1", last_gain, first_gain);
+  ck_assert_msg(last_gain < first_gain - 0.5, "gain %.2f at 1024 vs %.2f at 1", last_gain,
+                first_gain);
   /* Spec V2 (overlap) makes each verify step cheaper */
   struct sim_config v1 = mtp;
   v1.spec_v2 = false;
@@ -263,8 +267,9 @@ START_TEST(http_parser_handles_requests) {
   ck_assert(!r.keep_alive);
   ck_assert_int_eq(parse("GET / HTTP/1.0\r\n\r\n", &r), SIM_HTTP_COMPLETE);
   ck_assert(!r.keep_alive);
-  ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", &r),
-                   SIM_HTTP_INCOMPLETE);
+  ck_assert_int_eq(
+      parse("POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", &r),
+      SIM_HTTP_INCOMPLETE);
   ck_assert(r.expect_continue);
 }
 END_TEST
@@ -279,8 +284,10 @@ START_TEST(http_parser_rejects_garbage) {
                    SIM_HTTP_BAD);
   ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", &r),
                    SIM_HTTP_BAD);
-  ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n", &r), SIM_HTTP_TOO_LARGE);
-  ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &r), SIM_HTTP_UNSUPPORTED);
+  ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n", &r),
+                   SIM_HTTP_TOO_LARGE);
+  ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &r),
+                   SIM_HTTP_UNSUPPORTED);
   size_t big = SIM_HTTP_MAX_HEADER_BYTES + 10;
   char *buf = malloc(big);
   memset(buf, 'a', big);
