@@ -162,7 +162,7 @@ void ix_resolve_routes(struct recipe_set *set, const char *root) {
         rt->launcher = set_str(set, rel);
         const struct sh_script *ls = set_script(set, full, full);
         if (ls) {
-          struct sh_env env = {.root_dir = root};
+          struct sh_env env = {.root_dir = root, .unset_is_empty = true};
           point_env(r, &r->points[0], &env);
           sh_env_set(&env, "RUNNER_NAME", runner);
           sh_env_set(&env, "IS_MULTINODE", "false");

@@ -70,6 +70,8 @@ struct sh_env {
   struct sh_var *vars;
   size_t n_vars;
   const char *root_dir;   /* for [[ -f path ]] tests; NULL: file tests are unknown */
+  bool unset_is_empty;    /* unset variables expand to "" (launchers: the workflow's
+                             env is known); otherwise they are unresolved */
 };
 
 void sh_env_set(struct sh_env *env, const char *name, const char *value);

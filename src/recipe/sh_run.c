@@ -159,6 +159,7 @@ struct fields {
   size_t n;
   struct sbuf cur;
   bool have_cur;       /* the current field exists (even if empty, e.g. "") */
+  bool empty_array;    /* an empty "${A[@]}" was expanded: it makes no word */
 };
 
 static void f_put(struct fields *f, const char *s, size_t n) {
@@ -209,6 +210,14 @@ static char *unresolved_alloc(const char *what, size_t len) {
 }
 
 static char *expand_string(struct interp *in, const char *raw); /* no splitting */
+
+/* An unset variable: empty where the environment is fully known (launchers
+ * run with the workflow's env), otherwise unresolved. */
+static char *unset_value_alloc(const struct interp *in, const char *name, size_t nlen) {
+  if (in->env->unset_is_empty)
+    return xstrdup("");
+  return xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+}
 
 /* ---- arithmetic: recursive descent over a small C-like grammar */
 struct arith {
@@ -412,6 +421,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
   } else if (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0) {
     if (v && v->is_array) {
+      f->empty_array = f->empty_array || v->n_values == 0;
       for (size_t i = 0; i < v->n_values; i++) {
         if (i > 0 && (quoted ? rest[1] == '@' : true))
           f_break(f);
@@ -423,8 +433,11 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
       free(val_copy);
       return;
     }
-    if (v) {
-      f_value(f, set ? val : "", quoted);
+    if (v || in->env->unset_is_empty) {
+      if (set)
+        f_value(f, val, quoted);
+      else
+        f->empty_array = true;
       free(b);
       free(val_copy);
       return;
@@ -446,7 +459,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
       owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
     free(idx_s);
   } else if (*rest == '\0') {
-    owned = set ? xstrdup(val) : xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+    owned = set ? xstrdup(val) : unset_value_alloc(in, name, nlen);
   } else if (rest[0] == ':' && rest[1] != '\0' && strchr("-=+?", rest[1])) {
     bool empty = !set || val[0] == '\0';
     char op = rest[1];
@@ -484,7 +497,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     bool longest = rest[1] == rest[0];
     char *pat = expand_string(in, rest + (longest ? 2 : 1));
     if (!set)
-      owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+      owned = unset_value_alloc(in, name, nlen);
     else if (sh_is_unresolved(val) || sh_is_unresolved(pat))
       owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
     else
@@ -584,6 +597,9 @@ static void expand_into(struct interp *in, const char *raw, struct fields *f) {
       continue;
     }
     if (*p == '"') {
+      bool had_field = f->have_cur;
+      size_t len_before = f->cur.len;
+      f->empty_array = false;
       f->have_cur = true;
       p++;
       while (*p && *p != '"') {
@@ -606,6 +622,10 @@ static void expand_into(struct interp *in, const char *raw, struct fields *f) {
       }
       if (*p == '"')
         p++;
+      /* "${EMPTY[@]}" alone is no word at all, unlike "" */
+      if (f->empty_array && !had_field && f->cur.len == len_before)
+        f->have_cur = false;
+      f->empty_array = false;
       continue;
     }
     if (*p == '\\' && p[1]) {
@@ -1348,6 +1368,15 @@ done:
   free(ws);
 }
 
+/* "name" of "name()": bash allows '-', '.' and ':' besides identifier
+ * characters; "A=()" is an empty array, not a function. */
+static bool is_function_name(const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (!is_name_char(s[i], i == 0) && !(i > 0 && strchr("-.:", s[i])))
+      return false;
+  return len > 0;
+}
+
 /* Function definitions: "name() {" or "function name {" ... matching "}". */
 static bool function_def(struct interp *in, size_t idx, size_t end, size_t *resume) {
   const struct sh_cmd *c = &in->s->cmds[idx];
@@ -1362,7 +1391,7 @@ static bool function_def(struct interp *in, size_t idx, size_t end, size_t *resu
       name[l - 2] = '\0';
     brace_at = 2;
   } else if (n >= 1 && strlen(w[0].raw) > 2 && str_ends_with(w[0].raw, "()") &&
-             is_name_char(w[0].raw[0], true)) {
+             is_function_name(w[0].raw, strlen(w[0].raw) - 2)) {
     name = xstrndup(w[0].raw, strlen(w[0].raw) - 2);
     brace_at = 1;
   } else {

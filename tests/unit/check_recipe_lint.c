@@ -95,6 +95,18 @@ START_TEST(routes_follow_each_launcher_family) {
   ck_assert_str_eq(v->script_path, "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_b200_vllm.sh");
   const struct recipe *a = recipe_set_find(set, "qwen3.5-fp8-h200-sglang-agentic-mtp");
   ck_assert_str_eq(a->script_path, "benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh");
+  /* agentic: KV_OFFLOADING selects the cache arguments of the script */
+  struct recipe_cmd acmd;
+  struct st_err aerr;
+  ck_assert_int_eq(recipe_server_cmd(a, &a->points[0], &acmd, &aerr), 0);
+  ck_assert_ptr_null(recipe_cmd_knob(&acmd, "hicache-ratio"));
+  ck_assert(!acmd.has_unresolved);
+  recipe_cmd_fini(&acmd);
+  ck_assert_str_eq(a->points[a->n_points - 1].kv_offloading, "dram");
+  ck_assert_int_eq(recipe_server_cmd(a, &a->points[a->n_points - 1], &acmd, &aerr), 0);
+  ck_assert_str_eq(recipe_cmd_knob(&acmd, "hicache-ratio"), "2");
+  ck_assert_str_eq(recipe_cmd_env(&acmd, "SGLANG_SIMULATE_ACC_LEN"), "3.39");
+  recipe_cmd_fini(&acmd);
   /* case "$CONC" arms and the benchmark flags of the script */
   const struct recipe *m = recipe_set_find(set, "qwen3.5-fp8-h200-sglang-mtp");
   ck_assert(m->bench.use_chat_template);

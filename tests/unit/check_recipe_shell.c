@@ -59,7 +59,8 @@ START_TEST(arrays_and_unquoted_scalars) {
                 "EXTRA=\"--enable-metrics --stream-interval 10\"\n"
                 "CMD=(\n  python3 -m sglang.launch_server\n  \"${PARALLEL_ARGS[@]}\"\n)\n"
                 "CMD+=(--model-path \"$MODEL\")\n"
-                "\"${CMD[@]}\" $EXTRA\n",
+                "NONE=()\n"
+                "\"${CMD[@]}\" \"${NONE[@]}\" $EXTRA\n",
                 base_vars,
                 "[python3] [-m] [sglang.launch_server] [--tp] [8] [--ep-size] [8] [--model-path] "
                 "[m/M] [--enable-metrics] [--stream-interval] [10]",

@@ -159,14 +159,15 @@ END_TEST
 START_TEST(mouse_selects_and_scrolls) {
   render_at(80, 24, true);
   struct ui_rect in = ui_rect_inner(layout.slot[UI_SLOT_LIST]);
+  int off_x = in.x + 2 + b.tag_cells + 1 + 1, mtp_x = off_x + 5;  /* inside each side's label */
   /* line 4 is the vLLM row; click on its left side */
-  ck_assert_int_eq(browser_click(&b, &layout, in.x + 10, in.y + 4), BROWSER_REDRAW);
+  ck_assert_int_eq(browser_click(&b, &layout, off_x, in.y + 4), BROWSER_REDRAW);
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[2].off);
   /* a heading or empty space is not a row */
-  ck_assert_int_eq(browser_click(&b, &layout, in.x + 10, in.y + 3), BROWSER_NONE);
-  ck_assert_int_eq(browser_click(&b, &layout, in.x + 10, in.y + 12), BROWSER_NONE);
+  ck_assert_int_eq(browser_click(&b, &layout, off_x, in.y + 3), BROWSER_NONE);
+  ck_assert_int_eq(browser_click(&b, &layout, off_x, in.y + 12), BROWSER_NONE);
   /* the right side of the first row is its MTP recipe */
-  browser_click(&b, &layout, in.x + 17, in.y + 1);
+  browser_click(&b, &layout, mtp_x, in.y + 1);
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[0].spec);
   /* the wheel over the detail pane scrolls it and stays in range */
   struct ui_rect d = layout.slot[UI_SLOT_DETAIL];
@@ -190,8 +191,8 @@ START_TEST(frame_80x24) {
   assert_frame_has(f, "demo fp8 · h200 · sglang");
   assert_frame_has(f, "other bf16 · b200 · vllm");
   assert_frame_has(f, "8k1k");
-  assert_frame_has(f, " off ");
-  assert_frame_has(f, " mtp ");
+  assert_frame_has(f, " off");
+  assert_frame_has(f, " mtp");
   assert_frame_has(f, "tp8 c4-16");
   /* detail of the selected (off) recipe: resolved command and env */
   assert_frame_has(f, "demo-fp8-h200-sglang");
@@ -209,8 +210,9 @@ START_TEST(frame_80x24) {
   free(f);
   /* the selected side is drawn in the selection role */
   struct ui_rect in = ui_rect_inner(layout.slot[UI_SLOT_LIST]);
-  ck_assert_int_eq(ui_grid_at(&grid, in.x + 10, in.y + 1)->role, THEME_SELECTED);
-  ck_assert_int_ne(ui_grid_at(&grid, in.x + 17, in.y + 1)->role, THEME_SELECTED);
+  int off_x = in.x + 2 + b.tag_cells + 1 + 1, mtp_x = off_x + 5;
+  ck_assert_int_eq(ui_grid_at(&grid, off_x, in.y + 1)->role, THEME_SELECTED);
+  ck_assert_int_ne(ui_grid_at(&grid, mtp_x, in.y + 1)->role, THEME_SELECTED);
 }
 END_TEST
 

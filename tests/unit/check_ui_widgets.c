@@ -100,7 +100,7 @@ START_TEST(chart_shows_newest_samples_and_gaps) {
   double v[10];
   for (int i = 0; i < 10; i++)
     v[i] = i < 4 ? 3 : 0;
-  v[7] = NAN;
+  v[7] = (double)NAN;
   struct ui_series s = {v, 10, THEME_CHART_RPS};
   struct ui_chart_opts o = {.y_min = 0, .y_max = 3};
   ui_chart(&g, (struct ui_rect){0, 0, 3, 1}, &s, 1, &o, ui_glyphs_get(true));
@@ -163,7 +163,7 @@ START_TEST(bars_split_into_segments) {
   ui_bar(&g, 0, 1, 10, segs, 2, 10, THEME_BAR_FREE, ui_glyphs_get(false));
   assert_row(&g, 1, "#####===..");
   /* overfull and unknown values never overflow the bar */
-  const struct ui_bar_segment over[] = {{NAN, THEME_BAR_SERVER, '#'}, {50, THEME_BAR_OTHER, '='}};
+  const struct ui_bar_segment over[] = {{(double)NAN, THEME_BAR_SERVER, '#'}, {50, THEME_BAR_OTHER, '='}};
   ui_grid_clear(&g);
   ui_bar(&g, 0, 0, 4, over, 2, 10, THEME_BAR_FREE, ui_glyphs_get(false));
   assert_row(&g, 0, "====      ");
@@ -196,11 +196,11 @@ START_TEST(numbers_with_units) {
   ck_assert_str_eq(ui_fmt_si(999.7, b, sizeof b), "1.00k");
   ck_assert_str_eq(ui_fmt_si(4.56e6, b, sizeof b), "4.56M");
   ck_assert_str_eq(ui_fmt_si(1.2e9, b, sizeof b), "1.20G");
-  ck_assert_str_eq(ui_fmt_si(NAN, b, sizeof b), "-");
+  ck_assert_str_eq(ui_fmt_si((double)NAN, b, sizeof b), "-");
   ck_assert_str_eq(ui_fmt_ms(0.85, b, sizeof b), "850us");
   ck_assert_str_eq(ui_fmt_ms(12.34, b, sizeof b), "12.3ms");
   ck_assert_str_eq(ui_fmt_ms(1240, b, sizeof b), "1.24s");
-  ck_assert_str_eq(ui_fmt_ms(NAN, b, sizeof b), "-");
+  ck_assert_str_eq(ui_fmt_ms((double)NAN, b, sizeof b), "-");
   ck_assert_str_eq(ui_fmt_bytes(512, b, sizeof b), "512B");
   ck_assert_str_eq(ui_fmt_bytes(12.0 * 1024 * 1024, b, sizeof b), "12.0MiB");
   ck_assert_str_eq(ui_fmt_bytes(143771.0 * 1024 * 1024, b, sizeof b), "140.4GiB");

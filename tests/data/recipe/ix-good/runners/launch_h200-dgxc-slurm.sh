@@ -20,6 +20,10 @@ else
   else
     BENCH_SCRIPT="${BASE}${FRAMEWORK_SUFFIX}${SPEC_SUFFIX}.sh"
   fi
+  # a manual override wins (set by hand on a dispatch, never by the workflow)
+  if [[ -n "$BENCH_SCRIPT_OVERRIDE" ]]; then
+    BENCH_SCRIPT="$BENCH_SCRIPT_OVERRIDE"
+  fi
   JOB_ID=$(salloc --partition=main --gres=gpu:"$TP" --no-shell 2>&1 | grep -oP '\d+' | head -1)
   srun --jobid="$JOB_ID" \
     --container-image="$SQUASH_FILE" \
