@@ -12,6 +12,10 @@
 
 #define NO_PAIR SIZE_MAX
 
+/* A list row: "> " + sequence tag (tag_cells, at most TAG_MAX) + off side +
+ * MTP side + summary. A side is its label and one cell for the findings marker. */
+enum { SIDE_W = 5, TAG_MAX = 10 };
+
 /* Each line fits the help box at 80 columns. */
 const struct ui_key_help browser_key_help[] = {
     {"Up/Down k/j", "select a recipe row"},
@@ -130,6 +134,12 @@ void browser_init(struct browser *b, const struct recipe_set *set) {
     free(sorted[i].title);
   free(sorted);
   free(used);
+  /* the tag column fits the longest tag ("8k1k", "1024_8192"), within reason */
+  b->tag_cells = 4;
+  for (size_t i = 0; i < b->n_pairs; i++) {
+    int w = ui_text_cells(recipe_seq_tag(pair_first(&b->pairs[i])));
+    b->tag_cells = w > b->tag_cells ? (w < TAG_MAX ? w : TAG_MAX) : b->tag_cells;
+  }
   browser_set_filter(b, "");
 }
 
@@ -307,7 +317,7 @@ static void detail_command(struct browser *b, const struct recipe *r) {
 
 /* Sweep points grouped by parallelism: "tp8 ep8: conc 4 8 16 32 64". */
 static void detail_sweep(struct browser *b, const struct recipe *r) {
-  char *heading = xasprintf("Sweep (%zu points)", r->n_points);
+  char *heading = xasprintf("Sweep (%zu point%s)", r->n_points, r->n_points == 1 ? "" : "s");
   detail_heading(b, heading);
   free(heading);
   struct sbuf sb = {0};
@@ -547,7 +557,13 @@ enum browser_action browser_key(struct browser *b, int key, const struct ui_layo
 }
 
 /* Column where the spec side of a list row starts (see render_list). */
-enum { TAG_W = 9, SIDE_W = 6 };
+/* A list row: "> " + sequence tag (tag_w) + off side + MTP side + summary.
+ * A side is its label and one cell for the findings marker. */
+
+
+static int tag_width(const struct browser *b) {
+  return 2 + b->tag_cells + 1;
+}
 
 enum browser_action browser_click(struct browser *b, const struct ui_layout *l, int x, int y) {
   struct ui_rect in = ui_rect_inner(l->slot[UI_SLOT_LIST]);
@@ -561,10 +577,10 @@ enum browser_action browser_click(struct browser *b, const struct ui_layout *l, 
   if (line >= b->n_lines || b->lines[line].pair == NO_PAIR)
     return BROWSER_NONE;
   b->sel_line = line;
-  int col = x - in.x;
-  if (col >= TAG_W && col < TAG_W + SIDE_W)
+  int col = x - in.x, tag_w = tag_width(b);
+  if (col >= tag_w && col < tag_w + SIDE_W)
     b->sel_side = 0;
-  else if (col >= TAG_W + SIDE_W && col < TAG_W + 2 * SIDE_W)
+  else if (col >= tag_w + SIDE_W && col < tag_w + 2 * SIDE_W)
     b->sel_side = 1;
   return BROWSER_REDRAW;
 }
@@ -591,10 +607,10 @@ static enum theme_role marker_role(int sev) {
 
 static void render_side(struct ui_grid *g, int x, int y, const struct recipe *r, int worst,
                         bool selected) {
-  const char *label = !r ? "  -  "
-                      : r->spec == RECIPE_SPEC_NONE ? " off "
-                      : r->spec == RECIPE_SPEC_MTP  ? " mtp "
-                                                    : " draft";
+  const char *label = !r ? "  - "
+                      : r->spec == RECIPE_SPEC_NONE ? " off"
+                      : r->spec == RECIPE_SPEC_MTP  ? " mtp"
+                                                    : " dft";
   enum theme_role role = !r ? THEME_INACTIVE : selected ? THEME_SELECTED : THEME_MAIN;
   ui_grid_text(g, x, y, SIDE_W - 1, label, role, true);
   if (worst >= 0)
@@ -647,14 +663,15 @@ static void render_list(struct browser *b, struct ui_grid *g, const struct ui_la
     bool sel = i == b->sel_line;
     const struct recipe *first = pair_first(p);
     ui_grid_text(g, in.x, y, 2, sel ? ">" : " ", THEME_HOTKEY, gl->braille);
-    ui_grid_text(g, in.x + 2, y, TAG_W - 3, recipe_seq_tag(first), sel ? THEME_TITLE : THEME_MAIN,
+    int tag_w = tag_width(b);
+    ui_grid_text(g, in.x + 2, y, b->tag_cells, recipe_seq_tag(first), sel ? THEME_TITLE : THEME_MAIN,
                  gl->braille);
     const struct recipe *shown = browser_selected(b);
-    render_side(g, in.x + TAG_W, y, p->off, p->worst_off, sel && shown == p->off);
-    render_side(g, in.x + TAG_W + SIDE_W, y, p->spec, p->worst_spec, sel && shown == p->spec);
+    render_side(g, in.x + tag_w, y, p->off, p->worst_off, sel && shown == p->off);
+    render_side(g, in.x + tag_w + SIDE_W, y, p->spec, p->worst_spec, sel && shown == p->spec);
     char summary[48];
     point_summary(first, summary, sizeof summary);
-    int sx = in.x + TAG_W + 2 * SIDE_W;
+    int sx = in.x + tag_w + 2 * SIDE_W;
     ui_grid_text(g, sx, y, in.x + in.w - sx, summary, THEME_INACTIVE, gl->braille);
   }
 }

@@ -59,6 +59,7 @@ struct browser {
   bool filter_editing;           /* '/' typed: keys go to the filter */
   size_t sel_line;               /* index into lines; always a pair line when any */
   int sel_side;                  /* 0 = off, 1 = spec */
+  int tag_cells;                 /* width of the sequence-tag column */
   int list_top;                  /* first list line shown */
   int detail_top;                /* first detail line shown */
   bool help_shown;

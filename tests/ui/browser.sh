@@ -58,7 +58,7 @@ start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui"
 wait_for "Recipes 4"
 wait_for "demo fp8 · h200 · sglang"
 wait_for "other bf16 · b200 · vllm"
-screen | grep -qF "> 8k1k    off   mtp" || fail "the first row is not the 8k1k off/mtp pair"
+screen | grep -qE "> 8k1k +off +mtp" || fail "the first row is not the 8k1k off/mtp pair"
 wait_for "Server command"
 wait_for "Enter run"
 
@@ -73,7 +73,7 @@ tm send-keys -t "$SESSION" BSpace Enter
 wait_for "filter: vl"
 tm send-keys -t "$SESSION" Escape
 wait_for "demo fp8 · h200 · sglang"
-wait_for "> 1k8k"   # the selection stays on the recipe the filter left selected
+wait_for "other-bf16-b200-vllm"   # the selection stays where the filter left it
 
 # right picks the MTP side; its detail shows the speculative flags
 tm send-keys -t "$SESSION" Home Right
@@ -94,6 +94,7 @@ wait_for "has no MTP twin: no A/B run"
 # ---------------------------------------------------------------- resize to 200x50
 tm resize-window -t "$SESSION" -x 200 -y 50
 wait_for "tp4 c16"
+wait_for "1024_8192"   # the sequence-tag column fits the longest tag
 [ "$(screen | wc -l)" -ge 50 ] || fail "screen is not 50 rows"
 screen | awk 'length($0) > 150 { wide = 1 } END { exit !wide }' || fail "not redrawn at 200 columns"
 wait_for "Doctor's findings"
