@@ -173,11 +173,16 @@ static const char *const filler_words[] = {
     "hand",  "part",  "place",  "case",   "week",  "system", "work",  "number",
     "night", "point", "home",   "water",  "room",  "mother", "area",  "money"};
 
-char *lg_chat_text_alloc(uint32_t request_index, uint32_t n_words) {
+char *lg_chat_text_alloc(uint32_t request_index, uint32_t n_prefix_words, uint32_t n_words) {
   struct sbuf sb = {0};
-  sbuf_reserve(&sb, 16 + (size_t)n_words * 8);
-  /* A distinct fixed-width tag first: prompts share no prefix beyond the chat
-   * template (as the reference's random ids), and every tag costs the same. */
+  sbuf_reserve(&sb, 16 + ((size_t)n_prefix_words + n_words) * 8);
+  /* The shared prefix (--random-prefix-len), then a distinct fixed-width tag:
+   * prompts share nothing past the prefix (as the reference's random ids),
+   * and every tag costs the same number of tokens. */
+  for (uint32_t w = 0; w < n_prefix_words; w++) {
+    sbuf_puts(&sb, filler_words[(w + 7) % ST_ARRAY_LEN(filler_words)]);
+    sbuf_putc(&sb, ' ');
+  }
   sbuf_printf(&sb, "Request %07u:", request_index % 10000000u);
   for (uint32_t w = 0; w < n_words; w++) {
     sbuf_putc(&sb, ' ');
@@ -244,9 +249,13 @@ int lg_workload_random(const struct lg_dataset_config *cfg, struct lg_workload *
       out->bodies[i] = completions_body_alloc(cfg->model, ids, prompt_len, out_lens[i],
                                               cfg->ignore_eos, &body_len);
     } else {
-      /* The prefix is shared text of prefix_len tokens' worth of words. */
+      /* The shared prefix is prefix_len tokens' worth of words; the rest of
+       * the target goes to this prompt's own words. */
+      uint32_t prefix_words =
+          (uint32_t)llround((double)cfg->prefix_len / cfg->chat_sizer->tokens_per_word);
       uint32_t words = chat_words_for(cfg->chat_sizer, prompt_len);
-      char *text = lg_chat_text_alloc((uint32_t)i, words);
+      words = words > prefix_words ? words - prefix_words : 0;
+      char *text = lg_chat_text_alloc((uint32_t)i, prefix_words, words);
       out->bodies[i] =
           chat_body_alloc(cfg->model, text, out_lens[i], cfg->ignore_eos, true, &body_len);
       free(text);
@@ -295,7 +304,7 @@ static size_t collect_body(char *data, size_t size, size_t nmemb, void *userp) {
  * server's usage.prompt_tokens or -1 with err. */
 static long probe_prompt_tokens(CURL *easy, const char *url, const char *model,
                                 struct curl_slist *headers, uint32_t n_words, struct st_err *err) {
-  char *text = lg_chat_text_alloc(0, n_words);
+  char *text = lg_chat_text_alloc(0, 0, n_words);
   size_t body_len;
   char *body = chat_body_alloc(model, text, 1, false, false, &body_len);
   free(text);

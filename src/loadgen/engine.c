@@ -450,8 +450,9 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
       sbuf_append(&why, x->detail.data, x->detail.len);
     sbuf_free(&x->detail);
     x->detail = why;
-    rec->ttft_ns = rec->n_chunk_gaps = 0;
+    rec->ttft_ns = 0;
     rec->e2el_ns = 0;
+    rec->n_chunk_gaps = 0;
     rec->output_tokens = 0;
   }
   /* Keep exactly what was used: 4 bytes per chunk gap. */
@@ -576,8 +577,9 @@ static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp) {
 }
 
 /* ---------------------------------------------------------------- the loop */
+/* Drain time is over: every request still in flight is cut and recorded as
+ * interrupted (its partial timings are dropped, as for any failure). */
 static void cut_in_flight(struct lg_worker *w) {
-  int64_t now = clock_mono_ns();
   while (w->n_active > 0) {
     struct xfer *x = w->active[w->n_active - 1];
     curl_multi_remove_handle(w->multi, x->easy);
@@ -591,7 +593,6 @@ static void cut_in_flight(struct lg_worker *w) {
     free(rec->chunk_gaps_us);
     rec->chunk_gaps_us = NULL;
     rec->detail = xstrdup("interrupted: still in flight when the run was stopped");
-    (void)now;
     w->n_active--;
     xfer_put(w, x);
   }

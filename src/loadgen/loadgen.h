@@ -80,8 +80,9 @@ int lg_workload_random(const struct lg_dataset_config *cfg, struct lg_workload *
  * copies borrow src's body: free them before src. */
 void lg_workload_repeat_first(const struct lg_workload *src, size_t n, struct lg_workload *out);
 void lg_workload_free(struct lg_workload *w);
-/* Chat filler text of n_words words after a per-request tag (heap string). */
-char *lg_chat_text_alloc(uint32_t request_index, uint32_t n_words);
+/* Chat text: n_prefix_words shared words, a per-request tag, then n_words
+ * filler words (heap string). */
+char *lg_chat_text_alloc(uint32_t request_index, uint32_t n_prefix_words, uint32_t n_words);
 
 /* Calibrates chat text size against the server's own token count: probe requests
  * (max_tokens 1, non-streaming) whose usage.prompt_tokens fixes overhead and

@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,9 +298,14 @@ struct sig_scraper *sig_scraper_start(const struct sig_config *cfg) {
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_init(&s->cv, &attr);
   pthread_condattr_destroy(&attr);
-  if (s->easy && pthread_create(&s->thread, NULL, scraper_main, s) == 0)
-    s->thread_started = true;
-  else
+  /* Signals stay with the main thread (its SIGINT handler may touch state
+   * this thread does not own). */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  s->thread_started = s->easy && pthread_create(&s->thread, NULL, scraper_main, s) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!s->thread_started)
     snprintf(s->sum.metrics_unavailable_reason, sizeof(s->sum.metrics_unavailable_reason),
              "could not start the scraper");
   return s;

@@ -268,8 +268,11 @@ START_TEST(random_workload_lengths_and_ids) {
   ck_assert_ptr_nonnull(strstr(w.prompts[0].body, "\"messages\": [{\"role\": \"user\""));
   ck_assert_ptr_nonnull(strstr(w.prompts[0].body, "\"max_completion_tokens\": 50"));
   lg_workload_free(&w);
-  char *text = lg_chat_text_alloc(12, 3);
+  char *text = lg_chat_text_alloc(12, 0, 3);
   ck_assert_str_eq(text, "Request 0000012: time year people");
+  free(text);
+  text = lg_chat_text_alloc(3, 2, 1);
+  ck_assert_str_eq(text, "woman life Request 0000003: time");
   free(text);
 }
 END_TEST
