@@ -136,6 +136,13 @@ check "one reset (2.5%) exits 0" test "$RC" -eq 0
 check "reset counted" has "$WORK/reset.json" '"transfer_error": 1'
 stop_sim
 
+start_sim stall --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault stall-after=0
+bench "$WORK/stall" --random-input-len 16 --random-output-len 4 --num-prompts 2 --ignore-eos \
+  --request-timeout 1 --save-result --result-filename "$WORK/stall.json"
+check "stalled requests time out (exit 1)" test "$RC" -eq 1
+check "timeouts counted" has "$WORK/stall.json" '"timeout": 2'
+stop_sim
+
 # ---------------------------------------------------------------- SIGINT
 start_sim slow --sim-fixed-ttft-ms 5 --sim-fixed-tpot-ms 50
 "$SERVETOP" bench --model llama-3.1-8b --base-url "http://127.0.0.1:$PORT" --random-input-len 16 \
