@@ -173,19 +173,38 @@ char *sim_info_server_json_alloc(const struct sim_server *srv) {
   return print_alloc(o);
 }
 
-char *sim_info_gpu_memory_json_alloc(const struct sim_server *srv) {
+/* Share of wall time a forward pass was in flight since the previous sample
+ * (at least 200 ms back, like a driver's sampling period). Fixed mode has no
+ * forward passes: busy while any request is in progress. */
+static double gpu_utilization(struct sim_server *srv) {
+  if (srv->fixed_mode)
+    return srv->n_active > 0 ? 1.0 : 0.0;
+  int64_t now = sim_now_ns();
+  double busy_s = srv->stats.busy_s;
+  if (srv->step_in_flight)
+    busy_s += (double)(now - srv->step_started_ns) / 1e9;
+  struct sim_util_sample *u = &srv->util_sample;
+  if (u->at_ns == 0) {
+    u->at_ns = srv->start_ns;
+    u->busy_s = 0;
+  }
+  if (now - u->at_ns >= 200000000) {
+    double share = (busy_s - u->busy_s) / ((double)(now - u->at_ns) / 1e9);
+    u->share = share < 0 ? 0 : share > 1 ? 1 : share;
+    u->at_ns = now;
+    u->busy_s = busy_s;
+  }
+  return u->share;
+}
+
+char *sim_info_gpu_memory_json_alloc(struct sim_server *srv) {
   const struct sim_perf *p = &srv->perf;
   cJSON *o = cJSON_CreateObject();
   cJSON_AddBoolToObject(o, "simulated", true);
   cJSON_AddNumberToObject(o, "pid", (double)getpid());
   cJSON_AddStringToObject(o, "gpu", p->gpu->key);
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
-  double uptime_s = (double)(sim_now_ns() - srv->start_ns) / 1e9;
-  double util = uptime_s > 0 ? srv->stats.busy_s / uptime_s : 0; /* busy share since start */
-  if (srv->fixed_mode)
-    util = srv->conns ? 1.0 : 0.0;
-  if (util > 1)
-    util = 1;
+  double util = gpu_utilization(srv);
   double kv_used = (double)sim_engine_kv_tokens(srv) * p->kv_cell_bytes;
   for (int i = 0; i < p->ranks; i++) {
     cJSON *g = cJSON_CreateObject();

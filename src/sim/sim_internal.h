@@ -219,6 +219,13 @@ extern const size_t sim_e2e_n_bounds;
 void sim_hist_observe(uint64_t *buckets, const double *bounds, size_t n_bounds, double *sum,
                       uint64_t *count, double value_s);
 
+/* The previous utilization sample of /sim/gpu_memory. */
+struct sim_util_sample {
+  int64_t at_ns;
+  double busy_s;
+  double share;
+};
+
 struct sim_server {
   const struct sim_config *cfg;
   struct sim_perf perf;
@@ -259,8 +266,9 @@ struct sim_server {
   uint64_t rng;
   struct sim_timer warmup_timer;
   struct sim_req *warmup_req;
-  bool crashed;        /* --sim-fault crash-after fired */
-  struct sbuf scratch; /* formatting */
+  bool crashed;                       /* --sim-fault crash-after fired */
+  struct sim_util_sample util_sample; /* /sim/gpu_memory utilization */
+  struct sbuf scratch;                /* formatting */
 };
 
 /* ---------------------------------------------------------------- format.c: wire formats */
@@ -322,7 +330,8 @@ char *sim_info_server_json_alloc(const struct sim_server *srv);
 char *sim_info_models_json_alloc(const struct sim_server *srv);
 char *sim_info_model_card_json_alloc(const struct sim_server *srv);
 char *sim_info_model_info_json_alloc(const struct sim_server *srv);
-char *sim_info_gpu_memory_json_alloc(const struct sim_server *srv);
+/* Not const: utilization is sampled between calls. */
+char *sim_info_gpu_memory_json_alloc(struct sim_server *srv);
 char *sim_info_metrics_text_alloc(const struct sim_server *srv);
 
 #endif
