@@ -98,16 +98,12 @@ static void waiting_remove(struct sim_server *srv, struct sim_req *req) {
 static void running_push(struct sim_server *srv, struct sim_req *req) {
   /* append, so prefill order follows arrival order */
   req->next = NULL;
-  req->prev = NULL;
-  if (!srv->running_head) {
+  req->prev = srv->running_tail;
+  if (srv->running_tail)
+    srv->running_tail->next = req;
+  else
     srv->running_head = req;
-  } else {
-    struct sim_req *tail = srv->running_head;
-    while (tail->next)
-      tail = tail->next;
-    tail->next = req;
-    req->prev = tail;
-  }
+  srv->running_tail = req;
   srv->n_running++;
 }
 
@@ -118,6 +114,8 @@ static void running_remove(struct sim_server *srv, struct sim_req *req) {
     srv->running_head = req->next;
   if (req->next)
     req->next->prev = req->prev;
+  else
+    srv->running_tail = req->prev;
   req->prev = req->next = NULL;
   srv->n_running--;
   srv->kv_reserved_tokens -= req->kv_reserved;

@@ -254,6 +254,7 @@ struct sim_server {
   /* engine (model mode) */
   struct sim_req *waiting_head, *waiting_tail; /* FIFO queue */
   struct sim_req *running_head;                /* decoding or prefilling */
+  struct sim_req *running_tail;
   int n_waiting, n_running;
   int n_active;            /* generation requests accepted and not yet finished or aborted */
   long kv_reserved_tokens; /* admission reservations (prompt + max_tokens) */
