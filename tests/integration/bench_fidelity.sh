@@ -71,7 +71,7 @@ for conc in 1 256; do
   (( timing )) || continue
   ttft_tol=1 mean_tol=1
   if (( conc > 1 && cpus < 4 )); then
-    ttft_tol=10 mean_tol=20
+    ttft_tol=20 mean_tol=30
     echo "note: $cpus CPUs shared with the sim: 256-stream TTFT bounds widened to $ttft_tol ms" \
       "(median) and $mean_tol ms (mean)"
   fi
@@ -81,7 +81,7 @@ for conc in 1 256; do
   expect_near "conc $conc: median TPOT" "$(field "$out" "Median TPOT (ms):")" 10 1
   expect_near "conc $conc: median ITL" "$(field "$out" "Median ITL (ms):")" 10 1
   # E2EL = TTFT + 31 gaps of 10 ms
-  expect_near "conc $conc: median E2EL" "$(field "$out" "Median E2EL (ms):")" 360 $(( ttft_tol + 1 ))
+  expect_near "conc $conc: median E2EL" "$(field "$out" "Median E2EL (ms):")" 360 $(( ttft_tol + 2 ))
   [[ $FAILS == 0 ]] || cat "$out"
 done
 
