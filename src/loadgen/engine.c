@@ -92,6 +92,7 @@ struct lg_worker {
   int64_t batch_start_ns;    /* when epoll_wait returned the events being handled */
   struct live_hist callback_delay; /* batch start -> write callback, µs */
   struct live_second live[LG_LIVE_WINDOW_S];
+  struct live_second window; /* sum of the live slots */
   pthread_mutex_t pub_mu;
   struct worker_published pub;
 };
@@ -162,39 +163,75 @@ void lg_config_init(struct lg_config *cfg) {
   cfg->drain_timeout_s = 5.0;
 }
 
-/* ---------------------------------------------------------------- live figures (loop side) */
-static struct live_second *live_slot(struct lg_worker *w, int64_t now_ns) {
+/* ---------------------------------------------------------------- live figures (loop side)
+ * One slot per second of the last LG_LIVE_WINDOW_S, plus their running sum
+ * (w->window): a sample is added to both, an expiring slot is subtracted, so
+ * publishing is one copy instead of a merge of every slot. */
+static void hist_subtract(struct live_hist *from, const struct live_hist *h) {
+  for (unsigned o = 0; o < LIVE_HIST_OCTAVES; o++)
+    for (unsigned k = 0; k < LIVE_HIST_SUB_BUCKETS; k++)
+      from->counts[o][k] -= h->counts[o][k];
+  from->total -= h->total; /* max_us stays: it only caps percentiles */
+}
+
+static void live_slot_expire(struct lg_worker *w, struct live_second *slot) {
+  if (slot->second < 0)
+    return;
+  struct live_second *win = &w->window;
+  win->completed -= slot->completed;
+  win->output_tokens -= slot->output_tokens;
+  hist_subtract(&win->ttft, &slot->ttft);
+  hist_subtract(&win->tpot, &slot->tpot);
+  hist_subtract(&win->itl, &slot->itl);
+  hist_subtract(&win->e2el, &slot->e2el);
+  slot->second = -1;
+  slot->completed = slot->output_tokens = 0;
+  live_hist_reset(&slot->ttft);
+  live_hist_reset(&slot->tpot);
+  live_hist_reset(&slot->itl);
+  live_hist_reset(&slot->e2el);
+}
+
+static void live_record_us(struct live_hist *slot_hist, struct live_hist *win_hist, uint64_t v_us) {
+  live_hist_record_us(slot_hist, v_us);
+  live_hist_record_us(win_hist, v_us);
+}
+
+static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
+                                   int64_t now_ns) {
   int64_t second = (now_ns - w->run->start_ns) / 1000000000;
   if (second < 0)
     second = 0;
   struct live_second *slot = &w->live[second % LG_LIVE_WINDOW_S];
   if (slot->second != second) {
+    live_slot_expire(w, slot);
     slot->second = second;
-    slot->completed = slot->output_tokens = 0;
-    live_hist_reset(&slot->ttft);
-    live_hist_reset(&slot->tpot);
-    live_hist_reset(&slot->itl);
-    live_hist_reset(&slot->e2el);
   }
-  return slot;
-}
-
-static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
-                                   int64_t now_ns) {
-  struct live_second *slot = live_slot(w, now_ns);
+  struct live_second *win = &w->window;
   slot->completed++;
+  win->completed++;
   slot->output_tokens += rec->output_tokens;
-  live_hist_record_us(&slot->ttft, (uint64_t)(rec->ttft_ns / 1000));
-  live_hist_record_us(&slot->e2el, (uint64_t)(rec->e2el_ns / 1000));
+  win->output_tokens += rec->output_tokens;
+  live_record_us(&slot->ttft, &win->ttft, (uint64_t)(rec->ttft_ns / 1000));
+  live_record_us(&slot->e2el, &win->e2el, (uint64_t)(rec->e2el_ns / 1000));
   if (rec->output_tokens > 1)
-    live_hist_record_us(&slot->tpot, (uint64_t)((rec->e2el_ns - rec->ttft_ns) / 1000 /
-                                                (rec->output_tokens - 1)));
+    live_record_us(&slot->tpot, &win->tpot,
+                   (uint64_t)((rec->e2el_ns - rec->ttft_ns) / 1000 / (rec->output_tokens - 1)));
   for (uint32_t i = 0; i < rec->n_chunk_gaps; i++)
-    live_hist_record_us(&slot->itl, rec->chunk_gaps_us[i]);
+    live_record_us(&slot->itl, &win->itl, rec->chunk_gaps_us[i]);
 }
 
 static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   int64_t now_second = (now_ns - w->run->start_ns) / 1000000000;
+  int64_t oldest = now_second;
+  for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
+    struct live_second *slot = &w->live[i];
+    if (slot->second >= 0 && slot->second <= now_second - LG_LIVE_WINDOW_S)
+      live_slot_expire(w, slot);
+    else if (slot->second >= 0 && slot->second < oldest)
+      oldest = slot->second;
+  }
+  double span_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)oldest;
   struct worker_published *p = &w->pub;
   pthread_mutex_lock(&w->pub_mu);
   p->dispatched = w->dispatched;
@@ -203,28 +240,13 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   p->in_flight = w->in_flight;
   p->output_tokens = w->output_tokens;
   p->input_tokens = w->input_tokens;
-  p->window_completed = p->window_output_tokens = 0;
-  live_hist_reset(&p->ttft);
-  live_hist_reset(&p->tpot);
-  live_hist_reset(&p->itl);
-  live_hist_reset(&p->e2el);
-  int64_t oldest = now_second;
-  for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
-    const struct live_second *s = &w->live[i];
-    if (s->second < 0 || s->second <= now_second - LG_LIVE_WINDOW_S)
-      continue;
-    if (s->second < oldest)
-      oldest = s->second;
-    p->window_completed += s->completed;
-    p->window_output_tokens += s->output_tokens;
-    live_hist_add(&p->ttft, &s->ttft);
-    live_hist_add(&p->tpot, &s->tpot);
-    live_hist_add(&p->itl, &s->itl);
-    live_hist_add(&p->e2el, &s->e2el);
-  }
-  double elapsed_s = (double)(now_ns - w->run->start_ns) / 1e9;
-  double span = elapsed_s - (double)oldest;
-  p->window_span_s = span > 0 ? span : 0;
+  p->window_completed = w->window.completed;
+  p->window_output_tokens = w->window.output_tokens;
+  p->ttft = w->window.ttft;
+  p->tpot = w->window.tpot;
+  p->itl = w->window.itl;
+  p->e2el = w->window.e2el;
+  p->window_span_s = span_s > 0 ? span_s : 0;
   p->finished = finished;
   pthread_mutex_unlock(&w->pub_mu);
 }

@@ -508,6 +508,43 @@ START_TEST(engine_concurrency_cap_over_workers) {
 }
 END_TEST
 
+START_TEST(engine_live_window_figures) {
+  responder_start();
+  for (size_t i = 0; i < 12; i++)
+    test_prompts[i] = (struct lg_prompt){"{}", 2, 7, 3};
+  char url[128];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/slow", R.port);
+  struct lg_config cfg;
+  lg_config_init(&cfg);
+  cfg.url = url;
+  cfg.prompts = test_prompts;
+  cfg.n_prompts = 12;
+  cfg.max_concurrency = 4;
+  cfg.num_workers = 2;
+  struct st_err err;
+  struct lg_run *run = lg_run_start(&cfg, &err);
+  ck_assert(lg_run_wait(run, 20000));
+  struct lg_live live;
+  lg_run_live(run, &live); /* after the loops ended: their final publish */
+  ck_assert(live.finished);
+  ck_assert_int_eq(live.completed, 12);
+  ck_assert_int_eq(live.failed, 0);
+  ck_assert_int_eq(live.in_flight, 0);
+  ck_assert_int_eq(live.output_tokens, 36);
+  ck_assert_int_eq(live.input_tokens, 60); /* the server's prompt_tokens: 5 each */
+  ck_assert(live.ttft.valid && live.ttft.n == 12);
+  ck_assert(live.itl.valid && live.itl.n == 24);
+  /* two 20 ms gaps per request: the windowed p50 ITL is ~20 ms (±1.6% bins, late reads) */
+  ck_assert_msg(live.itl.p50_ms > 15 && live.itl.p50_ms < 40, "itl p50 %f", live.itl.p50_ms);
+  ck_assert_msg(live.tpot.p50_ms > 15 && live.tpot.p50_ms < 40, "tpot p50 %f", live.tpot.p50_ms);
+  ck_assert(live.window_output_tok_per_s > 0 && live.window_req_per_s > 0);
+  struct lg_result res;
+  lg_run_finish(run, &res);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
 START_TEST(engine_failures_are_classified) {
   responder_start();
   struct {
@@ -668,6 +705,7 @@ static Suite *loadgen_suite(void) {
   tcase_set_timeout(engine, 60);
   tcase_add_test(engine, engine_completions_records);
   tcase_add_test(engine, engine_concurrency_cap_over_workers);
+  tcase_add_test(engine, engine_live_window_figures);
   tcase_add_test(engine, engine_failures_are_classified);
   tcase_add_test(engine, engine_chat_ttft_at_first_text);
   tcase_add_test(engine, engine_open_loop_schedule);
