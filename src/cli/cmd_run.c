@@ -222,10 +222,11 @@ static void watch_runs(struct run **runs, const char *const *tags, size_t n, boo
   for (;;) {
     bool all_done = true;
     for (size_t i = 0; i < n; i++)
-      if (!run_wait(runs[i], i + 1 == n ? 100 : 0))
+      if (!run_wait(runs[i], 0))
         all_done = false;
     if (all_done)
       break;
+    clock_sleep_us(100000);
     if (quiet || clock_mono_ns() < next_print_ns)
       continue;
     next_print_ns = clock_mono_ns() + 1000000000LL;
