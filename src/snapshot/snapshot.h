@@ -87,7 +87,8 @@ struct snap_progress {
 struct snap_rates {
   bool valid;
   double output_tok_per_s;        /* generated tokens / s */
-  double total_tok_per_s;         /* (prompt + generated) tokens / s */
+  double total_tok_per_s;         /* (prompt + generated) tokens / s; in the window the
+                                     prompt part is req/s x the point's mean prompt length */
   double req_per_s;               /* finished requests / s */
 };
 
