@@ -13,6 +13,7 @@ void abview_init(struct abview *ab, const struct recipe *off, const struct recip
   ab->recipe[AB_OFF] = off;
   ab->recipe[AB_MTP] = mtp;
   ab->confirm_quit = false;
+  ab->help_shown = false;
   ab->status[0] = '\0';
   ab->status_role = THEME_MAIN;
 }
@@ -209,6 +210,16 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   put(g, area.x, in.y + in.h - 1, end, "0  interactivity", THEME_INACTIVE, gl);
 }
 
+const struct ui_key_help abview_key_help[] = {
+    {"b", "back to the recipes (when both arms are done)"},
+    {"?", "this help (any key closes it)"},
+    {"q", "quit; asks first and stops the server when one is up"},
+};
+const size_t abview_key_help_count = ST_ARRAY_LEN(abview_key_help);
+
+static void render_footer(const struct abview *ab, struct ui_grid *g, struct ui_rect f,
+                          const struct ui_glyphs *gl);
+
 void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout *l,
                    const struct ui_glyphs *gl) {
   ui_grid_clear(g);
@@ -242,7 +253,13 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   render_ratio(g, l->slot[UI_SLOT_RATIO], rows, n_rows, gl);
   render_arm(ab, AB_MTP, g, l->slot[UI_SLOT_ARM_B], rows, n_rows, chart_max, gl);
   render_curve(ab, g, l->slot[UI_SLOT_CURVE], gl);
-  struct ui_rect f = l->slot[UI_SLOT_FOOTER];
+  render_footer(ab, g, l->slot[UI_SLOT_FOOTER], gl);
+  if (ab->help_shown)
+    ui_help_box(g, l->cols, l->rows, "A/B view keys", abview_key_help, abview_key_help_count, gl);
+}
+
+static void render_footer(const struct abview *ab, struct ui_grid *g, struct ui_rect f,
+                          const struct ui_glyphs *gl) {
   int end = f.x + f.w;
   if (ab->confirm_quit) {
     put(g, f.x, f.y, end, "A server is up: stop it and quit? y / n", THEME_WARNING, gl);
@@ -252,5 +269,7 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   x = put(g, x + 1, f.y, end, "recipes (when done)", THEME_MAIN, gl);
   x = put(g, x + 2, f.y, end, "q", THEME_HOTKEY, gl);
   x = put(g, x + 1, f.y, end, "quit", THEME_MAIN, gl);
+  x = put(g, x + 2, f.y, end, "?", THEME_HOTKEY, gl);
+  x = put(g, x + 1, f.y, end, "help", THEME_MAIN, gl);
   put(g, x + 3, f.y, end, ab->status, ab->status_role, gl);
 }

@@ -16,6 +16,7 @@ struct abview {
   struct runview arm[2];            /* AB_OFF, AB_MTP */
   const struct recipe *recipe[2];   /* borrowed; NULL = arm not loaded */
   bool confirm_quit;                /* "stop the server and quit? y/n" is showing */
+  bool help_shown;
   char status[256];                 /* footer line: which arm runs, errors */
   enum theme_role status_role;
 };
@@ -36,6 +37,10 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
  * y = output tok/s per GPU (the point's tp), one per finished point.
  * Returns the number written. */
 size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size_t max_points);
+
+/* The A/B view's keys, for its help overlay and the docs. */
+extern const struct ui_key_help abview_key_help[];
+extern const size_t abview_key_help_count;
 
 void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout *l,
                    const struct ui_glyphs *gl);

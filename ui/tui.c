@@ -165,7 +165,6 @@ static struct recipe_set *load_recipes(const struct tui_options *o, char *note, 
 /* ---------------------------------------------------------------- the dashboard */
 
 struct dashboard {
-  const struct tui_options *opts;
   struct recipe_set *set;
   struct browser browser;
   struct runview rv;
@@ -346,6 +345,10 @@ static bool handle_input(struct dashboard *d, int ch) {
   if (d->view == UI_VIEW_AB) {
     if (ch == KEY_MOUSE)
       return true;
+    if (d->ab.help_shown) {
+      d->ab.help_shown = false;
+      return true;
+    }
     if (d->ab.confirm_quit) {
       d->ab.confirm_quit = false;
       if (key != 'y' && key != 'Y')
@@ -357,6 +360,8 @@ static bool handle_input(struct dashboard *d, int ch) {
       if (!d->ab_run)
         return false;
       d->ab.confirm_quit = true;
+    } else if (key == '?') {
+      d->ab.help_shown = true;
     } else if (key == 'b') {
       if (d->ab_run) {
         snprintf(d->ab.status, sizeof d->ab.status, "an arm is still running: q stops it");
@@ -400,7 +405,7 @@ int tui_run(const struct tui_options *opts) {
     return 2;
   }
   char note[512] = "";
-  struct dashboard d = {.opts = opts, .view = UI_VIEW_BROWSER};
+  struct dashboard d = {.view = UI_VIEW_BROWSER};
   d.set = load_recipes(opts, note, sizeof note, &err);
   if (!d.set) {
     fprintf(stderr, "servetop: %s\n", err.msg);

@@ -157,6 +157,20 @@ START_TEST(frames_at_80x24_and_200x50) {
 }
 END_TEST
 
+START_TEST(help_and_quit_prompt) {
+  ab.help_shown = true;
+  char *f = render(80, 24, true);
+  for (size_t i = 0; i < abview_key_help_count; i++)
+    assert_has(f, abview_key_help[i].what);
+  free(f);
+  ab.help_shown = false;
+  ab.confirm_quit = true;
+  f = render(80, 24, true);
+  assert_has(f, "A server is up: stop it and quit? y / n");
+  free(f);
+}
+END_TEST
+
 START_TEST(an_arm_not_loaded_says_so) {
   abview_init(&ab, recipe_set_at(set, 0), NULL);
   char *f = render(80, 24, true);
@@ -190,6 +204,7 @@ int main(void) {
   tcase_add_test(tc, curve_points_per_gpu);
   tcase_add_test(tc, frames_at_80x24_and_200x50);
   tcase_add_test(tc, an_arm_not_loaded_says_so);
+  tcase_add_test(tc, help_and_quit_prompt);
   tcase_add_test(tc, xy_chart_draws_a_line);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
