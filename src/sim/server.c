@@ -431,7 +431,7 @@ static void log_startup(struct sim_server *srv) {
           p->spec ? cfg->speculative_algorithm : "None", p->spec_steps, p->spec_topk,
           p->spec_draft_tokens, cfg->enable_dp_attention ? "True" : "False");
   for (size_t i = 0; i < cfg->n_unrecognized_args; i++)
-    sim_log(srv, "WARNING: servetop sim does not model argument '%s'; accepted and ignored",
+    sim_log(srv, "WARNING: unrecognized argument '%s': accepted, not modelled by servetop sim",
             cfg->unrecognized_args[i]);
   sim_log(srv, "Simulated GPU: %s x%d, model preset %s (%s weights)", p->gpu->name, p->ranks,
           p->model->key, p->weight_dtype);
