@@ -612,7 +612,7 @@ static void serve_get(struct sim_server *srv, struct sim_conn *conn,
     char json[160];
     snprintf(json, sizeof json,
              "[{\"dp_rank\":0,\"num_reqs\":%d,\"num_waiting_reqs\":%d,\"num_tokens\":%ld}]",
-             srv->n_running + srv->n_waiting, srv->n_waiting, sim_engine_kv_tokens(srv));
+             srv->n_active, srv->n_waiting, sim_engine_kv_tokens(srv));
     reply_json(srv, conn, 200, json);
   } else if (sim_http_path_is(h, "/metrics") && srv->cfg->enable_metrics) {
     char *text = sim_info_metrics_text_alloc(srv);
