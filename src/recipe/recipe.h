@@ -178,6 +178,9 @@ struct recipe_cmd {
   const char *file;          /* where the command is written */
   int line;
 };
+/* r must come from a recipe_set; point NULL means r->points[0], and any point
+ * may be passed (e.g. r->points[i] with conc changed). -1 with err when the
+ * recipe has no resolved script or the script launches no server. */
 int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
                       struct recipe_cmd *out, struct st_err *err);
 void recipe_cmd_fini(struct recipe_cmd *cmd);
