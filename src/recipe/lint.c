@@ -27,6 +27,8 @@ static const struct rule R_LABEL = {"L13", "RUNNER_LABEL_UNKNOWN"};
 static const struct rule R_NO_LAUNCHER = {"L14", "NO_LAUNCHER"};
 static const struct rule R_CHAT = {"R01", "MTP_CHAT_TEMPLATE"};
 static const struct rule R_SCRIPT_SYNTAX = {"S01", "SCRIPT_SYNTAX"};
+static const struct rule R_UPSTREAM_IMAGE = {"R05", "UPSTREAM_IMAGE"};
+static const struct rule R_PUBLIC_IMAGE = {"L18", "PUBLIC_IMAGE"};
 
 static void add(struct recipe_findings *out, const struct rule *rule, enum recipe_severity sev,
                 const char *recipe, const char *file, int line, const char *fmt, ...)
@@ -369,6 +371,45 @@ static void lint_routes(const struct recipe_set *set, const struct recipe_priv *
   }
 }
 
+/* ---------------------------------------------------------------- images */
+/* Established SKUs, where vLLM/SGLang entries must run the upstream image. */
+static bool established_gpu(const char *gpu) {
+  static const char *const gpus[] = {"h100", "h200", "b200", "b300", "gb200",
+                                     "gb300", "mi300x", "mi325x", "mi355x"};
+  for (size_t i = 0; i < ST_ARRAY_LEN(gpus); i++)
+    if (gpu && strcmp(gpu, gpus[i]) == 0)
+      return true;
+  return false;
+}
+
+static void lint_image(const struct recipe *r, struct recipe_findings *out) {
+  const char *img = r->image;
+  if (!img)
+    return;
+  if (img[0] == '/' || str_starts_with(img, "./") || strstr(img, ".sqsh")) {
+    add(out, &R_PUBLIC_IMAGE, RECIPE_SEV_ERROR, r->entry, r->file, r->line,
+        "image '%s' is a local path or squash file; use a public registry image", img);
+    return;
+  }
+  bool vllm = strcmp(r->framework, "vllm") == 0, sglang = strcmp(r->framework, "sglang") == 0;
+  if ((!vllm && !sglang) || !established_gpu(r->gpu))
+    return;
+  /* repository: up to the tag or digest; enroot writes '#' for the first '/' */
+  char *repo = xstrndup(img, strcspn(img, ":@"));
+  for (char *c = repo; *c; c++)
+    if (*c == '#')
+      *c = '/';
+  const char *name = str_starts_with(repo, "docker.io/") ? repo + 10 : repo;
+  const char *want = vllm ? "vllm/vllm-openai" : "lmsysorg/sglang";
+  size_t n = strlen(want);
+  bool ok = strncmp(name, want, n) == 0 && (name[n] == '\0' || strcmp(name + n, "-rocm") == 0);
+  if (!ok)
+    add(out, &R_UPSTREAM_IMAGE, RECIPE_SEV_ERROR, r->entry, r->file, r->line,
+        "framework %s on %s must use the upstream %s[-rocm] image, got '%s'", r->framework,
+        r->gpu, want, img);
+  free(repo);
+}
+
 static int cmp_finding(const void *a, const void *b) {
   const struct recipe_finding *x = a, *y = b;
   int c = strcmp(x->file, y->file);
@@ -392,6 +433,10 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
   for (size_t i = 0; i < set->n_recipes; i++) {
     const struct recipe_priv *p = set->recipes[i];
     const struct recipe *r = &p->pub;
+    /* entry-level rules once per entry (its recipes are contiguous) */
+    if (i == 0 || strcmp(set->recipes[i - 1]->pub.entry, r->entry) != 0 ||
+        strcmp(set->recipes[i - 1]->pub.file, r->file) != 0)
+      lint_image(r, out);
     if (r->origin == RECIPE_ORIGIN_INFERENCEX) {
       if (p->checkout)
         lint_routes(set, p, out);

@@ -156,6 +156,9 @@ START_TEST(every_rule_fires_on_the_bad_checkout) {
   expect(&f, "MAX_NUM_SEQS_LT_CONC", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_b200_vllm.sh", 5);
   expect(&f, "SCRIPT_SYNTAX", "", RECIPE_SEV_ERROR, "fixed_seq_len/kimik3_fp8_h200.sh", 4);
+  expect(&f, "PUBLIC_IMAGE", "glm5.2-fp8-h200-sglang", RECIPE_SEV_ERROR, nv, 33);
+  expect(&f, "UPSTREAM_IMAGE", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_ERROR, nv, 113);
+  ck_assert_uint_eq(count_rule(&f, "UPSTREAM_IMAGE"), 1); /* digest/-rocm/tag forms pass */
   expect(&f, "SCHEMA", "dsr1-fp8-mi355x-sglang", RECIPE_SEV_ERROR, "configs/amd-master.yaml", 11);
   expect(&f, "SCHEMA", "dsr1-fp4-mi355x-sglang", RECIPE_SEV_ERROR, "configs/amd-master.yaml", 29);
   expect(&f, "SCHEMA", "dsr1-fp8-mi300x-sglang", RECIPE_SEV_ERROR, "configs/amd-master.yaml", 44);
