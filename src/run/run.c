@@ -172,8 +172,13 @@ static void fill_server_part(struct run *run) {
     fill_from_metrics(run);
 
   if (run->telemetry) {
-    struct tm_snapshot *tm = xmalloc(sizeof(*tm)); /* large: not on the stack */
+    if (!run->tm_snap)
+      run->tm_snap = xmalloc(sizeof(*run->tm_snap)); /* large: not on the stack */
+    struct tm_snapshot *tm = run->tm_snap;
     if (tm_latest(run->telemetry, tm)) {
+      /* While a point is measured, each new sample (1 s) goes into its series. */
+      if (run->gpu_series && tm->seq > 0)
+        tm_series_append(run->gpu_series, tm);
       snprintf(s->gpus.backend, sizeof(s->gpus.backend), "%s", tm->backend);
       snprintf(s->gpus.unavailable_reason, sizeof(s->gpus.unavailable_reason), "%s", tm->error);
       s->gpus.n_gpus = tm->n_gpus < SNAP_MAX_GPUS ? tm->n_gpus : SNAP_MAX_GPUS;
@@ -201,7 +206,6 @@ static void fill_server_part(struct run *run) {
         }
       }
     }
-    free(tm);
   }
 }
 
@@ -440,6 +444,8 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
   run->snap.concurrency.n_marks = 0;
   snap_concurrency_mark(&run->snap.concurrency, 0.0, p->conc);
   memset(&run->snap.latency, 0, sizeof(run->snap.latency));
+  if (run->telemetry)
+    run->gpu_series = tm_series_new();
   note(run, "measuring concurrency %d: %d requests", p->conc, p->num_prompts);
   pthread_mutex_lock(&run->lock);
   run->measuring = true;
@@ -504,12 +510,15 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
     char *json = results_json_alloc(&result, &rs, &m, &signals);
     struct run_point_extras extras = {.point_index = point_index, .conc = p->conc,
                                       .end = end, .mark_s = mark_s, .mark_conc = mark_conc,
-                                      .n_marks = n_marks, .signals = &signals};
+                                      .n_marks = n_marks, .signals = &signals,
+                                      .gpu_series = run->gpu_series};
     if (run_files_write_point(run, json, &extras, err) != 0)
       end = POINT_FAILED;
     free(json);
     results_metrics_fini(&m);
   }
+  tm_series_free(run->gpu_series);
+  run->gpu_series = NULL;
   sig_summary_fini(&signals);
   lg_result_free(&result);
   lg_workload_free(&work);
@@ -849,6 +858,7 @@ void run_free(struct run *run) {
   if (run->rcmd_valid)
     recipe_cmd_fini(&run->rcmd);
   free(run->server_cmd_line);
+  free(run->tm_snap);
   free(run->points);
   free(run->pending_knob);
   free(run->pending_value);

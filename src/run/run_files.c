@@ -227,6 +227,11 @@ int run_files_write_point(struct run *run, const char *result_json,
     cJSON_AddItemToArray(marks, m);
   }
   cJSON_AddItemToObject(st, "server", server_json(run));
+  /* Per-second GPU memory (per GPU and the server's processes), power and utilization. */
+  if (x->gpu_series)
+    cJSON_AddItemToObject(st, "gpu_telemetry", tm_series_to_json(x->gpu_series));
+  else
+    cJSON_AddNullToObject(st, "gpu_telemetry");
   if (x->end == POINT_SERVER_DIED)
     cJSON_AddItemToObject(st, "server_log_tail", log_tail_json(run, 20));
 

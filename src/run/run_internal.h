@@ -48,6 +48,7 @@ struct run_point_extras {
   const int *mark_conc;
   int n_marks;
   const struct sig_summary *signals;
+  const struct tm_series *gpu_series; /* NULL: no telemetry */
 };
 
 struct run {
@@ -77,6 +78,8 @@ struct run {
   struct launcher *launcher;
   struct sig_scraper *scraper;    /* the point's /metrics scraper while measuring */
   struct tm_sampler *telemetry;
+  struct tm_snapshot *tm_snap;    /* reused buffer for tm_latest (about 19 KB) */
+  struct tm_series *gpu_series;   /* per-second GPU samples of the point being measured */
   struct recipe_cmd rcmd;         /* server command of the current point, overrides applied */
   bool rcmd_valid;
   char *server_cmd_line;          /* formatted launch command of the running server */

@@ -84,6 +84,13 @@ done
 [[ $(json "$D/result-conc2.json" "d['servetop_run']['server']['simulated']") == True ]] ||
   fail "result does not say simulated"
 grep -q "The server is fired up and ready to roll!" "$D/server.log" || fail "server.log"
+# The point's per-second GPU series (sim telemetry: the modelled memory, labelled simulated).
+[[ $(json "$D/result-conc2.json" "len(d['servetop_run']['gpu_telemetry']['samples']) >= 1") == True ]] ||
+  fail "result has no GPU telemetry samples"
+[[ $(json "$D/result-conc2.json" "d['servetop_run']['gpu_telemetry']['simulated']") == True ]] ||
+  fail "GPU telemetry of the sim is not labelled simulated"
+[[ $(json "$D/result-conc2.json" "d['servetop_run']['gpu_telemetry']['samples'][0]['gpus'][0]['server_mem_bytes'] > 0") == True ]] ||
+  fail "GPU telemetry lacks the server's memory"
 grep -q -- "--tp 1" <(json "$D/recipe.json" "d['server']['launch_command']") || fail "recipe.json"
 KV_DEFAULT=$(json "$D/result-conc2.json" "d['servetop_run']['server']['max_total_num_tokens']")
 ok "plain run: folder, result, manifest, log (KV capacity $KV_DEFAULT tokens)"
