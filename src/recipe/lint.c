@@ -29,6 +29,7 @@ static const struct rule R_CHAT = {"R01", "MTP_CHAT_TEMPLATE"};
 static const struct rule R_SCRIPT_SYNTAX = {"S01", "SCRIPT_SYNTAX"};
 static const struct rule R_UPSTREAM_IMAGE = {"R05", "UPSTREAM_IMAGE"};
 static const struct rule R_PUBLIC_IMAGE = {"L18", "PUBLIC_IMAGE"};
+static const struct rule R_VLLM_EP = {"L16", "VLLM_EP_CONDITIONAL"};
 
 static void add(struct recipe_findings *out, const struct rule *rule, enum recipe_severity sev,
                 const char *recipe, const char *file, int line, const char *fmt, ...)
@@ -285,6 +286,21 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
           "SGLang %s with topk 1 without SGLANG_ENABLE_SPEC_V2=1 (the convention since "
           "InferenceX #1017; the v1 path is slower)",
           algo);
+  }
+  /* vLLM scripts serve several EP sizes: expert parallelism must follow
+   * EP_SIZE. Resolve at EP_SIZE=1; a flag still there is hard-coded. */
+  if (r->origin == RECIPE_ORIGIN_INFERENCEX && strcmp(first.engine, "vllm") == 0 &&
+      recipe_cmd_knob(&first, "enable-expert-parallel")) {
+    struct recipe_point ep1 = r->points[0];
+    ep1.ep = 1;
+    struct recipe_cmd cmd1;
+    if (recipe_server_cmd(r, &ep1, &cmd1, NULL) == 0) {
+      if (recipe_cmd_knob(&cmd1, "enable-expert-parallel"))
+        add(out, &R_VLLM_EP, RECIPE_SEV_WARNING, r->name, file,
+            flag_line(p, "enable-expert-parallel", cmd_line),
+            "--enable-expert-parallel is on even with EP_SIZE=1; gate it on EP_SIZE > 1");
+      recipe_cmd_fini(&cmd1);
+    }
   }
   recipe_cmd_fini(&first);
 }

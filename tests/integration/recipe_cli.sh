@@ -23,7 +23,7 @@ expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-bad" --json
 for rule in ROUTE_MISSING MTP_NOT_ROUTED ROUTE_SCENARIO_MISMATCH MTP_SCRIPT_NO_SPEC_FLAGS \
             STP_SCRIPT_HAS_SPEC MTP_CHAT_TEMPLATE SGLANG_SPEC_V2 MAX_RUNNING_REQUESTS_LT_CONC \
             CUDA_GRAPH_MAX_BS_LT_CONC MAX_NUM_SEQS_LT_CONC RUNNER_LABEL_UNKNOWN NO_LAUNCHER \
-            SCHEMA SCRIPT_SYNTAX UPSTREAM_IMAGE PUBLIC_IMAGE; do
+            SCHEMA SCRIPT_SYNTAX UPSTREAM_IMAGE PUBLIC_IMAGE VLLM_EP_CONDITIONAL; do
   grep -q "\"rule\":[[:space:]]*\"$rule\"" "$tmp/out" || fail "lint --json: no $rule finding"
 done
 if command -v python3 >/dev/null; then
