@@ -441,14 +441,20 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
         append_chat_tail(sb, req, upto_len, "length");
       }
     } else if (req->kind == SIM_REQ_COMPLETION) {
-      sbuf_printf(sb,
-                  "\",\"logprobs\":null,\"finish_reason\":%s,\"matched_stop\":null}],\"usage\":",
-                  finished ? "\"length\"" : "null");
+      /* the hot path: fixed tails, no printf */
+      static const char tail_open[] = "\",\"logprobs\":null,\"finish_reason\":null,"
+                                      "\"matched_stop\":null}],\"usage\":";
+      static const char tail_last[] = "\",\"logprobs\":null,\"finish_reason\":\"length\","
+                                      "\"matched_stop\":null}],\"usage\":";
+      if (finished)
+        sbuf_append(sb, tail_last, sizeof tail_last - 1);
+      else
+        sbuf_append(sb, tail_open, sizeof tail_open - 1);
       if (req->continuous_usage)
         append_usage(sb, req, upto_len);
       else
-        sbuf_puts(sb, "null");
-      sbuf_puts(sb, "}\n\n");
+        sbuf_append(sb, "null", 4);
+      sbuf_append(sb, "}\n\n", 3);
     } else {
       /* native /generate streams the cumulative text */
       sbuf_puts(sb, "data: {\"text\":\"");

@@ -53,13 +53,23 @@ void sim_fmt_response_head(struct sbuf *out, int status, const char *content_typ
 }
 
 void sim_fmt_http_chunk(struct sbuf *out, const char *payload, size_t len) {
+  /* chunk-size in hex, built by hand: this runs once per streamed event */
+  static const char hex[] = "0123456789abcdef";
   char head[24];
-  int n = snprintf(head, sizeof head, "%zx\r\n", len);
-  sbuf_reserve(out, (size_t)n + len + 2);
-  memcpy(out->data + out->len, head, (size_t)n);
-  memcpy(out->data + out->len + (size_t)n, payload, len);
-  memcpy(out->data + out->len + (size_t)n + len, "\r\n", 2);
-  out->len += (size_t)n + len + 2;
+  size_t n = sizeof head;
+  head[--n] = '\n';
+  head[--n] = '\r';
+  size_t v = len;
+  do {
+    head[--n] = hex[v & 15];
+    v >>= 4;
+  } while (v);
+  size_t head_len = sizeof head - n;
+  sbuf_reserve(out, head_len + len + 2);
+  memcpy(out->data + out->len, head + n, head_len);
+  memcpy(out->data + out->len + head_len, payload, len);
+  memcpy(out->data + out->len + head_len + len, "\r\n", 2);
+  out->len += head_len + len + 2;
   out->data[out->len] = '\0';
 }
 
