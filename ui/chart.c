@@ -50,7 +50,7 @@ static void canvas_set(struct dot_canvas *c, int dot_x, int dot_y_from_bottom, u
 }
 
 static double visible_max(const struct ui_series *series, size_t n_series, int dots_w) {
-  double max = -INFINITY;
+  double max = -(double)INFINITY;
   for (size_t s = 0; s < n_series; s++) {
     size_t n = series[s].n;
     size_t first = n > (size_t)dots_w ? n - (size_t)dots_w : 0;

@@ -15,7 +15,7 @@ void runview_init(struct runview *rv) {
   rv->max_total_num_tokens_before = -1;
   for (int s = 0; s < RUNVIEW_SERIES_COUNT; s++)
     for (size_t i = 0; i < RUNVIEW_HISTORY; i++)
-      rv->ring[s][i] = NAN;
+      rv->ring[s][i] = (double)NAN;
 }
 
 static void add_mark(struct runview *rv) {
