@@ -487,10 +487,10 @@ static void render_footer(const struct runview *rv, struct ui_grid *g, struct ui
                           const struct ui_glyphs *gl) {
   int end = r.x + r.w, x = r.x;
   if (rv->editing_knob) {
-    x = put(g, x, r.y, end, "mem-fraction-static = ", THEME_HOTKEY, gl);
+    x = put(g, x, r.y, end, "mem-fraction-static or KEY=VALUE: ", THEME_HOTKEY, gl);
     x = put(g, x, r.y, end, rv->knob_value, THEME_MAIN, gl);
     x = put(g, x, r.y, end, "_", THEME_HOTKEY, gl);
-    put(g, x + 2, r.y, end, "Enter restarts the server with it, Esc cancels", THEME_INACTIVE, gl);
+    put(g, x + 2, r.y, end, "Enter restarts the server, Esc cancels", THEME_INACTIVE, gl);
     return;
   }
   if (rv->confirm_quit) {
@@ -547,7 +547,7 @@ void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layou
 
 const struct ui_key_help runview_key_help[] = {
     {"+ / -", "double / halve the concurrency now (no restart)"},
-    {"m", "new mem-fraction-static: restarts the server"},
+    {"m", "new mem-fraction-static (or KEY=VALUE): restarts"},
     {"b", "back to the recipes (when the run is over)"},
     {"?", "this help (any key closes it)"},
     {"q", "quit; asks first and stops the server when it is up"},
@@ -562,6 +562,8 @@ void runview_set_status(struct runview *rv, enum theme_role role, const char *fm
   rv->status_role = role;
 }
 
+/* The m prompt: a bare number is a new --mem-fraction-static; KEY=VALUE
+ * sets any other server flag (as --set does). */
 static enum runview_action knob_key(struct runview *rv, int key, struct runview_command *cmd) {
   size_t len = strlen(rv->knob_value);
   if (key == UI_KEY_ESCAPE) {
@@ -570,21 +572,34 @@ static enum runview_action knob_key(struct runview *rv, int key, struct runview_
     if (len)
       rv->knob_value[len - 1] = '\0';
   } else if (key == UI_KEY_ENTER) {
-    double v;
-    if (parse_double(rv->knob_value, &v) != 0 || !(v > 0 && v < 1)) {
-      runview_set_status(rv, THEME_ERROR, "mem-fraction-static must be a number between 0 and 1, not '%s'",
-                         rv->knob_value);
-      rv->editing_knob = false;
-      return RUNVIEW_REDRAW;
-    }
     rv->editing_knob = false;
-    snprintf(cmd->knob, sizeof cmd->knob, "mem-fraction-static");
-    snprintf(cmd->value, sizeof cmd->value, "%s", rv->knob_value);
+    const char *eq = strchr(rv->knob_value, '=');
+    if (eq) {
+      size_t key_len = (size_t)(eq - rv->knob_value);
+      if (key_len == 0 || key_len >= sizeof cmd->knob || !eq[1]) {
+        runview_set_status(rv, THEME_ERROR, "write KEY=VALUE (e.g. max-running-requests=64), not '%s'",
+                           rv->knob_value);
+        return RUNVIEW_REDRAW;
+      }
+      memcpy(cmd->knob, rv->knob_value, key_len);
+      cmd->knob[key_len] = '\0';
+      snprintf(cmd->value, sizeof cmd->value, "%s", eq + 1);
+    } else {
+      double v;
+      if (parse_double(rv->knob_value, &v) != 0 || !(v > 0 && v < 1)) {
+        runview_set_status(rv, THEME_ERROR,
+                           "mem-fraction-static must be a number between 0 and 1, not '%s'",
+                           rv->knob_value);
+        return RUNVIEW_REDRAW;
+      }
+      snprintf(cmd->knob, sizeof cmd->knob, "mem-fraction-static");
+      snprintf(cmd->value, sizeof cmd->value, "%s", rv->knob_value);
+    }
     /* keep the capacity before the restart to show it beside the new one */
     if (rv->snap.load.max_total_num_tokens_valid)
       rv->max_total_num_tokens_before = rv->snap.load.max_total_num_tokens;
     return RUNVIEW_RESTART_WITH;
-  } else if (((key >= '0' && key <= '9') || key == '.') && len + 1 < sizeof rv->knob_value) {
+  } else if (key > 0x20 && key < 0x7f && len + 1 < sizeof rv->knob_value) {
     rv->knob_value[len] = (char)key;
     rv->knob_value[len + 1] = '\0';
   } else {

@@ -61,8 +61,8 @@ struct runview {
   enum theme_role status_role;
   bool help_shown;
   bool confirm_quit;      /* "stop the server and quit? y/n" is showing */
-  bool editing_knob;      /* m: typing a new mem-fraction-static */
-  char knob_value[32];
+  bool editing_knob;      /* m: typing a new mem-fraction-static or KEY=VALUE */
+  char knob_value[96];
 };
 
 /* What a key in the run view asks the program to do (tui.c calls the run API). */
@@ -79,7 +79,7 @@ enum runview_action {
 struct runview_command {
   int conc;
   char knob[64];
-  char value[32];
+  char value[96];
 };
 
 /* The run view's keys, for its help overlay and the docs. */

@@ -253,13 +253,12 @@ START_TEST(keys_ask_for_run_commands) {
   /* m: type a value, Enter asks for a restart and keeps the old KV capacity */
   ck_assert_int_eq(runview_key(&rv, 'm', &cmd), RUNVIEW_REDRAW);
   ck_assert(rv.editing_knob);
-  runview_key(&rv, 'x', &cmd);  /* not part of a number: ignored */
   const char *typed = "0.78";
   for (const char *c = typed; *c; c++)
     runview_key(&rv, *c, &cmd);
   ck_assert_str_eq(rv.knob_value, "0.78");
   char *f = render(&rv, 80, 24, true);
-  assert_has(f, "mem-fraction-static = 0.78_");
+  assert_has(f, "mem-fraction-static or KEY=VALUE: 0.78_");
   free(f);
   ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_RESTART_WITH);
   ck_assert_str_eq(cmd.knob, "mem-fraction-static");
@@ -270,6 +269,18 @@ START_TEST(keys_ask_for_run_commands) {
   runview_key(&rv, '2', &cmd);
   ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_REDRAW);
   ck_assert(strstr(rv.status, "between 0 and 1"));
+  /* KEY=VALUE sets another server flag */
+  runview_key(&rv, 'm', &cmd);
+  for (const char *c = "max-running-requests=64"; *c; c++)
+    runview_key(&rv, *c, &cmd);
+  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_RESTART_WITH);
+  ck_assert_str_eq(cmd.knob, "max-running-requests");
+  ck_assert_str_eq(cmd.value, "64");
+  runview_key(&rv, 'm', &cmd);
+  for (const char *c = "=64"; *c; c++)
+    runview_key(&rv, *c, &cmd);
+  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_REDRAW);
+  ck_assert(strstr(rv.status, "write KEY=VALUE"));
   /* Esc cancels an edit */
   runview_key(&rv, 'm', &cmd);
   ck_assert_int_eq(runview_key(&rv, UI_KEY_ESCAPE, &cmd), RUNVIEW_REDRAW);
