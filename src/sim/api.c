@@ -1,11 +1,9 @@
-/* SGLang's HTTP endpoints: request parsing (cJSON), routing, and the streamed
- * responses. The hot path (one SSE event per token chunk) formats into a
+/* SGLang's HTTP endpoints: routing, generation requests and the streamed
+ * responses (request bodies are parsed in request.c). The hot path (one SSE event per token chunk) formats into a
  * reused buffer from a per-request preformatted head. */
 #include "sim/sim_internal.h"
 
-#include <cjson/cJSON.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,174 +65,6 @@ static bool fault_after(const struct sim_server *srv, enum sim_fault_kind kind, 
 static bool fault_every(const struct sim_server *srv, enum sim_fault_kind kind, uint64_t seq) {
   const struct sim_fault *f = fault_find(srv, kind);
   return f && (f->n <= 1 || seq % (uint64_t)f->n == 0);
-}
-
-/* ---------------------------------------------------------------- request parsing */
-struct gen_params {
-  long prompt_tokens;
-  long max_tokens;
-  bool stream, include_usage, continuous_usage, chat_prompt;
-};
-
-static int json_get_bool(const cJSON *obj, const char *key, bool *out, char *why, size_t why_len) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!v || cJSON_IsNull(v))
-    return 0;
-  if (!cJSON_IsBool(v)) {
-    snprintf(why, why_len, "%s: Input should be a valid boolean", key);
-    return -1;
-  }
-  *out = cJSON_IsTrue(v);
-  return 0;
-}
-
-/* An integer field; absent/null leaves *out. */
-static int json_get_long(const cJSON *obj, const char *key, long *out, char *why, size_t why_len) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!v || cJSON_IsNull(v))
-    return 0;
-  if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-      fabs(v->valuedouble) > 1e12) {
-    snprintf(why, why_len, "%s: Input should be a valid integer", key);
-    return -1;
-  }
-  *out = (long)v->valuedouble;
-  return 0;
-}
-
-static int parse_common_fields(const cJSON *body, struct gen_params *g, char *why, size_t why_len) {
-  if (json_get_bool(body, "stream", &g->stream, why, why_len) < 0)
-    return -1;
-  const cJSON *so = cJSON_GetObjectItemCaseSensitive(body, "stream_options");
-  if (so && !cJSON_IsNull(so)) {
-    if (!cJSON_IsObject(so)) {
-      snprintf(why, why_len, "stream_options: Input should be a valid dictionary");
-      return -1;
-    }
-    if (json_get_bool(so, "include_usage", &g->include_usage, why, why_len) < 0 ||
-        json_get_bool(so, "continuous_usage_stats", &g->continuous_usage, why, why_len) < 0)
-      return -1;
-  }
-  const cJSON *t = cJSON_GetObjectItemCaseSensitive(body, "temperature");
-  if (t && !cJSON_IsNull(t) && (!cJSON_IsNumber(t) || t->valuedouble < 0)) {
-    snprintf(why, why_len, "temperature: Input should be a number >= 0");
-    return -1;
-  }
-  bool ignore_eos = false;
-  return json_get_bool(body, "ignore_eos", &ignore_eos, why, why_len);
-}
-
-/* A prompt as a string or a list of token ids. */
-static int parse_prompt(const cJSON *p, struct gen_params *g, char *why, size_t why_len) {
-  if (cJSON_IsString(p)) {
-    size_t len = strlen(p->valuestring);
-    g->prompt_tokens = sim_count_tokens(p->valuestring, len);
-    g->chat_prompt = sim_text_is_chat_formatted(p->valuestring, len);
-    return 0;
-  }
-  if (cJSON_IsArray(p)) {
-    long n = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, p) {
-      if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != floor(it->valuedouble)) {
-        snprintf(why, why_len,
-                 "prompt: expected a string or a list of token ids (batched prompts are not "
-                 "supported by servetop sim)");
-        return -1;
-      }
-      n++;
-    }
-    g->prompt_tokens = n;
-    return 0;
-  }
-  snprintf(why, why_len, "prompt: Input should be a valid string or list of token ids");
-  return -1;
-}
-
-static int parse_completion(const cJSON *body, struct gen_params *g, char *why, size_t why_len) {
-  const cJSON *p = cJSON_GetObjectItemCaseSensitive(body, "prompt");
-  if (!p) {
-    snprintf(why, why_len, "prompt: Field required");
-    return -1;
-  }
-  if (parse_prompt(p, g, why, why_len) < 0)
-    return -1;
-  g->max_tokens = 16; /* OpenAI's and SGLang's default for completions */
-  return json_get_long(body, "max_tokens", &g->max_tokens, why, why_len);
-}
-
-static long content_tokens(const cJSON *content, bool *chat_ok) {
-  if (cJSON_IsString(content))
-    return sim_count_tokens(content->valuestring, strlen(content->valuestring));
-  long n = 0;
-  if (cJSON_IsArray(content)) {
-    const cJSON *part;
-    cJSON_ArrayForEach(part, content) {
-      const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
-      if (cJSON_IsString(text))
-        n += sim_count_tokens(text->valuestring, strlen(text->valuestring));
-    }
-    return n;
-  }
-  if (!cJSON_IsNull(content))
-    *chat_ok = false;
-  return 0;
-}
-
-static int parse_chat(const cJSON *body, const struct sim_server *srv, struct gen_params *g,
-                      char *why, size_t why_len) {
-  const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(body, "messages");
-  if (!cJSON_IsArray(msgs) || cJSON_GetArraySize(msgs) == 0) {
-    snprintf(why, why_len, "messages: Field required (a non-empty list)");
-    return -1;
-  }
-  long tokens = SIM_CHAT_TOKENS_GENERATION_PROMPT;
-  const cJSON *m;
-  cJSON_ArrayForEach(m, msgs) {
-    const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
-    bool ok = cJSON_IsObject(m) && cJSON_IsString(role);
-    const cJSON *content = ok ? cJSON_GetObjectItemCaseSensitive(m, "content") : NULL;
-    long n = content ? content_tokens(content, &ok) : 0;
-    if (!ok) {
-      snprintf(why, why_len,
-               "messages: each message needs a string role and string or list content");
-      return -1;
-    }
-    tokens += n + SIM_CHAT_TOKENS_PER_MESSAGE;
-  }
-  g->prompt_tokens = tokens;
-  g->chat_prompt = true;
-  long unset = -1, mct = unset;
-  g->max_tokens = unset;
-  if (json_get_long(body, "max_completion_tokens", &mct, why, why_len) < 0 ||
-      json_get_long(body, "max_tokens", &g->max_tokens, why, why_len) < 0)
-    return -1;
-  if (mct != unset)
-    g->max_tokens = mct;
-  if (g->max_tokens == unset) /* SGLang: until EOS or the context limit; the sim has no EOS */
-    g->max_tokens = srv->perf.context_length - g->prompt_tokens;
-  return 0;
-}
-
-static int parse_generate(const cJSON *body, struct gen_params *g, char *why, size_t why_len) {
-  const cJSON *text = cJSON_GetObjectItemCaseSensitive(body, "text");
-  const cJSON *ids = cJSON_GetObjectItemCaseSensitive(body, "input_ids");
-  if (text && !cJSON_IsNull(text)) {
-    if (parse_prompt(text, g, why, why_len) < 0)
-      return -1;
-  } else if (ids && !cJSON_IsNull(ids)) {
-    if (parse_prompt(ids, g, why, why_len) < 0)
-      return -1;
-  } else {
-    snprintf(why, why_len, "Either text or input_ids should be provided.");
-    return -1;
-  }
-  g->max_tokens = 128; /* SGLang's SamplingParams default */
-  const cJSON *sp = cJSON_GetObjectItemCaseSensitive(body, "sampling_params");
-  if (sp && !cJSON_IsNull(sp) &&
-      json_get_long(sp, "max_new_tokens", &g->max_tokens, why, why_len) < 0)
-    return -1;
-  return json_get_bool(body, "stream", &g->stream, why, why_len);
 }
 
 /* ---------------------------------------------------------------- streamed output */
@@ -503,42 +333,11 @@ void sim_req_free(struct sim_req *req) {
 /* ---------------------------------------------------------------- generation requests */
 static void start_generation(struct sim_server *srv, struct sim_conn *conn,
                              const struct sim_http_request *hreq, enum sim_req_kind kind) {
-  char why[512] = "";
-  cJSON *body = cJSON_ParseWithLength(hreq->body, hreq->body_len);
-  if (!body || !cJSON_IsObject(body)) {
-    cJSON_Delete(body);
-    reply_error(srv, conn, 400, "Invalid request body: expected a JSON object (JSON decode error)");
-    return;
-  }
-  struct gen_params g = {0};
-  int rc = parse_common_fields(body, &g, why, sizeof why);
-  if (rc == 0)
-    rc = kind == SIM_REQ_CHAT         ? parse_chat(body, srv, &g, why, sizeof why)
-         : kind == SIM_REQ_COMPLETION ? parse_completion(body, &g, why, sizeof why)
-                                      : parse_generate(body, &g, why, sizeof why);
-  cJSON_Delete(body);
-  if (rc < 0) {
+  char why[768];
+  struct sim_gen_params g;
+  if (sim_request_parse(kind, hreq->body, hreq->body_len, srv->perf.context_length, &g, why,
+                        sizeof why) < 0) {
     reply_error(srv, conn, 400, why);
-    return;
-  }
-  if (g.prompt_tokens <= 0) {
-    reply_error(srv, conn, 400, "The prompt is empty.");
-    return;
-  }
-  if (g.max_tokens < 1) {
-    reply_error(srv, conn, 400, "max_tokens must be at least 1 (servetop sim).");
-    return;
-  }
-  long ctx = srv->perf.context_length;
-  if (g.prompt_tokens + g.max_tokens > ctx) {
-    char msg[512];
-    snprintf(msg, sizeof msg,
-             "Requested token count exceeds the model's maximum context length of %ld tokens. "
-             "You requested a total of %ld tokens: %ld tokens from the input messages and %ld "
-             "tokens for the completion. Please reduce the number of tokens in the input "
-             "messages or the completion to fit within the limit.",
-             ctx, g.prompt_tokens + g.max_tokens, g.prompt_tokens, g.max_tokens);
-    reply_error(srv, conn, 400, msg);
     return;
   }
   uint64_t seq = ++srv->next_req_seq;

@@ -285,6 +285,19 @@ char *sim_fmt_error_json_alloc(int status, const char *message);
 /* JSON-escapes s into out (no quotes). */
 void sim_json_escape(struct sbuf *out, const char *s, size_t len);
 
+/* ---------------------------------------------------------------- request.c: request bodies */
+struct sim_gen_params {
+  long prompt_tokens;
+  long max_tokens;
+  bool stream, include_usage, continuous_usage;
+  bool chat_prompt; /* chat endpoint or a chat-template-formatted prompt */
+};
+/* Parses and validates a generation request body. Returns 0, or -1 with
+ * SGLang's 400 message in why (bad JSON, wrong types, empty prompt,
+ * max_tokens < 1, prompt + max_tokens above context_length). */
+int sim_request_parse(enum sim_req_kind kind, const char *body, size_t body_len,
+                      long context_length, struct sim_gen_params *g, char *why, size_t why_len);
+
 /* ---------------------------------------------------------------- api.c: endpoints */
 /* Routes one complete HTTP request of conn. */
 void sim_api_dispatch(struct sim_server *srv, struct sim_conn *conn,

@@ -319,6 +319,89 @@ START_TEST(token_counting_rule) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- request bodies */
+static int parse_req(enum sim_req_kind kind, const char *body, struct sim_gen_params *g, char *why,
+                     size_t why_len) {
+  return sim_request_parse(kind, body, strlen(body), 1000, g, why, why_len);
+}
+
+START_TEST(request_bodies_parse_and_validate) {
+  struct sim_gen_params g;
+  char why[768];
+  ck_assert_int_eq(
+      parse_req(SIM_REQ_COMPLETION,
+                "{\"prompt\":[1,2,3],\"max_tokens\":7,\"stream\":true,\"ignore_eos\":true,"
+                "\"temperature\":0.0,\"stream_options\":{\"include_usage\":true}}",
+                &g, why, sizeof why),
+      0);
+  ck_assert_int_eq(g.prompt_tokens, 3);
+  ck_assert_int_eq(g.max_tokens, 7);
+  ck_assert(g.stream && g.include_usage && !g.continuous_usage && !g.chat_prompt);
+  /* defaults: 16 tokens for completions (OpenAI), 128 for /generate (SGLang) */
+  ck_assert_int_eq(
+      parse_req(SIM_REQ_COMPLETION, "{\"prompt\":\"hello world\"}", &g, why, sizeof why), 0);
+  ck_assert_int_eq(g.prompt_tokens, 2);
+  ck_assert_int_eq(g.max_tokens, 16);
+  ck_assert_int_eq(parse_req(SIM_REQ_GENERATE, "{\"input_ids\":[5]}", &g, why, sizeof why), 0);
+  ck_assert_int_eq(g.max_tokens, 128);
+  /* chat: template overhead, max_completion_tokens wins, chat acceptance */
+  ck_assert_int_eq(parse_req(SIM_REQ_CHAT,
+                             "{\"messages\":[{\"role\":\"user\",\"content\":\"hi there\"}],"
+                             "\"max_tokens\":9,\"max_completion_tokens\":4}",
+                             &g, why, sizeof why),
+                   0);
+  ck_assert_int_eq(g.prompt_tokens,
+                   2 + SIM_CHAT_TOKENS_PER_MESSAGE + SIM_CHAT_TOKENS_GENERATION_PROMPT);
+  ck_assert_int_eq(g.max_tokens, 4);
+  ck_assert(g.chat_prompt);
+  /* chat without a limit: up to the context length */
+  ck_assert_int_eq(parse_req(SIM_REQ_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}",
+                             &g, why, sizeof why),
+                   0);
+  ck_assert_int_eq(g.prompt_tokens + g.max_tokens, 1000);
+  /* a chat-formatted completion prompt accepts like chat */
+  ck_assert_int_eq(
+      parse_req(SIM_REQ_COMPLETION, "{\"prompt\":\"<|im_start|>user hi\"}", &g, why, sizeof why),
+      0);
+  ck_assert(g.chat_prompt);
+}
+END_TEST
+
+START_TEST(request_bodies_rejected_like_sglang) {
+  struct sim_gen_params g;
+  char why[768];
+  static const struct {
+    enum sim_req_kind kind;
+    const char *body;
+    const char *message_part;
+  } bad[] = {
+      {SIM_REQ_COMPLETION, "{oops", "JSON decode error"},
+      {SIM_REQ_COMPLETION, "[1,2]", "JSON decode error"},
+      {SIM_REQ_COMPLETION, "{\"max_tokens\":3}", "prompt: Field required"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1],\"max_tokens\":\"x\"}", "max_tokens"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1],\"max_tokens\":1.5}", "max_tokens"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1],\"stream\":\"yes\"}", "stream"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1],\"temperature\":-1}", "temperature"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[\"a\",\"b\"]}", "batched prompts"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1,-2]}", "token ids"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":\"\"}", "empty"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1],\"max_tokens\":0}", "at least 1"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1],\"max_tokens\":1000}",
+       "maximum context length of 1000"},
+      {SIM_REQ_COMPLETION, "{\"prompt\":[1],\"stream_options\":3}", "stream_options"},
+      {SIM_REQ_CHAT, "{\"messages\":[]}", "messages"},
+      {SIM_REQ_CHAT, "{\"messages\":[{\"content\":\"x\"}]}", "role"},
+      {SIM_REQ_GENERATE, "{\"sampling_params\":{}}", "text or input_ids"},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(bad); i++) {
+    why[0] = '\0';
+    ck_assert_msg(parse_req(bad[i].kind, bad[i].body, &g, why, sizeof why) == -1, "accepted: %s",
+                  bad[i].body);
+    ck_assert_msg(strstr(why, bad[i].message_part) != NULL, "%s: message '%s'", bad[i].body, why);
+  }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- config */
 START_TEST(faults_and_validation) {
   struct sim_fault f;
@@ -396,6 +479,8 @@ int main(void) {
   tcase_add_test(tc, http_parser_handles_requests);
   tcase_add_test(tc, http_parser_rejects_garbage);
   tcase_add_test(tc, token_counting_rule);
+  tcase_add_test(tc, request_bodies_parse_and_validate);
+  tcase_add_test(tc, request_bodies_rejected_like_sglang);
   tcase_add_test(tc, faults_and_validation);
   tcase_add_test(tc, timer_heap_orders_and_cancels);
   suite_add_tcase(s, tc);
