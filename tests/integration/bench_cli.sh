@@ -89,6 +89,18 @@ check "max_concurrency null" has "$WORK/named.json" '"max_concurrency": null'
 check "keep-alive recorded" has "$WORK/named.json" '"reuse_connections": true'
 check "no /metrics is not an error" has "$WORK/named.json" '"metrics_available": false'
 
+# The command line benchmarks/benchmark_lib.sh (run_benchmark_serving) builds, verbatim.
+mkdir -p "$WORK/ix"
+timeout 120 "$SERVETOP" bench --model llama-3.1-8b --backend vllm --base-url "http://0.0.0.0:$PORT" \
+  --dataset-name random --random-input-len 64 --random-output-len 8 --random-range-ratio 0.8 \
+  --num-prompts 20 --max-concurrency 2 --request-rate inf --ignore-eos --save-result \
+  --num-warmups 4 --percentile-metrics 'ttft,tpot,itl,e2el' --result-dir "$WORK/ix/" \
+  --result-filename dsr1_1k1k_fp8_conc2.json --tokenizer llama-3.1-8b --tokenizer-mode auto \
+  --trust-remote-code --disable-tqdm >"$WORK/ix.out" 2>&1
+check "InferenceX command line exits 0" test $? -eq 0
+check "InferenceX result file" has "$WORK/ix/dsr1_1k1k_fp8_conc2.json" '"total_token_throughput"'
+check "input_lens recorded" grep -qE '"input_lens": \[[0-9]+, ' "$WORK/ix/dsr1_1k1k_fp8_conc2.json"
+
 # ---------------------------------------------------------------- chat mode
 bench "$WORK/chat" --backend openai-chat --endpoint /v1/chat/completions --random-input-len 400 \
   --random-output-len 8 --random-range-ratio 0.5 --num-prompts 8 --max-concurrency 4 --ignore-eos \
