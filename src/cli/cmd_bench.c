@@ -131,6 +131,77 @@ static void drive(const struct lg_config *cfg, struct sig_scraper *scraper, bool
   lg_run_finish(run, out);
 }
 
+/* The reference's warmups: copies of the first request, all at once, bounded
+ * by max-concurrency; their results are dropped. */
+static void run_warmups(const struct lg_config *main_cfg, const struct lg_workload *warm,
+                        struct st_err *err, bool *ok) {
+  struct lg_config wc = *main_cfg;
+  wc.prompts = warm->prompts;
+  wc.n_prompts = warm->n_prompts;
+  wc.request_rate = (double)INFINITY;
+  wc.keep_text = false;
+  struct lg_result warm_result;
+  drive(&wc, NULL, true, &warm_result, err, ok);
+  if (!*ok)
+    return;
+  size_t failed = 0;
+  for (size_t i = 0; i < warm_result.n_records; i++)
+    failed += warm_result.records[i].failure != LG_OK;
+  if (failed > 0)
+    fprintf(stderr, "warning: %zu of %zu warmup requests failed\n", failed, warm_result.n_records);
+  lg_result_free(&warm_result);
+}
+
+/* Result settings: what the reference records plus servetop's client settings. */
+static void fill_settings(struct results_settings *rs, const struct bench_opts *o,
+                          const char *served, const char *url, const char *endpoint, bool chat,
+                          const struct lg_calibration *calibration) {
+  rs->backend = o->backend;
+  rs->model_id = o->model;
+  rs->tokenizer_id = o->tokenizer ? o->tokenizer : o->model;
+  rs->served_model_name = served;
+  rs->url = url;
+  rs->endpoint = endpoint;
+  rs->num_prompts = o->num_prompts;
+  rs->metadata = o->metadata.items;
+  rs->n_metadata = o->metadata.n;
+  rs->request_rate = o->request_rate;
+  rs->burstiness = o->burstiness;
+  rs->max_concurrency = o->max_concurrency_seen ? o->max_concurrency : 0;
+  rs->save_detailed = o->save_detailed;
+  rs->dataset_name = o->dataset_name;
+  rs->random_input_len = o->random_input_len;
+  rs->random_output_len = o->random_output_len;
+  rs->random_prefix_len = o->random_prefix_len;
+  rs->random_range_ratio = o->random_range_ratio;
+  rs->ignore_eos = o->ignore_eos;
+  rs->chat = chat;
+  rs->seed = o->seed;
+  rs->num_warmups = o->num_warmups;
+  rs->num_workers = o->num_workers;
+  rs->reuse_connections = o->reuse_connections;
+  rs->vocab_size = o->vocab_size;
+  rs->calibration = calibration;
+}
+
+/* Writes the result JSON under the reference's name rules; returns 0 or -1. */
+static int save_result(const struct bench_opts *o, const struct lg_result *result,
+                       const struct results_settings *rs, const struct results_metrics *metrics,
+                       const struct sig_summary *signals, struct st_err *err) {
+  char *json = results_json_alloc(result, rs, metrics, signals);
+  char date[32];
+  time_t end_s = (time_t)result->end_unix_s;
+  struct tm tm;
+  localtime_r(&end_s, &tm);
+  strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+  char *name = o->result_filename ? xstrdup(o->result_filename)
+                                  : results_default_filename_alloc(rs, date);
+  int rc = results_save(o->result_dir, name, json, err);
+  free(name);
+  free(json);
+  return rc;
+}
+
 /* ---------------------------------------------------------------- main */
 int cmd_bench_main(int argc, char **argv) {
   struct bench_opts o = {
@@ -169,7 +240,7 @@ int cmd_bench_main(int argc, char **argv) {
       {"metric-percentiles", OPT_STRING, &o.metric_percentiles, "LIST", "percentiles (default 90,99,99.9)", NULL, NULL},
       {"goodput", OPT_LIST, &o.goodput, "KEY:MS", "SLOs ttft:MS tpot:MS e2el:MS (one or more)", NULL, NULL},
       {"save-result", OPT_FLAG, &o.save_result, NULL, "write the result JSON", NULL, NULL},
-      {"save-detailed", OPT_FLAG, &o.save_detailed, NULL, "also per-request ttfts, itls, generated_texts, errors", NULL, NULL},
+      {"save-detailed", OPT_FLAG, &o.save_detailed, NULL, "with --save-result: also per-request ttfts, itls, generated_texts, errors", NULL, NULL},
       {"result-dir", OPT_STRING, &o.result_dir, "DIR", "directory for the result file", NULL, NULL},
       {"result-filename", OPT_STRING, &o.result_filename, "NAME", "result file name (default as benchmark_serving.py)", NULL, NULL},
       {"metadata", OPT_LIST, &o.metadata, "KEY=VALUE", "extra result keys (one or more)", NULL, NULL},
@@ -271,7 +342,7 @@ int cmd_bench_main(int argc, char **argv) {
   const char *served = o.served_model_name ? o.served_model_name : o.model;
   const char *api_key = getenv("OPENAI_API_KEY");
   raise_fd_limit();
-  curl_global_init(CURL_GLOBAL_DEFAULT);
+  curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread exists */
 
   struct sigaction sa = {0}, old_int, old_term;
   sa.sa_handler = on_sigint;
@@ -331,21 +402,7 @@ int cmd_bench_main(int argc, char **argv) {
   if (o.num_warmups > 0) {
     printf("Warming up with %d requests...\n", o.num_warmups);
     lg_workload_repeat_first(&workload, (size_t)o.num_warmups, &warm);
-    struct lg_config wc = lc;
-    wc.prompts = warm.prompts;
-    wc.n_prompts = warm.n_prompts;
-    wc.request_rate = (double)INFINITY;
-    wc.keep_text = false;
-    struct lg_result warm_result;
-    drive(&wc, NULL, true, &warm_result, &err, &ok);
-    if (ok) {
-      size_t warm_failed = 0;
-      for (size_t i = 0; i < warm_result.n_records; i++)
-        warm_failed += warm_result.records[i].failure != LG_OK;
-      if (warm_failed > 0)
-        fprintf(stderr, "warning: %zu of %d warmup requests failed\n", warm_failed, o.num_warmups);
-      lg_result_free(&warm_result);
-    }
+    run_warmups(&lc, &warm, &err, &ok);
   }
   printf("Initial test run completed. Starting main benchmark run...\n");
   printf("Traffic request rate: %g\n", o.request_rate);
@@ -380,32 +437,7 @@ int cmd_bench_main(int argc, char **argv) {
     goto restore;
   }
 
-  rs.backend = o.backend;
-  rs.model_id = o.model;
-  rs.tokenizer_id = o.tokenizer ? o.tokenizer : o.model;
-  rs.served_model_name = served;
-  rs.url = url;
-  rs.endpoint = endpoint;
-  rs.num_prompts = o.num_prompts;
-  rs.metadata = o.metadata.items;
-  rs.n_metadata = o.metadata.n;
-  rs.request_rate = o.request_rate;
-  rs.burstiness = o.burstiness;
-  rs.max_concurrency = o.max_concurrency_seen ? o.max_concurrency : 0;
-  rs.save_detailed = o.save_detailed;
-  rs.dataset_name = o.dataset_name;
-  rs.random_input_len = o.random_input_len;
-  rs.random_output_len = o.random_output_len;
-  rs.random_prefix_len = o.random_prefix_len;
-  rs.random_range_ratio = o.random_range_ratio;
-  rs.ignore_eos = o.ignore_eos;
-  rs.chat = chat;
-  rs.seed = o.seed;
-  rs.num_warmups = o.num_warmups;
-  rs.num_workers = o.num_workers;
-  rs.reuse_connections = o.reuse_connections;
-  rs.vocab_size = o.vocab_size;
-  rs.calibration = calibrated ? &calibration : NULL;
+  fill_settings(&rs, &o, served, url, endpoint, chat, calibrated ? &calibration : NULL);
   results_compute(&result, &rs, &metrics);
   results_print_summary(stdout, &rs, &metrics);
   if (signals.accept_length_valid)
@@ -416,21 +448,11 @@ int cmd_bench_main(int argc, char **argv) {
                        metrics.failures_by_kind[LG_FAIL_NOT_SENT]));
   fflush(stdout);
   status = EXIT_OK;
-  if (o.save_result || o.save_detailed) {
-    char *json = results_json_alloc(&result, &rs, &metrics, scraper ? &signals : NULL);
-    char date[32];
-    time_t now = (time_t)result.end_unix_s;
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
-    char *name = o.result_filename ? xstrdup(o.result_filename)
-                                   : results_default_filename_alloc(&rs, date);
-    if (results_save(o.result_dir, name, json, &err) != 0) {
-      fprintf(stderr, "servetop bench: %s\n", err.msg);
-      status = 1;
-    }
-    free(name);
-    free(json);
+  /* As the reference: --save-detailed only adds lists to a saved result. */
+  if (o.save_result &&
+      save_result(&o, &result, &rs, &metrics, scraper ? &signals : NULL, &err) != 0) {
+    fprintf(stderr, "servetop bench: %s\n", err.msg);
+    status = 1;
   }
   sig_summary_fini(&signals);
   if (status == EXIT_OK && metrics.failure_rate > 0.05) {

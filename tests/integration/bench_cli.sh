@@ -79,7 +79,7 @@ check "goodput is a number" grep -qE '"request_goodput:": [0-9]' "$f"
 check "no detailed lists without --save-detailed" lacks "$f" '"generated_texts"'
 
 bench "$WORK/r2" --random-input-len 32 --random-output-len 8 --num-prompts 4 --ignore-eos \
-  --percentile-metrics ttft,e2el --metric-percentiles 50,99 --save-detailed \
+  --percentile-metrics ttft,e2el --metric-percentiles 50,99 --save-result --save-detailed \
   --result-filename "$WORK/named.json" --reuse-connections --num-workers 2
 check "named result file" test -s "$WORK/named.json"
 check "chosen percentiles" has "$WORK/named.json" '"p50_ttft_ms"'
