@@ -26,7 +26,7 @@ struct bench_opts {
   double scrape_interval_s;
   long seed;
   bool ignore_eos, use_chat_template, dsv4, trust_remote_code, save_result, save_detailed;
-  bool disable_tqdm, reuse_connections, quiet, no_server_signals, max_concurrency_seen;
+  bool disable_tqdm, reuse_connections, quiet, no_server_signals, max_concurrency_seen, json;
   struct opt_list goodput, metadata;
 };
 
@@ -255,6 +255,7 @@ int cmd_bench_main(int argc, char **argv) {
       {"scrape-interval", OPT_DOUBLE, &o.scrape_interval_s, "S", "servetop: /metrics scrape period (default 1)", NULL, NULL},
       {"no-server-signals", OPT_FLAG, &o.no_server_signals, NULL, "servetop: do not read /metrics or /get_server_info", NULL, NULL},
       {"quiet", OPT_FLAG, &o.quiet, NULL, "servetop: no progress line", NULL, NULL},
+      {"json", OPT_FLAG, &o.json, NULL, "servetop: print the result JSON on stdout (the summary goes to stderr)", NULL, NULL},
   };
   struct opt_parser parser = {
       .usage = "servetop bench [benchmark_serving.py options]",
@@ -397,22 +398,23 @@ int cmd_bench_main(int argc, char **argv) {
     scraper = sig_scraper_start(&sc);
   }
 
+  FILE *text = o.json ? stderr : stdout; /* stdout carries only JSON with --json */
   bool ok = true;
-  printf("Starting initial single prompt test run...\n");
+  fprintf(text, "Starting initial single prompt test run...\n");
   if (o.num_warmups > 0) {
-    printf("Warming up with %d requests...\n", o.num_warmups);
+    fprintf(text, "Warming up with %d requests...\n", o.num_warmups);
     lg_workload_repeat_first(&workload, (size_t)o.num_warmups, &warm);
     run_warmups(&lc, &warm, &err, &ok);
   }
-  printf("Initial test run completed. Starting main benchmark run...\n");
-  printf("Traffic request rate: %g\n", o.request_rate);
-  printf("Burstiness factor: %g (%s)\n", o.burstiness,
+  fprintf(text, "Initial test run completed. Starting main benchmark run...\n");
+  fprintf(text, "Traffic request rate: %g\n", o.request_rate);
+  fprintf(text, "Burstiness factor: %g (%s)\n", o.burstiness,
          o.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
   if (o.max_concurrency_seen)
-    printf("Maximum request concurrency: %d\n", o.max_concurrency);
+    fprintf(text, "Maximum request concurrency: %d\n", o.max_concurrency);
   else
-    printf("Maximum request concurrency: None\n");
-  fflush(stdout);
+    fprintf(text, "Maximum request concurrency: None\n");
+  fflush(text);
   if (ok && !interrupted) {
     lc.prompts = workload.prompts;
     lc.n_prompts = workload.n_prompts;
@@ -439,14 +441,20 @@ int cmd_bench_main(int argc, char **argv) {
 
   fill_settings(&rs, &o, served, url, endpoint, chat, calibrated ? &calibration : NULL);
   results_compute(&result, &rs, &metrics);
-  results_print_summary(stdout, &rs, &metrics);
+  results_print_summary(text, &rs, &metrics);
   if (signals.accept_length_valid)
-    printf("%-40s %-10.2f\n", "servetop: accept length (run):", signals.accept_length);
+    fprintf(text, "%-40s %-10.2f\n", "servetop: accept length (run):", signals.accept_length);
   if (result.interrupted)
-    printf("servetop: interrupted; %lld requests never finished\n",
+    fprintf(text, "servetop: interrupted; %lld requests never finished\n",
            (long long)(metrics.failures_by_kind[LG_FAIL_INTERRUPTED] +
                        metrics.failures_by_kind[LG_FAIL_NOT_SENT]));
-  fflush(stdout);
+  fflush(text);
+  if (o.json) {
+    char *json = results_json_alloc(&result, &rs, &metrics, scraper ? &signals : NULL);
+    printf("%s\n", json);
+    fflush(stdout);
+    free(json);
+  }
   status = EXIT_OK;
   /* As the reference: --save-detailed only adds lists to a saved result. */
   if (o.save_result &&

@@ -82,6 +82,9 @@ bench "$WORK/r2" --random-input-len 32 --random-output-len 8 --num-prompts 4 --i
   --percentile-metrics ttft,e2el --metric-percentiles 50,99 --save-result --save-detailed \
   --result-filename "$WORK/named.json" --reuse-connections --num-workers 2
 check "named result file" test -s "$WORK/named.json"
+bench "$WORK/json" --random-input-len 16 --random-output-len 4 --num-prompts 3 --ignore-eos --json
+check "--json: stdout is the result JSON" grep -qE '^\{"date": ".*"servetop": \{' "$WORK/json.out"
+check "--json: summary on stderr" has "$WORK/json.err" "Serving Benchmark Result"
 check "chosen percentiles" has "$WORK/named.json" '"p50_ttft_ms"'
 check "unselected metric absent" lacks "$WORK/named.json" '"mean_tpot_ms"'
 check "detailed lists" has "$WORK/named.json" '"generated_texts"'
