@@ -52,7 +52,7 @@ struct launcher {
   int64_t grace_ms;
   launch_line_fn on_line;
   void *on_line_ctx;
-  const volatile sig_atomic_t *cancel;
+  const atomic_int *cancel;
 
   /* guarded by lock */
   struct launch_status status;

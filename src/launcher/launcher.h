@@ -29,6 +29,7 @@
 #include "util/util.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -106,7 +107,7 @@ struct launch_opts {
   void *on_line_ctx;
   /* Optional: launcher_wait_ready gives up (and a pending /health poll is cut)
    * as soon as *cancel becomes non-zero, e.g. from a SIGINT handler. */
-  const volatile sig_atomic_t *cancel;
+  const atomic_int *cancel;
 };
 
 enum launch_state {

@@ -71,7 +71,7 @@ struct run {
   struct launch_log_state log_state; /* folded server log lines (launcher's reader thread) */
   bool measuring;
 
-  volatile sig_atomic_t stop_requested;
+  atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */
   _Atomic(struct lg_run *) active_lg; /* for run_stop() from a signal handler */
 
   /* run thread only */
