@@ -33,25 +33,26 @@ static void write_file(const char *root, const char *rel, const char *text) {
 }
 
 /* A tagged-first launcher with the legacy fallback, as b200/h200-dgxc write it. */
-static const char *const launcher_fmt =
-    "#!/usr/bin/env bash\n"
-    "# generated launcher for %s runners\n"
-    "set -euo pipefail\n"
-    "export PORT=8888\n"
-    "MODEL_CODE=\"${EXP_NAME%%%%_*}\"\n"
-    "FRAMEWORK_SUFFIX=$([[ \"$FRAMEWORK\" == \"trt\" ]] && printf '_trt' || printf '')\n"
-    "SPEC_SUFFIX=$([[ \"$SPEC_DECODING\" == \"mtp\" ]] && printf '_mtp' || printf '')\n"
-    "if [[ \"$IS_MULTINODE\" == \"true\" ]]; then\n"
-    "  srtctl apply -f \"$CONFIG_FILE\"\n"
-    "else\n"
-    "  B=\"benchmarks/single_node/${SCENARIO_SUBDIR}${MODEL_CODE}_${PRECISION}_%s\"\n"
-    "  if [[ -f \"${B}_${FRAMEWORK}${SPEC_SUFFIX}.sh\" ]]; then\n"
-    "    SCRIPT=\"${B}_${FRAMEWORK}${SPEC_SUFFIX}.sh\"\n"
-    "  else\n"
-    "    SCRIPT=\"${B}${FRAMEWORK_SUFFIX}${SPEC_SUFFIX}.sh\"\n"
-    "  fi\n"
-    "  srun --export=ALL --container-image=\"$IMAGE\" bash \"$SCRIPT\"\n"
-    "fi\n";
+/* A format (a macro, so printf-format checking sees a literal). */
+#define LAUNCHER_FMT \
+    "#!/usr/bin/env bash\n" \
+    "# generated launcher for %s runners\n" \
+    "set -euo pipefail\n" \
+    "export PORT=8888\n" \
+    "MODEL_CODE=\"${EXP_NAME%%%%_*}\"\n" \
+    "FRAMEWORK_SUFFIX=$([[ \"$FRAMEWORK\" == \"trt\" ]] && printf '_trt' || printf '')\n" \
+    "SPEC_SUFFIX=$([[ \"$SPEC_DECODING\" == \"mtp\" ]] && printf '_mtp' || printf '')\n" \
+    "if [[ \"$IS_MULTINODE\" == \"true\" ]]; then\n" \
+    "  srtctl apply -f \"$CONFIG_FILE\"\n" \
+    "else\n" \
+    "  B=\"benchmarks/single_node/${SCENARIO_SUBDIR}${MODEL_CODE}_${PRECISION}_%s\"\n" \
+    "  if [[ -f \"${B}_${FRAMEWORK}${SPEC_SUFFIX}.sh\" ]]; then\n" \
+    "    SCRIPT=\"${B}_${FRAMEWORK}${SPEC_SUFFIX}.sh\"\n" \
+    "  else\n" \
+    "    SCRIPT=\"${B}${FRAMEWORK_SUFFIX}${SPEC_SUFFIX}.sh\"\n" \
+    "  fi\n" \
+    "  srun --export=ALL --container-image=\"$IMAGE\" bash \"$SCRIPT\"\n" \
+    "fi\n"
 
 static char *script_text(const char *framework, bool mtp) {
   struct sbuf sb = {0};
@@ -121,7 +122,7 @@ static void write_synthetic(const char *root) {
       sbuf_printf(&runners, "    - %s-fam%d_%02d\n", gpus[g], k, k);
     for (int k = 0; k < 3; k++) {
       char *fam = xasprintf("runners/launch_%s-fam%d.sh", gpus[g], k);
-      char *text = xasprintf(launcher_fmt, gpus[g], gpus[g]);
+      char *text = xasprintf(LAUNCHER_FMT, gpus[g], gpus[g]);
       write_file(root, fam, text);
       free(fam);
       free(text);
@@ -185,7 +186,7 @@ static void write_routes_for(const char *root) {
       char *rel = xasprintf("runners/launch_%s.sh", r->routes[k].family);
       char *path = path_join_alloc(root, rel);
       if (!path_exists(path)) {
-        char *text = xasprintf(launcher_fmt, r->routes[k].family, r->gpu);
+        char *text = xasprintf(LAUNCHER_FMT, r->routes[k].family, r->gpu);
         write_file(root, rel, text);
         free(text);
       }

@@ -14,25 +14,26 @@ static struct recipe_set *load_buffer(const char *name, const char *yaml) {
   return set;
 }
 
-static const char *const minimal_fmt =
-    "r:\n"
-    "  model: m/M\n"
-    "  model-prefix: mp\n"
-    "  runner: h200\n"
-    "  precision: fp8\n"
-    "  framework: sglang\n"
-    "  scenarios:\n"
-    "    fixed-seq-len:\n"
-    "    - isl: 8192\n"
-    "      osl: 1024\n"
-    "      search-space:\n"
-    "      - %s\n"
-    "  server:\n"
-    "    engine: sglang\n"
-    "    argv: [--model-path $MODEL, --tp $TP, --max-running-requests $CONC]\n";
+/* A format (a macro, so printf-format checking sees a literal). */
+#define MINIMAL_FMT \
+    "r:\n" \
+    "  model: m/M\n" \
+    "  model-prefix: mp\n" \
+    "  runner: h200\n" \
+    "  precision: fp8\n" \
+    "  framework: sglang\n" \
+    "  scenarios:\n" \
+    "    fixed-seq-len:\n" \
+    "    - isl: 8192\n" \
+    "      osl: 1024\n" \
+    "      search-space:\n" \
+    "      - %s\n" \
+    "  server:\n" \
+    "    engine: sglang\n" \
+    "    argv: [--model-path $MODEL, --tp $TP, --max-running-requests $CONC]\n"
 
 static struct recipe_set *load_row(const char *row) {
-  char *yaml = xasprintf(minimal_fmt, row);
+  char *yaml = xasprintf(MINIMAL_FMT, row);
   struct recipe_set *set = load_buffer("row.yaml", yaml);
   free(yaml);
   return set;
