@@ -143,6 +143,9 @@ static void write_synthetic(const char *root) {
                         "# upstream recipe: https://example.invalid/recipes/model%d/%s\n"
                         "# sweep: tp8/ep8 for throughput, tp4 and tp2 for latency; conc ranges\n"
                         "# double from conc-start and clamp at conc-end (generate_sweep_configs)\n"
+                        "# image pinned to the release the sweep was proven on; bump it together\n"
+                        "# with a perf-changelog entry; evals run at the highest conc >= 16\n"
+                        "# reviewed: chat template on MTP, SPEC_V2 exported, max-running-requests\n"
                         "model%d-%s-%s-%s%s:\n  image: lmsysorg/sglang:v0.5.14-cu130\n"
                         "  model: org/Model%d-%s\n  model-prefix: model%d\n  runner: %s\n"
                         "  precision: %s\n  framework: %s\n  multinode: false\n  scenarios:\n"
@@ -155,12 +158,15 @@ static void write_synthetic(const char *root) {
                         "        conc-list: [64, 128, 256]\n%s"
                         "      - tp: 4\n        ep: 4\n        conc-start: 8\n"
                         "        conc-end: 128\n%s"
+                        "      - tp: 2\n        ep: 2\n        dp-attn: false\n"
+                        "        conc-start: 2\n        conc-end: 32\n%s"
                         "    - isl: 1024\n      osl: 8192\n      search-space:\n"
                         "      - { tp: 8, ep: 8, conc-start: 4, conc-end: 256%s }\n\n",
                         m, gpus[g], precs[p], fws[f], mtp ? " mtp" : "", m, gpus[g], m, precs[p],
                         gpus[g], fws[f], mtp ? "-mtp" : "", m, precs[p], m, gpus[g], precs[p],
                         fws[f], mtp ? ", spec-decoding: mtp" : "",
                         mtp ? ", spec-decoding: mtp" : "", mtp ? ", spec-decoding: mtp" : "",
+                        mtp ? "        spec-decoding: mtp\n" : "",
                         mtp ? "        spec-decoding: mtp\n" : "",
                         mtp ? "        spec-decoding: mtp\n" : "", mtp ? ", spec-decoding: mtp" : "");
           }
