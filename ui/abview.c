@@ -1,21 +1,138 @@
 /* The A/B view: two arms, their ratios and the sweep curve (pure; no ncurses). */
 #include "abview.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui_util.h"
 
-void abview_init(struct abview *ab, const struct recipe *off, const struct recipe *mtp) {
+void abview_init(struct abview *ab, const struct recipe *off, const struct recipe *mtp,
+                 const char *results_dir) {
+  memset(ab, 0, sizeof *ab);
   runview_init(&ab->arm[AB_OFF]);
   runview_init(&ab->arm[AB_MTP]);
   ab->recipe[AB_OFF] = off;
   ab->recipe[AB_MTP] = mtp;
-  ab->confirm_quit = false;
-  ab->help_shown = false;
-  ab->status[0] = '\0';
   ab->status_role = THEME_MAIN;
+  char *dflt = results_dir ? NULL : pastruns_default_dir_alloc();
+  snprintf(ab->results_dir, sizeof ab->results_dir, "%s", results_dir ? results_dir : dflt);
+  free(dflt);
+}
+
+static void past_unload(struct abview_past *p) {
+  if (p->loaded)
+    run_compare_side_fini(&p->side);
+  p->loaded = false;
+  p->folder[0] = '\0';
+}
+
+void abview_fini(struct abview *ab) {
+  past_unload(&ab->past[AB_OFF]);
+  past_unload(&ab->past[AB_MTP]);
+  pastpicker_close(&ab->picker);
+}
+
+int abview_load_past(struct abview *ab, int arm, const char *path, struct st_err *err) {
+  struct run_compare_side side;
+  if (run_compare_side_load(path, &side, err) != 0) {
+    run_compare_side_fini(&side);
+    return -1;
+  }
+  struct abview_past *p = &ab->past[arm];
+  past_unload(p);
+  p->side = side;
+  p->loaded = true;
+  const char *base = strrchr(path, '/');
+  snprintf(p->folder, sizeof p->folder, "%s", base && base[1] ? base + 1 : path);
+  ab->shown_conc = 0;
+  return 0;
+}
+
+const struct results_file *abview_past_result(const struct abview *ab, int arm) {
+  const struct abview_past *p = &ab->past[arm];
+  if (!p->loaded || p->side.n_results == 0)
+    return NULL;
+  int want = ab->shown_conc;
+  const struct runview *other = &ab->arm[!arm];
+  if (want <= 0 && !ab->past[!arm].loaded && other->have_snap)
+    want = other->snap.concurrency.target;
+  if (want <= 0)
+    return &p->side.results[p->side.n_results - 1]; /* sorted by concurrency */
+  const struct results_file *best = NULL;
+  for (size_t i = 0; i < p->side.n_results; i++) {
+    const struct results_file *rf = &p->side.results[i];
+    if (!best || abs(rf->max_concurrency - want) < abs(best->max_concurrency - want))
+      best = rf;
+  }
+  return best;
+}
+
+void abview_step_conc(struct abview *ab, int step) {
+  /* the concurrencies of both past columns, in order, without repeats */
+  int concs[2 * RUNVIEW_MAX_POINTS];
+  size_t n = 0;
+  for (int a = 0; a < 2; a++)
+    for (size_t i = 0; ab->past[a].loaded && i < ab->past[a].side.n_results; i++) {
+      int c = ab->past[a].side.results[i].max_concurrency;
+      size_t j = 0;
+      while (j < n && concs[j] < c)
+        j++;
+      if ((j < n && concs[j] == c) || n == ST_ARRAY_LEN(concs))
+        continue;
+      memmove(concs + j + 1, concs + j, (n - j) * sizeof concs[0]);
+      concs[j] = c;
+      n++;
+    }
+  if (n == 0) {
+    snprintf(ab->status, sizeof ab->status, "no past run loaded: L loads one");
+    ab->status_role = THEME_WARNING;
+    return;
+  }
+  int cur = ab->shown_conc;
+  if (cur <= 0) {
+    const struct results_file *rf = abview_past_result(ab, ab->past[ab->column].loaded ? ab->column
+                                                           : ab->past[AB_OFF].loaded ? AB_OFF
+                                                                                     : AB_MTP);
+    cur = rf ? rf->max_concurrency : concs[n - 1];
+  }
+  size_t at = 0;
+  while (at + 1 < n && concs[at] < cur)
+    at++;
+  long next = (long)at + step;
+  ab->shown_conc = concs[next < 0 ? 0 : next >= (long)n ? (long)n - 1 : next];
+}
+
+/* KV capacity the server reported for a past point (servetop_run.server). */
+static double past_kv_tokens(const struct results_file *rf) {
+  const cJSON *run = cJSON_GetObjectItemCaseSensitive((const cJSON *)rf->json, "servetop_run");
+  const cJSON *server = cJSON_GetObjectItemCaseSensitive(run, "server");
+  const cJSON *kv = cJSON_GetObjectItemCaseSensitive(server, "max_total_num_tokens");
+  return cJSON_IsNumber(kv) && kv->valuedouble > 0 ? kv->valuedouble : (double)NAN;
+}
+
+static double past_median(const struct results_file *rf, enum results_metric_id m) {
+  return rf->has_stat[m] ? rf->median_ms[m] : (double)NAN;
+}
+
+/* The figures of one past point in abview_rows() order. */
+static void past_values(const struct results_file *rf, double *v) {
+  double tpot = past_median(rf, RESULTS_TPOT);
+  double out[] = {
+      rf->output_throughput,
+      rf->total_token_throughput,
+      rf->request_throughput,
+      tpot > 0 ? 1000.0 / tpot : (double)NAN,
+      past_median(rf, RESULTS_TTFT),
+      tpot,
+      past_median(rf, RESULTS_ITL),
+      past_median(rf, RESULTS_E2EL),
+      rf->accept_length_valid ? rf->accept_length : (double)NAN,
+      past_kv_tokens(rf),
+  };
+  memcpy(v, out, sizeof out);
 }
 
 static double pct_or_nan(const struct snap_percentiles *p, double v) {
@@ -40,6 +157,14 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
     rows[i].unit = spec[i].unit;
   }
   for (int a = 0; a < 2; a++) {
+    const struct results_file *rf = abview_past_result(ab, a);
+    if (rf) {
+      double v[ST_ARRAY_LEN(spec)];
+      past_values(rf, v);
+      for (size_t i = 0; i < n; i++)
+        rows[i].value[a] = v[i];
+      continue;
+    }
     const struct runview *rv = &ab->arm[a];
     const struct snap_run *s = &rv->snap;
     bool have = rv->have_snap;
@@ -69,6 +194,17 @@ size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size
   const struct runview *rv = &ab->arm[arm];
   const struct recipe *r = ab->recipe[arm];
   size_t n = 0;
+  if (ab->past[arm].loaded) {
+    const struct run_compare_side *side = &ab->past[arm].side;
+    int gpus = side->n_gpus > 0 ? side->n_gpus : 1;
+    for (size_t i = 0; i < side->n_results && n < max_points; i++) {
+      double tpot = past_median(&side->results[i], RESULTS_TPOT);
+      x[n] = tpot > 0 ? 1000.0 / tpot : (double)NAN;
+      y[n] = side->results[i].output_throughput / gpus;
+      n++;
+    }
+    return n;
+  }
   for (size_t i = 0; i < rv->n_points && n < max_points; i++) {
     const struct runview_point *p = &rv->points[i];
     int gpus = r && p->point_index >= 0 && (size_t)p->point_index < r->n_points
@@ -105,20 +241,58 @@ static void put_right(struct ui_grid *g, int x_end, int y, int w, const char *te
 
 enum { ROWS_Y = 1, LABEL_W = 13 };  /* rows start one line into the box */
 
+/* A past column: what was run, and its points (the one shown marked). */
+static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g, struct ui_rect in,
+                            int points_y, const struct ui_glyphs *gl) {
+  const struct abview_past *p = &ab->past[arm];
+  const struct results_file *shown = abview_past_result(ab, arm);
+  int end = in.x + in.w;
+  char buf[160];
+  snprintf(buf, sizeof buf, "past run%sconc %d%s%zu point%s", gl->separator,
+           shown ? shown->max_concurrency : 0, gl->separator, p->side.n_results,
+           p->side.n_results == 1 ? "" : "s");
+  put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
+  if (points_y >= in.y + in.h)
+    return;
+  put(g, in.x + 1, points_y, end, "  conc    out tok/s  tok/s/user", THEME_HEADER, gl);
+  for (size_t i = 0; i < p->side.n_results; i++) {
+    int y = points_y + 1 + (int)i;
+    if (y >= in.y + in.h)
+      break;
+    const struct results_file *rf = &p->side.results[i];
+    double tpot = past_median(rf, RESULTS_TPOT);
+    char out[16], user[16];
+    snprintf(buf, sizeof buf, "%s %4d  %11s  %10s", rf == shown ? ">" : " ", rf->max_concurrency,
+             ui_fmt_si(rf->output_throughput, out, sizeof out),
+             ui_fmt_si(tpot > 0 ? 1000.0 / tpot : (double)NAN, user, sizeof user));
+    put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
+  }
+}
+
+/* Row of the first past point line inside a column (see abview_click). */
+static int past_points_y(struct ui_rect in, size_t n_rows) {
+  return in.y + ROWS_Y + (int)n_rows + 1;
+}
+
 static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_rect box,
                        const struct ab_row *rows, size_t n_rows, double chart_max,
                        const struct ui_glyphs *gl) {
   const struct runview *rv = &ab->arm[arm];
   const struct recipe *r = ab->recipe[arm];
+  const struct abview_past *past = &ab->past[arm];
   enum theme_role arm_role = arm == AB_MTP ? THEME_ARM_MTP : THEME_ARM_OFF;
-  char title[160];
-  snprintf(title, sizeof title, "%s%s%s", arm == AB_MTP ? "MTP" : "off", gl->separator,
-           r ? r->name : "not loaded");
-  ui_box(g, box, title, THEME_BORDER, arm_role, gl);
+  char title[320];
+  const char *name = past->loaded ? (past->side.name ? past->side.name : past->folder)
+                                  : r ? r->name : "not loaded";
+  snprintf(title, sizeof title, "%s%s%s%s", arm == AB_MTP ? "MTP" : "off", gl->separator, name,
+           ab->column == arm ? " <" : "");
+  ui_box(g, box, title, ab->column == arm ? THEME_HOTKEY : THEME_BORDER, arm_role, gl);
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
-  if (!rv->have_snap) {
-    put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "no recipe: load a past run or pick a twin",
+  if (past->loaded) {
+    render_past_arm(ab, arm, g, in, past_points_y(in, n_rows), gl);
+  } else if (!rv->have_snap) {
+    put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
         THEME_INACTIVE, gl);
   } else {
     char buf[96];
@@ -135,6 +309,8 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
     put_right(g, in.x + LABEL_W + 9, y, 9, v, isnan(rows[i].value[arm]) ? THEME_INACTIVE : THEME_MAIN,
               gl);
   }
+  if (past->loaded)
+    return; /* a result file has no time series to chart: its points are listed instead */
   /* output tok/s over time on the scale both arms share */
   int chart_y = in.y + ROWS_Y + (int)n_rows + 1;
   int chart_h = in.y + in.h - chart_y;
@@ -211,7 +387,12 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
 }
 
 const struct ui_key_help abview_key_help[] = {
-    {"b", "back to the recipes (when both arms are done)"},
+    {"L", "load a past run folder into the selected column"},
+    {"Tab Left/Right h/l", "select the off / MTP column (where L loads)"},
+    {"[ / ]", "past runs: show the previous / next concurrency"},
+    {"x", "clear the selected column's past run"},
+    {"b", "back to the recipes (when no arm is running)"},
+    {"mouse", "click selects a column or a past point; wheel: [ ]"},
     {"?", "this help (any key closes it)"},
     {"q", "quit; asks first and stops the server when one is up"},
 };
@@ -233,7 +414,8 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   struct ui_rect h = l->slot[UI_SLOT_HEADER];
   ui_grid_fill(g, h, THEME_HEADER);
   char head[256];
-  snprintf(head, sizeof head, " servetop%sA/B: MTP against its non-MTP twin, same scales", gl->separator);
+  snprintf(head, sizeof head, " servetop%sA/B: MTP against its non-MTP twin, same scales%s%s",
+           gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "");
   put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
 
   struct ab_row rows[16];
@@ -254,8 +436,32 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   render_arm(ab, AB_MTP, g, l->slot[UI_SLOT_ARM_B], rows, n_rows, chart_max, gl);
   render_curve(ab, g, l->slot[UI_SLOT_CURVE], gl);
   render_footer(ab, g, l->slot[UI_SLOT_FOOTER], gl);
-  if (ab->help_shown)
+  if (ab->picker.open)
+    pastpicker_render(&ab->picker, g, l->cols, l->rows, gl);
+  if (ab->help_shown && ab->picker.open)
+    ui_help_box(g, l->cols, l->rows, "Past-run list keys", pastpicker_key_help,
+                pastpicker_key_help_count, gl);
+  else if (ab->help_shown)
     ui_help_box(g, l->cols, l->rows, "A/B view keys", abview_key_help, abview_key_help_count, gl);
+}
+
+/* Footer hints: drawn left to right; a click on one does what its key does. */
+static const struct {
+  const char *key, *label;
+  int code;
+} footer_hints[] = {
+    {"L", "load past run", 'L'}, {"[ ]", "conc", ']'}, {"b", "recipes", 'b'},
+    {"?", "help", '?'},          {"q", "quit", 'q'},
+};
+
+static int footer_hint_at(int x0, int x) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
+    int w = ui_text_cells(footer_hints[i].key) + 1 + ui_text_cells(footer_hints[i].label);
+    if (x >= x0 && x < x0 + w)
+      return footer_hints[i].code;
+    x0 += w + 2;
+  }
+  return 0;
 }
 
 static void render_footer(const struct abview *ab, struct ui_grid *g, struct ui_rect f,
@@ -265,11 +471,114 @@ static void render_footer(const struct abview *ab, struct ui_grid *g, struct ui_
     put(g, f.x, f.y, end, "A server is up: stop it and quit? y / n", THEME_WARNING, gl);
     return;
   }
-  int x = put(g, f.x, f.y, end, "b", THEME_HOTKEY, gl);
-  x = put(g, x + 1, f.y, end, "recipes (when done)", THEME_MAIN, gl);
-  x = put(g, x + 2, f.y, end, "q", THEME_HOTKEY, gl);
-  x = put(g, x + 1, f.y, end, "quit", THEME_MAIN, gl);
-  x = put(g, x + 2, f.y, end, "?", THEME_HOTKEY, gl);
-  x = put(g, x + 1, f.y, end, "help", THEME_MAIN, gl);
-  put(g, x + 3, f.y, end, ab->status, ab->status_role, gl);
+  int x = f.x;
+  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
+    x = put(g, x, f.y, end, footer_hints[i].key, THEME_HOTKEY, gl) + 1;
+    x = put(g, x, f.y, end, footer_hints[i].label, THEME_MAIN, gl) + 2;
+  }
+  put(g, x + 1, f.y, end, ab->status, ab->status_role, gl);
+}
+
+/* ---------------------------------------------------------------- input */
+
+enum abview_action abview_key(struct abview *ab, int key, const struct ui_layout *l) {
+  if (ab->help_shown) {
+    ab->help_shown = false;
+    return ABVIEW_REDRAW;
+  }
+  if (ab->confirm_quit) {
+    ab->confirm_quit = false;
+    return key == 'y' || key == 'Y' ? ABVIEW_STOP_AND_QUIT : ABVIEW_REDRAW;
+  }
+  if (ab->picker.open) {
+    if (key == '?') {
+      ab->help_shown = true;
+      return ABVIEW_REDRAW;
+    }
+    switch (pastpicker_key(&ab->picker, key, l->cols, l->rows)) {
+    case PASTPICKER_LOAD: return ABVIEW_LOAD_PAST;
+    case PASTPICKER_NONE: return ABVIEW_NONE;
+    default: return ABVIEW_REDRAW;
+    }
+  }
+  switch (key) {
+  case 'L':
+    pastpicker_open(&ab->picker, ab->results_dir, ab->column);
+    break;
+  case UI_KEY_TAB: ab->column = !ab->column; break;
+  case UI_KEY_LEFT:
+  case 'h': ab->column = AB_OFF; break;
+  case UI_KEY_RIGHT:
+  case 'l': ab->column = AB_MTP; break;
+  case '[': abview_step_conc(ab, -1); break;
+  case ']': abview_step_conc(ab, 1); break;
+  case 'x':
+    if (!ab->past[ab->column].loaded)
+      return ABVIEW_NONE;
+    past_unload(&ab->past[ab->column]);
+    ab->shown_conc = 0;
+    break;
+  case 'b':
+    if (!ab->running)
+      return ABVIEW_BACK;
+    snprintf(ab->status, sizeof ab->status, "an arm is still running: q stops it");
+    ab->status_role = THEME_WARNING;
+    break;
+  case '?': ab->help_shown = true; break;
+  case 'q':
+  case 'Q':
+    if (!ab->running)
+      return ABVIEW_QUIT;
+    ab->confirm_quit = true;
+    break;
+  default: return ABVIEW_NONE;
+  }
+  return ABVIEW_REDRAW;
+}
+
+enum abview_action abview_click(struct abview *ab, const struct ui_layout *l, int x, int y) {
+  if (ab->help_shown || ab->confirm_quit)
+    return ABVIEW_NONE;
+  if (ab->picker.open) {
+    switch (pastpicker_click(&ab->picker, l->cols, l->rows, x, y)) {
+    case PASTPICKER_LOAD: return ABVIEW_LOAD_PAST;
+    case PASTPICKER_NONE: return ABVIEW_NONE;
+    default: return ABVIEW_REDRAW;
+    }
+  }
+  struct ui_rect f = l->slot[UI_SLOT_FOOTER];
+  if (ui_rect_contains(f, x, y)) {
+    int code = footer_hint_at(f.x, x);
+    return code ? abview_key(ab, code, l) : ABVIEW_NONE;
+  }
+  for (int arm = 0; arm < 2; arm++) {
+    struct ui_rect box = l->slot[arm == AB_OFF ? UI_SLOT_ARM_A : UI_SLOT_ARM_B];
+    if (!ui_rect_contains(box, x, y))
+      continue;
+    ab->column = arm;
+    const struct abview_past *p = &ab->past[arm];
+    struct ab_row rows[16];
+    int first = past_points_y(ui_rect_inner(box), abview_rows(ab, rows, ST_ARRAY_LEN(rows))) + 1;
+    if (p->loaded && y >= first && (size_t)(y - first) < p->side.n_results)
+      ab->shown_conc = p->side.results[y - first].max_concurrency;
+    return ABVIEW_REDRAW;
+  }
+  return ABVIEW_NONE;
+}
+
+enum abview_action abview_wheel(struct abview *ab, const struct ui_layout *l, int x, int y,
+                                int lines) {
+  if (ab->help_shown || ab->confirm_quit)
+    return ABVIEW_NONE;
+  if (ab->picker.open) {
+    pastpicker_wheel(&ab->picker, l->cols, l->rows, lines);
+    return ABVIEW_REDRAW;
+  }
+  bool over_columns = ui_rect_contains(l->slot[UI_SLOT_ARM_A], x, y) ||
+                      ui_rect_contains(l->slot[UI_SLOT_RATIO], x, y) ||
+                      ui_rect_contains(l->slot[UI_SLOT_ARM_B], x, y);
+  if (!over_columns || (!ab->past[AB_OFF].loaded && !ab->past[AB_MTP].loaded))
+    return ABVIEW_NONE;
+  abview_step_conc(ab, lines > 0 ? 1 : -1);
+  return ABVIEW_REDRAW;
 }

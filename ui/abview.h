@@ -6,22 +6,71 @@
 #define SERVETOP_UI_ABVIEW_H
 
 #include "layout.h"
+#include "pastruns.h"
 #include "recipe/recipe.h"
+#include "run/run.h"
 #include "runview.h"
 #include "widgets.h"
 
 enum { AB_OFF = 0, AB_MTP = 1 };
 
+/* A column filled from a past run folder instead of a live run: its results
+ * as `servetop compare` reads them (run_compare_side_load). */
+struct abview_past {
+  bool loaded;
+  struct run_compare_side side;     /* owned */
+  char folder[256];                 /* run folder name, for the title */
+};
+
 struct abview {
   struct runview arm[2];            /* AB_OFF, AB_MTP */
   const struct recipe *recipe[2];   /* borrowed; NULL = arm not loaded */
+  struct abview_past past[2];       /* a loaded past run replaces the live arm's figures */
+  int shown_conc;                   /* past runs: the concurrency shown ([ ]); 0 = automatic */
+  int column;                       /* the selected column (click, Tab): where L loads */
+  bool running;                     /* an arm is being measured (set by the program) */
+  struct pastpicker picker;         /* L: the list of past runs */
+  char results_dir[512];            /* where L looks */
   bool confirm_quit;                /* "stop the server and quit? y/n" is showing */
   bool help_shown;
   char status[256];                 /* footer line: which arm runs, errors */
   enum theme_role status_role;
 };
 
-void abview_init(struct abview *ab, const struct recipe *off, const struct recipe *mtp);
+/* off / mtp may be NULL (a view filled only from past runs); results_dir is
+ * where L looks for run folders (NULL: pastruns_default_dir_alloc()). Call
+ * abview_fini() before initialising the same view again. */
+void abview_init(struct abview *ab, const struct recipe *off, const struct recipe *mtp,
+                 const char *results_dir);
+void abview_fini(struct abview *ab);
+
+/* Loads a run folder (or one result file) into column arm, replacing what
+ * was there; -1 with err when it cannot be read. */
+int abview_load_past(struct abview *ab, int arm, const char *path, struct st_err *err);
+/* The result a past column shows: the one at shown_conc, else at the live
+ * other arm's concurrency, else the highest; nearest concurrency when there
+ * is no exact match. NULL when the column has no past run. */
+const struct results_file *abview_past_result(const struct abview *ab, int arm);
+/* [ / ]: the shown concurrency steps through the past columns' points. */
+void abview_step_conc(struct abview *ab, int step);
+
+/* What a key or click in the A/B view asks the program to do. */
+enum abview_action {
+  ABVIEW_NONE,
+  ABVIEW_REDRAW,
+  ABVIEW_LOAD_PAST,      /* load picker's selection into picker.column (abview_load_past) */
+  ABVIEW_BACK,           /* back to the recipes */
+  ABVIEW_QUIT,           /* nothing runs: quit */
+  ABVIEW_STOP_AND_QUIT,  /* stop the arm that runs (and its server), then quit */
+};
+enum abview_action abview_key(struct abview *ab, int key, const struct ui_layout *l);
+/* A click on a column selects it (on a past run's point: shows that
+ * concurrency); on a footer hint, does what its key does. */
+enum abview_action abview_click(struct abview *ab, const struct ui_layout *l, int x, int y);
+/* The wheel over the columns steps the shown concurrency; in the list of
+ * past runs it scrolls. */
+enum abview_action abview_wheel(struct abview *ab, const struct ui_layout *l, int x, int y,
+                                int lines);
 
 /* One row of the comparison: the same figure for both arms. */
 struct ab_row {

@@ -20,12 +20,14 @@ enum { SIDE_W = 5, TAG_MAX = 10 };
 const struct ui_key_help browser_key_help[] = {
     {"Up/Down k/j", "select a recipe row"},
     {"Left/Right h/l Tab", "the row's off or MTP recipe"},
-    {"PgUp/PgDn Home/End", "page through the list, first / last row"},
+    {"PgUp/PgDn Home/End g/G", "page through the list, first / last row"},
     {"J / K", "scroll the detail pane down / up"},
     {"/", "filter: words match name, model, GPU, engine..."},
-    {"Enter / Esc", "(filter) keep the filter / clear it"},
+    {"Enter/Esc/Bksp", "(filter) keep it / clear it / delete a character"},
+    {"Esc", "clear the filter"},
     {"Enter", "run the selected recipe (servetop run: engine)"},
     {"a", "run the row's off/MTP pair as an A/B comparison"},
+    {"L", "open the A/B view's list of past runs"},
     {"mouse", "click selects; the wheel scrolls list or detail"},
     {"?", "this help (any key closes it)"},
     {"q", "quit"},
@@ -540,6 +542,8 @@ enum browser_action browser_key(struct browser *b, int key, const struct ui_layo
       return BROWSER_REDRAW;
     }
     return BROWSER_RUN;
+  case 'L':
+    return BROWSER_LOAD_PAST;
   case 'a': {
     const struct browser_pair *p = browser_selected_pair(b);
     if (p && p->off && p->spec)
@@ -800,7 +804,7 @@ static void render_footer(struct browser *b, struct ui_grid *g, const struct ui_
     return;
   }
   static const char *const hints[][2] = {
-      {"Enter", "run"}, {"a", "A/B"}, {"/", "filter"}, {"←→", "off/mtp"}, {"?", "help"}, {"q", "quit"},
+      {"Enter", "run"}, {"a", "A/B"}, {"L", "past runs"}, {"/", "filter"}, {"←→", "off/mtp"}, {"?", "help"}, {"q", "quit"},
   };
   for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
     const char *key = !gl->braille && strcmp(hints[i][0], "←→") == 0 ? "<>" : hints[i][0];

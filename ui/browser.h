@@ -19,6 +19,7 @@ enum browser_action {
   BROWSER_QUIT,
   BROWSER_RUN,     /* run browser_selected() */
   BROWSER_RUN_AB,  /* run the selected row's off/MTP pair */
+  BROWSER_LOAD_PAST, /* open the A/B view with the list of past runs */
 };
 
 /* One row of the list: twins side by side; either side may be missing. */

@@ -56,6 +56,9 @@ static void record_point(struct runview *rv, const struct snap_run *s) {
 }
 
 void runview_push(struct runview *rv, const struct snap_run *snap) {
+  /* a log scrolled back stays on the same lines as new ones arrive */
+  if (rv->log_back > 0 && rv->have_snap && snap->log.total_lines > rv->snap.log.total_lines)
+    rv->log_back += (int)(snap->log.total_lines - rv->snap.log.total_lines);
   /* a point ends when the next begins (the previous snapshot has its final
    * figures) or when the run is done */
   if (rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING &&
@@ -469,19 +472,35 @@ static enum theme_role log_role(const char *line) {
   return THEME_INACTIVE;
 }
 
-static void render_log(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box,
                        const struct ui_glyphs *gl) {
-  ui_box(g, box, "Server log", THEME_BORDER, THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
   const struct snap_log_tail *lg = &rv->snap.log;
   int n = lg->n_lines < in.h ? lg->n_lines : in.h;
+  int max_back = lg->n_lines - n;
+  if (rv->log_back > max_back)
+    rv->log_back = max_back;
+  if (rv->log_back < 0)
+    rv->log_back = 0;
+  char title[96];
+  if (rv->log_back > 0)
+    snprintf(title, sizeof title, "Server log%s%d lines back (End: newest)", gl->separator,
+             rv->log_back);
+  else
+    snprintf(title, sizeof title, "Server log");
+  ui_box(g, box, title, THEME_BORDER, rv->log_back > 0 ? THEME_WARNING : THEME_TITLE, gl);
   if (lg->n_lines == 0)
     put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
   for (int i = 0; i < n; i++) {
-    const char *line = lg->lines[lg->n_lines - n + i];
+    const char *line = lg->lines[lg->n_lines - rv->log_back - n + i];
     put(g, in.x + 1, in.y + i, in.x + in.w, line, log_role(line), gl);
   }
 }
+
+/* The plain footer, left to right: keys (ASCII) and what they do. */
+static const char *const footer_hints[][2] = {
+    {"+/-", "concurrency"}, {"m", "mem-fraction"}, {"b", "browser"}, {"?", "help"}, {"q", "quit"},
+};
 
 static void render_footer(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
                           const struct ui_glyphs *gl) {
@@ -511,13 +530,25 @@ static void render_footer(const struct runview *rv, struct ui_grid *g, struct ui
     put(g, x, r.y, end, rv->status, rv->status_role, gl);
     return;
   }
-  static const char *const hints[][2] = {
-      {"+/-", "concurrency"}, {"m", "mem-fraction"}, {"b", "browser"}, {"?", "help"}, {"q", "quit"},
-  };
-  for (size_t i = 0; i < ST_ARRAY_LEN(hints); i++) {
-    x = put(g, x, r.y, end, hints[i][0], THEME_HOTKEY, gl) + 1;
-    x = put(g, x, r.y, end, hints[i][1], THEME_MAIN, gl) + 2;
+  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
+    x = put(g, x, r.y, end, footer_hints[i][0], THEME_HOTKEY, gl) + 1;
+    x = put(g, x, r.y, end, footer_hints[i][1], THEME_MAIN, gl) + 2;
   }
+}
+
+/* The key under column x of the footer hints: a character of the key part
+ * ("+" or "-" of "+/-"), or the hint's first key when x is on its label. */
+static int footer_key_at(int x0, int x) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
+    const char *key = footer_hints[i][0];
+    int key_w = (int)strlen(key), w = key_w + 1 + ui_text_cells(footer_hints[i][1]);
+    if (x >= x0 && x < x0 + w) {
+      char c = x < x0 + key_w ? key[x - x0] : key[0];
+      return c == '/' ? 0 : c;
+    }
+    x0 += w + 2;
+  }
+  return 0;
 }
 
 void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layout *l,
@@ -548,7 +579,10 @@ void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layou
 const struct ui_key_help runview_key_help[] = {
     {"+ / -", "double / halve the concurrency now (no restart)"},
     {"m", "new mem-fraction-static (or KEY=VALUE): restarts"},
+    {"Enter/Esc/Bksp", "(m prompt) restart with it / cancel / delete"},
     {"b", "back to the recipes (when the run is over)"},
+    {"PgUp/PgDn Home/End", "scroll the log back / forward, to oldest / newest"},
+    {"mouse", "wheel scrolls the log; click a footer key to press it"},
     {"?", "this help (any key closes it)"},
     {"q", "quit; asks first and stops the server when it is up"},
 };
@@ -647,6 +681,18 @@ enum runview_action runview_key(struct runview *rv, int key, struct runview_comm
   case '?':
     rv->help_shown = true;
     return RUNVIEW_REDRAW;
+  case UI_KEY_PAGE_UP:
+  case UI_KEY_PAGE_DOWN:
+    rv->log_back += key == UI_KEY_PAGE_UP ? 5 : -5; /* clamped when drawn */
+    if (rv->log_back < 0)
+      rv->log_back = 0;
+    return RUNVIEW_REDRAW;
+  case UI_KEY_HOME:
+    rv->log_back = SNAP_LOG_LINES;
+    return RUNVIEW_REDRAW;
+  case UI_KEY_END:
+    rv->log_back = 0;
+    return RUNVIEW_REDRAW;
   case 'q':
   case 'Q':
     if (runview_server_up(rv) || (rv->have_snap && !runview_finished(rv))) {
@@ -657,4 +703,34 @@ enum runview_action runview_key(struct runview *rv, int key, struct runview_comm
   default:
     return RUNVIEW_NONE;
   }
+}
+
+enum runview_action runview_click(struct runview *rv, const struct ui_layout *l, int x, int y,
+                                  struct runview_command *cmd) {
+  memset(cmd, 0, sizeof *cmd);
+  if (rv->help_shown || rv->confirm_quit || rv->editing_knob)
+    return RUNVIEW_NONE;
+  struct ui_rect f = l->slot[UI_SLOT_FOOTER];
+  if (ui_rect_contains(f, x, y)) {
+    /* only the plain footer has hints (see render_footer) */
+    if (rv->status[0] || (rv->snap.progress.message[0] && runview_finished(rv)))
+      return RUNVIEW_NONE;
+    int key = footer_key_at(f.x, x);
+    return key ? runview_key(rv, key, cmd) : RUNVIEW_NONE;
+  }
+  if (ui_rect_contains(l->slot[UI_SLOT_LOG], x, y) && rv->log_back > 0) {
+    rv->log_back = 0;
+    return RUNVIEW_REDRAW;
+  }
+  return RUNVIEW_NONE;
+}
+
+enum runview_action runview_wheel(struct runview *rv, const struct ui_layout *l, int x, int y,
+                                  int lines) {
+  if (rv->help_shown || !ui_rect_contains(l->slot[UI_SLOT_LOG], x, y))
+    return RUNVIEW_NONE;
+  rv->log_back -= lines; /* wheel up (negative) goes back in time */
+  if (rv->log_back < 0)
+    rv->log_back = 0;
+  return RUNVIEW_REDRAW;
 }

@@ -63,6 +63,8 @@ struct runview {
   bool confirm_quit;      /* "stop the server and quit? y/n" is showing */
   bool editing_knob;      /* m: typing a new mem-fraction-static or KEY=VALUE */
   char knob_value[96];
+  /* the log pane scrolled back this many lines from the newest (0 = follows) */
+  int log_back;
 };
 
 /* What a key in the run view asks the program to do (tui.c calls the run API). */
@@ -87,6 +89,12 @@ extern const struct ui_key_help runview_key_help[];
 extern const size_t runview_key_help_count;
 
 enum runview_action runview_key(struct runview *rv, int key, struct runview_command *cmd);
+/* Mouse: the wheel over the log scrolls it; a click on a footer hint does
+ * what its key does (a click on the log while scrolled back follows again). */
+enum runview_action runview_click(struct runview *rv, const struct ui_layout *l, int x, int y,
+                                  struct runview_command *cmd);
+enum runview_action runview_wheel(struct runview *rv, const struct ui_layout *l, int x, int y,
+                                  int lines);
 /* Notes a change the program made on the run view's behalf, for the footer. */
 void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

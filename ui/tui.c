@@ -173,6 +173,7 @@ struct dashboard {
   struct snap_run incoming;  /* copied out of a run, then pushed into a view */
   /* A/B: the arms run one after the other (one GPU set), off first */
   struct abview ab;
+  bool ab_initialised;    /* ab holds an A/B view (abview_fini owed) */
   struct run *ab_run;     /* the arm running now, or NULL */
   int ab_arm;             /* which arm ab_run is */
   uint64_t ab_seq;
@@ -181,12 +182,13 @@ struct dashboard {
   struct palette palette;
   struct ui_grid grid;
   struct ui_layout layout;
+  const char *results_dir;  /* --results, or NULL (the run's default) */
 };
 
 /* Starts a recipe with the engine `servetop run` would pick; why gets
  * "engine sim: <reason>" for the footer. */
-static struct run *start_recipe(const struct recipe *r, const char *label, bool sweep, char *why,
-                                size_t why_n, struct st_err *err) {
+static struct run *start_recipe(const struct dashboard *d, const struct recipe *r, const char *label,
+                                bool sweep, char *why, size_t why_n, struct st_err *err) {
   char reason[200] = "";
   enum launch_engine engine = run_pick_engine(r, reason, sizeof reason);
   snprintf(why, why_n, "engine %s%s%s", launch_engine_name(engine), reason[0] ? ": " : "", reason);
@@ -196,6 +198,7 @@ static struct run *start_recipe(const struct recipe *r, const char *label, bool 
   cfg.engine = engine;
   cfg.label = label;
   cfg.sweep = sweep;
+  cfg.results_dir = d->results_dir;
   return run_start(&cfg, err);
 }
 
@@ -204,7 +207,7 @@ static struct run *start_recipe(const struct recipe *r, const char *label, bool 
 static void start_run(struct dashboard *d, const struct recipe *r) {
   char why[256] = "";
   struct st_err err = {{0}};
-  struct run *run = start_recipe(r, NULL, false, why, sizeof why, &err);
+  struct run *run = start_recipe(d, r, NULL, false, why, sizeof why, &err);
   if (!run) {
     snprintf(d->browser.message, sizeof d->browser.message, "cannot run %s: %.200s", r->name, err.msg);
     d->browser.message_role = THEME_ERROR;
@@ -222,7 +225,7 @@ static void start_ab_arm(struct dashboard *d, int arm) {
   const struct recipe *r = d->ab.recipe[arm];
   char why[256] = "";
   struct st_err err = {{0}};
-  d->ab_run = start_recipe(r, arm == AB_MTP ? "mtp" : "off", true, why, sizeof why, &err);
+  d->ab_run = start_recipe(d, r, arm == AB_MTP ? "mtp" : "off", true, why, sizeof why, &err);
   d->ab_arm = arm;
   d->ab_seq = 0;
   if (!d->ab_run) {
@@ -310,6 +313,33 @@ static void run_command(struct dashboard *d, enum runview_action action,
   }
 }
 
+/* The picker's choice goes into its column, unless that column's arm is
+ * being measured right now. */
+static void load_past(struct dashboard *d) {
+  struct abview *ab = &d->ab;
+  const struct past_run *r = pastpicker_selected(&ab->picker);
+  int column = ab->picker.column;
+  if (!r)
+    return;
+  if (d->ab_run && d->ab_arm == column) {
+    snprintf(ab->status, sizeof ab->status, "the %s arm is running: pick the other column",
+             column == AB_MTP ? "MTP" : "off");
+    ab->status_role = THEME_WARNING;
+    return;
+  }
+  struct st_err err = {{0}};
+  if (abview_load_past(ab, column, r->dir, &err) != 0) {
+    snprintf(ab->status, sizeof ab->status, "%.250s", err.msg);
+    ab->status_role = THEME_ERROR;
+    return;
+  }
+  snprintf(ab->status, sizeof ab->status, "%s column: loaded %.200s", column == AB_MTP ? "MTP" : "off",
+           r->folder);
+  ab->status_role = THEME_OK;
+  ab->column = column;
+  pastpicker_close(&ab->picker);
+}
+
 /* One input event; returns false when the dashboard should close. */
 static bool handle_input(struct dashboard *d, int ch) {
   int key = translate_key(ch);
@@ -335,47 +365,56 @@ static bool handle_input(struct dashboard *d, int ch) {
     }
     if (a == BROWSER_RUN_AB) {
       const struct browser_pair *p = browser_selected_pair(&d->browser);
-      abview_init(&d->ab, p->off, p->spec);
+      if (d->ab_initialised)
+        abview_fini(&d->ab);
+      abview_init(&d->ab, p->off, p->spec, d->results_dir);
+      d->ab_initialised = true;
       d->view = UI_VIEW_AB;
       start_ab_arm(d, AB_OFF);
+      return true;
+    }
+    if (a == BROWSER_LOAD_PAST) {
+      /* the A/B view as it was (its arms and past runs), with the list open */
+      if (!d->ab_initialised) {
+        abview_init(&d->ab, NULL, NULL, d->results_dir);
+        d->ab_initialised = true;
+      }
+      d->view = UI_VIEW_AB;
+      abview_key(&d->ab, 'L', &d->layout);
       return true;
     }
     return a != BROWSER_QUIT;
   }
   if (d->view == UI_VIEW_AB) {
+    enum abview_action a = ABVIEW_NONE;
     if (ch == KEY_MOUSE)
+      a = wheel ? abview_wheel(&d->ab, &d->layout, mouse_x, mouse_y, wheel)
+                : abview_click(&d->ab, &d->layout, mouse_x, mouse_y);
+    else
+      a = abview_key(&d->ab, key, &d->layout);
+    switch (a) {
+    case ABVIEW_LOAD_PAST:
+      load_past(d);
       return true;
-    if (d->ab.help_shown) {
-      d->ab.help_shown = false;
+    case ABVIEW_BACK:
+      d->view = UI_VIEW_BROWSER;
       return true;
-    }
-    if (d->ab.confirm_quit) {
-      d->ab.confirm_quit = false;
-      if (key != 'y' && key != 'Y')
-        return true;
+    case ABVIEW_QUIT:
+      return false;
+    case ABVIEW_STOP_AND_QUIT:
       stop_ab(d);
       return false;
+    default:
+      return true;
     }
-    if (key == 'q' || key == 'Q') {
-      if (!d->ab_run)
-        return false;
-      d->ab.confirm_quit = true;
-    } else if (key == '?') {
-      d->ab.help_shown = true;
-    } else if (key == 'b') {
-      if (d->ab_run) {
-        snprintf(d->ab.status, sizeof d->ab.status, "an arm is still running: q stops it");
-        d->ab.status_role = THEME_WARNING;
-      } else {
-        d->view = UI_VIEW_BROWSER;
-      }
-    }
-    return true;
   }
-  if (ch == KEY_MOUSE)
-    return true;
   struct runview_command cmd;
-  enum runview_action a = runview_key(&d->rv, key, &cmd);
+  enum runview_action a = RUNVIEW_NONE;
+  if (ch == KEY_MOUSE)
+    a = wheel ? runview_wheel(&d->rv, &d->layout, mouse_x, mouse_y, wheel)
+              : runview_click(&d->rv, &d->layout, mouse_x, mouse_y, &cmd);
+  else
+    a = runview_key(&d->rv, key, &cmd);
   switch (a) {
   case RUNVIEW_SET_CONCURRENCY:
   case RUNVIEW_RESTART_WITH:
@@ -405,7 +444,7 @@ int tui_run(const struct tui_options *opts) {
     return 2;
   }
   char note[512] = "";
-  struct dashboard d = {.view = UI_VIEW_BROWSER};
+  struct dashboard d = {.view = UI_VIEW_BROWSER, .results_dir = opts->results_dir};
   d.set = load_recipes(opts, note, sizeof note, &err);
   if (!d.set) {
     fprintf(stderr, "servetop: %s\n", err.msg);
@@ -454,6 +493,7 @@ int tui_run(const struct tui_options *opts) {
     }
     if (poll_ab(&d))
       dirty = true;
+    d.ab.running = d.ab_run != NULL;
     if (dirty) {
       if (d.view == UI_VIEW_RUN)
         runview_render(&d.rv, &d.grid, &d.layout, d.gl);
@@ -489,6 +529,8 @@ int tui_run(const struct tui_options *opts) {
   endwin();
 
   ui_grid_fini(&d.grid);
+  if (d.ab_initialised)
+    abview_fini(&d.ab);
   browser_fini(&d.browser);
   recipe_set_free(d.set);
   theme_fini(&theme);

@@ -11,6 +11,7 @@ struct tui_options {
   const char *configs_dir;     /* servetop recipes; NULL = bundled */
   const char *inferencex_dir;  /* an InferenceX checkout, or NULL */
   bool ascii;                  /* ASCII boxes and charts even in a UTF-8 locale */
+  const char *results_dir;     /* run folders: where runs go and L looks; NULL = XDG data dir/runs */
 };
 
 /* Runs the dashboard until the user quits; returns the exit status (130

@@ -10,6 +10,10 @@
 
 #include "ui_util.h"
 
+#define PAST_DIR TEST_DATA_DIR "/ui/past"
+#define PAST_OFF PAST_DIR "/20261201-040000-qwen3.5-fp8-h200-sglang-off"
+#define PAST_MTP PAST_DIR "/20261130-050000-qwen3.5-fp8-h200-sglang-mtp"
+
 static struct recipe_set *set;
 static struct abview ab;
 
@@ -67,7 +71,7 @@ static void setup(void) {
   ck_assert_int_eq(recipe_set_diag_count(set), 0);
   const struct recipe *off = recipe_set_at(set, 0), *mtp = recipe_set_twin(set, off);
   ck_assert_ptr_nonnull(mtp);
-  abview_init(&ab, off, mtp);
+  abview_init(&ab, off, mtp, PAST_DIR);
   const double off_tok[] = {1000, 1800}, off_tpot[] = {10, 20};
   const double mtp_tok[] = {1850, 3000}, mtp_tpot[] = {5, 10};
   play_arm(&ab.arm[AB_OFF], off_tok, off_tpot, 0);
@@ -75,6 +79,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
+  abview_fini(&ab);
   recipe_set_free(set);
 }
 
@@ -172,7 +177,8 @@ START_TEST(help_and_quit_prompt) {
 END_TEST
 
 START_TEST(an_arm_not_loaded_says_so) {
-  abview_init(&ab, recipe_set_at(set, 0), NULL);
+  abview_fini(&ab);
+  abview_init(&ab, recipe_set_at(set, 0), NULL, NULL);
   char *f = render(80, 24, true);
   assert_has(f, "not loaded");
   assert_has(f, "no finished sweep point yet");
@@ -196,6 +202,140 @@ START_TEST(xy_chart_draws_a_line) {
 }
 END_TEST
 
+
+/* Two past runs, one per column: the rows, ratios and curve come from their
+ * result files (the off run is a sweep over conc 4 and 8, MTP one point). */
+static void load_both_past(void) {
+  struct st_err err = {{0}};
+  abview_fini(&ab);
+  abview_init(&ab, NULL, NULL, PAST_DIR);
+  ck_assert_msg(abview_load_past(&ab, AB_OFF, PAST_OFF, &err) == 0, "%s", err.msg);
+  ck_assert_msg(abview_load_past(&ab, AB_MTP, PAST_MTP, &err) == 0, "%s", err.msg);
+}
+
+START_TEST(past_runs_fill_both_columns) {
+  load_both_past();
+  struct ab_row rows[16];
+  abview_rows(&ab, rows, 16);
+  /* automatic: the highest concurrency of each (8 and 8) */
+  ck_assert_int_eq(abview_past_result(&ab, AB_OFF)->max_concurrency, 8);
+  ck_assert(fabs(rows[0].value[AB_OFF] - 17635.98879669475) < 1e-6);
+  ck_assert(fabs(rows[0].value[AB_MTP] - 24398.333593815543) < 1e-6);
+  ck_assert(fabs(rows[3].value[AB_MTP] - 1000.0 / 0.29213076419672135) < 1e-6);
+  ck_assert(fabs(rows[4].value[AB_OFF] - 1.749946) < 1e-9);        /* TTFT p50 */
+  ck_assert(rows[9].value[AB_MTP] == 8563448);                     /* KV tokens */
+  char *f = render(100, 32, true);
+  assert_has(f, "off · qwen3.5-fp8-h200-sglang");
+  assert_has(f, "MTP · qwen3.5-fp8-h200-sglang-mtp");
+  assert_has(f, "past run · conc 8 · 2 points");
+  assert_has(f, "1.38×"); /* 24398 / 17636 */
+  assert_has(f, ">    8        17.6k");
+  free(f);
+  /* the curve: tok/s per GPU (tp 8 from recipe.json) against tok/s/user */
+  double x[8], y[8];
+  ck_assert_uint_eq(abview_curve(&ab, AB_OFF, x, y, 8), 2);
+  ck_assert(fabs(x[0] - 4000) < 1e-6 && fabs(y[0] - 1250) < 1e-6);
+  ck_assert(fabs(y[1] - 17635.98879669475 / 8) < 1e-6);
+  ck_assert_uint_eq(abview_curve(&ab, AB_MTP, x, y, 8), 1);
+}
+END_TEST
+
+START_TEST(past_concurrency_steps) {
+  load_both_past();
+  ck_assert_int_eq(abview_key(&ab, '[', NULL), ABVIEW_REDRAW);
+  ck_assert_int_eq(ab.shown_conc, 4);
+  ck_assert_int_eq(abview_past_result(&ab, AB_OFF)->max_concurrency, 4);
+  ck_assert_int_eq(abview_past_result(&ab, AB_MTP)->max_concurrency, 8); /* nearest it has */
+  struct ab_row rows[16];
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 10000);
+  abview_key(&ab, '[', NULL); /* stays on the lowest */
+  ck_assert_int_eq(ab.shown_conc, 4);
+  abview_key(&ab, ']', NULL);
+  ck_assert_int_eq(ab.shown_conc, 8);
+  /* the wheel over the columns steps too; a click on a past point shows it */
+  struct ui_layout l;
+  ui_layout_compute(100, 32, UI_VIEW_AB, &l);
+  struct ui_rect a = l.slot[UI_SLOT_ARM_A];
+  ck_assert_int_eq(abview_wheel(&ab, &l, a.x + 2, a.y + 2, -3), ABVIEW_REDRAW);
+  ck_assert_int_eq(ab.shown_conc, 4);
+  char *f = render(100, 32, true);
+  /* find the conc 8 line of the off column's point list and click it */
+  struct ui_grid g;
+  ui_grid_init(&g, 100, 32);
+  abview_render(&ab, &g, &l, ui_glyphs_get(true));
+  int y8 = -1;
+  for (int y = a.y; y < a.y + a.h && y8 < 0; y++) {
+    char *row = ui_grid_row_alloc(&g, y);
+    if (strstr(row, "     8        17.6k"))
+      y8 = y;
+    free(row);
+  }
+  ui_grid_fini(&g);
+  free(f);
+  ck_assert_int_ge(y8, 0);
+  ab.column = AB_MTP;
+  ck_assert_int_eq(abview_click(&ab, &l, a.x + 3, y8), ABVIEW_REDRAW);
+  ck_assert_int_eq(ab.shown_conc, 8);
+  ck_assert_int_eq(ab.column, AB_OFF);
+  /* x clears the selected column's past run */
+  ck_assert_int_eq(abview_key(&ab, 'x', &l), ABVIEW_REDRAW);
+  ck_assert(!ab.past[AB_OFF].loaded);
+  ck_assert_int_eq(abview_key(&ab, 'x', &l), ABVIEW_NONE);
+}
+END_TEST
+
+START_TEST(past_run_beside_a_live_arm) {
+  struct st_err err = {{0}};
+  ck_assert_int_eq(abview_load_past(&ab, AB_MTP, PAST_MTP, &err), 0);
+  struct ab_row rows[16];
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 1800); /* live, last point */
+  ck_assert(fabs(rows[0].value[AB_MTP] - 24398.333593815543) < 1e-6);
+  /* loading again replaces it; a bad folder leaves the column as it was */
+  ck_assert_int_eq(abview_load_past(&ab, AB_MTP, PAST_DIR "/not-a-run", &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "not-a-run"));
+  ck_assert(ab.past[AB_MTP].loaded);
+}
+END_TEST
+
+START_TEST(keys_open_the_list_and_load) {
+  struct ui_layout l;
+  ui_layout_compute(80, 24, UI_VIEW_AB, &l);
+  ck_assert_int_eq(abview_key(&ab, UI_KEY_RIGHT, &l), ABVIEW_REDRAW);
+  ck_assert_int_eq(abview_key(&ab, 'L', &l), ABVIEW_REDRAW);
+  ck_assert(ab.picker.open);
+  ck_assert_int_eq(ab.picker.column, AB_MTP); /* the selected column */
+  ck_assert_uint_eq(ab.picker.list.n, 2);
+  char *f = render(80, 24, true);
+  assert_has(f, "Load a past run into the A/B view");
+  free(f);
+  ck_assert_int_eq(abview_key(&ab, '?', &l), ABVIEW_REDRAW);
+  f = render(80, 24, true);
+  for (size_t i = 0; i < pastpicker_key_help_count; i++)
+    assert_has(f, pastpicker_key_help[i].what);
+  free(f);
+  abview_key(&ab, 'z', &l); /* closes the help only */
+  ck_assert(ab.picker.open);
+  ck_assert_int_eq(abview_key(&ab, UI_KEY_ENTER, &l), ABVIEW_LOAD_PAST);
+  ck_assert_int_eq(abview_key(&ab, UI_KEY_ESCAPE, &l), ABVIEW_REDRAW);
+  ck_assert(!ab.picker.open);
+  /* b and q: straight away when nothing runs, asked first while an arm runs */
+  ck_assert_int_eq(abview_key(&ab, 'b', &l), ABVIEW_BACK);
+  ck_assert_int_eq(abview_key(&ab, 'q', &l), ABVIEW_QUIT);
+  ab.running = true;
+  ck_assert_int_eq(abview_key(&ab, 'b', &l), ABVIEW_REDRAW);
+  ck_assert_int_eq(abview_key(&ab, 'q', &l), ABVIEW_REDRAW);
+  ck_assert(ab.confirm_quit);
+  ck_assert_int_eq(abview_key(&ab, 'y', &l), ABVIEW_STOP_AND_QUIT);
+  /* a click on the footer's L hint opens the list */
+  ab.running = false;
+  struct ui_rect foot = l.slot[UI_SLOT_FOOTER];
+  ck_assert_int_eq(abview_click(&ab, &l, foot.x + 1, foot.y), ABVIEW_REDRAW);
+  ck_assert(ab.picker.open);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_abview");
   TCase *tc = tcase_create("abview");
@@ -206,6 +346,10 @@ int main(void) {
   tcase_add_test(tc, an_arm_not_loaded_says_so);
   tcase_add_test(tc, help_and_quit_prompt);
   tcase_add_test(tc, xy_chart_draws_a_line);
+  tcase_add_test(tc, past_runs_fill_both_columns);
+  tcase_add_test(tc, past_concurrency_steps);
+  tcase_add_test(tc, past_run_beside_a_live_arm);
+  tcase_add_test(tc, keys_open_the_list_and_load);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -315,6 +315,86 @@ START_TEST(keys_ask_for_run_commands) {
 }
 END_TEST
 
+
+/* The wheel over the log pane scrolls it back; new lines keep the view on
+ * the same lines; End or a click on the log follows the newest again. */
+START_TEST(log_scrolls_with_the_wheel) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  for (int i = 0; i < 30; i++) {
+    char line[64];
+    snprintf(line, sizeof line, "log line %02d", i);
+    snap_log_tail_push(&s.log, line);
+  }
+  runview_push(&rv, &s);
+  struct ui_layout l;
+  ui_layout_compute(100, 32, UI_VIEW_RUN, &l);
+  struct ui_rect log = l.slot[UI_SLOT_LOG];
+  ck_assert(ui_rect_visible(log));
+  char *f = render(&rv, 100, 32, true);
+  assert_has(f, "log line 29");
+  free(f);
+  ck_assert_int_eq(runview_wheel(&rv, &l, log.x + 2, log.y + 1, -3), RUNVIEW_REDRAW);
+  ck_assert_int_eq(rv.log_back, 3);
+  f = render(&rv, 100, 32, true);
+  assert_has(f, "Server log · 3 lines back (End: newest)");
+  assert_has(f, "log line 26");
+  ck_assert_ptr_null(strstr(f, "log line 29"));
+  free(f);
+  /* outside the log the wheel does nothing */
+  struct ui_rect lat = l.slot[UI_SLOT_LATENCY];
+  ck_assert_int_eq(runview_wheel(&rv, &l, lat.x + 1, lat.y + 1, -3), RUNVIEW_NONE);
+  /* two new lines: still the same last line on screen */
+  snap_log_tail_push(&s.log, "log line 30");
+  snap_log_tail_push(&s.log, "log line 31");
+  runview_push(&rv, &s);
+  ck_assert_int_eq(rv.log_back, 5);
+  /* scrolled past the oldest: clamped when drawn */
+  runview_wheel(&rv, &l, log.x + 2, log.y + 1, -300);
+  f = render(&rv, 100, 32, true);
+  assert_has(f, "Decode batch"); /* the oldest line kept */
+  free(f);
+  struct runview_command cmd;
+  ck_assert_int_eq(runview_click(&rv, &l, log.x + 2, log.y + 1, &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(rv.log_back, 0);
+  ck_assert_int_eq(runview_key(&rv, UI_KEY_PAGE_UP, &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(rv.log_back, 5);
+  ck_assert_int_eq(runview_key(&rv, UI_KEY_END, &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(rv.log_back, 0);
+}
+END_TEST
+
+/* A click on a footer key presses it: "+" of "+/-", "?" of "? help". */
+START_TEST(footer_clicks_press_keys) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  runview_push(&rv, &s);
+  struct ui_layout l;
+  ui_layout_compute(100, 32, UI_VIEW_RUN, &l);
+  struct ui_rect f = l.slot[UI_SLOT_FOOTER];
+  struct runview_command cmd;
+  ck_assert_int_eq(runview_click(&rv, &l, f.x, f.y, &cmd), RUNVIEW_SET_CONCURRENCY);
+  ck_assert_int_eq(cmd.conc, 32);
+  ck_assert_int_eq(runview_click(&rv, &l, f.x + 2, f.y, &cmd), RUNVIEW_SET_CONCURRENCY);
+  ck_assert_int_eq(cmd.conc, 8);
+  ck_assert_int_eq(runview_click(&rv, &l, f.x + 1, f.y, &cmd), RUNVIEW_NONE); /* the '/' */
+  char *frame = render(&rv, 100, 32, true);
+  const char *help = strstr(frame, "? help");
+  ck_assert_ptr_nonnull(help);
+  const char *line = help;
+  while (line > frame && line[-1] != '\n')
+    line--;
+  int col = ui_text_cells(line) - ui_text_cells(help);
+  free(frame);
+  ck_assert_int_eq(runview_click(&rv, &l, col + 3, f.y, &cmd), RUNVIEW_REDRAW);
+  ck_assert(rv.help_shown);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_runview");
   TCase *tc = tcase_create("runview");
@@ -324,6 +404,8 @@ int main(void) {
   tcase_add_test(tc, frame_200x50_and_unknowns);
   tcase_add_test(tc, finished_run_says_how);
   tcase_add_test(tc, keys_ask_for_run_commands);
+  tcase_add_test(tc, log_scrolls_with_the_wheel);
+  tcase_add_test(tc, footer_clicks_press_keys);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,331 @@
+/* Past runs: listing run folders from their manifests, and the picker. */
+#include "pastruns.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ui_util.h"
+
+char *pastruns_default_dir_alloc(void) {
+  char *data = path_data_dir_alloc();
+  char *dir = path_join_alloc(data, "runs");
+  free(data);
+  return dir;
+}
+
+static char *json_str_dup(const cJSON *obj, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return xstrdup(cJSON_IsString(v) ? v->valuestring : "");
+}
+
+/* Reads the few manifest fields the list shows; false when dir is not a run
+ * folder (no manifest, or not JSON). The results themselves are read later,
+ * by run_compare_side_load(), only for the run that is loaded. */
+static bool read_manifest(const char *dir, const char *folder, struct past_run *out) {
+  char *path = path_join_alloc(dir, "manifest.json");
+  char *text = path_exists(path) ? file_read_all(path, NULL, NULL) : NULL;
+  free(path);
+  if (!text)
+    return false;
+  cJSON *m = cJSON_Parse(text);
+  free(text);
+  if (!cJSON_IsObject(m)) {
+    cJSON_Delete(m);
+    return false;
+  }
+  out->dir = xstrdup(dir);
+  out->folder = xstrdup(folder);
+  out->recipe = json_str_dup(m, "recipe");
+  out->label = json_str_dup(m, "label");
+  out->spec_label = json_str_dup(m, "spec_decoding_label");
+  out->status = json_str_dup(m, "status");
+  const cJSON *started = cJSON_GetObjectItemCaseSensitive(m, "started_unix_s");
+  out->started_unix_s = cJSON_IsNumber(started) ? started->valuedouble : 0;
+  const cJSON *results = cJSON_GetObjectItemCaseSensitive(m, "results");
+  out->n_points = cJSON_IsArray(results) ? cJSON_GetArraySize(results) : 0;
+  cJSON_Delete(m);
+  return true;
+}
+
+static int newest_first(const void *pa, const void *pb) {
+  const struct past_run *a = pa, *b = pb;
+  if (a->started_unix_s != b->started_unix_s)
+    return a->started_unix_s < b->started_unix_s ? 1 : -1;
+  return strcmp(b->folder, a->folder); /* folder names start with the UTC time */
+}
+
+int pastruns_scan(const char *dir, struct past_run_list *out, struct st_err *err) {
+  memset(out, 0, sizeof *out);
+  DIR *d = opendir(dir);
+  if (!d) {
+    if (errno == ENOENT)
+      return 0;
+    return err_setf(err, "%s: %s", dir, strerror(errno));
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    char *sub = path_join_alloc(dir, e->d_name);
+    struct stat sb;
+    struct past_run r = {0};
+    if (stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode) && read_manifest(sub, e->d_name, &r)) {
+      out->runs = xreallocarray(out->runs, out->n + 1, sizeof *out->runs);
+      out->runs[out->n++] = r;
+    }
+    free(sub);
+  }
+  closedir(d);
+  if (out->n > 1)
+    qsort(out->runs, out->n, sizeof *out->runs, newest_first);
+  return 0;
+}
+
+void pastruns_free(struct past_run_list *list) {
+  for (size_t i = 0; i < list->n; i++) {
+    struct past_run *r = &list->runs[i];
+    free(r->dir);
+    free(r->folder);
+    free(r->recipe);
+    free(r->label);
+    free(r->spec_label);
+    free(r->status);
+  }
+  free(list->runs);
+  memset(list, 0, sizeof *list);
+}
+
+const char *pastruns_fmt_date(double unix_s, char *buf, size_t n) {
+  time_t t = (time_t)unix_s;
+  struct tm tm_utc;
+  if (unix_s <= 0 || !gmtime_r(&t, &tm_utc) || strftime(buf, n, "%Y-%m-%d %H:%M", &tm_utc) == 0)
+    snprintf(buf, n, "-");
+  return buf;
+}
+
+/* ---------------------------------------------------------------- picker */
+
+const struct ui_key_help pastpicker_key_help[] = {
+    {"Up/Down k/j", "select a past run"},
+    {"PgUp/PgDn Home/End", "page, first / last run"},
+    {"Tab Left/Right h/l", "which column it goes into: off or MTP"},
+    {"o / m", "into the off / the MTP column"},
+    {"Enter", "load the selected run into that column"},
+    {"Esc q", "close the list"},
+    {"mouse", "click selects (again: loads); wheel scrolls"},
+};
+const size_t pastpicker_key_help_count = ST_ARRAY_LEN(pastpicker_key_help);
+
+void pastpicker_open(struct pastpicker *p, const char *dir, int column) {
+  pastruns_free(&p->list);
+  p->open = true;
+  snprintf(p->dir, sizeof p->dir, "%s", dir);
+  p->error[0] = '\0';
+  p->selected = 0;
+  p->top = 0;
+  p->column = column == 1 ? 1 : 0;
+  struct st_err err = {{0}};
+  if (pastruns_scan(dir, &p->list, &err) != 0)
+    snprintf(p->error, sizeof p->error, "%.250s", err.msg);
+}
+
+void pastpicker_close(struct pastpicker *p) {
+  pastruns_free(&p->list);
+  p->open = false;
+}
+
+const struct past_run *pastpicker_selected(const struct pastpicker *p) {
+  return p->selected < p->list.n ? &p->list.runs[p->selected] : NULL;
+}
+
+struct ui_rect pastpicker_box(int cols, int rows) {
+  int w = cols - 4 < 120 ? cols - 4 : 120;
+  int h = rows - 4;
+  return (struct ui_rect){(cols - w) / 2, (rows - h) / 2, w, h};
+}
+
+/* Inside the box: the folder line, the column switch, the header, the rows,
+ * and a hint line at the bottom. */
+enum { PICK_DIR_Y = 0, PICK_COLUMN_Y = 1, PICK_HEADER_Y = 2, PICK_ROWS_Y = 3 };
+
+static int visible_rows(int cols, int rows) {
+  struct ui_rect in = ui_rect_inner(pastpicker_box(cols, rows));
+  int n = in.h - PICK_ROWS_Y - 1;
+  return n > 1 ? n : 1;
+}
+
+static void select_row(struct pastpicker *p, long row, int cols, int rows) {
+  if (p->list.n == 0)
+    return;
+  if (row < 0)
+    row = 0;
+  if (row >= (long)p->list.n)
+    row = (long)p->list.n - 1;
+  p->selected = (size_t)row;
+  size_t vis = (size_t)visible_rows(cols, rows);
+  if (p->selected < p->top)
+    p->top = p->selected;
+  if (p->selected >= p->top + vis)
+    p->top = p->selected - vis + 1;
+}
+
+enum pastpicker_action pastpicker_key(struct pastpicker *p, int key, int cols, int rows) {
+  long page = visible_rows(cols, rows);
+  long sel = (long)p->selected;
+  switch (key) {
+  case UI_KEY_ESCAPE:
+  case 'q':
+  case 'Q':
+    pastpicker_close(p);
+    return PASTPICKER_CLOSE;
+  case UI_KEY_UP:
+  case 'k': select_row(p, sel - 1, cols, rows); break;
+  case UI_KEY_DOWN:
+  case 'j': select_row(p, sel + 1, cols, rows); break;
+  case UI_KEY_PAGE_UP: select_row(p, sel - page, cols, rows); break;
+  case UI_KEY_PAGE_DOWN: select_row(p, sel + page, cols, rows); break;
+  case UI_KEY_HOME: select_row(p, 0, cols, rows); break;
+  case UI_KEY_END: select_row(p, (long)p->list.n, cols, rows); break;
+  case UI_KEY_TAB: p->column = !p->column; break;
+  case UI_KEY_LEFT:
+  case 'h':
+  case 'o': p->column = 0; break;
+  case UI_KEY_RIGHT:
+  case 'l':
+  case 'm': p->column = 1; break;
+  case UI_KEY_ENTER: return pastpicker_selected(p) ? PASTPICKER_LOAD : PASTPICKER_NONE;
+  default: return PASTPICKER_NONE;
+  }
+  return PASTPICKER_REDRAW;
+}
+
+/* Columns of the switch line: "into column:  off   MTP" (see render). */
+enum { SWITCH_OFF_X = 15, SWITCH_MTP_X = 21, SWITCH_W = 5 };
+
+enum pastpicker_action pastpicker_click(struct pastpicker *p, int cols, int rows, int x, int y) {
+  struct ui_rect box = pastpicker_box(cols, rows);
+  if (!ui_rect_contains(box, x, y)) {
+    pastpicker_close(p);
+    return PASTPICKER_CLOSE;
+  }
+  struct ui_rect in = ui_rect_inner(box);
+  int rel_x = x - in.x, rel_y = y - in.y;
+  if (rel_y == PICK_COLUMN_Y) {
+    if (rel_x >= SWITCH_OFF_X && rel_x < SWITCH_OFF_X + SWITCH_W)
+      p->column = 0;
+    else if (rel_x >= SWITCH_MTP_X && rel_x < SWITCH_MTP_X + SWITCH_W)
+      p->column = 1;
+    else
+      return PASTPICKER_NONE;
+    return PASTPICKER_REDRAW;
+  }
+  int row = rel_y - PICK_ROWS_Y;
+  if (row < 0 || row >= visible_rows(cols, rows) || p->top + (size_t)row >= p->list.n)
+    return PASTPICKER_NONE;
+  size_t idx = p->top + (size_t)row;
+  if (idx == p->selected)
+    return PASTPICKER_LOAD;
+  p->selected = idx;
+  return PASTPICKER_REDRAW;
+}
+
+enum pastpicker_action pastpicker_wheel(struct pastpicker *p, int cols, int rows, int lines) {
+  size_t vis = (size_t)visible_rows(cols, rows);
+  size_t max_top = p->list.n > vis ? p->list.n - vis : 0;
+  long top = (long)p->top + lines;
+  p->top = top < 0 ? 0 : (size_t)top > max_top ? max_top : (size_t)top;
+  /* the selection stays on screen */
+  if (p->selected < p->top)
+    p->selected = p->top;
+  if (p->list.n && p->selected >= p->top + vis)
+    p->selected = p->top + vis - 1;
+  return PASTPICKER_REDRAW;
+}
+
+static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
+               const struct ui_glyphs *gl) {
+  if (x >= x_end)
+    return x;
+  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
+}
+
+static enum theme_role status_role(const char *status) {
+  if (strcmp(status, "ok") == 0)
+    return THEME_OK;
+  if (strcmp(status, "interrupted") == 0 || strcmp(status, "mislabelled") == 0)
+    return THEME_WARNING;
+  return status[0] ? THEME_ERROR : THEME_INACTIVE;
+}
+
+void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, int rows,
+                       const struct ui_glyphs *gl) {
+  struct ui_rect box = pastpicker_box(cols, rows);
+  ui_grid_fill(g, box, THEME_MAIN);
+  ui_box(g, box, "Load a past run into the A/B view", THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  int end = in.x + in.w;
+  int x = put(g, in.x + 1, in.y + PICK_DIR_Y, end, "from ", THEME_INACTIVE, gl);
+  put(g, x, in.y + PICK_DIR_Y, end, p->dir, THEME_MAIN, gl);
+  put(g, in.x + 1, in.y + PICK_COLUMN_Y, end, "into column:", THEME_INACTIVE, gl);
+  put(g, in.x + SWITCH_OFF_X + 1, in.y + PICK_COLUMN_Y, end, "off",
+      p->column == 0 ? THEME_SELECTED : THEME_ARM_OFF, gl);
+  put(g, in.x + SWITCH_MTP_X + 1, in.y + PICK_COLUMN_Y, end, "MTP",
+      p->column == 1 ? THEME_SELECTED : THEME_ARM_MTP, gl);
+  put(g, in.x + SWITCH_MTP_X + SWITCH_W + 2, in.y + PICK_COLUMN_Y, end, "(Tab switches)",
+      THEME_INACTIVE, gl);
+  put(g, in.x + 1, in.y + in.h - 1, end, "Enter loads, Esc closes, ? help", THEME_INACTIVE, gl);
+
+  if (p->error[0]) {
+    put(g, in.x + 1, in.y + PICK_ROWS_Y, end, p->error, THEME_ERROR, gl);
+    return;
+  }
+  if (p->list.n == 0) {
+    put(g, in.x + 1, in.y + PICK_ROWS_Y, end, "no run folders here yet (servetop run writes them)",
+        THEME_INACTIVE, gl);
+    return;
+  }
+  static const struct ui_table_col head[] = {
+      {"date (UTC)", 17, false}, {"status", 12, false}, {"pts", 4, true},
+      {"spec", 5, false},        {"label", 6, false},   {"recipe", 60, false},
+  };
+  int hx = in.x + 2;
+  for (size_t c = 0; c < ST_ARRAY_LEN(head); c++) {
+    int pad = head[c].align_right ? head[c].width - ui_text_cells(head[c].header) : 0;
+    put(g, hx + pad, in.y + PICK_HEADER_Y, end, head[c].header, THEME_HEADER, gl);
+    hx += head[c].width + 1;
+  }
+  int vis = visible_rows(cols, rows);
+  for (int i = 0; i < vis && p->top + (size_t)i < p->list.n; i++) {
+    size_t idx = p->top + (size_t)i;
+    const struct past_run *r = &p->list.runs[idx];
+    int y = in.y + PICK_ROWS_Y + i;
+    bool sel = idx == p->selected;
+    if (sel)
+      ui_grid_fill(g, (struct ui_rect){in.x, y, in.w, 1}, THEME_SELECTED);
+    char date[32], pts[16];
+    snprintf(pts, sizeof pts, "%d", r->n_points);
+    const char *cells[] = {pastruns_fmt_date(r->started_unix_s, date, sizeof date),
+                           r->status[0] ? r->status : "-", pts,
+                           r->spec_label[0] ? r->spec_label : "-", r->label[0] ? r->label : "-",
+                           r->recipe[0] ? r->recipe : r->folder};
+    int cx = in.x + 2;
+    put(g, in.x, y, end, sel ? ">" : " ", sel ? THEME_SELECTED : THEME_MAIN, gl);
+    for (size_t c = 0; c < ST_ARRAY_LEN(head) && cx < end; c++) {
+      enum theme_role role = sel ? THEME_SELECTED : c == 1 ? status_role(r->status) : THEME_MAIN;
+      int w = head[c].width < end - cx ? head[c].width : end - cx;
+      if (head[c].align_right) {
+        int len = ui_text_cells(cells[c]);
+        ui_grid_text(g, cx + (len < w ? w - len : 0), y, w, cells[c], role, gl->braille);
+      } else {
+        ui_grid_text(g, cx, y, w, cells[c], role, gl->braille);
+      }
+      cx += head[c].width + 1;
+    }
+  }
+}

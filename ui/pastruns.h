@@ -1,0 +1,86 @@
+/* ui past runs: the run folders under a results directory (what
+ * `servetop run` and the dashboard leave behind), listed newest first from
+ * their manifest.json, and the picker that loads one into a column of the
+ * A/B view. Listing reads files; the picker's keys, mouse and drawing are
+ * pure, so they are unit-tested on fixture folders without ncurses. */
+#ifndef SERVETOP_UI_PASTRUNS_H
+#define SERVETOP_UI_PASTRUNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "layout.h"
+#include "widgets.h"
+
+struct st_err;
+
+/* One run folder, as its manifest describes it. */
+struct past_run {
+  char *dir;            /* full path of the run folder */
+  char *folder;         /* its last component ("20261201-044210-qwen3.5-...-mtp") */
+  char *recipe;         /* "" when the manifest has none */
+  char *label;          /* --label / "off" / "mtp" / "ab"; "" when none */
+  char *spec_label;     /* "mtp", "none", ...; "" when unknown */
+  char *status;         /* "ok", "interrupted", ...; "" when unknown */
+  double started_unix_s; /* 0 when unknown */
+  int n_points;         /* entries in manifest "results" */
+};
+
+struct past_run_list {
+  struct past_run *runs;
+  size_t n;
+};
+
+/* The default results directory: <XDG data dir>/runs, as `servetop run`. Heap. */
+char *pastruns_default_dir_alloc(void);
+
+/* Lists the run folders directly under dir (those with a readable
+ * manifest.json; others are skipped), newest first. A missing dir is an
+ * empty list, not an error; -1 with err only when dir exists but cannot be
+ * read. */
+int pastruns_scan(const char *dir, struct past_run_list *out, struct st_err *err);
+void pastruns_free(struct past_run_list *list);
+
+/* "2026-12-01 04:42" (UTC) or "-" when unknown. */
+const char *pastruns_fmt_date(double unix_s, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- picker */
+struct pastpicker {
+  bool open;
+  struct past_run_list list;  /* owned */
+  char dir[512];              /* where it looked */
+  char error[256];            /* scan error, shown instead of the list */
+  size_t selected;
+  size_t top;                 /* first row shown */
+  int column;                 /* 0 = off column, 1 = MTP column */
+};
+
+enum pastpicker_action {
+  PASTPICKER_NONE,
+  PASTPICKER_REDRAW,
+  PASTPICKER_CLOSE,   /* cancelled */
+  PASTPICKER_LOAD,    /* load pastpicker_selected() into column */
+};
+
+/* Opens the picker on dir: scans it, selects the newest run, keeps column. */
+void pastpicker_open(struct pastpicker *p, const char *dir, int column);
+void pastpicker_close(struct pastpicker *p);
+const struct past_run *pastpicker_selected(const struct pastpicker *p);
+
+/* Where the picker box goes on a cols x rows screen (centred). */
+struct ui_rect pastpicker_box(int cols, int rows);
+
+enum pastpicker_action pastpicker_key(struct pastpicker *p, int key, int cols, int rows);
+/* A click on a row selects it; a click on the selected row loads it; a click
+ * on the "off" / "MTP" switch picks the column. Outside the box: close. */
+enum pastpicker_action pastpicker_click(struct pastpicker *p, int cols, int rows, int x, int y);
+enum pastpicker_action pastpicker_wheel(struct pastpicker *p, int cols, int rows, int lines);
+
+void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, int rows,
+                       const struct ui_glyphs *gl);
+
+/* The picker's keys, for the help overlay and the docs. */
+extern const struct ui_key_help pastpicker_key_help[];
+extern const size_t pastpicker_key_help_count;
+
+#endif
