@@ -714,10 +714,14 @@ static int list_dir(const char *dir, const char *suffix, char ***out, size_t *n,
   return 0;
 }
 
-int recipe_set_add_configs_dir(struct recipe_set *set, const char *dir, struct st_err *err) {
+/* Loads every file of dir whose name ends in suffix (sorted); a file that
+ * cannot be read becomes a diagnostic, not a failure. Returns the file count,
+ * or -1 when dir cannot be listed. */
+static int load_dir_files(struct recipe_set *set, const char *dir, const char *suffix, bool native,
+                          struct st_err *err) {
   char **names = NULL;
   size_t n = 0;
-  if (list_dir(dir, ".yaml", &names, &n, err) < 0)
+  if (list_dir(dir, suffix, &names, &n, err) < 0)
     return -1;
   for (size_t i = 0; i < n; i++) {
     char *path = path_join_alloc(dir, names[i]);
@@ -727,35 +731,23 @@ int recipe_set_add_configs_dir(struct recipe_set *set, const char *dir, struct s
     if (!data)
       set_diag(set, path, 0, 0, NULL, "%s", ferr.msg);
     else
-      load_doc(set, path, data, len, true);
+      load_doc(set, path, data, len, native);
     free(data);
     free(path);
   }
   strv_free(names, n);
-  return 0;
+  return (int)n;
+}
+
+int recipe_set_add_configs_dir(struct recipe_set *set, const char *dir, struct st_err *err) {
+  return load_dir_files(set, dir, ".yaml", true, err) < 0 ? -1 : 0;
 }
 
 int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err *err) {
-  char **names = NULL;
-  size_t n = 0;
-  if (list_dir(dir, "-master.yaml", &names, &n, err) < 0)
+  int n = load_dir_files(set, dir, "-master.yaml", false, err);
+  if (n < 0)
     return -1;
-  if (n == 0) {
-    strv_free(names, n);
+  if (n == 0)
     return err_setf(err, "%s: no *-master.yaml files", dir);
-  }
-  for (size_t i = 0; i < n; i++) {
-    char *path = path_join_alloc(dir, names[i]);
-    size_t len;
-    struct st_err ferr;
-    char *data = file_read_all(path, &len, &ferr);
-    if (!data)
-      set_diag(set, path, 0, 0, NULL, "%s", ferr.msg);
-    else
-      load_doc(set, path, data, len, false);
-    free(data);
-    free(path);
-  }
-  strv_free(names, n);
   return 0;
 }
