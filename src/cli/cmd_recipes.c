@@ -24,26 +24,9 @@ struct source_opts {
 /* Loads the set the options name; NULL (message printed) on a usage error. */
 static struct recipe_set *load_source(const char *cmd, const struct source_opts *o) {
   struct st_err err;
-  if (o->configs_dir && o->inferencex_dir) {
-    fprintf(stderr, "servetop %s: --configs and --inferencex are exclusive\n", cmd);
-    return NULL;
-  }
-  struct recipe_set *set = recipe_set_new();
-  int rc;
-  if (o->inferencex_dir) {
-    rc = recipe_set_add_inferencex(set, o->inferencex_dir, &err);
-  } else if (o->configs_dir) {
-    rc = recipe_set_add_configs_dir(set, o->configs_dir, &err);
-  } else {
-    char *dir = recipe_bundled_dir_alloc(&err);
-    rc = dir ? recipe_set_add_configs_dir(set, dir, &err) : -1;
-    free(dir);
-  }
-  if (rc < 0) {
+  struct recipe_set *set = recipe_set_load_source(o->configs_dir, o->inferencex_dir, &err);
+  if (!set)
     fprintf(stderr, "servetop %s: %s\n", cmd, err.msg);
-    recipe_set_free(set);
-    return NULL;
-  }
   return set;
 }
 

@@ -100,27 +100,10 @@ static const char run_description[] =
   }
 
 static struct recipe_set *load_recipes(const struct run_opts *o) {
-  struct st_err err = {{0}};
-  if (o->configs_dir && o->inferencex_dir) {
-    fprintf(stderr, "servetop run: --configs and --inferencex are exclusive\n");
-    return NULL;
-  }
-  struct recipe_set *set = recipe_set_new();
-  int rc;
-  if (o->inferencex_dir) {
-    rc = recipe_set_add_inferencex(set, o->inferencex_dir, &err);
-  } else if (o->configs_dir) {
-    rc = recipe_set_add_configs_dir(set, o->configs_dir, &err);
-  } else {
-    char *dir = recipe_bundled_dir_alloc(&err);
-    rc = dir ? recipe_set_add_configs_dir(set, dir, &err) : -1;
-    free(dir);
-  }
-  if (rc != 0) {
+  struct st_err err;
+  struct recipe_set *set = recipe_set_load_source(o->configs_dir, o->inferencex_dir, &err);
+  if (!set)
     fprintf(stderr, "servetop run: %s\n", err.msg);
-    recipe_set_free(set);
-    return NULL;
-  }
   return set;
 }
 

@@ -132,6 +132,12 @@ void recipe_set_add_master_buffer(struct recipe_set *set, const char *display_na
  * <exe dir>/../share/servetop/configs, ./configs — the first that exists.
  * Returns the directory (heap string) or NULL with err set. */
 char *recipe_bundled_dir_alloc(struct st_err *err);
+/* The set a command line names: an InferenceX checkout, a folder of servetop
+ * recipe files, or (both NULL) the bundled recipes. Giving both is an error.
+ * Returns a new set (load problems of single files are its diagnostics) or
+ * NULL with err set when the source itself cannot be loaded. */
+struct recipe_set *recipe_set_load_source(const char *configs_dir, const char *inferencex_dir,
+                                          struct st_err *err);
 
 /* ---------------------------------------------------------------- queries */
 size_t recipe_set_count(const struct recipe_set *set);

@@ -235,3 +235,27 @@ char *recipe_bundled_dir_alloc(struct st_err *err) {
                 "<exe>/../share/servetop/configs, ./configs); use --configs DIR");
   return NULL;
 }
+
+struct recipe_set *recipe_set_load_source(const char *configs_dir, const char *inferencex_dir,
+                                          struct st_err *err) {
+  if (configs_dir && inferencex_dir) {
+    err_setf(err, "--configs and --inferencex are exclusive");
+    return NULL;
+  }
+  struct recipe_set *set = recipe_set_new();
+  int rc;
+  if (inferencex_dir) {
+    rc = recipe_set_add_inferencex(set, inferencex_dir, err);
+  } else if (configs_dir) {
+    rc = recipe_set_add_configs_dir(set, configs_dir, err);
+  } else {
+    char *dir = recipe_bundled_dir_alloc(err);
+    rc = dir ? recipe_set_add_configs_dir(set, dir, err) : -1;
+    free(dir);
+  }
+  if (rc != 0) {
+    recipe_set_free(set);
+    return NULL;
+  }
+  return set;
+}
