@@ -383,6 +383,25 @@ static enum point_end drive_load(struct run *run, const struct lg_config *cfg, b
   return end;
 }
 
+/* The reference's rule, as `servetop bench` applies it: a point where more
+ * than 5% of the requests failed fails the run (its result is kept). */
+static enum point_end check_failure_rate(const struct lg_result *result, int conc,
+                                         struct st_err *err) {
+  size_t n_failed = 0;
+  enum lg_failure first = LG_OK;
+  for (size_t i = 0; i < result->n_records; i++) {
+    if (result->records[i].failure == LG_OK)
+      continue;
+    if (n_failed++ == 0)
+      first = (enum lg_failure)result->records[i].failure;
+  }
+  if (n_failed * 20 <= result->n_records)
+    return POINT_DONE;
+  err_setf(err, "%zu of %zu requests failed at concurrency %d (first: %s), more than 5%%; "
+           "result saved", n_failed, result->n_records, conc, lg_failure_name(first));
+  return POINT_REQUESTS_FAILED;
+}
+
 static enum point_end measure_point(struct run *run, int point_index, const struct point_plan *p,
                                     struct st_err *err) {
   char url[256], base_url[128];
@@ -514,6 +533,8 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
                                       .gpu_series = run->gpu_series};
     if (run_files_write_point(run, json, &extras, err) != 0)
       end = POINT_FAILED;
+    else if (end == POINT_DONE)
+      end = check_failure_rate(&result, p->conc, err);
     free(json);
     results_metrics_fini(&m);
   }
@@ -642,6 +663,7 @@ static enum run_status status_after_point(struct run *run, enum point_end end,
   case POINT_SERVER_DIED:
     return server_died_status(run, "mid-run");
   case POINT_FAILED:
+  case POINT_REQUESTS_FAILED:
     break;
   }
   enum run_status status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_ERROR;

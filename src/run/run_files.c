@@ -15,6 +15,7 @@ const char *run_point_end_name(enum point_end end) {
   case POINT_SERVER_DIED: return "server_died";
   case POINT_RESTART: return "restarted";
   case POINT_FAILED: return "failed";
+  case POINT_REQUESTS_FAILED: return "requests_failed";
   }
   return "?";
 }

@@ -28,7 +28,16 @@ struct run_server_info {
 };
 
 /* How a point's load ended. */
-enum point_end { POINT_DONE, POINT_STOPPED, POINT_SERVER_DIED, POINT_RESTART, POINT_FAILED };
+/* POINT_REQUESTS_FAILED: measured and saved, but more than 5% of the
+ * requests failed (the reference's rule, as `servetop bench`). */
+enum point_end {
+  POINT_DONE,
+  POINT_STOPPED,
+  POINT_SERVER_DIED,
+  POINT_RESTART,
+  POINT_FAILED,
+  POINT_REQUESTS_FAILED
+};
 const char *run_point_end_name(enum point_end end);
 
 /* One result file written, as recorded in the manifest. */
