@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -459,6 +460,7 @@ struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *e
       err_setf(err, "launcher: cannot open server log %s: %s", opts->log_path, strerror(errno));
       goto fail;
     }
+    fchmod(log_fd, 0644); /* as the result files: readable whatever the umask */
   }
   devnull_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   /* The life channel is a socket pair so a stop command sent after the
