@@ -3,12 +3,27 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* This binary by its path, so the recorded command can be run again and a
+ * wrapper of this process (valgrind) launches servetop, not itself;
+ * /proc/self/exe when the path is gone (binary replaced or deleted). */
+static char *self_exe_alloc(void) {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n > 0) {
+    path[n] = '\0';
+    if (path[0] == '/' && access(path, X_OK) == 0)
+      return xstrdup(path);
+  }
+  return xstrdup("/proc/self/exe");
+}
 
 const char *launch_engine_name(enum launch_engine engine) {
   switch (engine) {
@@ -170,7 +185,13 @@ int launch_cmd_build(struct launch_cmd *cmd, const struct launch_target *t, stru
     launch_cmd_add_arg(cmd, t->model);
     break;
   case LAUNCH_ENGINE_SIM:
-    launch_cmd_add_arg(cmd, t->servetop_exe ? t->servetop_exe : "/proc/self/exe");
+    if (t->servetop_exe) {
+      launch_cmd_add_arg(cmd, t->servetop_exe);
+    } else {
+      char *self = self_exe_alloc();
+      launch_cmd_add_arg(cmd, self);
+      free(self);
+    }
     launch_cmd_add_arg(cmd, "sim");
     break;
   }

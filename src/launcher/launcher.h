@@ -79,7 +79,7 @@ struct launch_target {
   const char *host;               /* NULL = 127.0.0.1 */
   int port;                       /* required, > 0 (see launch_pick_free_port) */
   const char *gpus;               /* "0,1" -> CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES; NULL = leave */
-  const char *servetop_exe;       /* sim only: the servetop binary; NULL = /proc/self/exe */
+  const char *servetop_exe;       /* sim only: the servetop binary; NULL = this one (its path) */
 };
 
 /* Fills cmd (initialised by the caller) with the engine's command line. Any

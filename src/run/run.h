@@ -31,7 +31,7 @@ struct run_config {
   enum launch_engine engine;
   const char *results_dir;      /* base folder; NULL = XDG data dir /runs */
   const char *label;            /* folder suffix and result tag ("mtp", "off"); NULL = none */
-  const char *servetop_exe;     /* for the sim engine; NULL = /proc/self/exe */
+  const char *servetop_exe;     /* for the sim engine; NULL = this binary (its path) */
   int conc;                     /* > 0: one point at this concurrency */
   bool sweep;                   /* every point of the recipe's sweep (server kept up) */
   char *const *overrides;       /* "KEY=VALUE" knob overrides (--set), applied in order */
