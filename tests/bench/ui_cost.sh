@@ -29,6 +29,7 @@ WORK=$(mktemp -d)
 tm() { tmux -L "servetop-ui-cost-$$" "$@"; }
 cleanup() {
   tm kill-server 2>/dev/null || true
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-cost-$$"  # tmux leaves its socket file
   rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM

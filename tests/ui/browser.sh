@@ -11,7 +11,11 @@ command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
 SESSION=browser
 RUN=0   # each start gets its own tmux server: a dying one cannot be reused
 tm() { tmux -L "servetop-ui-$$-$RUN" "$@"; }
-cleanup() { tm kill-server 2>/dev/null || true; }
+# tmux leaves its socket file behind after kill-server
+cleanup() {
+  tm kill-server 2>/dev/null || true
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-$$-$RUN"
+}
 trap cleanup EXIT INT TERM
 
 fail() {

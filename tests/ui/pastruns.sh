@@ -12,7 +12,11 @@ command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
 
 SESSION=past
 tm() { tmux -L "servetop-ui-past-$$" "$@"; }
-cleanup() { tm kill-server 2>/dev/null || true; }
+# tmux leaves its socket file behind after kill-server
+cleanup() {
+  tm kill-server 2>/dev/null || true
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-past-$$"
+}
 trap cleanup EXIT INT TERM
 
 screen() { tm capture-pane -p -t "$SESSION"; }

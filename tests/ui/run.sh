@@ -15,6 +15,7 @@ tm() { tmux -L "servetop-ui-run-$$" "$@"; }
 server_pid=""
 cleanup() {
   tm kill-server 2>/dev/null || true
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-run-$$"  # tmux leaves its socket file
   # the dashboard must have stopped it; never leave one behind either way
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid" 2>/dev/null || true
