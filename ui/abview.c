@@ -17,7 +17,7 @@ void abview_init(struct abview *ab, const struct recipe *off, const struct recip
   ab->recipe[AB_OFF] = off;
   ab->recipe[AB_MTP] = mtp;
   ab->status_role = THEME_MAIN;
-  char *dflt = results_dir ? NULL : pastruns_default_dir_alloc();
+  char *dflt = results_dir ? NULL : run_default_results_dir_alloc();
   snprintf(ab->results_dir, sizeof ab->results_dir, "%s", results_dir ? results_dir : dflt);
   free(dflt);
 }

@@ -38,7 +38,7 @@ struct abview {
 };
 
 /* off / mtp may be NULL (a view filled only from past runs); results_dir is
- * where L looks for run folders (NULL: pastruns_default_dir_alloc()). Call
+ * where L looks for run folders (NULL: run_default_results_dir_alloc()). Call
  * abview_fini() before initialising the same view again. */
 void abview_init(struct abview *ab, const struct recipe *off, const struct recipe *mtp,
                  const char *results_dir);

@@ -1,105 +1,12 @@
-/* Past runs: listing run folders from their manifests, and the picker. */
+/* Past runs: the picker over the run module's list of run folders. */
 #include "pastruns.h"
 
-#include <cjson/cJSON.h>
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "ui_util.h"
-
-char *pastruns_default_dir_alloc(void) {
-  char *data = path_data_dir_alloc();
-  char *dir = path_join_alloc(data, "runs");
-  free(data);
-  return dir;
-}
-
-static char *json_str_dup(const cJSON *obj, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  return xstrdup(cJSON_IsString(v) ? v->valuestring : "");
-}
-
-/* Reads the few manifest fields the list shows; false when dir is not a run
- * folder (no manifest, or not JSON). The results themselves are read later,
- * by run_compare_side_load(), only for the run that is loaded. */
-static bool read_manifest(const char *dir, const char *folder, struct past_run *out) {
-  char *path = path_join_alloc(dir, "manifest.json");
-  char *text = path_exists(path) ? file_read_all(path, NULL, NULL) : NULL;
-  free(path);
-  if (!text)
-    return false;
-  cJSON *m = cJSON_Parse(text);
-  free(text);
-  if (!cJSON_IsObject(m)) {
-    cJSON_Delete(m);
-    return false;
-  }
-  out->dir = xstrdup(dir);
-  out->folder = xstrdup(folder);
-  out->recipe = json_str_dup(m, "recipe");
-  out->label = json_str_dup(m, "label");
-  out->spec_label = json_str_dup(m, "spec_decoding_label");
-  out->status = json_str_dup(m, "status");
-  const cJSON *started = cJSON_GetObjectItemCaseSensitive(m, "started_unix_s");
-  out->started_unix_s = cJSON_IsNumber(started) ? started->valuedouble : 0;
-  const cJSON *results = cJSON_GetObjectItemCaseSensitive(m, "results");
-  out->n_points = cJSON_IsArray(results) ? cJSON_GetArraySize(results) : 0;
-  cJSON_Delete(m);
-  return true;
-}
-
-static int newest_first(const void *pa, const void *pb) {
-  const struct past_run *a = pa, *b = pb;
-  if (a->started_unix_s != b->started_unix_s)
-    return a->started_unix_s < b->started_unix_s ? 1 : -1;
-  return strcmp(b->folder, a->folder); /* folder names start with the UTC time */
-}
-
-int pastruns_scan(const char *dir, struct past_run_list *out, struct st_err *err) {
-  memset(out, 0, sizeof *out);
-  DIR *d = opendir(dir);
-  if (!d) {
-    if (errno == ENOENT)
-      return 0;
-    return err_setf(err, "%s: %s", dir, strerror(errno));
-  }
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.')
-      continue;
-    char *sub = path_join_alloc(dir, e->d_name);
-    struct stat sb;
-    struct past_run r = {0};
-    if (stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode) && read_manifest(sub, e->d_name, &r)) {
-      out->runs = xreallocarray(out->runs, out->n + 1, sizeof *out->runs);
-      out->runs[out->n++] = r;
-    }
-    free(sub);
-  }
-  closedir(d);
-  if (out->n > 1)
-    qsort(out->runs, out->n, sizeof *out->runs, newest_first);
-  return 0;
-}
-
-void pastruns_free(struct past_run_list *list) {
-  for (size_t i = 0; i < list->n; i++) {
-    struct past_run *r = &list->runs[i];
-    free(r->dir);
-    free(r->folder);
-    free(r->recipe);
-    free(r->label);
-    free(r->spec_label);
-    free(r->status);
-  }
-  free(list->runs);
-  memset(list, 0, sizeof *list);
-}
 
 const char *pastruns_fmt_date(double unix_s, char *buf, size_t n) {
   time_t t = (time_t)unix_s;
@@ -123,7 +30,7 @@ const struct ui_key_help pastpicker_key_help[] = {
 const size_t pastpicker_key_help_count = ST_ARRAY_LEN(pastpicker_key_help);
 
 void pastpicker_open(struct pastpicker *p, const char *dir, int column) {
-  pastruns_free(&p->list);
+  run_summary_list_free(&p->list);
   p->open = true;
   snprintf(p->dir, sizeof p->dir, "%s", dir);
   p->error[0] = '\0';
@@ -131,16 +38,16 @@ void pastpicker_open(struct pastpicker *p, const char *dir, int column) {
   p->top = 0;
   p->column = column == 1 ? 1 : 0;
   struct st_err err = {{0}};
-  if (pastruns_scan(dir, &p->list, &err) != 0)
+  if (run_list_past(dir, &p->list, &err) != 0)
     snprintf(p->error, sizeof p->error, "%.250s", err.msg);
 }
 
 void pastpicker_close(struct pastpicker *p) {
-  pastruns_free(&p->list);
+  run_summary_list_free(&p->list);
   p->open = false;
 }
 
-const struct past_run *pastpicker_selected(const struct pastpicker *p) {
+const struct run_summary *pastpicker_selected(const struct pastpicker *p) {
   return p->selected < p->list.n ? &p->list.runs[p->selected] : NULL;
 }
 
@@ -303,7 +210,7 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
   int vis = visible_rows(cols, rows);
   for (int i = 0; i < vis && p->top + (size_t)i < p->list.n; i++) {
     size_t idx = p->top + (size_t)i;
-    const struct past_run *r = &p->list.runs[idx];
+    const struct run_summary *r = &p->list.runs[idx];
     int y = in.y + PICK_ROWS_Y + i;
     bool sel = idx == p->selected;
     if (sel)

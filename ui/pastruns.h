@@ -1,8 +1,6 @@
-/* ui past runs: the run folders under a results directory (what
- * `servetop run` and the dashboard leave behind), listed newest first from
- * their manifest.json, and the picker that loads one into a column of the
- * A/B view. Listing reads files; the picker's keys, mouse and drawing are
- * pure, so they are unit-tested on fixture folders without ncurses. */
+/* ui past runs: the picker that loads a past run folder (listed by the run
+ * module, run_list_past) into a column of the A/B view. The picker's keys,
+ * mouse and drawing are pure, so they are unit-tested without ncurses. */
 #ifndef SERVETOP_UI_PASTRUNS_H
 #define SERVETOP_UI_PASTRUNS_H
 
@@ -10,36 +8,10 @@
 #include <stddef.h>
 
 #include "layout.h"
+#include "run/run.h"
 #include "widgets.h"
 
 struct st_err;
-
-/* One run folder, as its manifest describes it. */
-struct past_run {
-  char *dir;            /* full path of the run folder */
-  char *folder;         /* its last component ("20261201-044210-qwen3.5-...-mtp") */
-  char *recipe;         /* "" when the manifest has none */
-  char *label;          /* --label / "off" / "mtp" / "ab"; "" when none */
-  char *spec_label;     /* "mtp", "none", ...; "" when unknown */
-  char *status;         /* "ok", "interrupted", ...; "" when unknown */
-  double started_unix_s; /* 0 when unknown */
-  int n_points;         /* entries in manifest "results" */
-};
-
-struct past_run_list {
-  struct past_run *runs;
-  size_t n;
-};
-
-/* The default results directory: <XDG data dir>/runs, as `servetop run`. Heap. */
-char *pastruns_default_dir_alloc(void);
-
-/* Lists the run folders directly under dir (those with a readable
- * manifest.json; others are skipped), newest first. A missing dir is an
- * empty list, not an error; -1 with err only when dir exists but cannot be
- * read. */
-int pastruns_scan(const char *dir, struct past_run_list *out, struct st_err *err);
-void pastruns_free(struct past_run_list *list);
 
 /* "2026-12-01 04:42" (UTC) or "-" when unknown. */
 const char *pastruns_fmt_date(double unix_s, char *buf, size_t n);
@@ -47,7 +19,7 @@ const char *pastruns_fmt_date(double unix_s, char *buf, size_t n);
 /* ---------------------------------------------------------------- picker */
 struct pastpicker {
   bool open;
-  struct past_run_list list;  /* owned */
+  struct run_summary_list list;  /* owned */
   char dir[512];              /* where it looked */
   char error[256];            /* scan error, shown instead of the list */
   size_t selected;
@@ -65,7 +37,7 @@ enum pastpicker_action {
 /* Opens the picker on dir: scans it, selects the newest run, keeps column. */
 void pastpicker_open(struct pastpicker *p, const char *dir, int column);
 void pastpicker_close(struct pastpicker *p);
-const struct past_run *pastpicker_selected(const struct pastpicker *p);
+const struct run_summary *pastpicker_selected(const struct pastpicker *p);
 
 /* Where the picker box goes on a cols x rows screen (centred). */
 struct ui_rect pastpicker_box(int cols, int rows);

@@ -317,7 +317,7 @@ static void run_command(struct dashboard *d, enum runview_action action,
  * being measured right now. */
 static void load_past(struct dashboard *d) {
   struct abview *ab = &d->ab;
-  const struct past_run *r = pastpicker_selected(&ab->picker);
+  const struct run_summary *r = pastpicker_selected(&ab->picker);
   int column = ab->picker.column;
   if (!r)
     return;

@@ -141,4 +141,31 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
 int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **script_out,
                           struct st_err *err);
 
+/* ---------------------------------------------------------------- past runs
+ * The run folders that `servetop run` and the dashboard leave under a results
+ * directory, as their manifest.json describes them. */
+struct run_summary {
+  char *dir;             /* full path of the run folder */
+  char *folder;          /* its last component ("20261201-044210-qwen3.5-...-mtp") */
+  char *recipe;          /* "" when the manifest has none */
+  char *label;           /* --label / "off" / "mtp" / "ab"; "" when none */
+  char *spec_label;      /* "mtp", "none", ...; "" when unknown */
+  char *status;          /* "ok", "interrupted", ...; "" when unknown */
+  double started_unix_s; /* 0 when unknown */
+  int n_points;          /* result files listed in the manifest */
+};
+
+struct run_summary_list {
+  struct run_summary *runs;
+  size_t n;
+};
+
+/* The default results directory, <XDG data dir>/servetop/runs (heap string). */
+char *run_default_results_dir_alloc(void);
+/* Lists the run folders directly under dir (those with a readable
+ * manifest.json; others are skipped), newest first. A missing dir is an
+ * empty list; -1 with err only when dir exists but cannot be read. */
+int run_list_past(const char *dir, struct run_summary_list *out, struct st_err *err);
+void run_summary_list_free(struct run_summary_list *list);
+
 #endif

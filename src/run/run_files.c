@@ -29,12 +29,8 @@ static void sanitize_name(const char *in, char *out, size_t out_bytes) {
 }
 
 int run_files_make_dir(struct run *run, struct st_err *err) {
-  char *base = run->cfg.results_dir ? xstrdup(run->cfg.results_dir) : NULL;
-  if (!base) {
-    char *data = path_data_dir_alloc();
-    base = path_join_alloc(data, "runs");
-    free(data);
-  }
+  char *base = run->cfg.results_dir ? xstrdup(run->cfg.results_dir)
+                                     : run_default_results_dir_alloc();
   if (path_mkdir_p(base, 0755, err) != 0) {
     free(base);
     return -1;

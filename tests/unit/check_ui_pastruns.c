@@ -15,11 +15,11 @@
 #define MTP_FOLDER "20261130-050000-qwen3.5-fp8-h200-sglang-mtp"
 
 START_TEST(scan_lists_run_folders_newest_first) {
-  struct past_run_list list;
+  struct run_summary_list list;
   struct st_err err = {{0}};
-  ck_assert_int_eq(pastruns_scan(PAST_DIR, &list, &err), 0);
+  ck_assert_int_eq(run_list_past(PAST_DIR, &list, &err), 0);
   ck_assert_uint_eq(list.n, 2); /* not-a-run has no manifest */
-  const struct past_run *a = &list.runs[0], *b = &list.runs[1];
+  const struct run_summary *a = &list.runs[0], *b = &list.runs[1];
   ck_assert_str_eq(a->folder, OFF_FOLDER);
   ck_assert_str_eq(a->recipe, "qwen3.5-fp8-h200-sglang");
   ck_assert_str_eq(a->label, "off");
@@ -33,18 +33,18 @@ START_TEST(scan_lists_run_folders_newest_first) {
   char date[32];
   ck_assert_str_eq(pastruns_fmt_date(b->started_unix_s, date, sizeof date), "2026-12-01 04:33");
   ck_assert_str_eq(pastruns_fmt_date(0, date, sizeof date), "-");
-  pastruns_free(&list);
+  run_summary_list_free(&list);
 }
 END_TEST
 
 START_TEST(scan_of_a_missing_dir_is_empty) {
-  struct past_run_list list;
+  struct run_summary_list list;
   struct st_err err = {{0}};
-  ck_assert_int_eq(pastruns_scan(PAST_DIR "/no-such-dir", &list, &err), 0);
+  ck_assert_int_eq(run_list_past(PAST_DIR "/no-such-dir", &list, &err), 0);
   ck_assert_uint_eq(list.n, 0);
-  pastruns_free(&list);
+  run_summary_list_free(&list);
   /* a file where a folder should be is an error that names it */
-  ck_assert_int_eq(pastruns_scan(PAST_DIR "/not-a-run/notes.txt", &list, &err), -1);
+  ck_assert_int_eq(run_list_past(PAST_DIR "/not-a-run/notes.txt", &list, &err), -1);
   ck_assert_ptr_nonnull(strstr(err.msg, "notes.txt"));
 }
 END_TEST
