@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,11 +321,14 @@ void launch_log_state_init(struct launch_log_state *st) {
 
 static void recompute_kv_total(struct launch_log_state *st) {
   int64_t sum = 0;
+  /* Log text is outside input: absurd values saturate instead of overflowing. */
   for (int i = 0; i < st->n_kv_tags_; i++)
-    sum += st->kv_per_tag_[i];
+    if (__builtin_add_overflow(sum, st->kv_per_tag_[i], &sum))
+      sum = st->kv_per_tag_[i] < 0 ? INT64_MIN : INT64_MAX;
   /* As InferenceX: one tagged line with dp_size=N stands for N ranks. */
-  if (st->n_kv_tags_ == 1 && st->kv_tags_[0][0] && st->dp_size > 1)
-    sum *= st->dp_size;
+  if (st->n_kv_tags_ == 1 && st->kv_tags_[0][0] && st->dp_size > 1 &&
+      __builtin_mul_overflow(sum, (int64_t)st->dp_size, &sum))
+    sum = st->kv_per_tag_[0] < 0 ? INT64_MIN : INT64_MAX;
   st->max_total_num_tokens = sum;
   st->max_total_num_tokens_valid = st->n_kv_tags_ > 0;
 }

@@ -183,6 +183,27 @@ START_TEST(state_sums_kv_capacity_over_ranks_and_dp) {
 }
 END_TEST
 
+/* Found by fuzz_launcher_log: huge capacities on several ranks, or one times
+ * dp_size, saturate instead of overflowing int64. */
+START_TEST(state_kv_capacity_saturates) {
+  struct launch_log_state st;
+  struct launch_log_record r;
+  launch_log_state_init(&st);
+  launch_log_parse_line("[t TP0] max_total_num_tokens=8000000000000000000", &r);
+  launch_log_state_add(&st, &r, 1);
+  launch_log_parse_line("[t TP1] max_total_num_tokens=5000000000000000000", &r);
+  launch_log_state_add(&st, &r, 2);
+  ck_assert(st.max_total_num_tokens == INT64_MAX);
+
+  launch_log_state_init(&st);
+  launch_log_parse_line("[t] server_args=ServerArgs(dp_size=8)", &r);
+  launch_log_state_add(&st, &r, 1);
+  launch_log_parse_line("[t DP0 TP0] max_total_num_tokens=4000000000000000000", &r);
+  launch_log_state_add(&st, &r, 2);
+  ck_assert(st.max_total_num_tokens == INT64_MAX);
+}
+END_TEST
+
 START_TEST(state_tracks_load_and_spec) {
   struct launch_log_state st;
   struct launch_log_record r;
@@ -227,6 +248,7 @@ int main(void) {
   tcase_add_test(tc, vllm_lines);
   tcase_add_test(tc, garbage_and_partial_lines);
   tcase_add_test(tc, state_sums_kv_capacity_over_ranks_and_dp);
+  tcase_add_test(tc, state_kv_capacity_saturates);
   tcase_add_test(tc, state_tracks_load_and_spec);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
