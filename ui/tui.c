@@ -139,25 +139,11 @@ static int load_theme(const char *name, struct theme *t, struct st_err *err) {
 
 static struct recipe_set *load_recipes(const struct tui_options *o, char *note, size_t note_n,
                                        struct st_err *err) {
-  struct recipe_set *set = recipe_set_new();
-  int rc = 0;
-  if (o->inferencex_dir) {
-    rc = recipe_set_add_inferencex(set, o->inferencex_dir, err);
-  } else if (o->configs_dir) {
-    rc = recipe_set_add_configs_dir(set, o->configs_dir, err);
-  } else {
-    struct st_err why;
-    char *dir = recipe_bundled_dir_alloc(&why);
-    if (dir) {
-      rc = recipe_set_add_configs_dir(set, dir, err);
-      free(dir);
-    } else {
-      snprintf(note, note_n, "no bundled recipes: %.400s", why.msg);
-    }
-  }
-  if (rc != 0) {
-    recipe_set_free(set);
-    return NULL;
+  struct recipe_set *set = recipe_set_load_source(o->configs_dir, o->inferencex_dir, err);
+  if (!set && !o->configs_dir && !o->inferencex_dir) {
+    /* No bundled recipes: an empty browser that says why, not no dashboard. */
+    snprintf(note, note_n, "no bundled recipes: %.400s", err->msg);
+    set = recipe_set_new();
   }
   return set;
 }
