@@ -373,6 +373,7 @@ static void handle_record(struct launcher *l, const struct sup_record *rec) {
 }
 
 static void *reader_main(void *arg) {
+  pthread_setname_np(pthread_self(), "st-server-log"); /* shows in top -H and /proc */
   struct launcher *l = arg;
   struct sbuf pending = {0};
   struct sbuf rec_buf = {0};

@@ -629,6 +629,7 @@ static bool worker_done(struct lg_worker *w) {
 }
 
 static void *worker_main(void *arg) {
+  pthread_setname_np(pthread_self(), "st-loadgen"); /* shows in top -H and /proc */
   struct lg_worker *w = arg;
   struct lg_run *run = w->run;
   enum { MAX_EVENTS = 256 };

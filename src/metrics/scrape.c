@@ -256,6 +256,7 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
 }
 
 static void *scraper_main(void *arg) {
+  pthread_setname_np(pthread_self(), "st-scrape"); /* shows in top -H and /proc */
   struct sig_scraper *s = arg;
   scrape_once(s, true);
   pthread_mutex_lock(&s->mu);

@@ -672,6 +672,7 @@ static enum run_status status_after_point(struct run *run, enum point_end end,
 }
 
 static void *run_main(void *arg) {
+  pthread_setname_np(pthread_self(), "st-run"); /* shows in top -H and /proc */
   struct run *run = arg;
   struct st_err err = {{0}};
   const struct recipe *r = run->cfg.recipe;

@@ -146,6 +146,7 @@ struct ready_wait {
 };
 
 static void *ready_wait_main(void *arg) {
+  pthread_setname_np(pthread_self(), "st-ready-wait"); /* shows in top -H and /proc */
   struct ready_wait *w = arg;
   w->rc = launcher_wait_ready(w->launcher, w->timeout_ms, &w->err);
   atomic_store(&w->done, true);

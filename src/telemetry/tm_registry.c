@@ -233,6 +233,7 @@ int tm_sample_now(struct tm_sampler *tm, struct tm_snapshot *out, struct st_err 
 }
 
 static void *sampler_main(void *arg) {
+  pthread_setname_np(pthread_self(), "st-telemetry"); /* shows in top -H and /proc */
   struct tm_sampler *tm = arg;
   /* Signals belong to the main thread. */
   sigset_t all;
