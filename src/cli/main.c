@@ -26,11 +26,13 @@ static const struct subcommand subcommands[] = {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: servetop [--theme NAME] [--configs DIR | --inferencex DIR]\n"
+          "usage: servetop [--theme NAME] [--configs DIR | --inferencex DIR] [--results DIR] [--ascii]\n"
           "       servetop <command> [options]   (servetop <command> --help)\n"
           "\n"
           "Without a command, servetop opens the dashboard on the bundled recipes;\n"
           "where no GPU server can run, recipes run against the simulated server.\n"
+          "--theme: default, light, high-contrast, mono or a .theme path; --results: run\n"
+          "folders (default $XDG_DATA_HOME/servetop/runs); --ascii: ASCII boxes and charts.\n"
           "\ncommands:\n");
   for (size_t i = 0; i < ST_ARRAY_LEN(subcommands); i++)
     fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
