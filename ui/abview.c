@@ -403,14 +403,8 @@ static void render_footer(const struct abview *ab, struct ui_grid *g, struct ui_
 
 void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout *l,
                    const struct ui_glyphs *gl) {
-  ui_grid_clear(g);
-  if (l->too_small) {
-    char msg[96];
-    snprintf(msg, sizeof msg, "terminal %dx%d is too small: servetop needs %dx%d", l->cols, l->rows,
-             UI_MIN_COLS, UI_MIN_ROWS);
-    ui_grid_text(g, 0, 0, l->cols, msg, THEME_WARNING, gl->braille);
+  if (!ui_frame_begin(g, l, gl))
     return;
-  }
   struct ui_rect h = l->slot[UI_SLOT_HEADER];
   ui_grid_fill(g, h, THEME_HEADER);
   char head[256];

@@ -820,14 +820,8 @@ static void render_footer(struct browser *b, struct ui_grid *g, const struct ui_
 
 void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
                     const struct ui_glyphs *gl) {
-  ui_grid_clear(g);
-  if (l->too_small) {
-    char msg[96];
-    snprintf(msg, sizeof msg, "terminal %dx%d is too small: servetop needs %dx%d", l->cols, l->rows,
-             UI_MIN_COLS, UI_MIN_ROWS);
-    ui_grid_text(g, 0, 0, l->cols, msg, THEME_WARNING, gl->braille);
+  if (!ui_frame_begin(g, l, gl))
     return;
-  }
   render_header(b, g, l, gl);
   render_list(b, g, l, gl);
   render_detail(b, g, l, gl);

@@ -1,6 +1,7 @@
 /* Screen layout as a pure function of size and view. */
 #include "layout.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const slot_names[UI_SLOT_COUNT] = {
@@ -109,4 +110,15 @@ void ui_layout_compute(int cols, int rows, enum ui_view view, struct ui_layout *
   default:  /* not a view: header and footer only */
     break;
   }
+}
+
+bool ui_frame_begin(struct ui_grid *g, const struct ui_layout *l, const struct ui_glyphs *gl) {
+  ui_grid_clear(g);
+  if (!l->too_small)
+    return true;
+  char msg[96];
+  snprintf(msg, sizeof msg, "terminal %dx%d is too small: servetop needs %dx%d", l->cols, l->rows,
+           UI_MIN_COLS, UI_MIN_ROWS);
+  ui_grid_text(g, 0, 0, l->cols, msg, THEME_WARNING, gl->braille);
+  return false;
 }

@@ -53,5 +53,9 @@ const char *ui_slot_name(enum ui_slot slot);
 bool ui_rect_visible(struct ui_rect r);
 bool ui_rect_contains(struct ui_rect r, int x, int y);
 bool ui_rects_overlap(struct ui_rect a, struct ui_rect b);
+/* Starts a frame of any view: clears the grid and, when the terminal is below
+ * the minimum size, writes the "too small" message. Returns true when the view
+ * has room to draw. */
+bool ui_frame_begin(struct ui_grid *g, const struct ui_layout *l, const struct ui_glyphs *gl);
 
 #endif

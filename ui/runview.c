@@ -553,14 +553,8 @@ static int footer_key_at(int x0, int x) {
 
 void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layout *l,
                     const struct ui_glyphs *gl) {
-  ui_grid_clear(g);
-  if (l->too_small) {
-    char msg[96];
-    snprintf(msg, sizeof msg, "terminal %dx%d is too small: servetop needs %dx%d", l->cols, l->rows,
-             UI_MIN_COLS, UI_MIN_ROWS);
-    ui_grid_text(g, 0, 0, l->cols, msg, THEME_WARNING, gl->braille);
+  if (!ui_frame_begin(g, l, gl))
     return;
-  }
   render_header(rv, g, l->slot[UI_SLOT_HEADER], gl);
   render_progress(rv, g, l->slot[UI_SLOT_PROGRESS], gl);
   render_throughput(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
