@@ -211,9 +211,10 @@ ok "SIGKILL: no result can be written; the supervisor stopped the server, no pro
 
 # ---------------------------------------------------------------- results directory
 # A private mount namespace gives a real full / read-only filesystem; without
-# one (no CAP_SYS_ADMIN), RLIMIT_FSIZE stands in for a full disk and an
-# unprivileged user for a read-only directory.
-if unshare -m true 2>/dev/null; then
+# one (no CAP_SYS_ADMIN, or FAULT_NO_NAMESPACE=1), RLIMIT_FSIZE stands in for a
+# full disk and an unprivileged user (or a 0555 folder) for a read-only one.
+have_ns() { [[ -z ${FAULT_NO_NAMESPACE:-} ]] && unshare -m true 2>/dev/null; }
+if have_ns; then
   mkdir -p "$WORK/full"
   rc=0
   unshare -m bash -c 'mount -t tmpfs -o size=12k tmpfs "$1" && shift && exec "$@"' _ "$WORK/full" \
@@ -236,7 +237,7 @@ ok "disk full ($full_how): exit 1 naming the file and '$full_err', server stoppe
 
 mkdir -p "$WORK/ro"
 rc=0
-if unshare -m true 2>/dev/null; then
+if have_ns; then
   unshare -m bash -c 'mount -t tmpfs -o ro tmpfs "$1" && shift && exec "$@"' _ "$WORK/ro" \
     "$S" run llama8b-h200-sglang "${common[@]}" --results "$WORK/ro/runs" --label ro --conc 2 \
     --num-prompts 8 >"$WORK/ro.out" 2>&1 || rc=$?
@@ -247,6 +248,7 @@ elif [[ $(id -u) != 0 ]]; then
   chmod 0755 "$WORK/ro"
 else
   chmod 0555 "$WORK/ro"
+  chmod 0755 "$WORK" # the unprivileged user must reach the folder
   setpriv --reuid=65534 --regid=65534 --clear-groups "$S" run llama8b-h200-sglang \
     "${common[@]}" --results "$WORK/ro/runs" --label ro --conc 2 --num-prompts 8 \
     >"$WORK/ro.out" 2>&1 || rc=$?
