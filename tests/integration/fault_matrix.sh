@@ -201,6 +201,21 @@ assert_accounted "$D/result-conc2.json" 10 stall
 assert_no_children stall
 ok "stalled stream: run waits; SIGINT saves 4 completed + 2 interrupted + 4 not sent"
 
+# SIGINT while the server is still loading (20 s simulated weight load).
+"$S" run llama8b-h200-sglang "${common[@]}" --label loading --conc 2 --num-prompts 8 \
+  --server-arg=--sim-warmup-ms=20000 >"$WORK/loading.out" 2>&1 &
+BG_PID=$!
+for _ in $(seq 200); do
+  D=$(only_dir loading)
+  [[ -n $D ]] && grep -q "Load weight\|Simulated GPU" "$D/server.log" 2>/dev/null && break
+  sleep 0.05
+done
+stop_bg INT 130 5
+status_is interrupted loading
+grep -q "waiting for the server to be ready" "$D/manifest.json" || fail "loading: message"
+assert_no_children loading
+ok "SIGINT while the server loads: exit 130 at once, server stopped, no result"
+
 start_bg sigkill --conc 2 --num-prompts 400 --osl 256
 owner=$BG_PID
 kill -KILL "$BG_PID"
