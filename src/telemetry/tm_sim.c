@@ -3,14 +3,17 @@
 #include "telemetry/telemetry_internal.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A non-negative number member as bytes; false when absent or not a number. */
+/* A non-negative number member as bytes; false when absent, not a number or
+ * beyond int64 (the body is outside input: no out-of-range conversion). */
 static bool json_bytes(const cJSON *o, const char *key, uint64_t *out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+      v->valuedouble >= 0x1p63)
     return false;
   *out = (uint64_t)llround(v->valuedouble);
   return true;
@@ -42,7 +45,7 @@ int tm_sim_parse(const char *json, struct tm_snapshot *snap, struct st_err *err)
   }
   snap->simulated = true;
   double pid_num = 0;
-  bool have_pid = json_double(root, "pid", &pid_num) && pid_num > 0;
+  bool have_pid = json_double(root, "pid", &pid_num) && pid_num > 0 && pid_num <= INT_MAX;
   snap->procs_listed = have_pid;
   int i = 0;
   const cJSON *item;
@@ -52,8 +55,8 @@ int tm_sim_parse(const char *json, struct tm_snapshot *snap, struct st_err *err)
     struct tm_gpu *g = &snap->gpus[snap->n_gpus];
     memset(g, 0, sizeof *g);
     double index;
-    if (!json_double(item, "index", &index) || index < 0) {
-      rc = err_setf(err, "/sim/gpu_memory: gpus[%d].index: expected a non-negative number", i);
+    if (!json_double(item, "index", &index) || index < 0 || index > INT_MAX) {
+      rc = err_setf(err, "/sim/gpu_memory: gpus[%d].index: expected a non-negative integer", i);
       goto out;
     }
     g->index = (int)index;

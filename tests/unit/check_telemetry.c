@@ -301,6 +301,20 @@ START_TEST(sim_json) {
   ck_assert_int_eq(tm_sim_parse("<html>", s, &err), -1);
   ck_assert_int_eq(tm_sim_parse("{\"simulated\": true, \"gpus\": [{\"name\": \"x\"}]}", s, &err), -1);
   ck_assert_msg(strstr(err.msg, "gpus[0].index"), "%s", err.msg);
+  /* Out-of-range numbers (found by fuzz_telemetry_parsers): refused or
+   * ignored, never converted out of range. */
+  memset(s, 0, sizeof *s);
+  ck_assert_int_eq(tm_sim_parse("{\"simulated\": true, \"gpus\": [{\"index\": 1e10}]}", s, &err),
+                   -1);
+  ck_assert_msg(strstr(err.msg, "gpus[0].index"), "%s", err.msg);
+  memset(s, 0, sizeof *s);
+  ck_assert_int_eq(tm_sim_parse("{\"simulated\": true, \"pid\": 1e12, \"gpus\": [{\"index\": 0, "
+                                "\"used_bytes\": 1e30, \"total_bytes\": 1e9}]}",
+                                s, &err),
+                   0);
+  ck_assert_int_eq(s->n_procs, 0);
+  ck_assert(!(s->gpus[0].valid & TM_GPU_MEM_USED));
+  ck_assert(s->gpus[0].valid & TM_GPU_MEM_TOTAL);
   free(text);
   free(s);
 }
