@@ -224,6 +224,15 @@ BG_PID=
 assert_no_children "SIGKILL (owner $owner)"
 ok "SIGKILL: no result can be written; the supervisor stopped the server, no process left"
 
+# Two servers at once (--ab-parallel: the recipe and its MTP twin).
+start_bg abkill --conc 2 --num-prompts 400 --osl 256 --ab-parallel
+owner=$BG_PID
+kill -KILL "$BG_PID"
+wait "$BG_PID" 2>/dev/null || true
+BG_PID=
+assert_no_children "SIGKILL with --ab-parallel (owner $owner)"
+ok "SIGKILL during an --ab-parallel run: both servers stopped, no process left"
+
 # ---------------------------------------------------------------- results directory
 # A private mount namespace gives a real full / read-only filesystem; without
 # one (no CAP_SYS_ADMIN, or FAULT_NO_NAMESPACE=1), RLIMIT_FSIZE stands in for a
