@@ -4,37 +4,14 @@
 # chat mode sized by calibration, run-scoped acceptance from the server,
 # failures (HTTP 500, malformed SSE, resets) with the > 5% exit rule, and
 # SIGINT saving an interrupted result. Every process is reaped (trap).
-set -u
-SERVETOP=${SERVETOP:?set SERVETOP to the servetop binary}
-WORK=$(mktemp -d)
-PIDS=()
-FAILS=0
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-ok() { echo "ok: $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
+source "$(dirname "$0")/../lib/harness.sh"
 has() { grep -qF -- "$2" "$1"; }          # has FILE TEXT
 lacks() { ! grep -qF -- "$2" "$1"; }
 
-start_sim() { # NAME args...: sets PORT and SIM_PID
+# Every sim of this test: no warmup, one model name.
+start_bench_sim() { # NAME args...
   local name=$1; shift
-  rm -f "$WORK/$name.port"
-  "$SERVETOP" sim --port 0 --sim-port-file "$WORK/$name.port" --skip-server-warmup \
-    --model llama-3.1-8b "$@" 2>"$WORK/$name.log" &
-  SIM_PID=$!
-  PIDS+=("$SIM_PID")
-  for _ in $(seq 200); do
-    [[ -s $WORK/$name.port ]] && break
-    kill -0 "$SIM_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  PORT=$(cat "$WORK/$name.port" 2>/dev/null)
-  [[ -n $PORT ]] || { echo "FAIL: sim $name did not start"; cat "$WORK/$name.log"; exit 1; }
+  start_sim "$name" --skip-server-warmup --model llama-3.1-8b "$@"
 }
 stop_sim() { kill "$SIM_PID" 2>/dev/null; wait "$SIM_PID" 2>/dev/null; }
 
@@ -57,7 +34,7 @@ check "bad backend exits 2" test $? -eq 2
 check "goodput on itl is refused" has "$WORK/bad.err" "invalid metric"
 
 # ---------------------------------------------------------------- result file
-start_sim fixed --sim-fixed-ttft-ms 5 --sim-fixed-tpot-ms 1
+start_bench_sim fixed --sim-fixed-ttft-ms 5 --sim-fixed-tpot-ms 1
 bench "$WORK/r1" --backend vllm --random-input-len 64 --random-output-len 16 --num-prompts 12 \
   --max-concurrency 4 --ignore-eos --num-warmups 8 --save-result --result-dir "$WORK/results" \
   --metadata framework=sglang precision=fp8 --goodput ttft:1000 tpot:100 --request-rate inf
@@ -117,7 +94,7 @@ check "chat prompt sizes within 1% of target (max rel error $err)" \
 stop_sim
 
 # ---------------------------------------------------------------- acceptance
-start_sim spec --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 \
+start_bench_sim spec --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 \
   --speculative-num-draft-tokens 4 --enable-metrics --sim-speed 20 --decode-log-interval 1
 bench "$WORK/spec" --random-input-len 128 --random-output-len 128 --num-prompts 32 \
   --max-concurrency 8 --ignore-eos --save-result --result-filename "$WORK/spec.json"
@@ -129,7 +106,7 @@ check "accept length in summary" has "$WORK/spec.out" "servetop: accept length (
 stop_sim
 
 # ---------------------------------------------------------------- failures
-start_sim h500 --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault http-500=2
+start_bench_sim h500 --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault http-500=2
 bench "$WORK/h500" --random-input-len 16 --random-output-len 4 --num-prompts 10 --ignore-eos \
   --save-result --result-filename "$WORK/h500.json"
 check "50% HTTP 500 exits 1" test "$RC" -eq 1
@@ -137,21 +114,21 @@ check "FAIL line" has "$WORK/h500.err" "FAIL: request failure rate"
 check "result saved before failing" has "$WORK/h500.json" '"http_error": 5'
 stop_sim
 
-start_sim badjson --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault bad-json-after=8
+start_bench_sim badjson --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault bad-json-after=8
 bench "$WORK/badjson" --random-input-len 16 --random-output-len 4 --num-prompts 40 --max-concurrency 1 \
   --ignore-eos --save-result --result-filename "$WORK/badjson.json"
 check "malformed SSE counted" has "$WORK/badjson.json" '"malformed_sse": 32'
 check "malformed run exits 1" test "$RC" -eq 1
 stop_sim
 
-start_sim reset --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault reset-after=39
+start_bench_sim reset --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault reset-after=39
 bench "$WORK/reset" --random-input-len 16 --random-output-len 4 --num-prompts 40 --max-concurrency 1 \
   --ignore-eos --save-result --result-filename "$WORK/reset.json"
 check "one reset (2.5%) exits 0" test "$RC" -eq 0
 check "reset counted" has "$WORK/reset.json" '"transfer_error": 1'
 stop_sim
 
-start_sim stall --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault stall-after=0
+start_bench_sim stall --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault stall-after=0
 bench "$WORK/stall" --random-input-len 16 --random-output-len 4 --num-prompts 2 --ignore-eos \
   --request-timeout 1 --save-result --result-filename "$WORK/stall.json"
 check "stalled requests time out (exit 1)" test "$RC" -eq 1
@@ -159,7 +136,7 @@ check "timeouts counted" has "$WORK/stall.json" '"timeout": 2'
 stop_sim
 
 # ---------------------------------------------------------------- SIGINT
-start_sim slow --sim-fixed-ttft-ms 5 --sim-fixed-tpot-ms 50
+start_bench_sim slow --sim-fixed-ttft-ms 5 --sim-fixed-tpot-ms 50
 "$SERVETOP" bench --model llama-3.1-8b --base-url "http://127.0.0.1:$PORT" --random-input-len 16 \
   --random-output-len 1000 --num-prompts 8 --max-concurrency 2 --ignore-eos --quiet \
   --drain-timeout 0.5 --save-result --result-filename "$WORK/int.json" >"$WORK/int.out" 2>&1 &
@@ -177,8 +154,4 @@ check "interrupted result saved" has "$WORK/int.json" '"interrupted": true'
 check "in-flight requests marked" has "$WORK/int.json" '"interrupted": 2'
 stop_sim
 
-if (( FAILS > 0 )); then
-  echo "$FAILS check(s) failed"
-  exit 1
-fi
-echo "all bench CLI checks passed"
+finish "bench CLI"

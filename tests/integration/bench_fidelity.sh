@@ -6,33 +6,7 @@
 # everything else, so the 256-stream TTFT bounds are widened (and said so); TPOT
 # and ITL keep the 1 ms bound everywhere. docs/bench.md has the numbers measured
 # on an idle 16-core host (within 1 ms at both points).
-set -u
-SERVETOP=${SERVETOP:?set SERVETOP to the servetop binary}
-WORK=$(mktemp -d)
-PIDS=()
-FAILS=0
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-ok() { echo "ok: $*"; }
-
-start_sim() { # args...: sets PORT and SIM_PID
-  rm -f "$WORK/port"
-  "$SERVETOP" sim --port 0 --sim-port-file "$WORK/port" "$@" 2>"$WORK/sim.log" &
-  SIM_PID=$!
-  PIDS+=("$SIM_PID")
-  for _ in $(seq 200); do
-    [[ -s $WORK/port ]] && break
-    kill -0 "$SIM_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  PORT=$(cat "$WORK/port" 2>/dev/null)
-  [[ -n $PORT ]] || { echo "FAIL: sim did not start"; cat "$WORK/sim.log"; exit 1; }
-}
+source "$(dirname "$0")/../lib/harness.sh"
 
 # field FILE LABEL: the value after a summary label ("Mean TTFT (ms):")
 field() { awk -v l="$2" 'index($0, l) == 1 { print $(NF) }' "$1"; }
@@ -53,7 +27,7 @@ if ldd "$SERVETOP" 2>/dev/null | grep -qE 'lib(a|ub|t)san'; then
   echo "note: sanitizer build: timing bounds skipped, counts still checked"
 fi
 
-start_sim --sim-fixed-ttft-ms 50 --sim-fixed-tpot-ms 10 --skip-server-warmup \
+start_sim fidelity --sim-fixed-ttft-ms 50 --sim-fixed-tpot-ms 10 --skip-server-warmup \
   --max-running-requests 1024 --model llama-3.1-8b
 cpus=$(nproc)
 for conc in 1 256; do
@@ -85,8 +59,4 @@ for conc in 1 256; do
   [[ $FAILS == 0 ]] || cat "$out"
 done
 
-if (( FAILS > 0 )); then
-  echo "$FAILS check(s) failed"
-  exit 1
-fi
-echo "all fidelity checks passed"
+finish "fidelity"

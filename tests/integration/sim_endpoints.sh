@@ -3,40 +3,8 @@
 # live server on a free loopback port, fixed-latency exactness (from the
 # server trace), model-mode logs and metrics, faults and bad flags.
 # Every sim started here is killed and reaped (trap).
-set -u
-SERVETOP=${SERVETOP:?set SERVETOP to the servetop binary}
-WORK=$(mktemp -d)
-PIDS=()
-FAILS=0
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../lib/harness.sh"
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-ok() { echo "ok: $*"; }
-check() { # check "description" command...
-  local what=$1; shift
-  if "$@"; then ok "$what"; else fail "$what"; fi
-}
-
-# start_sim NAME args... : starts a sim, waits for its port file, sets PORT and SIM_PID
-start_sim() {
-  local name=$1; shift
-  rm -f "$WORK/$name.port"
-  "$SERVETOP" sim --port 0 --sim-port-file "$WORK/$name.port" "$@" 2>"$WORK/$name.log" &
-  SIM_PID=$!
-  PIDS+=("$SIM_PID")
-  for _ in $(seq 100); do
-    [[ -s $WORK/$name.port ]] && break
-    kill -0 "$SIM_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  PORT=$(cat "$WORK/$name.port" 2>/dev/null)
-  [[ -n $PORT ]] || { fail "$name did not start"; cat "$WORK/$name.log"; exit 1; }
-}
 STOP_RC=0
 # stop_sim PID: SIGTERM, reap, and expect a clean exit (0; sanitizer builds fail on leaks)
 stop_sim() {
