@@ -3,9 +3,11 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 const char *run_point_end_name(enum point_end end) {
@@ -51,11 +53,15 @@ int run_files_make_dir(struct run *run, struct st_err *err) {
       snprintf(leaf + len, sizeof(leaf) - len, "-%d", attempt);
     }
     char *dir = path_join_alloc(base, leaf);
-    if (!path_exists(dir) && path_mkdir_p(dir, 0755, err) == 0) {
+    /* One mkdir: it fails on any existing entry, a (dangling) symlink
+     * planted at the name included, so the folder is always our own. */
+    if (mkdir(dir, 0755) == 0) {
       pthread_mutex_lock(&run->lock);
       snprintf(run->dir, sizeof(run->dir), "%s", dir);
       pthread_mutex_unlock(&run->lock);
       rc = 0;
+    } else if (errno != EEXIST) {
+      err_setf(err, "cannot create directory %s: %s", dir, strerror(errno));
     }
     free(dir);
     if (rc == 0 || (err && err->msg[0]))
