@@ -284,20 +284,24 @@ assert_no_children "read-only"
 ok "read-only results directory: exit 1 before any server starts, directory named"
 
 # ---------------------------------------------------------------- safety
-# Symlinks planted under every run-folder name of the next seconds, pointing
-# at a victim folder: servetop must make its own folder, never write there.
+# Symlinks planted under every run-folder name of the next seconds: the plain
+# name dangling, the "-2" name at a victim folder. servetop must not give up
+# on the dangling one nor write through either: its folder is "-3".
 mkdir -p "$WORK/victim" "$RESULTS"
 now=$(date -u +%s)
 for s in $(seq 0 15); do
-  ln -s "$WORK/victim" "$RESULTS/$(date -u -d "@$((now + s))" +%Y%m%d-%H%M%S)-llama8b-h200-sglang-planted"
+  name=$RESULTS/$(date -u -d "@$((now + s))" +%Y%m%d-%H%M%S)-llama8b-h200-sglang-planted
+  ln -s "$WORK/nowhere" "$name"
+  ln -s "$WORK/victim" "$name-2"
 done
 rc=0
 "$S" run llama8b-h200-sglang "${common[@]}" --label planted --conc 2 --num-prompts 4 \
   >"$WORK/planted.out" 2>&1 || rc=$?
 [[ $rc == 0 ]] || { cat "$WORK/planted.out"; fail "planted symlink: exit $rc"; }
-[[ -z $(ls -A "$WORK/victim") ]] || fail "planted symlink: servetop wrote into the victim folder"
+[[ -z $(ls -A "$WORK/victim") && ! -e $WORK/nowhere ]] ||
+  fail "planted symlink: servetop wrote through a planted link"
 D=$(sed -n 's/^run folder: //p' "$WORK/planted.out")
-[[ -d $D && ! -L $D && -s $D/result-conc2.json ]] ||
+[[ $D == *-planted-3 && -d $D && ! -L $D && -s $D/result-conc2.json ]] ||
   fail "planted symlink: the run folder '$D' is not a plain folder with the result"
 ok "symlink planted at the run folder name: not followed ($(basename "$D"))"
 
