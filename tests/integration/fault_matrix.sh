@@ -99,9 +99,17 @@ run_fault() {
   assert_no_children "$label"
 }
 
-status_is() { [[ $(json "$D/manifest.json" "d['status']") == "$1" ]] || fail "$2: manifest status $(json "$D/manifest.json" "d['status']"), want $1"; }
-end_is() { [[ $(json "$D/$1" "d['servetop_run']['end']") == "$2" ]] || fail "$3: point end $(json "$D/$1" "d['servetop_run']['end']"), want $2"; }
-failures_of() { json "$D/$1" "d['servetop']['failures'].get('$2', 0)"; }
+status_is() { # STATUS WHAT: the manifest of $D says STATUS
+  local got
+  got=$(json "$D/manifest.json" "d['status']")
+  [[ $got == "$1" ]] || fail "$2: manifest status $got, want $1"
+}
+end_is() { # RESULT_FILE END WHAT: the point in $D ended as END
+  local got
+  got=$(json "$D/$1" "d['servetop_run']['end']")
+  [[ $got == "$2" ]] || fail "$3: point end $got, want $2"
+}
+failures_of() { json "$D/$1" "d['servetop']['failures'].get('$2', 0)"; } # RESULT_FILE KIND
 
 # ---------------------------------------------------------------- server faults
 run_fault early 1 --conc 2 --num-prompts 8 --set mem-fraction-static=0.05
