@@ -336,6 +336,7 @@ static void *serve_conn(void *arg) {
   }
   atomic_fetch_add(&R.requests, 1);
   int cur = atomic_fetch_add(&R.current, 1) + 1;
+  bool counted = true; /* R.current still holds this request */
   int prev = atomic_load(&R.max_seen);
   while (cur > prev && !atomic_compare_exchange_weak(&R.max_seen, &prev, cur))
     ;
@@ -353,6 +354,10 @@ static void *serve_conn(void *arg) {
     }
     send_chunk(fd, usage);
     send_chunk(fd, "data: [DONE]\n\n");
+    /* Not in flight any more once the client can see the end: counted after
+     * the last byte, a slow thread (TSan) overlapped the client's next request. */
+    atomic_fetch_sub(&R.current, 1);
+    counted = false;
     send_all(fd, "0\r\n\r\n", 5);
   } else if (strcmp(path, "/chat") == 0) {
     send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
@@ -389,7 +394,8 @@ static void *serve_conn(void *arg) {
     for (int i = 0; i < 300 && !atomic_load(&R.stop); i++)
       sleep_ms(10);
   }
-  atomic_fetch_sub(&R.current, 1);
+  if (counted)
+    atomic_fetch_sub(&R.current, 1);
   close(fd);
   return NULL;
 }
