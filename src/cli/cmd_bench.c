@@ -345,11 +345,13 @@ int cmd_bench_main(int argc, char **argv) {
   raise_fd_limit();
   curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread exists */
 
-  struct sigaction sa = {0}, old_int, old_term;
+  /* SIGHUP too: a closed terminal must save the partial result like Ctrl-C. */
+  struct sigaction sa = {0}, old_int, old_term, old_hup;
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
   signal(SIGPIPE, SIG_IGN);
 
   struct lg_dataset_config dc = {
@@ -474,6 +476,7 @@ int cmd_bench_main(int argc, char **argv) {
 restore:
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGHUP, &old_hup, NULL);
 out:
   results_metrics_fini(&metrics);
   lg_result_free(&result);
