@@ -346,10 +346,24 @@ timeout 60 "$S" bench --model llama-3.1-8b --base-url "http://127.0.0.1:$port" -
 [[ $(cat "$WORK/victim/file") == precious ]] || fail "bench followed a planted symlink"
 [[ -f $WORK/bench/r.json && ! -L $WORK/bench/r.json ]] || fail "bench result is not a plain file"
 [[ $(stat -c %a "$WORK/bench/r.json") == 644 ]] || fail "bench result mode"
+ok "sim binds 127.0.0.1 only; bench replaces a planted symlink, victim untouched, mode 0644"
+
+# SIGHUP of servetop bench (its terminal closed): saved like Ctrl-C.
+"$S" bench --model llama-3.1-8b --base-url "http://127.0.0.1:$port" --num-prompts 200 \
+  --max-concurrency 2 --random-input-len 8 --random-output-len 2000 --ignore-eos --quiet \
+  --drain-timeout 0.5 --save-result --result-filename "$WORK/hup.json" >/dev/null 2>&1 &
+bench_pid=$!
+sleep 1.5
+kill -HUP "$bench_pid"
+rc=0
+wait "$bench_pid" || rc=$?
+[[ $rc == 130 ]] || fail "bench SIGHUP: exit $rc, want 130"
+[[ $(json "$WORK/hup.json" "d['servetop']['interrupted']") == True ]] || fail "bench SIGHUP: result"
+assert_accounted "$WORK/hup.json" 200 "bench SIGHUP"
+ok "SIGHUP of servetop bench: exit 130, interrupted result saved"
 kill -TERM "$BG_PID"
 wait "$BG_PID" || fail "sim exit after SIGTERM"
 BG_PID=
-ok "sim binds 127.0.0.1 only; bench replaces a planted symlink, victim untouched, mode 0644"
 
 # Recipe values with shell syntax reach the server as literal arguments
 # (tests/data/fault/inject: argv and env; plus --server-arg). The fixture names
