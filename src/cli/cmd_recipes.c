@@ -205,17 +205,29 @@ int cmd_recipes_main(int argc, char **argv) {
 }
 
 /* ---------------------------------------------------------------- show */
+/* Prints one shell word, quoted where a shell would expand or split it: the
+ * printed command can be pasted into a shell without running anything in it. */
+static void print_word(const char *prefix, const char *word, bool assignment) {
+  struct sbuf sb = {0};
+  sbuf_puts(&sb, prefix);
+  if (assignment)
+    sbuf_put_shell_assignment(&sb, word);
+  else
+    sbuf_put_shell_word(&sb, word);
+  fputs(sb.data, stdout);
+  sbuf_free(&sb);
+}
+
 static void print_cmd_text(const struct recipe_cmd *cmd) {
-  for (size_t i = 0; i < cmd->n_env; i++)
-    printf("  %s \\\n", cmd->env[i]);
+  for (size_t i = 0; i < cmd->n_env; i++) {
+    print_word("  ", cmd->env[i], true);
+    printf(" \\\n");
+  }
   printf("  %s", cmd->program);
   for (size_t i = 0; i < cmd->argc; i++) {
     const char *a = cmd->argv[i];
     bool is_flag = a[0] == '-' && a[1] == '-';
-    if (is_flag || i == 0)
-      printf(" \\\n    %s", a);
-    else
-      printf(" %s", a);
+    print_word(is_flag || i == 0 ? " \\\n    " : " ", a, false);
   }
   printf("\n");
 }
@@ -386,7 +398,7 @@ int cmd_show_main(int argc, char **argv) {
       if (cmd.n_bench_argv) {
         printf("\nrun_benchmark_serving");
         for (size_t i = 0; i < cmd.n_bench_argv; i++)
-          printf(" %s", cmd.bench_argv[i]);
+          print_word(" ", cmd.bench_argv[i], false);
         printf("\n");
       }
       if (cmd.has_unresolved)

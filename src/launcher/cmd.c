@@ -104,41 +104,17 @@ const char *launch_cmd_get_env(const struct launch_cmd *cmd, const char *name) {
   return NULL;
 }
 
-static bool needs_quoting(const char *s) {
-  if (!*s)
-    return true;
-  for (; *s; s++)
-    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+@%", *s))
-      return true;
-  return false;
-}
-
-static void put_quoted(struct sbuf *sb, const char *s) {
-  if (!needs_quoting(s)) {
-    sbuf_puts(sb, s);
-    return;
-  }
-  sbuf_putc(sb, '\'');
-  for (; *s; s++) {
-    if (*s == '\'')
-      sbuf_puts(sb, "'\\''");
-    else
-      sbuf_putc(sb, *s);
-  }
-  sbuf_putc(sb, '\'');
-}
-
 char *launch_cmd_format_alloc(const struct launch_cmd *cmd) {
   struct sbuf sb = {0};
   sbuf_reserve(&sb, 64);
   for (size_t i = 0; i < cmd->n_env; i++) {
-    put_quoted(&sb, cmd->env[i]);
+    sbuf_put_shell_assignment(&sb, cmd->env[i]);
     sbuf_putc(&sb, ' ');
   }
   for (size_t i = 0; i < cmd->argc; i++) {
     if (i)
       sbuf_putc(&sb, ' ');
-    put_quoted(&sb, cmd->argv[i]);
+    sbuf_put_shell_word(&sb, cmd->argv[i]);
   }
   return sbuf_take(&sb);
 }

@@ -49,26 +49,6 @@ static void put_yaml_scalar(struct sbuf *sb, const char *s) {
   sbuf_putc(sb, '"');
 }
 
-/* A shell word: bare when safe, "$VAR" references kept, else single-quoted. */
-static void put_shell_word(struct sbuf *sb, const char *s) {
-  bool bare = *s != '\0';
-  for (const char *p = s; *p && bare; p++)
-    if (!(isalnum((unsigned char)*p) || strchr("-_=./,:+@%", *p)))
-      bare = false;
-  if (bare) {
-    sbuf_puts(sb, s);
-    return;
-  }
-  sbuf_putc(sb, '\'');
-  for (const char *p = s; *p; p++) {
-    if (*p == '\'')
-      sbuf_puts(sb, "'\\''");
-    else
-      sbuf_putc(sb, *p);
-  }
-  sbuf_putc(sb, '\'');
-}
-
 /* The InferenceX workflow variable a flag's value stands for, if any. */
 static const char *workflow_var_for(const char *flag) {
   static const struct {
@@ -163,7 +143,7 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
     if (!cJSON_IsString(e))
       continue;
     sbuf_puts(sh, "export ");
-    put_shell_word(sh, e->valuestring);
+    sbuf_put_shell_assignment(sh, e->valuestring);
     sbuf_putc(sh, '\n');
   }
   sbuf_puts(sh, program);
@@ -184,7 +164,7 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
       i++;
       continue;
     }
-    put_shell_word(sh, arg);
+    sbuf_put_shell_word(sh, arg);
     if (arg[0] == '-' && i + 1 < n) {
       const char *next = cJSON_GetArrayItem(argv, i + 1)->valuestring;
       if (next && next[0] != '-') {
@@ -192,7 +172,7 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
         if (var)
           sbuf_printf(sh, "\"%s\"", var);
         else
-          put_shell_word(sh, next);
+          sbuf_put_shell_word(sh, next);
         i++;
       }
     }

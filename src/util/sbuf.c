@@ -1,6 +1,7 @@
 /* A growable, always NUL-terminated byte buffer. */
 #include "util/util.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +71,35 @@ char *sbuf_take(struct sbuf *sb) {
   sb->data = NULL;
   sb->len = sb->cap = 0;
   return s;
+}
+
+void sbuf_put_shell_word(struct sbuf *sb, const char *s) {
+  bool bare = *s != '\0';
+  for (const char *p = s; *p && bare; p++)
+    bare = isalnum((unsigned char)*p) || strchr("-_=./,:+@%", *p) != NULL;
+  if (bare) {
+    sbuf_puts(sb, s);
+    return;
+  }
+  sbuf_putc(sb, '\'');
+  for (const char *p = s; *p; p++) {
+    if (*p == '\'')
+      sbuf_puts(sb, "'\\''");
+    else
+      sbuf_putc(sb, *p);
+  }
+  sbuf_putc(sb, '\'');
+}
+
+void sbuf_put_shell_assignment(struct sbuf *sb, const char *name_value) {
+  const char *eq = strchr(name_value, '=');
+  bool name_ok = eq && eq > name_value && !isdigit((unsigned char)name_value[0]);
+  for (const char *p = name_value; name_ok && p < eq; p++)
+    name_ok = isalnum((unsigned char)*p) || *p == '_';
+  if (!name_ok) {
+    sbuf_put_shell_word(sb, name_value);
+    return;
+  }
+  sbuf_append(sb, name_value, (size_t)(eq - name_value) + 1);
+  sbuf_put_shell_word(sb, eq + 1);
 }

@@ -78,6 +78,13 @@ void sbuf_reset(struct sbuf *sb);                    /* len = 0, keeps memory */
 void sbuf_free(struct sbuf *sb);
 /* Gives the buffer's string to the caller (never NULL) and empties sb. */
 char *sbuf_take(struct sbuf *sb);
+/* Appends s as one POSIX shell word: bare when it has only safe characters
+ * (letters, digits, -_=./,:+@%), else single-quoted, so pasting the line into
+ * a shell never expands or runs anything in it. */
+void sbuf_put_shell_word(struct sbuf *sb, const char *s);
+/* Appends an environment entry "NAME=VALUE" as a shell assignment prefix:
+ * NAME= bare and VALUE as a shell word (a quoted "NAME=..." would be a command). */
+void sbuf_put_shell_assignment(struct sbuf *sb, const char *name_value);
 
 /* ---------------------------------------------------------------- files and paths */
 /* Reads a whole file; returns a NUL-terminated heap buffer, or NULL with err set. */

@@ -66,6 +66,14 @@ grep -q '"256"' "$tmp/out" || fail "show --conc 256 --json"
 SERVETOP_CONFIGS="$PROJECT_DIR/configs" expect_rc 0 "$SERVETOP" show qwen3.5-fp8-h200-sglang \
   --set mem-fraction-static=0.7
 grep -q -- "--mem-fraction-static 0.7" "$tmp/out" || fail "show --set"
+# show: the printed command is safe to paste. Shell syntax in recipe values stays
+# quoted: run the printed command with `true` as the program and nothing happens.
+expect_rc 0 "$SERVETOP" show llama8b-h200-sglang --configs "$TEST_DATA_DIR/fault/inject"
+grep -qF -- "--x-semi ';touch /tmp/servetop-fault-pwned-semi;'" "$tmp/out" || fail "show: argv value not quoted"
+rm -f /tmp/servetop-fault-pwned-*
+sed -n '/^server command/,/^$/p' "$tmp/out" | sed '1d; s/python3 -m sglang.launch_server/true/' >"$tmp/pasted.sh"
+bash "$tmp/pasted.sh" || fail "show: the printed command is not valid shell"
+ls /tmp/servetop-fault-pwned-* >/dev/null 2>&1 && fail "show: pasting the printed command ran recipe text"
 expect_rc 2 "$SERVETOP" show no-such-recipe --inferencex "$data/ix-good"
 expect_rc 2 "$SERVETOP" show
 echo "recipe_cli: ok"

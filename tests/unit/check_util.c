@@ -29,6 +29,22 @@ START_TEST(sbuf_reserve_gives_an_empty_string) {
 }
 END_TEST
 
+START_TEST(shell_words) {
+  struct sbuf sb = {0};
+  sbuf_put_shell_word(&sb, "--mem-fraction-static=0.85");
+  sbuf_putc(&sb, ' ');
+  sbuf_put_shell_word(&sb, "$(touch x); it's");
+  sbuf_putc(&sb, ' ');
+  sbuf_put_shell_word(&sb, "");
+  sbuf_putc(&sb, ' ');
+  sbuf_put_shell_assignment(&sb, "NOTE=a b");
+  sbuf_putc(&sb, ' ');
+  sbuf_put_shell_assignment(&sb, "1BAD=x y");
+  ck_assert_str_eq(sb.data, "--mem-fraction-static=0.85 '$(touch x); it'\\''s' '' NOTE='a b' '1BAD=x y'");
+  sbuf_free(&sb);
+}
+END_TEST
+
 START_TEST(strict_numbers) {
   long l;
   int i;
@@ -153,6 +169,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, sbuf_grows_and_consumes);
   tcase_add_test(tc, sbuf_reserve_gives_an_empty_string);
+  tcase_add_test(tc, shell_words);
   tcase_add_test(tc, strict_numbers);
   tcase_add_test(tc, options_table);
   tcase_add_test(tc, atomic_write_replaces_and_refuses_planted_temp_symlink);
