@@ -37,6 +37,7 @@ struct run_opts {
   struct opt_list sets, server_args;
   int conc, num_prompts, num_warmups, isl, osl, port;
   double ready_timeout_s;
+  double request_timeout_s;
   long seed;
   bool sweep, ab, ab_parallel, headless, allow_mislabel, json, quiet;
 };
@@ -86,6 +87,9 @@ static const char run_description[] =
         {"port", OPT_INT, &(o)->port, "N", "server port (default: a free one)", NULL, NULL},       \
         {"ready-timeout", OPT_DOUBLE, &(o)->ready_timeout_s, "S",                                  \
          "readiness timeout (default 1800 s, sim 120 s)", NULL, NULL},                            \
+        {"request-timeout", OPT_DOUBLE, &(o)->request_timeout_s, "S",                              \
+         "per-request timeout; a stalled stream fails after S (default 21600, as the reference)", \
+         NULL, NULL},                                                                              \
         {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, NULL},               \
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
         {"ab", OPT_FLAG, &(o)->ab, NULL, "also run the MTP/off twin and compare", NULL, NULL},     \
@@ -256,6 +260,7 @@ static void fill_config(struct run_config *cfg, const struct run_opts *o, const 
   cfg->gpus = gpus;
   cfg->port = o->port;
   cfg->ready_timeout_ms = (int64_t)(o->ready_timeout_s * 1000.0);
+  cfg->request_timeout_s = o->request_timeout_s;
   cfg->allow_mislabel = o->allow_mislabel;
   cfg->seed = (uint64_t)o->seed;
 }
@@ -311,6 +316,10 @@ int cmd_run_main(int argc, char **argv) {
   }
   if (prc != OPT_OK || n_pos != 1) {
     fprintf(stderr, "servetop run: %s\n", prc != OPT_OK ? err.msg : "expected one RECIPE");
+    goto out;
+  }
+  if (o.request_timeout_s < 0) {
+    fprintf(stderr, "servetop run: --request-timeout must not be negative\n");
     goto out;
   }
   if (o.conc < 0 || (o.conc > 0 && o.sweep)) {

@@ -750,13 +750,13 @@ int results_save(const char *result_dir, const char *filename, const char *json,
                  struct st_err *err) {
   char *path;
   if (result_dir && *result_dir) {
-    if (path_mkdir_p(result_dir, 0755, err) != 0)
-      return -1;
+    struct st_err mkdir_err; /* a missing folder still gets the rescue below */
+    path_mkdir_p(result_dir, 0755, &mkdir_err);
     path = path_join_alloc(result_dir, filename);
   } else {
     path = xstrdup(filename);
   }
-  int rc = file_write_atomic(path, json, strlen(json), 0644, err);
+  int rc = file_write_or_rescue(path, json, strlen(json), 0644, err);
   free(path);
   return rc;
 }

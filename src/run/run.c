@@ -431,6 +431,8 @@ static enum point_end measure_point(struct run *run, int point_index, const stru
   lc.api = ds.api;
   lc.max_concurrency = p->conc;
   lc.seed = run->cfg.seed;
+  if (run->cfg.request_timeout_s > 0) /* else lg_config_init's 6 h, as the reference */
+    lc.request_timeout_s = run->cfg.request_timeout_s;
   enum point_end end = POINT_DONE;
   double mark_s[MAX_CONC_MARKS];
   int mark_conc[MAX_CONC_MARKS];

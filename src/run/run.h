@@ -44,6 +44,7 @@ struct run_config {
   const char *gpus;             /* CUDA_VISIBLE_DEVICES for the server; NULL = all */
   int port;                     /* > 0: this port; 0 = a free one */
   int64_t ready_timeout_ms;     /* 0 = 1800 s (sim: 120 s) */
+  double request_timeout_s;     /* per request; 0 = 6 h, as benchmark_serving.py */
   int64_t stop_grace_ms;        /* 0 = 10 s */
   bool allow_mislabel;          /* a mislabelled run is not a failure */
   uint64_t seed;

@@ -73,6 +73,8 @@ int run_files_make_dir(struct run *run, struct st_err *err) {
   return rc;
 }
 
+/* Writes one JSON file of the run folder; a measured result that cannot be
+ * written there is rescued elsewhere (file_write_or_rescue), never dropped. */
 static int write_json(struct run *run, const char *leaf, cJSON *doc, struct st_err *err) {
   char *text = cJSON_Print(doc);
   char *path = path_join_alloc(run->dir, leaf);
@@ -80,7 +82,7 @@ static int write_json(struct run *run, const char *leaf, cJSON *doc, struct st_e
   text = xrealloc(text, len + 2);
   text[len] = '\n';
   text[len + 1] = '\0';
-  int rc = file_write_atomic(path, text, len + 1, 0644, err);
+  int rc = file_write_or_rescue(path, text, len + 1, 0644, err);
   free(path);
   free(text);
   return rc;

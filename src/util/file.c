@@ -94,6 +94,29 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
   return 0;
 }
 
+int file_write_or_rescue(const char *path, const void *data, size_t len, mode_t mode,
+                         struct st_err *err) {
+  struct st_err first;
+  if (file_write_atomic(path, data, len, mode, &first) == 0)
+    return 0;
+  const char *tmp = getenv("TMPDIR");
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  char *rescue = xasprintf("%s/servetop-rescue-%ld-%s", tmp && *tmp ? tmp : "/tmp",
+                           (long)getpid(), base);
+  struct st_err second;
+  if (file_write_atomic(rescue, data, len, mode, &second) == 0) {
+    err_setf(err, "%s; the data was saved to %s instead", first.msg, rescue);
+  } else {
+    fprintf(stderr, "----- servetop: %s could not be written; its content follows -----\n", path);
+    fwrite(data, 1, len, stderr);
+    fprintf(stderr, "\n----- end of %s -----\n", path);
+    err_setf(err, "%s; %s; the data was printed to stderr", first.msg, second.msg);
+  }
+  free(rescue);
+  return -1;
+}
+
 int path_mkdir_p(const char *path, mode_t mode, struct st_err *err) {
   char *p = xstrdup(path);
   for (char *s = p + 1; *s; s++) {

@@ -94,6 +94,13 @@ char *file_read_all(const char *path, size_t *len_out, struct st_err *err);
  * not followed. Returns 0 or -1 with err set (ENOSPC, EROFS... are named). */
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
                       struct st_err *err);
+/* For measured results, which must never be lost: writes path atomically, or
+ * when that fails (disk full, read-only, removed folder) saves the same bytes
+ * as $TMPDIR/servetop-rescue-<pid>-<file name> (or /tmp), or when that fails
+ * too prints them to stderr between marker lines. Returns 0 when path was
+ * written; otherwise -1 with err saying why and where the data went. */
+int file_write_or_rescue(const char *path, const void *data, size_t len, mode_t mode,
+                         struct st_err *err);
 /* mkdir -p; existing directories are fine. */
 int path_mkdir_p(const char *path, mode_t mode, struct st_err *err);
 /* $XDG_DATA_HOME/servetop or ~/.local/share/servetop (heap string). */

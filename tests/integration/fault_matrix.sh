@@ -209,6 +209,16 @@ assert_accounted "$D/result-conc2.json" 10 stall
 assert_no_children stall
 ok "stalled stream: run waits; SIGINT saves 4 completed + 2 interrupted + 4 not sent"
 
+# The same stall with --request-timeout: each stalled request fails as a timeout
+# after 1 s, the run goes on, saves, and fails (> 5% of the requests failed).
+run_fault stalltimeout 1 --conc 2 --num-prompts 10 --osl 16 --request-timeout 1 \
+  --server-arg=--sim-fault=stall-after=4
+assert_accounted "$D/result-conc2.json" 10 stalltimeout
+[[ $(json "$D/result-conc2.json" "d['completed']") == 4 ]] || fail "stall timeout: completed != 4"
+[[ $(failures_of result-conc2.json timeout) == 6 ]] || fail "stall timeout: 6 stalled not timeouts"
+assert_no_children stalltimeout
+ok "stalled stream with --request-timeout 1: 4 completed + 6 timeouts saved; exit 1"
+
 # SIGINT while the server is still loading (20 s simulated weight load).
 "$S" run llama8b-h200-sglang "${common[@]}" --label loading --conc 2 --num-prompts 8 \
   --server-arg=--sim-warmup-ms=20000 >"$WORK/loading.out" 2>&1 &
@@ -246,26 +256,44 @@ ok "SIGKILL during an --ab-parallel run: both servers stopped, no process left"
 # one (no CAP_SYS_ADMIN, or FAULT_NO_NAMESPACE=1), RLIMIT_FSIZE stands in for a
 # full disk and an unprivileged user (or a 0555 folder) for a read-only one.
 have_ns() { [[ -z ${FAULT_NO_NAMESPACE:-} ]] && unshare -m true 2>/dev/null; }
+mkdir -p "$WORK/rescue" # TMPDIR of the run: where a result that cannot be written goes
 if have_ns; then
   mkdir -p "$WORK/full"
   rc=0
-  unshare -m bash -c 'mount -t tmpfs -o size=12k tmpfs "$1" && shift && exec "$@"' _ "$WORK/full" \
+  TMPDIR=$WORK/rescue unshare -m bash -c 'mount -t tmpfs -o size=12k tmpfs "$1" && shift && exec "$@"' _ "$WORK/full" \
     "$S" run llama8b-h200-sglang "${common[@]}" --results "$WORK/full" --label full --conc 2 \
     --num-prompts 8 >"$WORK/full.out" 2>&1 || rc=$?
   full_how="tmpfs of 12 KiB"
   full_err="No space left on device"
 else
   rc=0
-  (trap '' XFSZ; ulimit -f 4; exec "$S" run llama8b-h200-sglang "${common[@]}" --label full \
-    --conc 2 --num-prompts 8) >"$WORK/full.out" 2>&1 || rc=$?
+  # Through a pipe: the limit must not cut servetop's own stderr (where the
+  # result goes when no file can be written), only the files it writes.
+  (trap '' XFSZ; ulimit -f 4; TMPDIR=$WORK/rescue exec "$S" run llama8b-h200-sglang "${common[@]}" --label full \
+    --conc 2 --num-prompts 8) 2>&1 | cat >"$WORK/full.out" && rc=0 || rc=${PIPESTATUS[0]}
   full_how="RLIMIT_FSIZE 4 KiB"
   full_err="File too large"
 fi
 [[ $rc == 1 ]] || { cat "$WORK/full.out"; fail "disk full: exit $rc, want 1"; }
 grep -q "cannot write .*result-conc2.json: $full_err" "$WORK/full.out" ||
   { cat "$WORK/full.out"; fail "disk full: the failed file and reason are not named"; }
+# The measured point is not lost: saved to $TMPDIR instead, or (when that
+# cannot be written either) printed on stderr.
+rescued=$(ls "$WORK"/rescue/servetop-rescue-*-result-conc2.json 2>/dev/null | head -n 1 || true)
+if [[ -n $rescued ]]; then
+  grep -q "saved to $rescued instead" "$WORK/full.out" || fail "disk full: the rescue file is not named"
+  assert_accounted "$rescued" 8 "disk full (rescued)"
+  [[ $(json "$rescued" "d['completed']") == 8 ]] || fail "disk full: rescued result incomplete"
+  where="saved to \$TMPDIR"
+else
+  sed -n '/----- servetop: .*result-conc2.json could not be written/,/----- end of/p' "$WORK/full.out" |
+    sed '1d;$d' >"$WORK/full-stderr.json"
+  [[ $(json "$WORK/full-stderr.json" "d['completed']") == 8 ]] ||
+    { cat "$WORK/full.out"; fail "disk full: the result is neither rescued nor on stderr"; }
+  where="printed on stderr"
+fi
 assert_no_children "disk full"
-ok "disk full ($full_how): exit 1 naming the file and '$full_err', server stopped"
+ok "disk full ($full_how): exit 1 naming the file and '$full_err', the result $where, server stopped"
 
 mkdir -p "$WORK/ro"
 rc=0

@@ -153,6 +153,31 @@ START_TEST(atomic_write_replaces_and_refuses_planted_temp_symlink) {
 }
 END_TEST
 
+START_TEST(write_or_rescue_keeps_the_data) {
+  char dir[] = "/tmp/st_rescue_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("TMPDIR", dir, 1);
+  struct st_err err;
+  /* The target folder does not exist: the bytes land in $TMPDIR instead. */
+  ck_assert_int_eq(file_write_or_rescue("/nonexistent-dir/r.json", "{}", 2, 0644, &err), -1);
+  char *rescue = xasprintf("%s/servetop-rescue-%ld-r.json", dir, (long)getpid());
+  ck_assert_msg(strstr(err.msg, rescue) != NULL, "%s", err.msg);
+  size_t len;
+  char *data = file_read_all(rescue, &len, &err);
+  ck_assert_str_eq(data, "{}");
+  free(data);
+  unlink(rescue);
+  free(rescue);
+  /* Written where asked when it can be. */
+  char *ok = path_join_alloc(dir, "ok.json");
+  ck_assert_int_eq(file_write_or_rescue(ok, "[]", 2, 0644, &err), 0);
+  unlink(ok);
+  free(ok);
+  rmdir(dir);
+  unsetenv("TMPDIR");
+}
+END_TEST
+
 START_TEST(paths) {
   char *j = path_join_alloc("/a/b/", "/c");
   ck_assert_str_eq(j, "/a/b/c");
@@ -173,6 +198,7 @@ int main(void) {
   tcase_add_test(tc, strict_numbers);
   tcase_add_test(tc, options_table);
   tcase_add_test(tc, atomic_write_replaces_and_refuses_planted_temp_symlink);
+  tcase_add_test(tc, write_or_rescue_keeps_the_data);
   tcase_add_test(tc, paths);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
