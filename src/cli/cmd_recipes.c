@@ -145,30 +145,41 @@ static void print_json(cJSON *j) {
 }
 
 /* ---------------------------------------------------------------- recipes */
-int cmd_recipes_main(int argc, char **argv) {
-  struct source_opts o = {0};
-  const struct opt_spec specs[] = {SOURCE_SPECS(&o)};
-  const struct opt_parser parser = {
-      .usage = "servetop recipes [--configs DIR | --inferencex DIR] [--json]",
-      .description = "Lists recipes: the bundled ones (found via $SERVETOP_CONFIGS, "
-                     "<exe>/../configs, <exe>/../share/servetop/configs, ./configs), a directory "
-                     "of servetop recipe files, or an InferenceX checkout. Load problems are "
-                     "printed to stderr with file:line:column; the other recipes still load.",
-      .specs = specs,
-      .n_specs = ST_ARRAY_LEN(specs)};
+/* The shared start of `recipes` and `lint`: parse the source options and load
+ * the set. Returns the set, or NULL with *status set (help shown, or usage). */
+static struct recipe_set *parse_and_load(const char *cmd, const char *usage,
+                                         const char *description, int argc, char **argv,
+                                         struct source_opts *o, int *status) {
+  const struct opt_spec specs[] = {SOURCE_SPECS(o)};
+  const struct opt_parser parser = {.usage = usage, .description = description, .specs = specs,
+                                    .n_specs = ST_ARRAY_LEN(specs)};
   struct st_err err;
   int rc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
+  *status = EXIT_USAGE;
   if (rc == OPT_HELP) {
     opt_print_help(&parser, stdout);
-    return EXIT_OK;
+    *status = EXIT_OK;
+    return NULL;
   }
   if (rc == OPT_ERROR) {
-    fprintf(stderr, "servetop recipes: %s\n", err.msg);
-    return EXIT_USAGE;
+    fprintf(stderr, "servetop %s: %s\n", cmd, err.msg);
+    return NULL;
   }
-  struct recipe_set *set = load_source("recipes", &o);
+  return load_source(cmd, o);
+}
+
+int cmd_recipes_main(int argc, char **argv) {
+  struct source_opts o = {0};
+  int status;
+  struct recipe_set *set = parse_and_load(
+      "recipes", "servetop recipes [--configs DIR | --inferencex DIR] [--json]",
+      "Lists recipes: the bundled ones (found via $SERVETOP_CONFIGS, "
+      "<exe>/../configs, <exe>/../share/servetop/configs, ./configs), a directory "
+      "of servetop recipe files, or an InferenceX checkout. Load problems are "
+      "printed to stderr with file:line:column; the other recipes still load.",
+      argc, argv, &o, &status);
   if (!set)
-    return EXIT_USAGE;
+    return status;
   print_diags(set);
   if (o.json) {
     cJSON *arr = cJSON_CreateArray();
@@ -416,30 +427,18 @@ out:
 /* ---------------------------------------------------------------- lint */
 int cmd_lint_main(int argc, char **argv) {
   struct source_opts o = {0};
-  const struct opt_spec specs[] = {SOURCE_SPECS(&o)};
-  const struct opt_parser parser = {
-      .usage = "servetop lint [--configs DIR | --inferencex DIR] [--json]",
-      .description = "The recipe doctor: checks routes to launch scripts, MTP vs non-MTP flags, "
-                     "chat template on MTP benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs "
-                     "the sweep's concurrency, runner labels and launchers, and the schema. "
-                     "Each finding names rule, severity, recipe, file and line (docs/recipes.md "
-                     "lists the rules). Exit status: 1 when any error-level finding, 0 otherwise, "
-                     "2 for usage errors.",
-      .specs = specs,
-      .n_specs = ST_ARRAY_LEN(specs)};
-  struct st_err err;
-  int rc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
-  if (rc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    return EXIT_OK;
-  }
-  if (rc == OPT_ERROR) {
-    fprintf(stderr, "servetop lint: %s\n", err.msg);
-    return EXIT_USAGE;
-  }
-  struct recipe_set *set = load_source("lint", &o);
+  int status;
+  struct recipe_set *set = parse_and_load(
+      "lint", "servetop lint [--configs DIR | --inferencex DIR] [--json]",
+      "The recipe doctor: checks routes to launch scripts, MTP vs non-MTP flags, "
+      "chat template on MTP benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs "
+      "the sweep's concurrency, runner labels and launchers, and the schema. "
+      "Each finding names rule, severity, recipe, file and line (docs/recipes.md "
+      "lists the rules). Exit status: 1 when any error-level finding, 0 otherwise, "
+      "2 for usage errors.",
+      argc, argv, &o, &status);
   if (!set)
-    return EXIT_USAGE;
+    return status;
   struct recipe_findings f;
   recipe_lint(set, &f);
   if (o.json) {
@@ -467,7 +466,7 @@ int cmd_lint_main(int argc, char **argv) {
     size_t errors = recipe_findings_errors(&f);
     printf("%zu findings (%zu errors) in %zu recipes\n", f.n, errors, recipe_set_count(set));
   }
-  int status = recipe_findings_errors(&f) ? EXIT_FINDINGS : EXIT_OK;
+  status = recipe_findings_errors(&f) ? EXIT_FINDINGS : EXIT_OK;
   recipe_findings_fini(&f);
   recipe_set_free(set);
   return status;
