@@ -350,7 +350,9 @@ static void *serve_conn(void *arg) {
     for (int i = 0; i < 3; i++) {
       if (i)
         sleep_ms(gap_ms);
-      send_chunk(fd, "data: {\"choices\":[{\"index\":0,\"text\":\"tok\"}],\"usage\":null}\n\n");
+      send_chunk(fd, i < 2 ? "data: {\"choices\":[{\"index\":0,\"text\":\"tok\"}],\"usage\":null}\n\n"
+                           : "data: {\"choices\":[{\"index\":0,\"text\":\"tok\",\"finish_reason\":"
+                             "\"length\"}],\"usage\":null}\n\n");
     }
     send_chunk(fd, usage);
     send_chunk(fd, "data: [DONE]\n\n");
@@ -370,6 +372,45 @@ static void *serve_conn(void *arg) {
     send_chunk(fd, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n");
     send_chunk(fd, usage);
     send_chunk(fd, "data: [DONE]\n\n");
+    send_all(fd, "0\r\n\r\n", 5);
+  } else if (strncmp(path, "/stream/", 8) == 0) {
+    /* Streams that end without what a completed request needs, and
+     * llama.cpp's shapes: each path names its ending. */
+    static const char tok[] = "data: {\"choices\":[{\"index\":0,\"text\":\"tok\"}]}\n\n";
+    static const char last[] = "data: {\"choices\":[{\"index\":0,\"text\":\"tok\","
+                               "\"finish_reason\":\"length\"}]}\n\n";
+    const char *kind = path + 8;
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    send_chunk(fd, tok);
+    if (strcmp(kind, "llama-error") == 0) { /* llama.cpp: the error, then the body ends */
+      send_chunk(fd, "data: {\"error\":{\"code\":500,\"message\":\"The model produced output "
+                     "that does not match the expected Content-only format\",\"type\":"
+                     "\"server_error\"}}\n\n");
+    } else if (strcmp(kind, "sglang-error") == 0) { /* SGLang: the error, then [DONE] */
+      send_chunk(fd, "data: {\"error\": {\"object\": \"error\", \"message\": \"aborted\", "
+                     "\"type\": \"InternalServerError\", \"param\": null, \"code\": 500}}\n\n");
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "llama-ok") == 0) { /* usage in the last chunk with choices */
+      send_chunk(fd, tok);
+      send_chunk(fd, "data: {\"choices\":[{\"text\":\"\",\"index\":0,\"logprobs\":null,"
+                     "\"finish_reason\":\"length\"}],\"created\":1,\"model\":\"m\","
+                     "\"object\":\"text_completion\",\"usage\":{\"completion_tokens\":3,"
+                     "\"prompt_tokens\":5,\"total_tokens\":8},\"timings\":{\"prompt_n\":5,"
+                     "\"predicted_n\":3,\"draft_n\":4,\"draft_n_accepted\":3}}\n\n");
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "no-usage") == 0) {
+      send_chunk(fd, last);
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "usage-no-count") == 0) {
+      send_chunk(fd, last);
+      send_chunk(fd, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,"
+                     "\"completion_tokens\":null}}\n\n");
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "no-finish") == 0) {
+      send_chunk(fd, tok);
+      send_chunk(fd, usage);
+      send_chunk(fd, "data: [DONE]\n\n");
+    }
     send_all(fd, "0\r\n\r\n", 5);
   } else if (strcmp(path, "/http500") == 0) {
     static const char resp[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n"
@@ -537,7 +578,7 @@ START_TEST(engine_live_window_figures) {
   ck_assert_int_eq(live.failed, 0);
   ck_assert_int_eq(live.in_flight, 0);
   ck_assert_int_eq(live.output_tokens, 36);
-  ck_assert_int_eq(live.input_tokens, 60); /* the server's prompt_tokens: 5 each */
+  ck_assert_int_eq(live.input_tokens, 84); /* the client's prompt_len: 7 each */
   ck_assert(live.ttft.valid && live.ttft.n == 12);
   ck_assert(live.itl.valid && live.itl.n == 24);
   /* two 20 ms gaps per request: the windowed p50 ITL is ~20 ms (±1.6% bins, late reads) */
@@ -559,7 +600,12 @@ START_TEST(engine_failures_are_classified) {
   } cases[] = {{"/http500", LG_FAIL_HTTP},
                {"/malformed", LG_FAIL_MALFORMED},
                {"/reset", LG_FAIL_TRANSFER},
-               {"/nochunk", LG_FAIL_NO_CHUNK}};
+               {"/nochunk", LG_FAIL_NO_CHUNK},
+               {"/stream/llama-error", LG_FAIL_STREAM_ERROR},
+               {"/stream/sglang-error", LG_FAIL_STREAM_ERROR},
+               {"/stream/no-usage", LG_FAIL_NO_USAGE},
+               {"/stream/usage-no-count", LG_FAIL_USAGE_NO_COUNT},
+               {"/stream/no-finish", LG_FAIL_NO_FINISH}};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     struct lg_result res;
     run_path(cases[c].path, 3, 2, 1, &res);
@@ -577,6 +623,11 @@ START_TEST(engine_failures_are_classified) {
     }
     if (cases[c].want == LG_FAIL_NO_CHUNK)
       ck_assert_ptr_nonnull(strstr(res.records[0].detail, "Never received a valid chunk"));
+    if (cases[c].want == LG_FAIL_STREAM_ERROR) { /* the server's own words are kept */
+      ck_assert_ptr_nonnull(strstr(res.records[0].detail, "server error event after HTTP 200"));
+      ck_assert_ptr_nonnull(strstr(res.records[0].detail, c == 4 ? "Content-only format" : "aborted"));
+      ck_assert_uint_eq(res.records[0].token_chunks, 1); /* kept for the failure */
+    }
     lg_result_free(&res);
   }
   /* Nothing listening: connect failures, the run still ends. */
@@ -592,6 +643,26 @@ START_TEST(engine_failures_are_classified) {
   struct lg_result res;
   lg_run_finish(run, &res);
   ck_assert_int_eq(res.records[0].failure, LG_FAIL_CONNECT);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+/* llama.cpp puts usage (and timings) in its last chunk, which also has
+ * choices: the count is the server's, the chunk is a token chunk. */
+START_TEST(engine_llama_cpp_final_chunk) {
+  responder_start();
+  struct lg_result res;
+  run_path("/stream/llama-ok", 3, 2, 1, &res);
+  for (size_t i = 0; i < res.n_records; i++) {
+    const struct lg_record *r = &res.records[i];
+    ck_assert_msg(r->failure == LG_OK, "%s", r->detail ? r->detail : "");
+    ck_assert_int_eq(r->output_tokens, 3);
+    ck_assert_int_eq(r->server_prompt_tokens, 5);
+    ck_assert_int_eq(r->draft_tokens, 4);
+    ck_assert_int_eq(r->draft_accepted, 3);
+    ck_assert_uint_eq(r->token_chunks, 3);
+  }
   lg_result_free(&res);
   responder_stop();
 }
@@ -714,6 +785,7 @@ static Suite *loadgen_suite(void) {
   tcase_add_test(engine, engine_live_window_figures);
   tcase_add_test(engine, engine_failures_are_classified);
   tcase_add_test(engine, engine_chat_ttft_at_first_text);
+  tcase_add_test(engine, engine_llama_cpp_final_chunk);
   tcase_add_test(engine, engine_open_loop_schedule);
   tcase_add_test(engine, engine_stop_interrupts_and_live);
   suite_add_tcase(s, engine);
