@@ -141,6 +141,7 @@ start_bench_sim h500 --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault htt
 bench "$WORK/h500" --random-input-len 16 --random-output-len 4 --num-prompts 10 --ignore-eos \
   --save-result --result-filename "$WORK/h500.json"
 check "50% HTTP 500 exits 1" test "$RC" -eq 1
+check "failures by kind in the summary" has "$WORK/h500.out" "servetop: 5 of 10 requests failed: http_error 5"
 check "FAIL line" has "$WORK/h500.err" "FAIL: request failure rate"
 check "result saved before failing" has "$WORK/h500.json" '"http_error": 5'
 stop_sim
@@ -150,6 +151,17 @@ bench "$WORK/badjson" --random-input-len 16 --random-output-len 4 --num-prompts 
   --ignore-eos --save-result --result-filename "$WORK/badjson.json"
 check "malformed SSE counted" has "$WORK/badjson.json" '"malformed_sse": 32'
 check "malformed run exits 1" test "$RC" -eq 1
+stop_sim
+
+# An error event after HTTP 200 fails the request with the server's words,
+# never a 0-token success (the reference counts it as one).
+start_bench_sim errev --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault error-event-after=6
+bench "$WORK/errev" --random-input-len 16 --random-output-len 4 --num-prompts 10 --max-concurrency 1 \
+  --ignore-eos --save-result --result-filename "$WORK/errev.json"
+check "error events counted" has "$WORK/errev.json" '"stream_error": 4'
+check "their tokens are not counted" has "$WORK/errev.json" '"total_output_tokens": 24'
+check "the server's message in the summary" has "$WORK/errev.out" "stream_error, first: server error event after HTTP 200"
+check "error-event run exits 1" test "$RC" -eq 1
 stop_sim
 
 start_bench_sim reset --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault reset-after=39

@@ -120,6 +120,17 @@ START_TEST(chunk_scan_sglang_shapes) {
   ck_assert(c.has_error && c.error_text_len > 0);
   ck_assert_int_eq(scan("  {\"x\": [1, 2.5e3, -0.1, true, false, null, \"\\u00e9\"]}  ", &c),
                    LG_CHUNK_OTHER);
+  /* "error": null is no error event (a field some servers always send) */
+  ck_assert_int_eq(scan("{\"choices\":[],\"usage\":{\"completion_tokens\":null},\"error\":null}", &c),
+                   LG_CHUNK_OTHER);
+  ck_assert(!c.has_error && c.has_usage && c.completion_tokens == -1);
+  /* llama.cpp's last chunk: choices, usage and timings together */
+  ck_assert_int_eq(scan("{\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}],\"usage\":"
+                        "{\"completion_tokens\":5,\"prompt_tokens\":3},\"timings\":{\"prompt_n\":3,"
+                        "\"predicted_ms\":3.36,\"draft_n\":3,\"draft_n_accepted\":2}}", &c),
+                   LG_CHUNK_CHOICES);
+  ck_assert(c.has_usage && c.has_finish_reason && c.has_timings);
+  ck_assert(c.completion_tokens == 5 && c.draft_n == 3 && c.draft_n_accepted == 2);
 }
 END_TEST
 
@@ -184,6 +195,80 @@ START_TEST(rng_uniform_and_gamma) {
   lg_rng_seed(&b, 7);
   for (int i = 0; i < 10; i++)
     ck_assert(lg_rng_next(&a) == lg_rng_next(&b));
+}
+END_TEST
+
+/* numpy's legacy RandomState draw for draw; the values were printed by numpy
+ * 1.24 (np.random.seed(0); randint; RandomState(get_state()[1][:4]); gamma). */
+START_TEST(numpy_rng_draw_for_draw) {
+  struct lg_np np;
+  lg_np_seed(&np, 0);
+  static const int64_t a[] = {2732, 10799, 9845, 19648, 13123};
+  static const int64_t b[] = {1014, 922, 828, 840, 855};
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(lg_np_randint(&np, 0, 32000), a[i]);
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(lg_np_randint(&np, 819, 1025), b[i]);
+  struct lg_np local;
+  lg_np_seed_array(&local, np.key, 4);
+  ck_assert_int_eq(lg_np_randint(&local, 0, (int64_t)1 << 31), 2130544807);
+  ck_assert_int_eq(lg_np_randint(&local, 0, (int64_t)1 << 31), 1101783030);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.035315914097266164);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.005838467078070335);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.03183561409282678);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.0649446359098274);
+  ck_assert(lg_np_gamma(&np, 0.5, 0.2) == 0.195834722151129);
+  ck_assert(lg_np_gamma(&np, 0.5, 0.2) == 0.030855979209594077);
+  lg_np_gamma(&np, 0.5, 0.2);
+  lg_np_gamma(&np, 0.5, 0.2);
+  ck_assert(lg_np_gamma(&np, 2.5, 0.2) == 0.9973174466164022); /* polar gauss, cached pair */
+  ck_assert(lg_np_gamma(&np, 2.5, 0.2) == 0.39783010449824024);
+  /* randint over one value draws nothing */
+  lg_np_seed(&np, 12345);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(lg_np_randint(&np, 5, 6), 5);
+  ck_assert_int_eq(lg_np_randint(&np, 0, 7), 2);
+}
+END_TEST
+
+/* sample_random_requests' draws (no tokenizer: the ids go as token arrays)
+ * and get_request's arrival gaps, against numpy with seed 5:
+ * prefix randint(0,1000,3), inputs randint(80,101,6), outputs randint(16,21,6),
+ * offsets randint(0,1000,6), then gamma(1, 1/4) gaps. */
+START_TEST(random_workload_is_numpys) {
+  struct lg_dataset_config dc = {.api = LG_API_COMPLETIONS, .model = "m", .input_len = 100,
+                                 .output_len = 20, .range_ratio = 0.8, .prefix_len = 3,
+                                 .num_prompts = 6, .vocab_size = 1000, .ignore_eos = true,
+                                 .seed = 5, .request_rate = 4.0, .burstiness = 1.0};
+  struct lg_workload w;
+  struct st_err err;
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), 0);
+  static const uint32_t in[] = {86, 96, 89, 88, 84, 87}, out[] = {19, 16, 16, 20, 17, 16};
+  static const int offsets[] = {27, 44, 205, 715, 65, 431};
+  static const int64_t arrival[] = {0, 29386605, 86474235, 118175709, 643910722, 829324595};
+  for (int i = 0; i < 6; i++) {
+    ck_assert_uint_eq(w.prompts[i].prompt_len, 3 + in[i]);
+    ck_assert_uint_eq(w.prompts[i].output_len, out[i]);
+    ck_assert_int_eq(w.arrival_ns[i], arrival[i]);
+    char want[64];
+    snprintf(want, sizeof want, "\"prompt\": [867, 206, 701, %d, %d,", (offsets[i] + i) % 1000,
+             (offsets[i] + i + 1) % 1000);
+    ck_assert_msg(strstr(w.prompts[i].body, want), "%s", w.prompts[i].body);
+  }
+  ck_assert_str_eq(w.info.path, "token_ids");
+  lg_workload_free(&w);
+  dc.seed = 1ull << 32; /* numpy: "Seed must be between 0 and 2**32 - 1" */
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), -1);
+}
+END_TEST
+
+START_TEST(dsv4_framing_is_encoding_dsv4s) {
+  /* encoding_dsv4.encode_messages([{"role": "user", "content": "a b\n{c}"}],
+   * thinking_mode="thinking"), bytes as Python printed them */
+  char *p = lg_dsv4_user_prompt_alloc("a b\n{c}");
+  ck_assert_str_eq(p, "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c><\xef\xbd\x9c"
+                      "User\xef\xbd\x9c>a b\n{c}<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>");
+  free(p);
 }
 END_TEST
 
@@ -777,6 +862,9 @@ static Suite *loadgen_suite(void) {
   TCase *data = tcase_create("dataset");
   tcase_add_test(data, rng_uniform_and_gamma);
   tcase_add_test(data, random_workload_lengths_and_ids);
+  tcase_add_test(data, random_workload_is_numpys);
+  tcase_add_test(data, numpy_rng_draw_for_draw);
+  tcase_add_test(data, dsv4_framing_is_encoding_dsv4s);
   suite_add_tcase(s, data);
   TCase *engine = tcase_create("engine");
   tcase_set_timeout(engine, 60);
