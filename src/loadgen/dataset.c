@@ -1,6 +1,7 @@
-/* The `random` dataset of benchmark_serving.py without a tokenizer, request
- * bodies as the reference builds them, and chat-text calibration against the
- * server's own token count. */
+/* The `random` dataset of benchmark_serving.py (numpy's draws, the prompts
+ * through the server's tokenizer in prompts.c, or token ids without one),
+ * request bodies as the reference builds them, and chat-text calibration
+ * against the server's own token count (the fallback without a tokenizer). */
 #include "loadgen/loadgen.h"
 
 #include <cjson/cJSON.h>
@@ -10,88 +11,6 @@
 #include <string.h>
 
 #include "loadgen/loadgen_internal.h"
-
-/* ---------------------------------------------------------------- RNG */
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-void lg_rng_seed(struct lg_rng *rng, uint64_t seed) {
-  for (int i = 0; i < 4; i++)
-    rng->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-uint64_t lg_rng_next(struct lg_rng *rng) {
-  uint64_t *s = rng->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
-int64_t lg_rng_int(struct lg_rng *rng, int64_t lo, int64_t hi) {
-  if (hi <= lo)
-    return lo;
-  uint64_t range = (uint64_t)(hi - lo) + 1u;
-  /* Rejection sampling: unbiased for every range. */
-  uint64_t limit = UINT64_MAX - UINT64_MAX % range;
-  uint64_t v;
-  do
-    v = lg_rng_next(rng);
-  while (v >= limit);
-  return lo + (int64_t)(v % range);
-}
-
-double lg_rng_unit(struct lg_rng *rng) {
-  return (double)(lg_rng_next(rng) >> 11) * 0x1.0p-53;
-}
-
-double lg_rng_normal(struct lg_rng *rng) {
-  /* Marsaglia polar method. */
-  double u, v, s;
-  do {
-    u = 2.0 * lg_rng_unit(rng) - 1.0;
-    v = 2.0 * lg_rng_unit(rng) - 1.0;
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  return u * sqrt(-2.0 * log(s) / s);
-}
-
-double lg_rng_gamma(struct lg_rng *rng, double shape, double scale) {
-  if (shape < 1.0) {
-    /* Boost: Gamma(a) = Gamma(a + 1) * U^(1/a). */
-    double u = lg_rng_unit(rng);
-    while (u == 0.0)
-      u = lg_rng_unit(rng);
-    return lg_rng_gamma(rng, shape + 1.0, scale) * pow(u, 1.0 / shape);
-  }
-  double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
-  for (;;) {
-    double x, v;
-    do {
-      x = lg_rng_normal(rng);
-      v = 1.0 + c * x;
-    } while (v <= 0.0);
-    v = v * v * v;
-    double u = lg_rng_unit(rng);
-    if (u < 1.0 - 0.0331 * x * x * x * x)
-      return d * v * scale;
-    if (u > 0.0 && log(u) < 0.5 * x * x + d * (1.0 - v + log(v)))
-      return d * v * scale;
-  }
-}
 
 /* ---------------------------------------------------------------- body building */
 void lg_json_escape_append(struct sbuf *sb, const char *s) {

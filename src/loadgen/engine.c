@@ -862,14 +862,15 @@ struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
   } else if (isfinite(cfg->request_rate)) {
     /* get_request(): request 0 at t = 0, then gamma(shape=burstiness,
      * scale=1/(rate*burstiness)) gaps. */
-    struct lg_rng rng;
-    lg_rng_seed(&rng, cfg->seed ^ 0xA5A5A5A5DEADBEEFull);
+    struct lg_np *rng = xmalloc(sizeof(*rng));
+    lg_np_seed(rng, (uint32_t)cfg->seed);
     run->arrival_ns = xcalloc(cfg->n_prompts, sizeof(*run->arrival_ns));
     double t_s = 0.0;
     for (size_t i = 0; i < cfg->n_prompts; i++) {
       run->arrival_ns[i] = (int64_t)llround(t_s * 1e9);
-      t_s += lg_rng_gamma(&rng, cfg->burstiness, 1.0 / (cfg->request_rate * cfg->burstiness));
+      t_s += lg_np_gamma(rng, cfg->burstiness, 1.0 / (cfg->request_rate * cfg->burstiness));
     }
+    free(rng);
   }
   char *auth = xasprintf("Authorization: Bearer %s", cfg->api_key ? cfg->api_key : "None");
   run->headers = curl_slist_append(NULL, "Content-Type: application/json");

@@ -131,6 +131,14 @@ static void emit_event(struct sim_conn *conn, const struct sbuf *ev) {
   sim_fmt_http_chunk(&conn->out, ev->data, ev->len);
 }
 
+/* data: [DONE], then the chunked body's terminator. */
+static void end_stream(struct sim_conn *conn, struct sbuf *sb) {
+  sbuf_reset(sb);
+  sbuf_puts(sb, "data: [DONE]\n\n");
+  emit_event(conn, sb);
+  sbuf_puts(&conn->out, "0\r\n\r\n");
+}
+
 static void observe_chunk(struct sim_server *srv, struct sim_req *req, long tokens, int64_t now) {
   struct sim_stats *st = &srv->stats;
   if (req->sent_len == 0) {
@@ -227,11 +235,8 @@ static void finish_request(struct sim_server *srv, struct sim_req *req, int64_t 
       append_usage(sb, req, req->out_len);
       sbuf_puts(sb, "}\n\n");
       emit_event(conn, sb);
-      sbuf_reset(sb);
     }
-    sbuf_puts(sb, "data: [DONE]\n\n");
-    emit_event(conn, sb);
-    sbuf_puts(&conn->out, "0\r\n\r\n");
+    end_stream(conn, sb);
   }
   conn->req = NULL;
   req->conn = NULL;
@@ -323,10 +328,7 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
                     "error-event: the request was aborted mid-stream\", \"type\": "
                     "\"InternalServerError\", \"param\": null, \"code\": 500}}\n\n");
       emit_event(conn, sb);
-      sbuf_reset(sb);
-      sbuf_puts(sb, "data: [DONE]\n\n");
-      emit_event(conn, sb);
-      sbuf_puts(&conn->out, "0\r\n\r\n");
+      end_stream(conn, sb);
       req->sent_len = upto_len;
       observe_chunk(srv, req, tokens, now);
       sim_log(srv, "Simulated fault error-event: request %" PRIu64 " aborted after its first chunk",

@@ -291,6 +291,9 @@ void sim_fmt_response_head(struct sbuf *out, int status, const char *content_typ
 const char *sim_http_reason(int status);
 /* Full JSON response with a body. */
 void sim_fmt_json_response(struct sbuf *out, int status, const char *json, bool keep_alive);
+/* Prints a cJSON document compactly into a heap string (xmalloc'd) and frees it. */
+struct cJSON;
+char *sim_json_take_alloc(struct cJSON *o);
 /* OpenAI-style error body as SGLang sends it. */
 char *sim_fmt_error_json_alloc(int status, const char *message);
 /* JSON-escapes s into out (no quotes). */

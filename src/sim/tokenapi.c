@@ -17,26 +17,23 @@ static uint32_t vocab_of(const struct sim_server *srv) {
                                                               : 32000u;
 }
 
-static char *print_alloc(cJSON *o) {
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!s)
-    util_die_oom(0);
-  char *copy = xstrdup(s);
-  cJSON_free(s);
-  return copy;
-}
-
-static cJSON *encode_array(const char *text, uint32_t vocab) {
+/* The ids of text as a JSON array (printed directly: a batch of 64 prompts
+ * of 8k tokens is half a million numbers), and their count. */
+static size_t put_encoded(struct sbuf *out, const char *text, uint32_t vocab) {
   size_t len = strlen(text);
   size_t n = sim_tokenize(text, len, vocab, NULL, 0);
   uint32_t *ids = xcalloc(n + 1, sizeof(*ids));
   sim_tokenize(text, len, vocab, ids, n);
-  cJSON *arr = cJSON_CreateArray();
-  for (size_t i = 0; i < n; i++)
-    cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
+  sbuf_reserve(out, n * 8 + 2);
+  sbuf_putc(out, '[');
+  for (size_t i = 0; i < n; i++) {
+    char num[12];
+    int k = snprintf(num, sizeof num, i ? ",%u" : "%u", ids[i]);
+    sbuf_append(out, num, (size_t)k);
+  }
+  sbuf_putc(out, ']');
   free(ids);
-  return arr;
+  return n;
 }
 
 /* messages -> the template's text (ChatML, with the generation prompt, as
@@ -78,46 +75,46 @@ static char *tokenize(const struct sim_server *srv, const cJSON *body, int *stat
     snprintf(why, why_len, "add_special_tokens: Input should be a valid boolean");
     return NULL;
   }
-  cJSON *out = cJSON_CreateObject();
-  if (has_msgs) {
-    char *text = render_messages(msgs, why, why_len);
-    if (!text) {
-      cJSON_Delete(out);
-      return NULL;
-    }
-    cJSON *ids = encode_array(text, vocab);
-    free(text);
-    cJSON_AddNumberToObject(out, "count", cJSON_GetArraySize(ids));
-    cJSON_AddItemToObject(out, "tokens", ids);
-  } else if (cJSON_IsString(prompt)) {
-    cJSON *ids = encode_array(prompt->valuestring, vocab);
-    cJSON_AddNumberToObject(out, "count", cJSON_GetArraySize(ids));
-    cJSON_AddItemToObject(out, "tokens", ids);
-  } else if (cJSON_IsArray(prompt)) {
-    cJSON *all = cJSON_CreateArray(), *counts = cJSON_CreateArray();
+  if (has_prompt && cJSON_IsArray(prompt)) {
     const cJSON *p;
     cJSON_ArrayForEach(p, prompt) {
       if (!cJSON_IsString(p)) {
-        cJSON_Delete(all);
-        cJSON_Delete(counts);
-        cJSON_Delete(out);
         snprintf(why, why_len, "Invalid prompt type: Expected str or List[str].");
         return NULL;
       }
-      cJSON *ids = encode_array(p->valuestring, vocab);
-      cJSON_AddItemToArray(counts, cJSON_CreateNumber(cJSON_GetArraySize(ids)));
-      cJSON_AddItemToArray(all, ids);
     }
-    cJSON_AddItemToObject(out, "tokens", all);
-    cJSON_AddItemToObject(out, "count", counts);
-  } else {
-    cJSON_Delete(out);
+  } else if (has_prompt && !cJSON_IsString(prompt)) {
     snprintf(why, why_len, "Invalid prompt type: Expected str or List[str].");
     return NULL;
   }
-  cJSON_AddNumberToObject(out, "max_model_len", srv->perf.context_length);
+  char *rendered = NULL;
+  if (has_msgs && !(rendered = render_messages(msgs, why, why_len)))
+    return NULL;
+  struct sbuf out = {0};
+  if (has_prompt && cJSON_IsArray(prompt)) { /* SGLang's batch: lists of ids and counts */
+    struct sbuf counts = {0};
+    sbuf_puts(&out, "{\"tokens\":[");
+    sbuf_putc(&counts, '[');
+    const cJSON *p;
+    size_t k = 0;
+    cJSON_ArrayForEach(p, prompt) {
+      if (k)
+        sbuf_putc(&out, ',');
+      sbuf_printf(&counts, k ? ",%zu" : "%zu", put_encoded(&out, p->valuestring, vocab));
+      k++;
+    }
+    sbuf_putc(&counts, ']');
+    sbuf_printf(&out, "],\"count\":%s", counts.data);
+    sbuf_free(&counts);
+  } else {
+    sbuf_puts(&out, "{\"tokens\":");
+    size_t n = put_encoded(&out, rendered ? rendered : prompt->valuestring, vocab);
+    sbuf_printf(&out, ",\"count\":%zu", n);
+  }
+  sbuf_printf(&out, ",\"max_model_len\":%d}", srv->perf.context_length);
+  free(rendered);
   *status = 200;
-  return print_alloc(out);
+  return sbuf_take(&out);
 }
 
 /* One list of ids -> text; false (with why) when an element is not an id. */
@@ -171,7 +168,7 @@ static char *detokenize(const struct sim_server *srv, const cJSON *body, int *st
     return NULL;
   }
   *status = 200;
-  return print_alloc(out);
+  return sim_json_take_alloc(out);
 }
 
 char *sim_tokenizer_endpoint_alloc(const struct sim_server *srv, bool detok, const char *body,

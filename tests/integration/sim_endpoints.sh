@@ -39,7 +39,7 @@ check "unknown path 404" test "$(code_of /nope)" = 404
 
 # SGLang's tokenizer endpoints (single and batched), messages, and profile
 tok=$(post /tokenize '{"model":"tiny","prompt":"Hello world, it'"'"'s 42!","add_special_tokens":false}')
-check "/tokenize: SGLang's shape and the count rule" grep -q '"count":9,"tokens":\[.*\],"max_model_len":' <<<"$tok"
+check "/tokenize: SGLang's shape and the count rule" grep -q '"tokens":\[.*\],"count":9,"max_model_len":' <<<"$tok"
 check "/v1/tokenize batched" grep -q '"tokens":\[\[128,129\],\[130\]\],"count":\[2,1\]' \
   <<<"$(post /v1/tokenize '{"prompt":[" a b"," c"]}')"
 check "/tokenize with messages renders the template" grep -q '"count":10,' \
