@@ -59,7 +59,7 @@ need_llama_server() {
   LLAMA_TARGET=${LLAMA_TARGET:-$cache/models/tiny-target.gguf}
   LLAMA_DRAFT=${LLAMA_DRAFT:-$cache/models/tiny-draft.gguf}
   local missing=
-  [[ -x $LLAMA_SERVER ]] || missing="llama-server ($LLAMA_SERVER)"
+  [[ -f $LLAMA_SERVER && -x $LLAMA_SERVER ]] || missing="llama-server ($LLAMA_SERVER)"
   [[ -s $LLAMA_TARGET && -s $LLAMA_DRAFT ]] || missing="${missing:+$missing, }the tiny models ($LLAMA_TARGET)"
   [[ -z $missing ]] && return 0
   if [[ ${SERVETOP_REQUIRE_LLAMA_SERVER:-0} == 1 ]]; then
