@@ -83,8 +83,9 @@ enum measure_action {
 
 struct measure_hooks {
   void *ctx;
-  /* Every tick_ms while prompts are built, warmups or the load run (on the
-   * measuring thread). *set_concurrency > 0 changes max concurrency live. */
+  /* Every tick_ms while the warmups or the load run (on the measuring
+   * thread); *set_concurrency > 0 changes max concurrency live. While the
+   * prompts are built only *cancel is watched. */
   enum measure_action (*tick)(void *ctx, const struct measure_tick *t, int *set_concurrency);
   /* At each phase's start, with a one-line note. */
   void (*phase)(void *ctx, enum measure_phase phase, const char *note);

@@ -125,6 +125,19 @@ for k in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "media
     print(f"  {k:24s} {ref[k]:12.3f} {st[k]:12.3f}")
 sys.exit(0 if ok else 1)
 PY
+# --use-chat-template: the template through llama.cpp's /apply-template on
+# both sides, its length subtracted as the reference does.
+(cd "$WORK" && PYTHONPATH=$REFCLIENT timeout 300 "$PY" "$REF" "${ARGS[@]}" --tokenizer "$WORK/tok" \
+   --use-chat-template --random-num-workers 3 --result-filename reft.json) >"$WORK/reft.out" 2>&1
+timeout 300 "$SERVETOP" bench "${ARGS[@]}" --tokenizer "$WORK/tok" --use-chat-template \
+  --random-num-workers 3 --result-filename stt.json --quiet >"$WORK/stt.out" 2>&1
+check "chat template: the same prompts as the reference (input_lens)" "$PY" -c "
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+p = b['servetop']['client']['prompts']
+print('  template', p['chat_template'], 'length', p['chat_template_len'], 'input', b['total_input_tokens'])
+sys.exit(0 if a['input_lens'] == b['input_lens'] and p['chat_template'] == 'server /apply-template' else 1)
+" "$WORK/reft.json" "$WORK/stt.json"
 kill "$LLAMA_PID"; wait "$LLAMA_PID" 2>/dev/null
 check "llama-server stopped" bash -c "! kill -0 $LLAMA_PID 2>/dev/null"
 finish "llama-server bench"
