@@ -24,11 +24,14 @@
 
 enum { MAX_RETRIES = 10, PHASE_A_LANES = 16 };
 
+/* Memory: only the text lives for every prompt at once; the ids being
+ * decoded exist while their call is in flight, the last encode (4 bytes a
+ * token) only until the prompt's loop has checked it. */
 struct pb_prompt {
-  int64_t *ids;             /* the ids being decoded (phase A: the initial ones) */
+  int64_t *ids;             /* the ids of the call in flight (decode), else NULL */
   size_t n_ids;
   char *text;               /* the last decoded text */
-  int64_t *enc;             /* the last encode of text */
+  int32_t *enc;             /* the last encode of text, until the loop checked it */
   size_t n_enc;
   uint32_t target;          /* prefix_len + input_len_i */
   int encodes;              /* encodes done in the loop */
@@ -42,6 +45,7 @@ struct pb {
   struct pb_prompt *p;
   size_t n;
   int vocab;
+  const struct lg_prompts_args *args; /* the initial ids' recipe */
   const char *template_method; /* NULL: no template */
   bool dsv4;
 };
@@ -68,6 +72,29 @@ struct batch_lane {
   struct lg_tok_op op;
 };
 
+/* Keeps an encode's ids as 4-byte values (vocabularies are far below 2^31). */
+static void keep_encode(struct pb_prompt *p, struct lg_tok_item *it) {
+  free(p->enc);
+  p->enc = NULL;
+  p->n_enc = it->n_out;
+  if (p->n_enc == p->target) /* exact: the loop needs only the length */
+    return;
+  p->enc = xcalloc(p->n_enc + 1, sizeof(*p->enc));
+  for (size_t j = 0; j < p->n_enc; j++)
+    p->enc[j] = (int32_t)it->out_ids[j];
+}
+
+/* prefix + [(offset_i + i + j) % vocab for j in range(input_len_i)] */
+static void initial_ids(const struct pb *pb, size_t i) {
+  const struct lg_prompts_args *a = pb->args;
+  struct pb_prompt *p = &pb->p[i];
+  p->n_ids = p->target;
+  p->ids = xcalloc(p->n_ids + 1, sizeof(*p->ids));
+  memcpy(p->ids, a->prefix, (size_t)a->prefix_len * sizeof(*p->ids));
+  for (uint32_t j = 0; j < a->input_lens[i]; j++)
+    p->ids[a->prefix_len + j] = (a->offsets[i] + (int64_t)i + j) % a->vocab;
+}
+
 static void take_outputs(struct batch_lane *l) {
   enum pb_step step = l->steps[l->step];
   for (size_t k = 0; k < l->op.n_items; k++) {
@@ -78,18 +105,19 @@ static void take_outputs(struct batch_lane *l) {
       free(p->text);
       p->text = it->out_text;
       it->out_text = NULL;
+      free(p->ids);
+      p->ids = NULL;
       break;
     case STEP_ENCODE_TEXT:
-      free(p->enc);
-      p->enc = it->out_ids;
-      p->n_enc = it->n_out;
-      it->out_ids = NULL;
+      keep_encode(p, it);
       break;
     case STEP_RENDER:
     case STEP_DECODE_RENDER:
       free(p->final_text);
       p->final_text = it->out_text;
       it->out_text = NULL;
+      free(p->ids);
+      p->ids = NULL;
       break;
     case STEP_RENDER_IDS:
       free(p->ids);
@@ -129,6 +157,10 @@ static struct lg_tok_op *batch_step(void *ctx, struct lg_tok_op *finished) {
     memset(it, 0, sizeof(*it));
     switch (step) {
     case STEP_DECODE_IDS:
+      initial_ids(l->pb, l->todo[l->at + k]);
+      it->ids = p->ids;
+      it->n_ids = p->n_ids;
+      break;
     case STEP_DECODE_RENDER:
       it->ids = p->ids;
       it->n_ids = p->n_ids;
@@ -201,10 +233,13 @@ static bool loop_adjust(struct loop_lane *l, struct pb_prompt *p) {
   free(p->ids);
   p->ids = xcalloc(t + 1, sizeof(*p->ids));
   size_t keep = p->n_enc < t ? p->n_enc : t;
-  memcpy(p->ids, p->enc, keep * sizeof(*p->ids));
+  for (size_t j = 0; j < keep; j++)
+    p->ids[j] = p->enc[j];
   for (size_t j = keep; j < t; j++) /* rng.randint(0, vocab, size=num_extras) */
     p->ids[j] = lg_np_randint(&l->rng, 0, l->pb->vocab);
   p->n_ids = t;
+  free(p->enc);
+  p->enc = NULL;
   return true;
 }
 
@@ -216,6 +251,8 @@ static struct lg_tok_op *loop_step(void *ctx, struct lg_tok_op *finished) {
       free(p->text);
       p->text = l->item.out_text;
       l->item.out_text = NULL;
+      free(p->ids);
+      p->ids = NULL;
       if (p->encodes == MAX_RETRIES) { /* out of retries: this text, unchecked */
         l->i++;
       } else {
@@ -225,10 +262,8 @@ static struct lg_tok_op *loop_step(void *ctx, struct lg_tok_op *finished) {
         return &l->op;
       }
     } else {
-      free(p->enc);
-      p->enc = l->item.out_ids;
-      p->n_enc = l->item.n_out;
-      l->item.out_ids = NULL;
+      keep_encode(p, &l->item);
+      lg_tok_op_clear_outputs(&l->op);
       p->encodes++;
       if (!loop_adjust(l, p)) {
         l->i++;
@@ -320,7 +355,7 @@ static void pb_free(struct pb *pb) {
 
 int lg_prompts_build(const struct lg_prompts_args *a, char **texts, uint32_t *prompt_lens,
                      struct lg_prompts_info *info, struct st_err *err) {
-  struct pb pb = {.tok = a->tokenizer, .n = a->n, .vocab = a->vocab, .dsv4 = a->dsv4};
+  struct pb pb = {.tok = a->tokenizer, .n = a->n, .vocab = a->vocab, .dsv4 = a->dsv4, .args = a};
   if (a->use_chat_template)
     pb.template_method = a->dsv4 ? "encoding_dsv4 (DeepSeek-V4 framing, client side)"
                                  : lg_tokenizer_template_method(a->tokenizer);
@@ -328,13 +363,7 @@ int lg_prompts_build(const struct lg_prompts_args *a, char **texts, uint32_t *pr
     return err_setf(err, "the server cannot render its chat template for servetop");
   pb.p = xcalloc(a->n + 1, sizeof(*pb.p));
   for (size_t i = 0; i < a->n; i++) {
-    struct pb_prompt *p = &pb.p[i];
-    p->target = (uint32_t)a->prefix_len + a->input_lens[i];
-    p->n_ids = p->target;
-    p->ids = xcalloc(p->n_ids + 1, sizeof(*p->ids));
-    memcpy(p->ids, a->prefix, (size_t)a->prefix_len * sizeof(*p->ids));
-    for (uint32_t j = 0; j < a->input_lens[i]; j++)
-      p->ids[a->prefix_len + j] = (a->offsets[i] + (int64_t)i + j) % a->vocab;
+    pb.p[i].target = (uint32_t)a->prefix_len + a->input_lens[i];
   }
   int64_t calls0 = (int64_t)lg_tokenizer_calls(a->tokenizer);
   size_t *all = all_indexes(a->n);
