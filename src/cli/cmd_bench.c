@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "measure/measure.h"
 #include "results/results.h"
 
 struct bench_opts {
@@ -27,19 +28,18 @@ struct bench_opts {
   long seed;
   bool ignore_eos, use_chat_template, dsv4, trust_remote_code, save_result, save_detailed;
   bool disable_tqdm, reuse_connections, quiet, no_server_signals, max_concurrency_seen, json;
+  bool profile, no_server_tokenizer, vocab_size_seen;
   struct opt_list goodput, metadata;
 };
 
 /* ---------------------------------------------------------------- SIGINT */
-static struct lg_run *_Atomic active_run;
+/* Set by SIGINT/SIGTERM/SIGHUP; the measuring loop checks it every tick
+ * (100 ms) and stops the load, saving what was measured. */
 static volatile sig_atomic_t interrupted;
 
 static void on_sigint(int sig) {
   (void)sig;
   interrupted = 1;
-  struct lg_run *run = atomic_load(&active_run);
-  if (run)
-    lg_run_stop(run);
 }
 
 /* ---------------------------------------------------------------- argv */
@@ -79,15 +79,22 @@ static void raise_fd_limit(void) {
   }
 }
 
-/* ---------------------------------------------------------------- progress line */
-static void print_progress(FILE *out, bool tty, struct lg_run *run, struct sig_scraper *scraper) {
-  struct lg_live live;
-  lg_run_live(run, &live);
-  int64_t finished = live.completed + live.failed;
+/* ---------------------------------------------------------------- progress and phases */
+struct bench_ui {
+  const struct bench_opts *o;
+  FILE *text;              /* the reference's messages (stderr with --json) */
+  bool tty;
+  int64_t last_print_ns;
+  bool printed;
+};
+
+static void print_progress(struct bench_ui *ui, const struct lg_live *live,
+                           struct sig_scraper *scraper) {
+  int64_t finished = live->completed + live->failed;
   char eta[32] = "-";
-  if (finished > 0 && live.elapsed_s > 0 && live.total > finished) {
-    double rate = (double)finished / live.elapsed_s;
-    snprintf(eta, sizeof(eta), "%.0fs", (double)(live.total - finished) / rate);
+  if (finished > 0 && live->elapsed_s > 0 && live->total > finished) {
+    double rate = (double)finished / live->elapsed_s;
+    snprintf(eta, sizeof(eta), "%.0fs", (double)(live->total - finished) / rate);
   }
   char accept[48] = "";
   if (scraper) {
@@ -96,110 +103,75 @@ static void print_progress(FILE *out, bool tty, struct lg_run *run, struct sig_s
     if (sig.valid && isfinite(sig.accept_length) && sig.accept_length > 0)
       snprintf(accept, sizeof(accept), "  accept %.2f", sig.accept_length);
   }
-  fprintf(out, "%s%lld/%lld done  %lld failed  %lld in flight  ETA %s  %.0f out tok/s  "
-               "TTFT p50 %.1f ms  TPOT p50 %.2f ms%s%s",
-          tty ? "\r" : "", (long long)live.completed, (long long)live.total,
-          (long long)live.failed, (long long)live.in_flight, eta, live.window_output_tok_per_s,
-          live.ttft.p50_ms, live.tpot.p50_ms, accept, tty ? "\033[K" : "\n");
-  fflush(out);
+  fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  ETA %s  %.0f out tok/s  "
+                  "TTFT p50 %.1f ms  TPOT p50 %.2f ms%s%s",
+          ui->tty ? "\r" : "", (long long)live->completed, (long long)live->total,
+          (long long)live->failed, (long long)live->in_flight, eta, live->window_output_tok_per_s,
+          live->ttft.p50_ms, live->tpot.p50_ms, accept, ui->tty ? "\033[K" : "\n");
+  fflush(stderr);
+  ui->printed = true;
 }
 
-/* Runs one load phase to its end (or SIGINT), printing progress. */
-static void drive(const struct lg_config *cfg, struct sig_scraper *scraper, bool quiet,
-                  struct lg_result *out, struct st_err *err, bool *ok) {
-  struct lg_run *run = lg_run_start(cfg, err);
-  *ok = run != NULL;
-  if (!run)
-    return;
-  atomic_store(&active_run, run);
-  if (interrupted)
-    lg_run_stop(run);
-  bool tty = isatty(STDERR_FILENO);
-  int64_t last_print = clock_mono_ns();
-  while (!lg_run_wait(run, 100)) {
-    if (!quiet && clock_mono_ns() - last_print >= 1000000000) {
-      print_progress(stderr, tty, run, scraper);
-      last_print = clock_mono_ns();
-    }
+static enum measure_action on_tick(void *ctx, const struct measure_tick *t, int *set_conc) {
+  struct bench_ui *ui = ctx;
+  (void)set_conc;
+  if (t->phase != MEASURE_PHASE_LOAD || ui->o->quiet || !t->live)
+    return MEASURE_GO_ON;
+  int64_t now = clock_mono_ns();
+  if (now - ui->last_print_ns >= 1000000000 || t->live->finished) {
+    print_progress(ui, t->live, t->scraper);
+    ui->last_print_ns = now;
   }
-  if (!quiet) {
-    print_progress(stderr, tty, run, scraper);
-    if (tty)
+  return MEASURE_GO_ON;
+}
+
+/* The reference's messages at each phase, in its words. */
+static void on_phase(void *ctx, enum measure_phase p, const char *note) {
+  struct bench_ui *ui = ctx;
+  const struct bench_opts *o = ui->o;
+  switch (p) {
+  case MEASURE_PHASE_PROMPTS:
+    if (strncmp(note, "chat calibration", 16) == 0)
+      fprintf(stderr, "%s\n", note);
+    return;
+  case MEASURE_PHASE_WARMUP:
+    fprintf(ui->text, "Warming up with %d requests...\n", o->num_warmups);
+    break;
+  case MEASURE_PHASE_PROFILE_START:
+    if (o->num_warmups > 0)
+      fprintf(ui->text, "Warmup completed.\n");
+    fprintf(ui->text, "Starting profiler...\n");
+    break;
+  case MEASURE_PHASE_LOAD: {
+    if (o->num_warmups > 0 && !o->profile)
+      fprintf(ui->text, "Warmup completed.\n");
+    char rate[48], burst[48];
+    results_format_python_float(rate, sizeof rate, o->request_rate);
+    results_format_python_float(burst, sizeof burst, o->burstiness);
+    fprintf(ui->text, "Traffic request rate: %s\n", rate);
+    fprintf(ui->text, "Burstiness factor: %s (%s)\n", burst,
+            o->burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
+    if (o->max_concurrency_seen)
+      fprintf(ui->text, "Maximum request concurrency: %d\n", o->max_concurrency);
+    else
+      fprintf(ui->text, "Maximum request concurrency: None\n");
+    fprintf(ui->text, "Starting main benchmark run...\n");
+    ui->last_print_ns = clock_mono_ns();
+    break;
+  }
+  case MEASURE_PHASE_PROFILE_STOP:
+    if (ui->printed && ui->tty)
       fputc('\n', stderr);
+    ui->printed = false;
+    fprintf(ui->text, "Stopping profiler...\n");
+    break;
+  case MEASURE_PHASE_FIGURES:
+    if (ui->printed && ui->tty)
+      fputc('\n', stderr);
+    ui->printed = false;
+    break;
   }
-  atomic_store(&active_run, NULL);
-  lg_run_finish(run, out);
-}
-
-/* The reference's warmups: copies of the first request, all at once, bounded
- * by max-concurrency; their results are dropped. */
-static void run_warmups(const struct lg_config *main_cfg, const struct lg_workload *warm,
-                        struct st_err *err, bool *ok) {
-  struct lg_config wc = *main_cfg;
-  wc.prompts = warm->prompts;
-  wc.n_prompts = warm->n_prompts;
-  wc.request_rate = (double)INFINITY;
-  wc.keep_text = false;
-  struct lg_result warm_result;
-  drive(&wc, NULL, true, &warm_result, err, ok);
-  if (!*ok)
-    return;
-  size_t failed = 0;
-  for (size_t i = 0; i < warm_result.n_records; i++)
-    failed += warm_result.records[i].failure != LG_OK;
-  if (failed > 0)
-    fprintf(stderr, "warning: %zu of %zu warmup requests failed\n", failed, warm_result.n_records);
-  lg_result_free(&warm_result);
-}
-
-/* Result settings: what the reference records plus servetop's client settings. */
-static void fill_settings(struct results_settings *rs, const struct bench_opts *o,
-                          const char *served, const char *url, const char *endpoint, bool chat,
-                          const struct lg_calibration *calibration) {
-  rs->backend = o->backend;
-  rs->model_id = o->model;
-  rs->tokenizer_id = o->tokenizer ? o->tokenizer : o->model;
-  rs->served_model_name = served;
-  rs->url = url;
-  rs->endpoint = endpoint;
-  rs->num_prompts = o->num_prompts;
-  rs->metadata = o->metadata.items;
-  rs->n_metadata = o->metadata.n;
-  rs->request_rate = o->request_rate;
-  rs->burstiness = o->burstiness;
-  rs->max_concurrency = o->max_concurrency_seen ? o->max_concurrency : 0;
-  rs->save_detailed = o->save_detailed;
-  rs->dataset_name = o->dataset_name;
-  rs->random_input_len = o->random_input_len;
-  rs->random_output_len = o->random_output_len;
-  rs->random_prefix_len = o->random_prefix_len;
-  rs->random_range_ratio = o->random_range_ratio;
-  rs->ignore_eos = o->ignore_eos;
-  rs->chat = chat;
-  rs->seed = o->seed;
-  rs->num_warmups = o->num_warmups;
-  rs->num_workers = o->num_workers;
-  rs->reuse_connections = o->reuse_connections;
-  rs->vocab_size = o->vocab_size;
-  rs->calibration = calibration;
-}
-
-/* Writes the result JSON under the reference's name rules; returns 0 or -1. */
-static int save_result(const struct bench_opts *o, const struct lg_result *result,
-                       const struct results_settings *rs, const struct results_metrics *metrics,
-                       const struct sig_summary *signals, struct st_err *err) {
-  char *json = results_json_alloc(result, rs, metrics, signals);
-  char date[32];
-  time_t end_s = (time_t)result->end_unix_s;
-  struct tm tm;
-  localtime_r(&end_s, &tm);
-  strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
-  char *name = o->result_filename ? xstrdup(o->result_filename)
-                                  : results_default_filename_alloc(rs, date);
-  int rc = results_save(o->result_dir, name, json, err);
-  free(name);
-  free(json);
-  return rc;
+  fflush(ui->text);
 }
 
 /* ---------------------------------------------------------------- main */
@@ -219,7 +191,7 @@ int cmd_bench_main(int argc, char **argv) {
       {"endpoint", OPT_STRING, &o.endpoint, "PATH", "request path (default /v1/completions)", NULL, NULL},
       {"model", OPT_STRING, &o.model, "NAME", "model name (required); result model_id", NULL, NULL},
       {"served-model-name", OPT_STRING, &o.served_model_name, "NAME", "\"model\" sent in requests (default --model)", NULL, NULL},
-      {"tokenizer", OPT_STRING, &o.tokenizer, "NAME", "accepted and recorded as tokenizer_id (no tokenizer is loaded)", NULL, NULL},
+      {"tokenizer", OPT_STRING, &o.tokenizer, "NAME", "recorded as tokenizer_id; prompts use the server's own tokenizer endpoints", NULL, NULL},
       {"tokenizer-mode", OPT_STRING, &o.tokenizer_mode, "MODE", "accepted, ignored", NULL, NULL},
       {"trust-remote-code", OPT_FLAG, &o.trust_remote_code, NULL, "accepted, ignored", NULL, NULL},
       {"dataset-name", OPT_STRING, &o.dataset_name, "NAME", "only \"random\"", NULL, NULL},
@@ -227,14 +199,15 @@ int cmd_bench_main(int argc, char **argv) {
       {"random-output-len", OPT_INT, &o.random_output_len, "N", "output tokens per request (default 128)", NULL, NULL},
       {"random-range-ratio", OPT_DOUBLE, &o.random_range_ratio, "R", "lengths uniform on [floor(L*R), L] (default 1.0)", NULL, NULL},
       {"random-prefix-len", OPT_INT, &o.random_prefix_len, "N", "shared prefix tokens (default 0)", NULL, NULL},
-      {"random-num-workers", OPT_INT, &o.random_num_workers, "N", "accepted, ignored", NULL, NULL},
+      {"random-num-workers", OPT_INT, &o.random_num_workers, "N", "the reference's prompt chunks, each with its own padding RNG (default 0 = min(CPUs, 8))", NULL, NULL},
       {"num-prompts", OPT_INT, &o.num_prompts, "N", "requests to send (default 1000)", NULL, NULL},
       {"max-concurrency", OPT_INT, &o.max_concurrency, "N", "at most N requests in flight (default unlimited)", NULL, &o.max_concurrency_seen},
       {"request-rate", OPT_DOUBLE, &o.request_rate, "RPS", "arrival rate, or inf: all at once (default inf)", NULL, NULL},
       {"burstiness", OPT_DOUBLE, &o.burstiness, "B", "gamma shape of arrival gaps; 1 = Poisson (default 1.0)", NULL, NULL},
       {"ignore-eos", OPT_FLAG, &o.ignore_eos, NULL, "send ignore_eos: output length = max_tokens", NULL, NULL},
-      {"use-chat-template", OPT_FLAG, &o.use_chat_template, NULL, "chat endpoint with messages; the server applies the template", NULL, NULL},
-      {"dsv4", OPT_FLAG, &o.dsv4, NULL, "implies --use-chat-template", NULL, NULL},
+      {"use-chat-template", OPT_FLAG, &o.use_chat_template, NULL, "render the model's chat template around each prompt (through the server) and send the text", NULL, NULL},
+      {"dsv4", OPT_FLAG, &o.dsv4, NULL, "DeepSeek-V4's prompt framing (encoding_dsv4) instead of the template; needs --use-chat-template", NULL, NULL},
+      {"profile", OPT_FLAG, &o.profile, NULL, "POST /start_profile before the run and /stop_profile after it (the reference's bodies)", NULL, NULL},
       {"num-warmups", OPT_INT, &o.num_warmups, "N", "warmup copies of the first request (default 0)", NULL, NULL},
       {"percentile-metrics", OPT_STRING, &o.percentile_metrics, "LIST", "of ttft,tpot,itl,e2el (default all four)", NULL, NULL},
       {"metric-percentiles", OPT_STRING, &o.metric_percentiles, "LIST", "percentiles (default 90,99,99.9)", NULL, NULL},
@@ -249,7 +222,8 @@ int cmd_bench_main(int argc, char **argv) {
       {"disable-tqdm", OPT_FLAG, &o.disable_tqdm, NULL, "accepted (see --quiet)", NULL, NULL},
       {"num-workers", OPT_INT, &o.num_workers, "N", "servetop: event loops (threads) sharing the load (default 1)", NULL, NULL},
       {"reuse-connections", OPT_FLAG, &o.reuse_connections, NULL, "servetop: keep-alive (default: a new connection per request, as the reference)", NULL, NULL},
-      {"vocab-size", OPT_INT, &o.vocab_size, "N", "servetop: token ids are taken modulo N (default 32000)", NULL, NULL},
+      {"vocab-size", OPT_INT, &o.vocab_size, "N", "servetop: the tokenizer's vocab_size (default: the server's when it says, else 32000)", NULL, &o.vocab_size_seen},
+      {"no-server-tokenizer", OPT_FLAG, &o.no_server_tokenizer, NULL, "servetop: do not use the server's tokenizer endpoints (token ids / calibrated chat text)", NULL, NULL},
       {"request-timeout", OPT_DOUBLE, &o.request_timeout_s, "S", "servetop: per-request timeout in seconds (default 21600)", NULL, NULL},
       {"drain-timeout", OPT_DOUBLE, &o.drain_timeout_s, "S", "servetop: after Ctrl-C, wait S seconds for in-flight requests (default 5)", NULL, NULL},
       {"scrape-interval", OPT_DOUBLE, &o.scrape_interval_s, "S", "servetop: /metrics scrape period (default 1)", NULL, NULL},
@@ -272,13 +246,9 @@ int cmd_bench_main(int argc, char **argv) {
   struct st_err err = {{0}};
   size_t n_pos = 0;
   int status = EXIT_USAGE;
-  char *url = NULL, *base = NULL;
-  struct lg_workload workload = {0}, warm = {0};
-  struct lg_calibration calibration;
-  struct lg_result result = {0};
-  struct results_metrics metrics;
-  memset(&metrics, 0, sizeof(metrics));
-  bool have_result = false;
+  char *base = NULL;
+  struct measure_result result;
+  memset(&result, 0, sizeof(result));
 
   int prc = opt_parse(&parser, n_args, args, NULL, 0, &n_pos, &err);
   if (prc == OPT_HELP) {
@@ -308,40 +278,81 @@ int cmd_bench_main(int argc, char **argv) {
             o.dataset_name);
     goto out;
   }
-  if (o.best_of != 1 || o.num_prompts < 1 || o.num_warmups < 0 || o.vocab_size < 2 ||
-      (o.max_concurrency_seen && o.max_concurrency < 1)) {
-    fprintf(stderr, "servetop bench: need --best-of 1, --num-prompts >= 1, --num-warmups >= 0, "
-                    "--max-concurrency >= 1, --vocab-size >= 2\n");
+  if (o.dsv4 && !o.use_chat_template) {
+    fprintf(stderr, "servetop bench: --dsv4 requires --use-chat-template to be set.\n");
     goto out;
   }
-  struct results_settings rs;
-  memset(&rs, 0, sizeof(rs));
-  if (results_parse_percentile_metrics(o.percentile_metrics, &rs, &err) != 0 ||
-      results_parse_metric_percentiles(o.metric_percentiles, &rs, &err) != 0) {
+  if (o.best_of != 1 || o.num_prompts < 1 || o.num_warmups < 0 || o.vocab_size < 2 ||
+      (o.max_concurrency_seen && o.max_concurrency < 1) || o.seed < 0 ||
+      (unsigned long)o.seed > 0xFFFFFFFFul) {
+    fprintf(stderr, "servetop bench: need --best-of 1, --num-prompts >= 1, --num-warmups >= 0, "
+                    "--max-concurrency >= 1, --vocab-size >= 2, --seed in 0..2**32-1\n");
+    goto out;
+  }
+  struct measure_spec spec;
+  memset(&spec, 0, sizeof(spec));
+  struct results_settings *rs = &spec.report;
+  if (results_parse_percentile_metrics(o.percentile_metrics, rs, &err) != 0 ||
+      results_parse_metric_percentiles(o.metric_percentiles, rs, &err) != 0) {
     fprintf(stderr, "servetop bench: %s\n", err.msg);
     goto out;
   }
   for (size_t i = 0; i < o.goodput.n; i++) {
-    if (results_parse_goodput(o.goodput.items[i], &rs, &err) != 0) {
+    if (results_parse_goodput(o.goodput.items[i], rs, &err) != 0) {
       fprintf(stderr, "servetop bench: %s\n", err.msg);
       goto out;
     }
   }
   for (size_t i = 0; i < o.metadata.n; i++) {
     if (!strchr(o.metadata.items[i], '=')) {
-      fprintf(stderr, "servetop bench: --metadata %s: expected KEY=VALUE\n", o.metadata.items[i]);
+      fprintf(stderr, "servetop bench: --metadata %s: Invalid metadata format. Please use KEY=VALUE "
+                      "format.\n", o.metadata.items[i]);
       goto out;
     }
   }
+  rs->backend = o.backend;
+  rs->model_id = o.model;
+  rs->tokenizer_id = o.tokenizer ? o.tokenizer : o.model;
+  rs->metadata = o.metadata.items;
+  rs->n_metadata = o.metadata.n;
+  rs->save_detailed = o.save_detailed;
 
-  bool chat = strcmp(o.backend, "openai-chat") == 0 || o.use_chat_template || o.dsv4;
+  /* Only the openai-chat backend talks to the chat endpoint (as the
+   * reference); --use-chat-template changes the prompt text only. */
+  bool chat = strcmp(o.backend, "openai-chat") == 0;
   const char *endpoint = o.endpoint;
   if (chat && strcmp(endpoint, "/v1/completions") == 0)
-    endpoint = "/v1/chat/completions"; /* the server applies the chat template */
+    endpoint = "/v1/chat/completions";
   base = o.base_url ? xstrdup(o.base_url) : xasprintf("http://%s:%d", o.host, o.port);
-  url = path_join_alloc(base, endpoint);
-  const char *served = o.served_model_name ? o.served_model_name : o.model;
-  const char *api_key = getenv("OPENAI_API_KEY");
+  spec.base_url = base;
+  spec.endpoint = endpoint;
+  spec.api_key = getenv("OPENAI_API_KEY");
+  spec.api = chat ? LG_API_CHAT : LG_API_COMPLETIONS;
+  spec.served_model_name = o.served_model_name ? o.served_model_name : o.model;
+  spec.input_len = o.random_input_len;
+  spec.output_len = o.random_output_len;
+  spec.prefix_len = o.random_prefix_len;
+  spec.range_ratio = o.random_range_ratio;
+  spec.num_prompts = o.num_prompts;
+  spec.num_warmups = o.num_warmups;
+  spec.ignore_eos = o.ignore_eos;
+  spec.use_chat_template = o.use_chat_template;
+  spec.dsv4 = o.dsv4;
+  spec.seed = (uint64_t)o.seed;
+  spec.max_concurrency = o.max_concurrency_seen ? o.max_concurrency : 0;
+  spec.request_rate = o.request_rate;
+  spec.burstiness = o.burstiness;
+  spec.vocab_size = o.vocab_size_seen ? o.vocab_size : 0;
+  spec.random_num_workers = o.random_num_workers;
+  spec.server_tokenizer = !o.no_server_tokenizer;
+  spec.profile = o.profile;
+  spec.num_workers = o.num_workers;
+  spec.reuse_connections = o.reuse_connections;
+  spec.keep_text = o.save_detailed;
+  spec.request_timeout_s = o.request_timeout_s;
+  spec.drain_timeout_s = o.drain_timeout_s;
+  spec.server_signals = !o.no_server_signals;
+  spec.scrape_interval_s = o.scrape_interval_s;
   raise_fd_limit();
   curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread exists */
 
@@ -354,123 +365,54 @@ int cmd_bench_main(int argc, char **argv) {
   sigaction(SIGHUP, &sa, &old_hup);
   signal(SIGPIPE, SIG_IGN);
 
-  struct lg_dataset_config dc = {
-      .api = chat ? LG_API_CHAT : LG_API_COMPLETIONS, .model = served,
-      .input_len = o.random_input_len, .output_len = o.random_output_len,
-      .range_ratio = o.random_range_ratio, .prefix_len = o.random_prefix_len,
-      .num_prompts = o.num_prompts, .vocab_size = o.vocab_size, .ignore_eos = o.ignore_eos,
-      .seed = (uint64_t)o.seed};
-  bool calibrated = false;
-  if (chat) {
-    if (lg_chat_calibrate(url, served, api_key, o.random_prefix_len + o.random_input_len,
-                          &calibration, &err) != 0) {
-      fprintf(stderr, "servetop bench: %s\n", err.msg);
-      status = 1;
-      goto restore;
-    }
-    calibrated = true;
-    fprintf(stderr, "chat calibration: %.2f tokens + %.4f tokens/word (%d probes; target %d -> "
-                    "server counted %d)\n",
-            calibration.sizer.overhead_tokens, calibration.sizer.tokens_per_word,
-            calibration.n_probes, calibration.check_target_tokens,
-            calibration.check_server_tokens);
-    dc.chat_sizer = &calibration.sizer;
-  }
-  if (lg_workload_random(&dc, &workload, &err) != 0) {
-    fprintf(stderr, "servetop bench: %s\n", err.msg);
-    goto restore;
-  }
-
-  struct lg_config lc;
-  lg_config_init(&lc);
-  lc.url = url;
-  lc.api_key = api_key;
-  lc.api = dc.api;
-  lc.max_concurrency = o.max_concurrency_seen ? o.max_concurrency : 0;
-  lc.seed = (uint64_t)o.seed;
-  lc.num_workers = o.num_workers;
-  lc.reuse_connections = o.reuse_connections;
-  lc.keep_text = o.save_detailed;
-  lc.request_timeout_s = o.request_timeout_s;
-  lc.drain_timeout_s = o.drain_timeout_s;
-
-  struct sig_scraper *scraper = NULL;
-  if (!o.no_server_signals) {
-    struct sig_config sc = {.base_url = base, .interval_s = o.scrape_interval_s, .timeout_s = 2.0};
-    scraper = sig_scraper_start(&sc);
-  }
-
   FILE *text = o.json ? stderr : stdout; /* stdout carries only JSON with --json */
-  bool ok = true;
+  struct bench_ui ui = {.o = &o, .text = text, .tty = isatty(STDERR_FILENO)};
+  struct measure_hooks hooks = {.ctx = &ui, .tick = on_tick, .phase = on_phase,
+                                .cancel = &interrupted};
   fprintf(text, "Starting initial single prompt test run...\n");
-  if (o.num_warmups > 0) {
-    fprintf(text, "Warming up with %d requests...\n", o.num_warmups);
-    lg_workload_repeat_first(&workload, (size_t)o.num_warmups, &warm);
-    run_warmups(&lc, &warm, &err, &ok);
-  }
-  fprintf(text, "Initial test run completed. Starting main benchmark run...\n");
-  fprintf(text, "Traffic request rate: %g\n", o.request_rate);
-  fprintf(text, "Burstiness factor: %g (%s)\n", o.burstiness,
-         o.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
-  if (o.max_concurrency_seen)
-    fprintf(text, "Maximum request concurrency: %d\n", o.max_concurrency);
-  else
-    fprintf(text, "Maximum request concurrency: None\n");
   fflush(text);
-  if (ok && !interrupted) {
-    lc.prompts = workload.prompts;
-    lc.n_prompts = workload.n_prompts;
-    lc.request_rate = o.request_rate;
-    lc.burstiness = o.burstiness;
-    drive(&lc, scraper, o.quiet, &result, &err, &ok);
-    have_result = ok;
-  }
-  struct sig_summary signals;
-  memset(&signals, 0, sizeof(signals));
-  if (scraper)
-    sig_scraper_finish(scraper, &signals);
-  if (!ok) {
-    fprintf(stderr, "servetop bench: %s\n", err.msg[0] ? err.msg : "interrupted during warmup");
-    sig_summary_fini(&signals);
-    status = interrupted ? 130 : 1;
+  int mrc = measure_point(&spec, &hooks, &result, &err);
+  if (mrc != 0) {
+    fprintf(stderr, "servetop bench: %s\n", err.msg[0] ? err.msg : "interrupted");
+    status = interrupted || result.end == MEASURE_END_STOPPED ? 130 : 1;
     goto restore;
   }
-  if (!have_result) {
-    sig_summary_fini(&signals);
-    status = 130;
-    goto restore;
+  if (result.warmups_failed > 0)
+    fprintf(stderr, "warning: %zu of %d warmup requests failed\n", result.warmups_failed,
+            o.num_warmups);
+  if (o.profile) {
+    fprintf(text, "servetop: /start_profile answered HTTP %d, /stop_profile HTTP %d\n",
+            result.profile_start_status, result.profile_stop_status);
   }
-
-  fill_settings(&rs, &o, served, url, endpoint, chat, calibrated ? &calibration : NULL);
-  results_compute(&result, &rs, &metrics);
-  results_print_summary(text, &rs, &metrics);
-  if (signals.accept_length_valid)
-    fprintf(text, "%-40s %-10.2f\n", "servetop: accept length (run):", signals.accept_length);
-  if (result.interrupted)
+  results_print_summary(text, &result.settings, &result.metrics);
+  if (result.have_signals && result.signals.accept_length_valid)
+    fprintf(text, "%-40s %-10.2f\n", "servetop: accept length (run):", result.signals.accept_length);
+  results_print_accounting(text, &result.run, &result.settings, &result.metrics);
+  if (result.run.interrupted)
     fprintf(text, "servetop: interrupted; %lld requests never finished\n",
-           (long long)(metrics.failures_by_kind[LG_FAIL_INTERRUPTED] +
-                       metrics.failures_by_kind[LG_FAIL_NOT_SENT]));
+            (long long)(result.metrics.failures_by_kind[LG_FAIL_INTERRUPTED] +
+                        result.metrics.failures_by_kind[LG_FAIL_NOT_SENT]));
   fflush(text);
   if (o.json) {
-    char *json = results_json_alloc(&result, &rs, &metrics, scraper ? &signals : NULL);
-    printf("%s\n", json);
+    printf("%s\n", result.json);
     fflush(stdout);
-    free(json);
   }
   status = EXIT_OK;
   /* As the reference: --save-detailed only adds lists to a saved result. */
-  if (o.save_result &&
-      save_result(&o, &result, &rs, &metrics, scraper ? &signals : NULL, &err) != 0) {
+  if (o.save_result && measure_save(&result, o.result_dir, o.result_filename, &err) != 0) {
     fprintf(stderr, "servetop bench: %s\n", err.msg);
     status = 1;
   }
-  sig_summary_fini(&signals);
-  if (status == EXIT_OK && metrics.failure_rate > 0.05) {
-    fprintf(stderr, "FAIL: request failure rate %.4f exceeds 0.05 (%lld of %d failed)\n",
-            metrics.failure_rate, (long long)(o.num_prompts - metrics.completed), o.num_prompts);
+  struct measure_verdict verdict;
+  measure_verdict(&result, &verdict);
+  if (status == EXIT_OK && verdict.too_many_failed) {
+    /* The reference's SystemExit text. */
+    fprintf(stderr, "FAIL: request failure rate %.1f%% exceeds %d%% threshold (%lld/%lld completed)\n",
+            verdict.failure_rate * 100.0, MEASURE_MAX_FAILURE_PERCENT, (long long)verdict.completed,
+            (long long)verdict.num_prompts);
     status = 1;
   }
-  if (result.interrupted)
+  if (result.run.interrupted)
     status = 130;
 
 restore:
@@ -478,11 +420,7 @@ restore:
   sigaction(SIGTERM, &old_term, NULL);
   sigaction(SIGHUP, &old_hup, NULL);
 out:
-  results_metrics_fini(&metrics);
-  lg_result_free(&result);
-  lg_workload_free(&warm);
-  lg_workload_free(&workload);
-  free(url);
+  measure_result_fini(&result);
   free(base);
   free(o.goodput.items);
   free(o.metadata.items);

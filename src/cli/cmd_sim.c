@@ -48,7 +48,9 @@ static const char description[] =
     "--model).\n"
     "Faults (--sim-fault, repeatable): crash-after=N, stall-after=N, bad-json-after=N, "
     "reset-after=N,\n"
-    "http-500[=N: every Nth], http-503[=N], trickle[=BYTES_PER_MS].\n"
+    "http-500[=N: every Nth], http-503[=N], trickle[=BYTES_PER_MS], error-event-after=N,\n"
+    "no-usage-after=N. SGLang's tokenizer endpoints (/tokenize, /detokenize) and /start_profile,\n"
+    "/stop_profile are served (docs/sim.md).\n"
     "Exit status: 0 after SIGINT/SIGTERM, 1 on a startup failure or a simulated crash, 2 on bad "
     "flags.";
 

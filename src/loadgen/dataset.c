@@ -1,6 +1,7 @@
-/* The `random` dataset of benchmark_serving.py without a tokenizer, request
- * bodies as the reference builds them, and chat-text calibration against the
- * server's own token count. */
+/* The `random` dataset of benchmark_serving.py (numpy's draws, the prompts
+ * through the server's tokenizer in prompts.c, or token ids without one),
+ * request bodies as the reference builds them, and chat-text calibration
+ * against the server's own token count (the fallback without a tokenizer). */
 #include "loadgen/loadgen.h"
 
 #include <cjson/cJSON.h>
@@ -11,90 +12,8 @@
 
 #include "loadgen/loadgen_internal.h"
 
-/* ---------------------------------------------------------------- RNG */
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-void lg_rng_seed(struct lg_rng *rng, uint64_t seed) {
-  for (int i = 0; i < 4; i++)
-    rng->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-uint64_t lg_rng_next(struct lg_rng *rng) {
-  uint64_t *s = rng->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
-int64_t lg_rng_int(struct lg_rng *rng, int64_t lo, int64_t hi) {
-  if (hi <= lo)
-    return lo;
-  uint64_t range = (uint64_t)(hi - lo) + 1u;
-  /* Rejection sampling: unbiased for every range. */
-  uint64_t limit = UINT64_MAX - UINT64_MAX % range;
-  uint64_t v;
-  do
-    v = lg_rng_next(rng);
-  while (v >= limit);
-  return lo + (int64_t)(v % range);
-}
-
-double lg_rng_unit(struct lg_rng *rng) {
-  return (double)(lg_rng_next(rng) >> 11) * 0x1.0p-53;
-}
-
-double lg_rng_normal(struct lg_rng *rng) {
-  /* Marsaglia polar method. */
-  double u, v, s;
-  do {
-    u = 2.0 * lg_rng_unit(rng) - 1.0;
-    v = 2.0 * lg_rng_unit(rng) - 1.0;
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  return u * sqrt(-2.0 * log(s) / s);
-}
-
-double lg_rng_gamma(struct lg_rng *rng, double shape, double scale) {
-  if (shape < 1.0) {
-    /* Boost: Gamma(a) = Gamma(a + 1) * U^(1/a). */
-    double u = lg_rng_unit(rng);
-    while (u == 0.0)
-      u = lg_rng_unit(rng);
-    return lg_rng_gamma(rng, shape + 1.0, scale) * pow(u, 1.0 / shape);
-  }
-  double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
-  for (;;) {
-    double x, v;
-    do {
-      x = lg_rng_normal(rng);
-      v = 1.0 + c * x;
-    } while (v <= 0.0);
-    v = v * v * v;
-    double u = lg_rng_unit(rng);
-    if (u < 1.0 - 0.0331 * x * x * x * x)
-      return d * v * scale;
-    if (u > 0.0 && log(u) < 0.5 * x * x + d * (1.0 - v + log(v)))
-      return d * v * scale;
-  }
-}
-
 /* ---------------------------------------------------------------- body building */
-static void json_escape_append(struct sbuf *sb, const char *s) {
+void lg_json_escape_append(struct sbuf *sb, const char *s) {
   sbuf_putc(sb, '"');
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     switch (*p) {
@@ -123,21 +42,29 @@ static void append_uint(struct sbuf *sb, uint64_t v) {
   sbuf_append(sb, buf + sizeof(buf) - n, n);
 }
 
-/* Key order and values as backend_request_func.py sends them (B.1). */
-static char *completions_body_alloc(const char *model, const int64_t *ids, size_t n_ids,
-                                    uint32_t max_tokens, bool ignore_eos, size_t *len_out) {
+/* Key order and values as backend_request_func.py sends them (B.1): the
+ * prompt as text (the reference's), or as a token-id array (no tokenizer). */
+static char *completions_body_alloc(const char *model, const char *text, const int64_t *ids,
+                                    size_t n_ids, uint32_t max_tokens, bool ignore_eos,
+                                    size_t *len_out) {
   struct sbuf sb = {0};
-  sbuf_reserve(&sb, 96 + n_ids * 7);
+  sbuf_reserve(&sb, 160 + (text ? strlen(text) + 16 : n_ids * 7));
   sbuf_puts(&sb, "{\"model\": ");
-  json_escape_append(&sb, model);
-  sbuf_puts(&sb, ", \"prompt\": [");
-  for (size_t j = 0; j < n_ids; j++) {
-    if (j)
-      sbuf_puts(&sb, ", ");
-    append_uint(&sb, (uint64_t)ids[j]);
+  lg_json_escape_append(&sb, model);
+  sbuf_puts(&sb, ", \"prompt\": ");
+  if (text) {
+    lg_json_escape_append(&sb, text);
+  } else {
+    sbuf_putc(&sb, '[');
+    for (size_t j = 0; j < n_ids; j++) {
+      if (j)
+        sbuf_puts(&sb, ", ");
+      append_uint(&sb, (uint64_t)ids[j]);
+    }
+    sbuf_putc(&sb, ']');
   }
   sbuf_printf(&sb,
-              "], \"temperature\": 0.0, \"best_of\": 1, \"max_tokens\": %u, \"logprobs\": null, "
+              ", \"temperature\": 0.0, \"best_of\": 1, \"max_tokens\": %u, \"logprobs\": null, "
               "\"stream\": true, \"stream_options\": {\"include_usage\": true}%s}",
               max_tokens, ignore_eos ? ", \"ignore_eos\": true" : "");
   *len_out = sb.len;
@@ -148,9 +75,9 @@ static char *chat_body_alloc(const char *model, const char *text, uint32_t max_t
                              bool ignore_eos, bool stream, size_t *len_out) {
   struct sbuf sb = {0};
   sbuf_puts(&sb, "{\"model\": ");
-  json_escape_append(&sb, model);
+  lg_json_escape_append(&sb, model);
   sbuf_puts(&sb, ", \"messages\": [{\"role\": \"user\", \"content\": ");
-  json_escape_append(&sb, text);
+  lg_json_escape_append(&sb, text);
   sbuf_printf(&sb, "}], \"temperature\": 0.0, \"max_completion_tokens\": %u", max_tokens);
   if (stream)
     sbuf_puts(&sb, ", \"stream\": true, \"stream_options\": {\"include_usage\": true}");
@@ -196,7 +123,21 @@ static uint32_t chat_words_for(const struct lg_chat_sizer *sizer, uint32_t targe
   return words < 0 ? 0 : (uint32_t)llround(words);
 }
 
+char *lg_dsv4_user_prompt_alloc(const char *content) {
+  /* bos_token + USER_SP_TOKEN + content + ASSISTANT_SP_TOKEN + thinking_start_token */
+  return xasprintf("<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+                   "<\xef\xbd\x9c" "User\xef\xbd\x9c>%s<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>",
+                   content);
+}
+
 /* ---------------------------------------------------------------- workloads */
+/* sample_uniform: np.random.randint(int(L * ratio), L + 1, size=n). */
+static void sample_uniform(struct lg_np *np, int len, double ratio, size_t n, uint32_t *out) {
+  int64_t lower = (int64_t)((double)len * ratio);
+  for (size_t i = 0; i < n; i++)
+    out[i] = (uint32_t)lg_np_randint(np, lower, (int64_t)len + 1);
+}
+
 int lg_workload_random(const struct lg_dataset_config *cfg, struct lg_workload *out,
                        struct st_err *err) {
   memset(out, 0, sizeof(*out));
@@ -208,69 +149,180 @@ int lg_workload_random(const struct lg_dataset_config *cfg, struct lg_workload *
     return err_setf(err, "random-range-ratio must be in [0, 1] (got %g)", cfg->range_ratio);
   if (cfg->prefix_len < 0 || cfg->vocab_size < 2)
     return err_setf(err, "random-prefix-len must be >= 0 and vocab size >= 2");
-  if (cfg->api == LG_API_CHAT && !cfg->chat_sizer)
-    return err_setf(err, "chat prompts need a calibration (lg_chat_calibrate)");
+  if (cfg->seed > UINT32_MAX)
+    return err_setf(err, "seed must be between 0 and 2**32 - 1 (numpy's rule; got %llu)",
+                    (unsigned long long)cfg->seed);
+  bool text_prompts = cfg->tokenizer != NULL;
+  if (!text_prompts && cfg->api == LG_API_CHAT && !cfg->chat_sizer)
+    return err_setf(err, "chat prompts without a tokenizer need a calibration (lg_chat_calibrate)");
+  int64_t t0 = clock_mono_ns();
 
-  struct lg_rng rng;
-  lg_rng_seed(&rng, cfg->seed);
+  /* np.random.seed(seed), then sample_random_requests' draws in its order. */
+  struct lg_np *np = xmalloc(sizeof(*np));
+  lg_np_seed(np, (uint32_t)cfg->seed);
   size_t n = (size_t)cfg->num_prompts;
-  /* Draw order as sample_random_requests: prefix, input lens, output lens, offsets. */
+  int vocab = cfg->vocab_size;
   int64_t *prefix = xcalloc((size_t)cfg->prefix_len + 1, sizeof(*prefix));
   for (int j = 0; j < cfg->prefix_len; j++)
-    prefix[j] = lg_rng_int(&rng, 0, cfg->vocab_size - 1);
+    prefix[j] = lg_np_randint(np, 0, vocab);
+  int input_len = cfg->input_len;
+  bool template = text_prompts && (cfg->use_chat_template || cfg->dsv4);
+  if (template) {
+    int tlen = 0;
+    if (lg_prompts_template_len(cfg->tokenizer, cfg->dsv4, &tlen, cfg->cancel, err) != 0) {
+      free(prefix);
+      free(np);
+      return -1;
+    }
+    out->info.chat_template_len = tlen;
+    input_len -= tlen; /* input_len = input_len - chat_template_len */
+    if (input_len < 1) {
+      free(prefix);
+      free(np);
+      return err_setf(err, "random-input-len %d is not longer than the chat template (%d tokens)",
+                      cfg->input_len, tlen);
+    }
+  }
   uint32_t *in_lens = xcalloc(n, sizeof(*in_lens));
   uint32_t *out_lens = xcalloc(n, sizeof(*out_lens));
   int64_t *offsets = xcalloc(n, sizeof(*offsets));
-  int64_t in_lo = (int64_t)floor(cfg->input_len * cfg->range_ratio);
-  int64_t out_lo = (int64_t)floor(cfg->output_len * cfg->range_ratio);
-  for (size_t i = 0; i < n; i++)
-    in_lens[i] = (uint32_t)lg_rng_int(&rng, in_lo, cfg->input_len);
+  sample_uniform(np, input_len, cfg->range_ratio, n, in_lens);
+  sample_uniform(np, cfg->output_len, cfg->range_ratio, n, out_lens);
   for (size_t i = 0; i < n; i++) {
-    out_lens[i] = (uint32_t)lg_rng_int(&rng, out_lo, cfg->output_len);
+    offsets[i] = lg_np_randint(np, 0, vocab);
     if (out_lens[i] == 0) /* ratio 0 can draw 0; max_tokens 0 asks for nothing */
       out_lens[i] = 1;
   }
-  for (size_t i = 0; i < n; i++)
-    offsets[i] = lg_rng_int(&rng, 0, cfg->vocab_size - 1);
+  /* local_rng = RandomState(np.random.get_state()[1][:4]): does not advance np. */
+  struct lg_np *local = xmalloc(sizeof(*local));
+  lg_np_seed_array(local, np->key, 4);
 
-  out->prompts = xcalloc(n, sizeof(*out->prompts));
-  out->bodies = xcalloc(n, sizeof(*out->bodies));
-  out->n_prompts = n;
-  size_t ids_cap = (size_t)cfg->prefix_len + (size_t)cfg->input_len + 1;
-  int64_t *ids = xcalloc(ids_cap, sizeof(*ids));
-  for (size_t i = 0; i < n; i++) {
-    struct lg_prompt *p = &out->prompts[i];
-    uint32_t prompt_len = (uint32_t)cfg->prefix_len + in_lens[i];
-    size_t body_len;
-    if (cfg->api == LG_API_COMPLETIONS) {
-      memcpy(ids, prefix, (size_t)cfg->prefix_len * sizeof(*ids));
-      for (uint32_t j = 0; j < in_lens[i]; j++)
-        ids[(size_t)cfg->prefix_len + j] = (offsets[i] + (int64_t)i + j) % cfg->vocab_size;
-      out->bodies[i] = completions_body_alloc(cfg->model, ids, prompt_len, out_lens[i],
-                                              cfg->ignore_eos, &body_len);
-    } else {
-      /* The shared prefix is prefix_len tokens' worth of words; the rest of
-       * the target goes to this prompt's own words. */
-      uint32_t prefix_words =
-          (uint32_t)llround((double)cfg->prefix_len / cfg->chat_sizer->tokens_per_word);
-      uint32_t words = chat_words_for(cfg->chat_sizer, prompt_len);
-      words = words > prefix_words ? words - prefix_words : 0;
-      char *text = lg_chat_text_alloc((uint32_t)i, prefix_words, words);
-      out->bodies[i] =
-          chat_body_alloc(cfg->model, text, out_lens[i], cfg->ignore_eos, true, &body_len);
-      free(text);
-    }
-    p->body = out->bodies[i];
-    p->body_len = body_len;
-    p->prompt_len = prompt_len;
-    p->output_len = out_lens[i];
+  char **texts = NULL;
+  uint32_t *prompt_lens = xcalloc(n, sizeof(*prompt_lens));
+  int rc = 0;
+  if (text_prompts) {
+    texts = xcalloc(n, sizeof(*texts));
+    struct lg_prompts_args a = {
+        .tokenizer = cfg->tokenizer, .n = n, .prefix = prefix, .prefix_len = cfg->prefix_len,
+        .input_lens = in_lens, .offsets = offsets, .vocab = vocab, .use_chat_template = template,
+        .dsv4 = cfg->dsv4, .random_num_workers = cfg->random_num_workers, .local_rng = local,
+        .cancel = cfg->cancel};
+    rc = lg_prompts_build(&a, texts, prompt_lens, &out->info, err);
+    out->info.path = "server_tokenizer";
+    out->info.tokenizer = lg_tokenizer_dialect(cfg->tokenizer);
+    out->info.chat_template =
+        !template ? NULL
+                  : cfg->dsv4 ? "encoding_dsv4 (DeepSeek-V4 framing, client side)"
+                              : lg_tokenizer_template_method(cfg->tokenizer);
+  } else {
+    out->info.path = cfg->api == LG_API_CHAT ? "chat_calibrated" : "token_ids";
+    for (size_t i = 0; i < n; i++)
+      prompt_lens[i] = (uint32_t)cfg->prefix_len + in_lens[i];
   }
-  free(ids);
+
+  if (rc == 0) {
+    out->prompts = xcalloc(n, sizeof(*out->prompts));
+    out->bodies = xcalloc(n, sizeof(*out->bodies));
+    out->n_prompts = n;
+    size_t ids_cap = (size_t)cfg->prefix_len + (size_t)input_len + 1;
+    int64_t *ids = xcalloc(ids_cap, sizeof(*ids));
+    for (size_t i = 0; i < n; i++) {
+      struct lg_prompt *p = &out->prompts[i];
+      size_t body_len;
+      if (text_prompts && cfg->api == LG_API_COMPLETIONS) {
+        out->bodies[i] = completions_body_alloc(cfg->model, texts[i], NULL, 0, out_lens[i],
+                                                cfg->ignore_eos, &body_len);
+      } else if (text_prompts) { /* backend openai-chat: the prompt is the user's content */
+        out->bodies[i] =
+            chat_body_alloc(cfg->model, texts[i], out_lens[i], cfg->ignore_eos, true, &body_len);
+      } else if (cfg->api == LG_API_COMPLETIONS) {
+        memcpy(ids, prefix, (size_t)cfg->prefix_len * sizeof(*ids));
+        for (uint32_t j = 0; j < in_lens[i]; j++)
+          ids[(size_t)cfg->prefix_len + j] = (offsets[i] + (int64_t)i + j) % vocab;
+        out->bodies[i] = completions_body_alloc(cfg->model, NULL, ids, prompt_lens[i], out_lens[i],
+                                                cfg->ignore_eos, &body_len);
+      } else {
+        /* The shared prefix is prefix_len tokens' worth of words; the rest of
+         * the target goes to this prompt's own words. */
+        uint32_t prefix_words =
+            (uint32_t)llround((double)cfg->prefix_len / cfg->chat_sizer->tokens_per_word);
+        uint32_t words = chat_words_for(cfg->chat_sizer, prompt_lens[i]);
+        words = words > prefix_words ? words - prefix_words : 0;
+        char *text = lg_chat_text_alloc((uint32_t)i, prefix_words, words);
+        out->bodies[i] =
+            chat_body_alloc(cfg->model, text, out_lens[i], cfg->ignore_eos, true, &body_len);
+        free(text);
+      }
+      p->body = out->bodies[i];
+      p->body_len = body_len;
+      p->prompt_len = prompt_lens[i];
+      p->output_len = out_lens[i];
+    }
+    /* The first request's prompt, for the /start_profile and /stop_profile bodies. */
+    struct sbuf first = {0};
+    if (texts) {
+      lg_json_escape_append(&first, texts[0]);
+    } else {
+      memcpy(ids, prefix, (size_t)cfg->prefix_len * sizeof(*ids));
+      for (uint32_t j = 0; j < in_lens[0]; j++)
+        ids[(size_t)cfg->prefix_len + j] = (offsets[0] + j) % vocab;
+      sbuf_putc(&first, '[');
+      for (size_t j = 0; j < prompt_lens[0]; j++) {
+        if (j)
+          sbuf_puts(&first, ", ");
+        append_uint(&first, (uint64_t)ids[j]);
+      }
+      sbuf_putc(&first, ']');
+    }
+    out->first_prompt_json = sbuf_take(&first);
+    free(ids);
+    /* get_request: request 0 at t = 0, then np.random.gamma(burstiness,
+     * 1 / (rate * burstiness)) gaps from the global RNG, after the dataset. */
+    if (cfg->request_rate > 0 && isfinite(cfg->request_rate)) {
+      double burst = cfg->burstiness > 0 ? cfg->burstiness : 1.0;
+      double theta = 1.0 / (cfg->request_rate * burst), t_s = 0.0;
+      out->arrival_ns = xcalloc(n, sizeof(*out->arrival_ns));
+      for (size_t i = 0; i < n; i++) {
+        out->arrival_ns[i] = (int64_t)llround(t_s * 1e9);
+        t_s += lg_np_gamma(np, burst, theta);
+      }
+    }
+  }
+  out->info.build_s = (double)(clock_mono_ns() - t0) / 1e9;
+  if (texts)
+    for (size_t i = 0; i < n; i++)
+      free(texts[i]);
+  free(texts);
+  free(prompt_lens);
+  free(local);
+  free(np);
   free(prefix);
   free(in_lens);
   free(out_lens);
   free(offsets);
-  return 0;
+  if (rc != 0)
+    lg_workload_free(out);
+  return rc;
+}
+
+char *lg_workload_profile_body_alloc(const struct lg_workload *w, const char *model, bool start,
+                                     bool ignore_eos) {
+  /* backend_request_func's completions payload around the first request,
+   * with start's extra_body merged at the top level. */
+  struct sbuf sb = {0};
+  sbuf_puts(&sb, "{\"model\": ");
+  lg_json_escape_append(&sb, model);
+  sbuf_printf(&sb,
+              ", \"prompt\": %s, \"temperature\": 0.0, \"best_of\": 1, \"max_tokens\": %u, "
+              "\"logprobs\": null, \"stream\": true, \"stream_options\": {\"include_usage\": true}",
+              w->first_prompt_json ? w->first_prompt_json : "\"\"",
+              w->n_prompts > 0 ? w->prompts[0].output_len : 1u);
+  if (ignore_eos)
+    sbuf_puts(&sb, ", \"ignore_eos\": true");
+  if (start)
+    sbuf_puts(&sb, ", \"num_steps\": 1, \"merge_profiles\": true, \"profile_by_stage\": true");
+  sbuf_putc(&sb, '}');
+  return sbuf_take(&sb);
 }
 
 void lg_workload_repeat_first(const struct lg_workload *src, size_t n, struct lg_workload *out) {
@@ -286,6 +338,8 @@ void lg_workload_repeat_first(const struct lg_workload *src, size_t n, struct lg
 void lg_workload_free(struct lg_workload *w) {
   if (!w)
     return;
+  free(w->arrival_ns);
+  free(w->first_prompt_json);
   if (w->bodies)
     for (size_t i = 0; i < w->n_prompts; i++)
       free(w->bodies[i]);

@@ -147,8 +147,13 @@ const char *lg_failure_name(enum lg_failure f) {
   case LG_FAIL_TRANSFER: return "transfer_error";
   case LG_FAIL_MALFORMED: return "malformed_sse";
   case LG_FAIL_NO_CHUNK: return "no_token_chunk";
+  case LG_FAIL_STREAM_ERROR: return "stream_error";
+  case LG_FAIL_NO_FINISH: return "no_finish_reason";
+  case LG_FAIL_NO_USAGE: return "no_usage";
+  case LG_FAIL_USAGE_NO_COUNT: return "usage_without_count";
   case LG_FAIL_INTERRUPTED: return "interrupted";
   case LG_FAIL_NOT_SENT: return "not_sent";
+  case LG_FAIL_N_KINDS: break;
   }
   return "unknown";
 }
@@ -275,18 +280,35 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
   if (kind == LG_CHUNK_DONE)
     return 0;
   if (chunk.has_usage) {
+    /* The last usage object decides: a count, or a usage without one. */
     if (chunk.completion_tokens >= 0 && chunk.completion_tokens <= INT32_MAX) {
       rec->output_tokens = (int32_t)chunk.completion_tokens;
-      rec->flags |= LG_REC_USAGE_SEEN;
+      rec->flags = (uint8_t)((rec->flags | LG_REC_USAGE_SEEN) & ~LG_REC_USAGE_NO_COUNT);
+    } else {
+      rec->flags = (uint8_t)((rec->flags | LG_REC_USAGE_NO_COUNT) & ~LG_REC_USAGE_SEEN);
     }
     if (chunk.prompt_tokens >= 0 && chunk.prompt_tokens <= INT32_MAX)
       rec->server_prompt_tokens = (int32_t)chunk.prompt_tokens;
   }
-  if (chunk.has_error) {
-    rec->flags |= LG_REC_STREAM_ERROR;
-    if (x->n_token_chunks == 0 && chunk.error_text)
-      record_detail(x, chunk.error_text, chunk.error_text_len);
+  if (chunk.has_timings) { /* llama.cpp: only its final chunk has them */
+    if (chunk.draft_n >= 0 && chunk.draft_n <= INT32_MAX)
+      rec->draft_tokens = (int32_t)chunk.draft_n;
+    if (chunk.draft_n_accepted >= 0 && chunk.draft_n_accepted <= INT32_MAX)
+      rec->draft_accepted = (int32_t)chunk.draft_n_accepted;
   }
+  if (chunk.has_error) {
+    /* The first error event's own words are the failure's detail. */
+    if (!(rec->flags & LG_REC_STREAM_ERROR)) {
+      sbuf_reset(&x->detail);
+      static const char what[] = "server error event after HTTP 200: ";
+      record_detail(x, what, sizeof what - 1);
+      if (chunk.error_text)
+        record_detail(x, chunk.error_text, chunk.error_text_len);
+    }
+    rec->flags |= LG_REC_STREAM_ERROR;
+  }
+  if (chunk.has_finish_reason)
+    rec->flags |= LG_REC_FINISH_SEEN;
   /* Token chunk: completions count every chunk with choices (text may be
    * empty for special tokens), as the reference; chat counts chunks that
    * carry generated text, so the role-only chunk and the finish chunk are
@@ -306,8 +328,9 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
     rec->chunk_gaps_us[rec->n_chunk_gaps++] = gap_us > UINT32_MAX ? UINT32_MAX : (uint32_t)gap_us;
   }
   x->n_token_chunks++;
+  rec->token_chunks = x->n_token_chunks;
   x->last_token_abs_ns = x->now_ns;
-  if (x->worker->run->cfg.keep_text && chunk.text)
+  if (x->worker->run->cfg.keep_text && chunk.text && !(rec->flags & LG_REC_STREAM_ERROR))
     lg_json_unescape_append(&x->detail, chunk.text, chunk.text_len);
   return 0;
 }
@@ -396,6 +419,7 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   x->errbuf[0] = '\0';
   rec->prompt_len = prompt->prompt_len;
   rec->server_prompt_tokens = -1;
+  rec->draft_tokens = rec->draft_accepted = -1;
   rec->failure = LG_FAIL_INTERRUPTED; /* until it finishes */
   /* Most streams send one chunk per token: size the gap array for that once. */
   if (prompt->output_len > 1) {
@@ -433,24 +457,39 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 }
 
+/* Why the request failed, or LG_OK. An error event the server sent is the
+ * reason even when the connection broke after it; then the transport; then
+ * what the stream lacked. */
+static enum lg_failure classify(const struct xfer *x, CURLcode result) {
+  const struct lg_record *rec = x->rec;
+  if (rec->http_status == 200 && (rec->flags & LG_REC_STREAM_ERROR))
+    return LG_FAIL_STREAM_ERROR;
+  if (x->parse_failed)
+    return LG_FAIL_MALFORMED;
+  if (result == CURLE_OPERATION_TIMEDOUT)
+    return LG_FAIL_TIMEOUT;
+  if (result == CURLE_COULDNT_CONNECT || result == CURLE_COULDNT_RESOLVE_HOST)
+    return LG_FAIL_CONNECT;
+  if (result != CURLE_OK)
+    return rec->http_status != 0 && rec->http_status != 200 ? LG_FAIL_HTTP : LG_FAIL_TRANSFER;
+  if (rec->http_status != 200)
+    return LG_FAIL_HTTP;
+  if (x->n_token_chunks == 0)
+    return LG_FAIL_NO_CHUNK;
+  if (!(rec->flags & LG_REC_FINISH_SEEN))
+    return LG_FAIL_NO_FINISH;
+  if (rec->flags & LG_REC_USAGE_NO_COUNT)
+    return LG_FAIL_USAGE_NO_COUNT;
+  if (!(rec->flags & LG_REC_USAGE_SEEN))
+    return LG_FAIL_NO_USAGE;
+  return LG_OK;
+}
+
 static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result, int64_t now_ns) {
   struct lg_record *rec = x->rec;
   if (result == CURLE_OK && rec->http_status == 200 && !x->parse_failed)
     lg_sse_finish(&x->sse, on_sse_line, x);
-  enum lg_failure failure = LG_OK;
-  if (x->parse_failed) {
-    failure = LG_FAIL_MALFORMED;
-  } else if (result == CURLE_OPERATION_TIMEDOUT) {
-    failure = LG_FAIL_TIMEOUT;
-  } else if (result == CURLE_COULDNT_CONNECT || result == CURLE_COULDNT_RESOLVE_HOST) {
-    failure = LG_FAIL_CONNECT;
-  } else if (result != CURLE_OK) {
-    failure = rec->http_status != 0 && rec->http_status != 200 ? LG_FAIL_HTTP : LG_FAIL_TRANSFER;
-  } else if (rec->http_status != 200) {
-    failure = LG_FAIL_HTTP;
-  } else if (x->n_token_chunks == 0) {
-    failure = LG_FAIL_NO_CHUNK;
-  }
+  enum lg_failure failure = classify(x, result);
   rec->failure = (uint8_t)failure;
   curl_off_t connect_us = 0;
   if (curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
@@ -465,7 +504,13 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
     else if (failure == LG_FAIL_NO_CHUNK)
       sbuf_puts(&why, "Never received a valid chunk to calculate TTFT. This response will be "
                       "marked as failed! ");
-    else if (failure != LG_FAIL_MALFORMED)
+    else if (failure == LG_FAIL_NO_FINISH)
+      sbuf_puts(&why, "the stream ended without a finish_reason ");
+    else if (failure == LG_FAIL_NO_USAGE)
+      sbuf_puts(&why, "the stream ended without a usage chunk (no server token count) ");
+    else if (failure == LG_FAIL_USAGE_NO_COUNT)
+      sbuf_puts(&why, "the usage chunk has no completion_tokens ");
+    else if (failure != LG_FAIL_MALFORMED && failure != LG_FAIL_STREAM_ERROR)
       sbuf_printf(&why, "%s: %s ", lg_failure_name(failure),
                   x->errbuf[0] ? x->errbuf : curl_easy_strerror(result));
     if (x->detail.len > 0)
@@ -491,8 +536,7 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
   if (failure == LG_OK) {
     w->completed++;
     w->output_tokens += rec->output_tokens;
-    w->input_tokens += rec->server_prompt_tokens >= 0 ? (int64_t)rec->server_prompt_tokens
-                                                      : (int64_t)rec->prompt_len;
+    w->input_tokens += rec->prompt_len; /* the client's count, as the result's total */
     live_record_completion(w, rec, now_ns);
   } else {
     w->failed++;
@@ -809,18 +853,24 @@ struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
     run->records[i].failure = LG_FAIL_NOT_SENT;
     run->records[i].prompt_len = cfg->prompts[i].prompt_len;
     run->records[i].server_prompt_tokens = -1;
+    run->records[i].draft_tokens = run->records[i].draft_accepted = -1;
   }
-  if (isfinite(cfg->request_rate)) {
+  if (isfinite(cfg->request_rate) && cfg->arrival_ns) {
+    /* the workload drew them, as the reference, after its prompts */
+    run->arrival_ns = xcalloc(cfg->n_prompts, sizeof(*run->arrival_ns));
+    memcpy(run->arrival_ns, cfg->arrival_ns, cfg->n_prompts * sizeof(*run->arrival_ns));
+  } else if (isfinite(cfg->request_rate)) {
     /* get_request(): request 0 at t = 0, then gamma(shape=burstiness,
      * scale=1/(rate*burstiness)) gaps. */
-    struct lg_rng rng;
-    lg_rng_seed(&rng, cfg->seed ^ 0xA5A5A5A5DEADBEEFull);
+    struct lg_np *rng = xmalloc(sizeof(*rng));
+    lg_np_seed(rng, (uint32_t)cfg->seed);
     run->arrival_ns = xcalloc(cfg->n_prompts, sizeof(*run->arrival_ns));
     double t_s = 0.0;
     for (size_t i = 0; i < cfg->n_prompts; i++) {
       run->arrival_ns[i] = (int64_t)llround(t_s * 1e9);
-      t_s += lg_rng_gamma(&rng, cfg->burstiness, 1.0 / (cfg->request_rate * cfg->burstiness));
+      t_s += lg_np_gamma(rng, cfg->burstiness, 1.0 / (cfg->request_rate * cfg->burstiness));
     }
+    free(rng);
   }
   char *auth = xasprintf("Authorization: Bearer %s", cfg->api_key ? cfg->api_key : "None");
   run->headers = curl_slist_append(NULL, "Content-Type: application/json");

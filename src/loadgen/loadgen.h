@@ -20,6 +20,7 @@
 #ifndef SERVETOP_LOADGEN_LOADGEN_H
 #define SERVETOP_LOADGEN_LOADGEN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,14 +42,40 @@ struct lg_prompt {
   uint32_t output_len;    /* max_tokens asked for */
 };
 
+/* ---------------------------------------------------------------- the server's tokenizer
+ * The tokenizer endpoints a server has (SGLang, vLLM, llama.cpp shapes: one
+ * table in tokenizer.c), found by probing its base URL. Called before a run,
+ * never by the load loops; many calls run concurrently on keep-alive
+ * connections, batched where the endpoint takes lists. */
+struct lg_tokenizer_config {
+  const char *base_url;     /* http://host:port */
+  const char *model;        /* "model" where the dialect sends one */
+  const char *api_key;      /* NULL: "Bearer None", as the reference */
+  double timeout_s;         /* per call; <= 0: 600 */
+  int max_parallel;         /* calls in flight; <= 0: 8 */
+};
+struct lg_tokenizer;
+/* NULL with why (one line) when the server answers no known dialect. */
+struct lg_tokenizer *lg_tokenizer_open(const struct lg_tokenizer_config *cfg, char *why,
+                                       size_t why_len);
+void lg_tokenizer_close(struct lg_tokenizer *t);
+const char *lg_tokenizer_dialect(const struct lg_tokenizer *t);   /* "sglang", "vllm", "llama.cpp" */
+int lg_tokenizer_vocab_size(const struct lg_tokenizer *t);        /* from the server; 0: not said */
+/* How the chat template is rendered on this server, or NULL when it cannot be. */
+const char *lg_tokenizer_template_method(const struct lg_tokenizer *t);
+uint64_t lg_tokenizer_calls(const struct lg_tokenizer *t);        /* since open (probes excluded) */
+
 /* ---------------------------------------------------------------- random dataset
- * benchmark_serving.py's `random` dataset without a tokenizer. Lengths are
- * uniform integers on [floor(L*ratio), L] (numpy randint semantics; servetop's
- * own RNG, so the same distribution but not numpy's exact draws).
- * Completions: `prompt` is a token-id array, ids (offset_i + i + j) % vocab_size
- * after a shared random prefix, so the input length is exact.
- * Chat: `messages` with text sized through a calibration (lg_chat_sizer) so the
- * server's own prompt_tokens hits the target. */
+ * benchmark_serving.py's `random` dataset, draw for draw: numpy's legacy RNG
+ * seeded with --seed gives the prefix, the input and output lengths (uniform
+ * integers on [int(L*ratio), L]), the offsets and -- after the dataset -- the
+ * arrival gaps, exactly as the reference draws them. With a tokenizer (the
+ * server's own), prompt i is the reference's: ids prefix + (offset_i + i + j)
+ * % vocab decoded to text, re-encoded and padded (ids from the reference's
+ * per-chunk RNGs) or cut up to ten times until the length is exact, then the
+ * chat template (rendered by the server, or DeepSeek-V4's framing) and the
+ * client's token count. Without one, completions send those ids as a token
+ * array (exact lengths) and chat sends calibrated text (lg_chat_sizer). */
 struct lg_chat_sizer {
   double overhead_tokens;   /* server tokens for a message of zero filler words */
   double tokens_per_word;   /* server tokens per filler word */
@@ -64,18 +91,48 @@ struct lg_dataset_config {
   int num_prompts;
   int vocab_size;           /* ids are taken modulo this */
   bool ignore_eos;
-  uint64_t seed;
-  const struct lg_chat_sizer *chat_sizer; /* required for LG_API_CHAT */
+  uint64_t seed;            /* np.random.seed: 0 .. 2^32 - 1 */
+  double request_rate;      /* finite: arrival gaps drawn after the dataset, as the reference */
+  double burstiness;
+  struct lg_tokenizer *tokenizer; /* the server's tokenizer, or NULL */
+  bool use_chat_template;   /* render the chat template around each prompt (needs a tokenizer
+                               that can, or dsv4) */
+  bool dsv4;                /* DeepSeek-V4's framing (encoding_dsv4) instead of the template */
+  int random_num_workers;   /* the reference's --random-num-workers: 0 = min(CPUs, 8) */
+  const struct lg_chat_sizer *chat_sizer; /* chat text without a tokenizer */
+  volatile const sig_atomic_t *cancel; /* non-zero: stop building (Ctrl-C) */
+};
+
+/* How the prompts were made (recorded in the result). */
+struct lg_prompts_info {
+  const char *path;         /* "server_tokenizer", "token_ids", "chat_calibrated" */
+  const char *tokenizer;    /* dialect, or NULL */
+  const char *chat_template;/* how it was rendered, or NULL without one */
+  int chat_template_len;    /* subtracted from the input length, as the reference */
+  int random_num_workers;   /* chunks (RNG streams) the padding was drawn in */
+  double avg_token_mismatch;/* mean(prompt_len - target) */
+  int64_t prompts_off_target;
+  int64_t tokenizer_calls;
+  double build_s;
 };
 
 struct lg_workload {
   struct lg_prompt *prompts;
   size_t n_prompts;
   char **bodies;            /* owned bodies, one per prompt */
+  int64_t *arrival_ns;      /* finite rate: request i's arrival after the start; else NULL */
+  char *first_prompt_json;  /* request 0's "prompt" value (JSON) */
+  struct lg_prompts_info info;
 };
 
 int lg_workload_random(const struct lg_dataset_config *cfg, struct lg_workload *out,
                        struct st_err *err);
+/* The reference's /start_profile (start) or /stop_profile body: the first
+ * request's completions payload (model as given), ignore_eos where the
+ * reference sends it, and start's {"num_steps": 1, "merge_profiles": true,
+ * "profile_by_stage": true}. Heap string. */
+char *lg_workload_profile_body_alloc(const struct lg_workload *w, const char *model, bool start,
+                                     bool ignore_eos);
 /* A workload of n copies of src's first prompt (the reference's warmups). The
  * copies borrow src's body: free them before src. */
 void lg_workload_repeat_first(const struct lg_workload *src, size_t n, struct lg_workload *out);
@@ -83,6 +140,9 @@ void lg_workload_free(struct lg_workload *w);
 /* Chat text: n_prefix_words shared words, a per-request tag, then n_words
  * filler words (heap string). */
 char *lg_chat_text_alloc(uint32_t request_index, uint32_t n_prefix_words, uint32_t n_words);
+/* DeepSeek-V4's encode_messages([user: content], thinking_mode="thinking")
+ * (the reference's encoding_dsv4.py), heap string. */
+char *lg_dsv4_user_prompt_alloc(const char *content);
 
 /* Calibrates chat text size against the server's own token count: probe requests
  * (max_tokens 1, non-streaming) whose usage.prompt_tokens fixes overhead and
@@ -103,6 +163,7 @@ struct lg_config {
   enum lg_api api;
   const struct lg_prompt *prompts; /* request i sends prompts[i] */
   size_t n_prompts;
+  const int64_t *arrival_ns;  /* finite rate: the workload's arrival times (else drawn here) */
   int max_concurrency;        /* <= 0: unlimited */
   double request_rate;        /* requests/s; INFINITY: every request arrives at t = 0 */
   double burstiness;          /* gamma shape; 1 = Poisson */
@@ -117,6 +178,9 @@ struct lg_config {
 void lg_config_init(struct lg_config *cfg);
 
 /* ---------------------------------------------------------------- records */
+/* Why a request failed. A request succeeds only when the server said it
+ * finished: HTTP 200, at least one token chunk, no error event, a finish
+ * reason, and a usage chunk with completion_tokens (its token count). */
 enum lg_failure {
   LG_OK = 0,
   LG_FAIL_HTTP,          /* status != 200 */
@@ -125,17 +189,24 @@ enum lg_failure {
   LG_FAIL_TRANSFER,      /* reset / truncated / other transport error */
   LG_FAIL_MALFORMED,     /* a line that is not valid JSON / SSE */
   LG_FAIL_NO_CHUNK,      /* 200 but no token chunk ("Never received a valid chunk ...") */
+  LG_FAIL_STREAM_ERROR,  /* a `data: {"error": ...}` event after HTTP 200 */
+  LG_FAIL_NO_FINISH,     /* the stream ended without a finish_reason */
+  LG_FAIL_NO_USAGE,      /* the stream ended without a usage chunk */
+  LG_FAIL_USAGE_NO_COUNT,/* the last usage object had no completion_tokens */
   LG_FAIL_INTERRUPTED,   /* still in flight when the run was stopped */
   LG_FAIL_NOT_SENT,      /* never dispatched (run stopped first) */
+  LG_FAIL_N_KINDS
 };
 const char *lg_failure_name(enum lg_failure f);
 
 enum {
-  LG_REC_USAGE_SEEN = 1u << 0,  /* a usage object with completion_tokens arrived */
-  LG_REC_STREAM_ERROR = 1u << 1 /* a `data: {"error": ...}` line arrived */
+  LG_REC_USAGE_SEEN = 1u << 0,   /* a usage object with completion_tokens arrived */
+  LG_REC_STREAM_ERROR = 1u << 1, /* a `data: {"error": ...}` line arrived */
+  LG_REC_FINISH_SEEN = 1u << 2,  /* a choice carried a finish_reason */
+  LG_REC_USAGE_NO_COUNT = 1u << 3/* the last usage object had no completion_tokens */
 };
 
-/* One request, as compact as the figures allow (72 bytes + 4 per chunk gap).
+/* One request, as compact as the figures allow (88 bytes + 4 per chunk gap).
  * Times are nanoseconds; scheduled/dispatch are offsets from the run start. */
 struct lg_record {
   int64_t scheduled_ns;        /* when it could have gone: arrival, or slot freed */
@@ -143,11 +214,14 @@ struct lg_record {
   int64_t ttft_ns;             /* first token chunk - dispatch; 0 when none */
   int64_t e2el_ns;             /* last token chunk - dispatch */
   uint32_t *chunk_gaps_us;     /* n_chunk_gaps gaps between token chunks (ITL), µs */
-  char *detail;                /* error text for failures; generated text with keep_text */
+  char *detail;                /* why it failed (the server's words kept); generated text with keep_text */
   uint32_t n_chunk_gaps;
+  uint32_t token_chunks;       /* token chunks received (kept for failures too) */
   uint32_t prompt_len;         /* client-side input tokens */
   int32_t server_prompt_tokens;/* usage.prompt_tokens, -1 when not reported */
-  int32_t output_tokens;       /* usage.completion_tokens; 0 without a usage chunk */
+  int32_t output_tokens;       /* usage.completion_tokens; 0 for a failure */
+  int32_t draft_tokens;        /* llama.cpp timings.draft_n of the final chunk; -1 absent */
+  int32_t draft_accepted;      /* timings.draft_n_accepted; -1 absent */
   uint32_t connect_us;         /* dispatch -> TCP connected (libcurl); 0 on a reused connection */
   uint16_t http_status;        /* 0: no response */
   uint8_t failure;             /* enum lg_failure */
@@ -242,9 +316,12 @@ struct lg_chunk {
   bool has_text;              /* choices[].text / delta.content / reasoning non-empty */
   bool has_finish_reason;
   bool has_usage;
-  bool has_error;
-  int64_t completion_tokens;  /* -1 when absent */
+  bool has_error;             /* "error": an object or a string (null is no error) */
+  bool has_timings;           /* llama.cpp's "timings" object */
+  int64_t completion_tokens;  /* usage.completion_tokens; -1 when absent or not a count */
   int64_t prompt_tokens;      /* -1 when absent */
+  int64_t draft_n;            /* timings.draft_n (llama.cpp); -1 when absent */
+  int64_t draft_n_accepted;   /* timings.draft_n_accepted; -1 when absent */
   const char *text;           /* raw (escaped) first text, points into the line */
   size_t text_len;
   const char *error_text;     /* raw error JSON / string */

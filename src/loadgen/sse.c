@@ -349,21 +349,36 @@ static bool choice_element(void *ctx, size_t index, struct scanner *s) {
   return scan_value(s);
 }
 
+/* A non-negative integer member into *out (-1 when null, negative or not
+ * integral: "not a count", never guessed). */
+static bool scan_count(struct scanner *s, int64_t *out) {
+  if (s->p < s->end && *s->p == 'n') {
+    *out = -1;
+    return scan_literal(s, "null");
+  }
+  double v;
+  if (!scan_number(s, &v))
+    return false;
+  *out = (int64_t)v;
+  return true;
+}
+
 static bool usage_member(void *ctx, const char *key, size_t key_len, struct scanner *s) {
   struct lg_chunk *c = ctx;
-  double v;
-  if (key_is(key, key_len, "completion_tokens") && s->p < s->end && *s->p != 'n') {
-    if (!scan_number(s, &v))
-      return false;
-    c->completion_tokens = (int64_t)v;
-    return true;
-  }
-  if (key_is(key, key_len, "prompt_tokens") && s->p < s->end && *s->p != 'n') {
-    if (!scan_number(s, &v))
-      return false;
-    c->prompt_tokens = (int64_t)v;
-    return true;
-  }
+  if (key_is(key, key_len, "completion_tokens"))
+    return scan_count(s, &c->completion_tokens);
+  if (key_is(key, key_len, "prompt_tokens"))
+    return scan_count(s, &c->prompt_tokens);
+  return scan_value(s);
+}
+
+/* llama.cpp's final chunk: "timings": {"draft_n": N, "draft_n_accepted": M, ...}. */
+static bool timings_member(void *ctx, const char *key, size_t key_len, struct scanner *s) {
+  struct lg_chunk *c = ctx;
+  if (key_is(key, key_len, "draft_n"))
+    return scan_count(s, &c->draft_n);
+  if (key_is(key, key_len, "draft_n_accepted"))
+    return scan_count(s, &c->draft_n_accepted);
   return scan_value(s);
 }
 
@@ -380,26 +395,36 @@ static bool top_member(void *ctx, const char *key, size_t key_len, struct scanne
     c->has_usage = true;
     return scan_object(s, usage_member, c);
   }
-  if (key_is(key, key_len, "error")) {
+  if (key_is(key, key_len, "timings") && s->p < s->end && *s->p == '{') {
+    c->has_timings = true;
+    return scan_object(s, timings_member, c);
+  }
+  /* "error": {...} or "error": "text" is an error event; "error": null is not. */
+  if (key_is(key, key_len, "error") && s->p < s->end && *s->p == '{') {
     c->has_error = true;
-    if (s->p < s->end && *s->p == '{') {
-      c->error_text = s->p;
-      const char *start = s->p;
-      bool ok = scan_value(s);
-      c->error_text_len = (size_t)(s->p - start);
-      return ok;
-    }
-    if (s->p < s->end && *s->p == '"') {
-      return scan_string(s, &c->error_text, &c->error_text_len);
-    }
+    const char *start = s->p;
+    bool ok = scan_value(s);
+    c->error_text = start;
+    c->error_text_len = (size_t)(s->p - start);
+    return ok;
+  }
+  if (key_is(key, key_len, "error") && s->p < s->end && *s->p == '"') {
+    c->has_error = true;
+    return scan_string(s, &c->error_text, &c->error_text_len);
   }
   return scan_value(s);
 }
 
-enum lg_chunk_kind lg_chunk_scan(const char *data, size_t len, struct lg_chunk *out) {
+static void chunk_reset(struct lg_chunk *out) {
   memset(out, 0, sizeof(*out));
   out->completion_tokens = -1;
   out->prompt_tokens = -1;
+  out->draft_n = -1;
+  out->draft_n_accepted = -1;
+}
+
+enum lg_chunk_kind lg_chunk_scan(const char *data, size_t len, struct lg_chunk *out) {
+  chunk_reset(out);
   if (len == 6 && memcmp(data, "[DONE]", 6) == 0)
     return out->kind = LG_CHUNK_DONE;
   struct scanner s = {data, data + len, 0};
@@ -411,9 +436,7 @@ enum lg_chunk_kind lg_chunk_scan(const char *data, size_t len, struct lg_chunk *
     ok = scan_value(&s); /* valid JSON that is not an object carries nothing */
   skip_ws(&s);
   if (!ok || s.p != s.end) {
-    memset(out, 0, sizeof(*out));
-    out->completion_tokens = -1;
-    out->prompt_tokens = -1;
+    chunk_reset(out);
     return out->kind = LG_CHUNK_MALFORMED;
   }
   if (out->n_choices > 0)

@@ -95,15 +95,22 @@ struct stats_summary {
   double max;
 };
 
+/* numpy's pairwise summation, term for term (np.sum of a contiguous array). */
+double stats_sum(const double *values, size_t n);
+/* np.mean: stats_sum / n. */
 double stats_mean(const double *values, size_t n);
 /* Population standard deviation (numpy np.std default, ddof = 0). */
 double stats_std(const double *values, size_t n);
 /* numpy.percentile(x, p) with method "linear", x sorted ascending, p in [0, 100].
  * Returns 0 for n = 0. */
 double stats_percentile_sorted(const double *sorted, size_t n, double p);
+/* np.median of sorted x: the middle value, or (a + b) / 2 of the two middle
+ * ones (not the linear percentile's lerp, which differs in the last bit). */
+double stats_median_sorted(const double *sorted, size_t n);
 /* Sorts values in place (ascending, NaN last). */
 void stats_sort(double *values, size_t n);
-/* Sorts values in place and fills *out. */
+/* Fills *out: mean and std over values in the order given (as numpy sums
+ * them), then sorts values in place for median, min and max. */
 void stats_summarize(double *values, size_t n, struct stats_summary *out);
 
 /* ---------------------------------------------------------------- live estimator

@@ -5,34 +5,80 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/util.h"
+
+/* numpy's pairwise summation (pairwise_sum in loops_utils.h.src): below 8
+ * values a plain loop; up to 128 eight accumulators combined as
+ * ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) plus the remainder in order; above
+ * that the two halves (the first a multiple of 8 long), recursively. np.sum
+ * and np.mean of a contiguous float64 array add exactly these terms in
+ * exactly this order, so the results are bit-identical. */
+static double pairwise_sum(const double *a, size_t n) {
+  if (n < 8) {
+    double res = 0.0;
+    for (size_t i = 0; i < n; i++)
+      res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; j++)
+      r[j] = a[j];
+    size_t i;
+    for (i = 8; i < n - (n % 8); i += 8)
+      for (int j = 0; j < 8; j++)
+        r[j] += a[i + j];
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++)
+      res += a[i];
+    return res;
+  }
+  size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+/* A reduction hands the inner loop at most one buffer (np.getbufsize(),
+ * 8192 elements) at a time, each summed pairwise into the running total. */
+enum { NUMPY_BUFSIZE = 8192 };
+
+double stats_sum(const double *values, size_t n) {
+  double total = 0.0;
+  for (size_t i = 0; i < n; i += NUMPY_BUFSIZE)
+    total += pairwise_sum(values + i, n - i < NUMPY_BUFSIZE ? n - i : NUMPY_BUFSIZE);
+  return total;
+}
+
 double stats_mean(const double *values, size_t n) {
   if (n == 0)
     return 0.0;
-  /* Pairwise-free Kahan summation: numpy uses pairwise summation; both are
-   * exact to ~1 ulp for the sizes we see, plain summation is not at 1e7. */
-  double sum = 0.0, comp = 0.0;
-  for (size_t i = 0; i < n; i++) {
-    double y = values[i] - comp;
-    double t = sum + y;
-    comp = (t - sum) - y;
-    sum = t;
-  }
-  return sum / (double)n;
+  return stats_sum(values, n) / (double)n; /* np.mean: umr_sum / count */
 }
 
+/* np.std (ddof 0): the mean, the squared deviations summed pairwise, / n, sqrt. */
 double stats_std(const double *values, size_t n) {
   if (n == 0)
     return 0.0;
   double mean = stats_mean(values, n);
-  double sum_sq = 0.0, comp = 0.0;
+  double *sq = xmalloc(n * sizeof(*sq));
   for (size_t i = 0; i < n; i++) {
     double d = values[i] - mean;
-    double y = d * d - comp;
-    double t = sum_sq + y;
-    comp = (t - sum_sq) - y;
-    sum_sq = t;
+    sq[i] = d * d;
   }
-  return sqrt(sum_sq / (double)n);
+  double var = stats_sum(sq, n) / (double)n;
+  free(sq);
+  return sqrt(var);
+}
+
+/* np.median: the middle value, or np.mean of the two middle values, i.e.
+ * (a + b) / 2 -- which differs from the linear percentile's a + (b - a) / 2
+ * in the last bit for some pairs. */
+double stats_median_sorted(const double *sorted, size_t n) {
+  if (n == 0)
+    return 0.0;
+  if (n % 2 == 1)
+    return sorted[n / 2];
+  return (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
 }
 
 double stats_percentile_sorted(const double *sorted, size_t n, double p) {
@@ -71,11 +117,13 @@ void stats_summarize(double *values, size_t n, struct stats_summary *out) {
   memset(out, 0, sizeof(*out));
   if (n == 0)
     return;
-  stats_sort(values, n);
+  /* Mean and std in the given order (numpy sums the list as it comes), then
+   * sorted for the order statistics. */
   out->n = n;
   out->mean = stats_mean(values, n);
   out->std = stats_std(values, n);
-  out->median = stats_percentile_sorted(values, n, 50.0);
+  stats_sort(values, n);
+  out->median = stats_median_sorted(values, n);
   out->min = values[0];
   out->max = values[n - 1];
 }

@@ -103,8 +103,17 @@ static void summarize_ms(double *values_ms, size_t n, const struct results_setti
     out->percentile_ms[i] = stats_percentile_sorted(values_ms, n, s->percentiles[i]);
 }
 
-static int64_t record_input_len(const struct lg_record *r) {
-  return r->server_prompt_tokens >= 0 ? r->server_prompt_tokens : (int64_t)r->prompt_len;
+/* The reference's figures: numpy statistics of the values in seconds, in
+ * request order, then * 1000 (np.mean(ttfts) * 1000, not the mean of ms). */
+static void summarize_s_as_ms(double *values_s, size_t n, const struct results_settings *s,
+                              struct results_stat *out) {
+  summarize_ms(values_s, n, s, out);
+  out->mean_ms *= 1000.0;
+  out->median_ms *= 1000.0;
+  out->std_ms *= 1000.0;
+  out->max_ms *= 1000.0;
+  for (size_t i = 0; i < s->n_percentiles; i++)
+    out->percentile_ms[i] *= 1000.0;
 }
 
 static double record_tpot_s(const struct lg_record *r) {
@@ -217,11 +226,12 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   double *tpc = xcalloc(n + 1, sizeof(double));
   double *lag = xcalloc(n + 1, sizeof(double));
   double *connect = xcalloc(n + 1, sizeof(double));
-  size_t n_ok = 0, n_tpot = 0, n_itl = 0, n_lag = 0, n_connect = 0;
+  double *accept = xcalloc(n + 1, sizeof(double));
+  size_t n_ok = 0, n_tpot = 0, n_itl = 0, n_lag = 0, n_connect = 0, n_accept = 0;
   int64_t good = 0;
   for (size_t i = 0; i < n; i++) {
     const struct lg_record *r = &run->records[i];
-    if (r->failure <= LG_FAIL_NOT_SENT)
+    if (r->failure < LG_FAIL_N_KINDS)
       out->failures_by_kind[r->failure]++;
     if (r->failure != LG_FAIL_NOT_SENT)
       lag[n_lag++] = (double)(r->dispatch_ns - r->scheduled_ns) / 1e6;
@@ -230,10 +240,12 @@ void results_compute(const struct lg_result *run, const struct results_settings 
       continue;
     }
     out->completed++;
-    out->total_input += record_input_len(r);
+    out->total_input += r->prompt_len; /* the client's count, as the reference */
     out->input_tokens_client += r->prompt_len;
     if (r->server_prompt_tokens >= 0) {
       out->input_tokens_server += r->server_prompt_tokens;
+      out->n_input_server++;
+      out->n_input_mismatch += r->server_prompt_tokens != (int32_t)r->prompt_len;
       double rel = r->prompt_len > 0 ? fabs((double)r->server_prompt_tokens - (double)r->prompt_len) /
                                            (double)r->prompt_len
                                      : 0.0;
@@ -241,20 +253,24 @@ void results_compute(const struct lg_result *run, const struct results_settings 
         out->input_max_rel_error = rel;
     }
     out->total_output += r->output_tokens;
-    if (!(r->flags & LG_REC_USAGE_SEEN))
-      out->n_usage_missing++;
+    if (r->draft_tokens > 0 && r->draft_accepted >= 0) {
+      out->accept_requests++;
+      out->accept_draft_tokens += r->draft_tokens;
+      out->accept_accepted_tokens += r->draft_accepted;
+      accept[n_accept++] = (double)r->draft_accepted / (double)r->draft_tokens;
+    }
     double ttft_s = (double)r->ttft_ns / 1e9, e2el_s = (double)r->e2el_ns / 1e9;
     double tpot_s = record_tpot_s(r);
-    ttft[n_ok] = ttft_s * 1000.0;
-    e2el[n_ok] = e2el_s * 1000.0;
+    ttft[n_ok] = ttft_s;
+    e2el[n_ok] = e2el_s;
     if (r->output_tokens > 1)
-      tpot[n_tpot++] = tpot_s * 1000.0;
+      tpot[n_tpot++] = tpot_s;
     double tokens_after_first = r->output_tokens > 1 ? (double)(r->output_tokens - 1) : 0.0;
     double per_chunk = r->n_chunk_gaps > 0 ? tokens_after_first / (double)r->n_chunk_gaps : 1.0;
     for (uint32_t g = 0; g < r->n_chunk_gaps; g++) {
-      double gap_ms = (double)r->chunk_gaps_us[g] / 1000.0;
-      itl[n_itl] = gap_ms;
-      itl_tok[n_itl] = per_chunk > 0 ? gap_ms / per_chunk : gap_ms;
+      double gap_s = (double)r->chunk_gaps_us[g] / 1e6;
+      itl[n_itl] = gap_s;
+      itl_tok[n_itl] = (per_chunk > 0 ? gap_s / per_chunk : gap_s) * 1000.0;
       n_itl++;
     }
     tpc[n_ok] = (double)r->output_tokens / (double)(r->n_chunk_gaps + 1);
@@ -262,11 +278,12 @@ void results_compute(const struct lg_result *run, const struct results_settings 
       connect[n_connect++] = (double)r->connect_us / 1000.0;
     n_ok++;
     if (s->goodput_set) {
-      /* A request is good when every given SLO holds (TPOT 0 for <= 1 token). */
-      double v[RESULTS_N_METRICS] = {ttft_s * 1000.0, tpot_s * 1000.0, 0, e2el_s * 1000.0};
+      /* A request is good when every given SLO holds (TPOT 0 for <= 1 token):
+       * the reference compares seconds with slo_ms / 1000. */
+      double v[RESULTS_N_METRICS] = {ttft_s, tpot_s, 0, e2el_s};
       bool ok = true;
       for (int k = 0; k < RESULTS_N_METRICS; k++)
-        if (s->goodput_slo_ms[k] >= 0 && v[k] > s->goodput_slo_ms[k])
+        if (s->goodput_slo_ms[k] >= 0 && !(s->goodput_slo_ms[k] / 1000.0 >= v[k]))
           ok = false;
       good += ok;
     }
@@ -279,14 +296,16 @@ void results_compute(const struct lg_result *run, const struct results_settings 
     out->request_goodput = (double)good / out->duration_s;
   }
   out->failure_rate = s->num_prompts > 0 ? 1.0 - (double)out->completed / s->num_prompts : 0.0;
-  summarize_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT]);
-  summarize_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT]);
-  summarize_ms(itl, n_itl, s, &out->stat[RESULTS_ITL]);
-  summarize_ms(e2el, n_ok, s, &out->stat[RESULTS_E2EL]);
+  summarize_s_as_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT]);
+  summarize_s_as_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT]);
+  summarize_s_as_ms(itl, n_itl, s, &out->stat[RESULTS_ITL]);
+  summarize_s_as_ms(e2el, n_ok, s, &out->stat[RESULTS_E2EL]);
   summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
   summarize_ms(tpc, n_ok, s, &out->tokens_per_chunk);
   summarize_ms(lag, n_lag, s, &out->send_lag);
   summarize_ms(connect, n_connect, s, &out->connect);
+  summarize_ms(accept, n_accept, s, &out->accept_rate);
+  free(accept);
   free(connect);
   free(ttft);
   free(tpot);
@@ -380,6 +399,53 @@ void results_print_summary(FILE *out, const struct results_settings *s,
     }
   }
   fputs("==================================================\n", out);
+}
+
+void results_print_accounting(FILE *out, const struct lg_result *run,
+                              const struct results_settings *s, const struct results_metrics *m) {
+  if (s->prompts) {
+    const struct lg_prompts_info *pr = s->prompts;
+    if (pr->tokenizer)
+      fprintf(out, "servetop: prompts as the reference, through the server's tokenizer (%s "
+                   "endpoints): avg_token_mismatch %.2f, %lld off target, %lld calls in %.2f s\n",
+              pr->tokenizer, pr->avg_token_mismatch, (long long)pr->prompts_off_target,
+              (long long)pr->tokenizer_calls, pr->build_s);
+    else
+      fprintf(out, "servetop: NOT the reference's prompts: %s; %s\n",
+              s->no_tokenizer_reason ? s->no_tokenizer_reason : "no tokenizer endpoint",
+              pr->path && strcmp(pr->path, "chat_calibrated") == 0
+                  ? "sent calibrated text to the chat endpoint instead"
+                  : "sent the reference's token ids as token-id arrays instead (exact lengths)");
+  }
+  if (m->n_input_server > 0)
+    fprintf(out, "servetop: input tokens client %lld, server %lld (%lld of %lld requests differ)\n",
+            (long long)m->input_tokens_client, (long long)m->input_tokens_server,
+            (long long)m->n_input_mismatch, (long long)m->n_input_server);
+  if (m->accept_requests > 0)
+    fprintf(out, "servetop: per-request acceptance %lld/%lld draft tokens (%.3f) over %lld requests, "
+                 "median request %.3f\n",
+            (long long)m->accept_accepted_tokens, (long long)m->accept_draft_tokens,
+            (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens,
+            (long long)m->accept_requests, m->accept_rate.median_ms);
+  if (m->failed == 0)
+    return;
+  fprintf(out, "servetop: %lld of %zu requests failed:", (long long)m->failed, run->n_records);
+  for (int f = LG_FAIL_HTTP; f < LG_FAIL_N_KINDS; f++)
+    if (m->failures_by_kind[f] > 0)
+      fprintf(out, " %s %lld", lg_failure_name((enum lg_failure)f), (long long)m->failures_by_kind[f]);
+  fputc('\n', out);
+  for (int f = LG_FAIL_HTTP; f < LG_FAIL_N_KINDS; f++) {
+    if (m->failures_by_kind[f] == 0)
+      continue;
+    for (size_t i = 0; i < run->n_records; i++) {
+      const struct lg_record *r = &run->records[i];
+      if (r->failure == f) {
+        fprintf(out, "  %s, first: %.300s\n", lg_failure_name((enum lg_failure)f),
+                r->detail ? r->detail : "");
+        break;
+      }
+    }
+  }
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -592,8 +658,10 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
     const char *eq = strchr(s->metadata[i], '=');
     if (!eq)
       continue;
+    /* item.split("=") -> [0] and [1]: "k=a=b" stores k = "a", as the reference. */
     char *key = xstrndup(s->metadata[i], (size_t)(eq - s->metadata[i]));
-    char *value = xstrdup(eq + 1);
+    const char *eq2 = strchr(eq + 1, '=');
+    char *value = eq2 ? xstrndup(eq + 1, (size_t)(eq2 - eq - 1)) : xstrdup(eq + 1);
     /* A Python dict keeps an existing key's position when it is assigned again. */
     const char *k = str_trim(key);
     if (cJSON_GetObjectItemCaseSensitive(root, k))
@@ -630,7 +698,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON *output_lens = cJSON_AddArrayToObject(root, "output_lens");
   for (size_t i = 0; i < run->n_records; i++) {
     const struct lg_record *r = &run->records[i];
-    cJSON_AddItemToArray(input_lens, cJSON_CreateNumber((double)record_input_len(r)));
+    cJSON_AddItemToArray(input_lens, cJSON_CreateNumber((double)r->prompt_len));
     cJSON_AddItemToArray(output_lens,
                          cJSON_CreateNumber(r->failure == LG_OK ? r->output_tokens : 0));
   }
@@ -679,9 +747,31 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddStringToObject(client, "connection_reuse",
                           s->reuse_connections ? "keep-alive" : "new connection per request");
   cJSON_AddBoolToObject(client, "reuse_connections", s->reuse_connections);
-  cJSON_AddStringToObject(client, "input_lens_source",
-                          m->input_tokens_server > 0 ? "server usage.prompt_tokens"
-                                                     : "client token count");
+  cJSON_AddStringToObject(client, "input_lens_source", "client token count");
+  if (s->prompts) {
+    const struct lg_prompts_info *pr = s->prompts;
+    cJSON *po = cJSON_AddObjectToObject(client, "prompts");
+    cJSON_AddStringToObject(po, "path", pr->path ? pr->path : "");
+    if (pr->tokenizer)
+      cJSON_AddStringToObject(po, "tokenizer_endpoints", pr->tokenizer);
+    else
+      cJSON_AddNullToObject(po, "tokenizer_endpoints");
+    if (s->no_tokenizer_reason)
+      cJSON_AddStringToObject(po, "no_tokenizer_reason", s->no_tokenizer_reason);
+    if (pr->chat_template) {
+      cJSON_AddStringToObject(po, "chat_template", pr->chat_template);
+      cJSON_AddNumberToObject(po, "chat_template_len", pr->chat_template_len);
+    } else {
+      cJSON_AddNullToObject(po, "chat_template");
+    }
+    cJSON_AddNumberToObject(po, "vocab_size", s->vocab_size);
+    cJSON_AddStringToObject(po, "vocab_size_source", s->vocab_size_source ? s->vocab_size_source : "");
+    cJSON_AddNumberToObject(po, "random_num_workers", pr->random_num_workers);
+    cJSON_AddNumberToObject(po, "avg_token_mismatch", pr->avg_token_mismatch);
+    cJSON_AddNumberToObject(po, "prompts_off_target", (double)pr->prompts_off_target);
+    cJSON_AddNumberToObject(po, "tokenizer_calls", (double)pr->tokenizer_calls);
+    cJSON_AddNumberToObject(po, "build_s", pr->build_s);
+  }
   if (s->calibration) {
     cJSON *cal = cJSON_AddObjectToObject(client, "chat_calibration");
     cJSON_AddNumberToObject(cal, "overhead_tokens", s->calibration->sizer.overhead_tokens);
@@ -690,16 +780,54 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
     cJSON_AddNumberToObject(cal, "check_target_tokens", s->calibration->check_target_tokens);
     cJSON_AddNumberToObject(cal, "check_server_tokens", s->calibration->check_server_tokens);
   }
+  if (s->profile) {
+    cJSON *prof = cJSON_AddObjectToObject(client, "profile");
+    cJSON_AddNumberToObject(prof, "start_profile_http_status", s->profile_start_status);
+    cJSON_AddNumberToObject(prof, "stop_profile_http_status", s->profile_stop_status);
+  }
+  /* Input tokens: the totals above are the client's count (the reference's
+   * rule); the server's own count of the same requests is kept here. */
   cJSON *tok = cJSON_AddObjectToObject(st, "tokens");
   cJSON_AddNumberToObject(tok, "input_client", (double)m->input_tokens_client);
   cJSON_AddNumberToObject(tok, "input_server", (double)m->input_tokens_server);
+  cJSON_AddNumberToObject(tok, "requests_with_server_input_count", (double)m->n_input_server);
+  cJSON_AddNumberToObject(tok, "requests_client_server_mismatch", (double)m->n_input_mismatch);
   cJSON_AddNumberToObject(tok, "input_max_rel_error", m->input_max_rel_error);
-  cJSON_AddNumberToObject(tok, "requests_without_usage", (double)m->n_usage_missing);
+  cJSON *server_lens = cJSON_AddArrayToObject(tok, "input_lens_server");
+  for (size_t i = 0; i < run->n_records; i++) {
+    const struct lg_record *r = &run->records[i];
+    cJSON_AddItemToArray(server_lens, r->server_prompt_tokens >= 0
+                                          ? cJSON_CreateNumber(r->server_prompt_tokens)
+                                          : cJSON_CreateNull());
+  }
+  /* Every request accounted for: completed + the failures by kind = num
+   * prompts; the first failure of each kind keeps the server's words. */
   cJSON *fail = cJSON_AddObjectToObject(st, "failures");
-  for (int f = LG_FAIL_HTTP; f <= LG_FAIL_NOT_SENT; f++)
-    if (m->failures_by_kind[f] > 0)
-      cJSON_AddNumberToObject(fail, lg_failure_name((enum lg_failure)f),
-                              (double)m->failures_by_kind[f]);
+  cJSON *why = cJSON_CreateObject();
+  for (int f = LG_FAIL_HTTP; f < LG_FAIL_N_KINDS; f++) {
+    if (m->failures_by_kind[f] == 0)
+      continue;
+    const char *name = lg_failure_name((enum lg_failure)f);
+    cJSON_AddNumberToObject(fail, name, (double)m->failures_by_kind[f]);
+    for (size_t i = 0; i < run->n_records; i++) {
+      if (run->records[i].failure == f) {
+        cJSON_AddStringToObject(why, name, run->records[i].detail ? run->records[i].detail : "");
+        break;
+      }
+    }
+  }
+  cJSON_AddItemToObject(st, "failure_examples", why);
+  /* llama.cpp's per-request acceptance (timings.draft_n / draft_n_accepted
+   * of each completed request's final chunk). */
+  cJSON *pra = cJSON_AddObjectToObject(st, "per_request_acceptance");
+  cJSON_AddNumberToObject(pra, "requests", (double)m->accept_requests);
+  cJSON_AddNumberToObject(pra, "draft_tokens", (double)m->accept_draft_tokens);
+  cJSON_AddNumberToObject(pra, "accepted_tokens", (double)m->accept_accepted_tokens);
+  add_number_or_null(pra, "accept_rate", m->accept_draft_tokens > 0,
+                     m->accept_draft_tokens > 0
+                         ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens
+                         : 0);
+  cJSON_AddItemToObject(pra, "rate_distribution", stat_object(&m->accept_rate, s, ""));
   cJSON *add = cJSON_AddObjectToObject(st, "additions");
   cJSON_AddItemToObject(add, "itl_per_token", stat_object(&m->itl_per_token, s, "_ms"));
   cJSON_AddItemToObject(add, "tokens_per_chunk", stat_object(&m->tokens_per_chunk, s, ""));
@@ -746,16 +874,22 @@ char *results_default_filename_alloc(const struct results_settings *s, const cha
   return xasprintf("%s-%sqps-%s-%s.json", s->backend, rate, base, date);
 }
 
+char *results_path_alloc(const char *result_dir, const char *filename) {
+  /* posixpath.join: an absolute part restarts the path; a separator is added
+   * only when the first part does not end with one. */
+  if (!result_dir || !*result_dir || filename[0] == '/')
+    return xstrdup(filename);
+  size_t n = strlen(result_dir);
+  return xasprintf("%s%s%s", result_dir, result_dir[n - 1] == '/' ? "" : "/", filename);
+}
+
 int results_save(const char *result_dir, const char *filename, const char *json,
                  struct st_err *err) {
-  char *path;
   if (result_dir && *result_dir) {
     struct st_err mkdir_err; /* a missing folder still gets the rescue below */
     path_mkdir_p(result_dir, 0755, &mkdir_err);
-    path = path_join_alloc(result_dir, filename);
-  } else {
-    path = xstrdup(filename);
   }
+  char *path = results_path_alloc(result_dir, filename);
   int rc = file_write_or_rescue(path, json, strlen(json), 0644, err);
   free(path);
   return rc;

@@ -53,7 +53,12 @@ struct results_settings {
   int num_workers;
   bool reuse_connections;
   int vocab_size;
-  const struct lg_calibration *calibration; /* chat mode, else NULL */
+  const struct lg_calibration *calibration; /* chat mode without a tokenizer, else NULL */
+  const struct lg_prompts_info *prompts;    /* how the prompts were made; NULL: not recorded */
+  const char *no_tokenizer_reason;  /* why the server's tokenizer was not used, or NULL */
+  const char *vocab_size_source;    /* where vocab_size came from */
+  bool profile;                   /* --profile: /start_profile and /stop_profile were called */
+  int profile_start_status, profile_stop_status; /* HTTP status, 0: no answer */
 };
 
 /* Parses "ttft,tpot,itl,e2el" into selected[]; "90,99,99.9" into percentiles;
@@ -92,10 +97,16 @@ struct results_metrics {
   struct results_stat tokens_per_chunk; /* per request: output tokens / token chunks */
   struct results_stat send_lag;       /* dispatch - scheduled */
   struct results_stat connect;        /* dispatch -> connected (inside TTFT), new connections */
-  int64_t input_tokens_client, input_tokens_server;
+  int64_t input_tokens_client;        /* = total_input (the reference counts on the client) */
+  int64_t input_tokens_server;        /* usage.prompt_tokens of completed requests that report it */
+  int64_t n_input_server;             /* completed requests with a server prompt count */
+  int64_t n_input_mismatch;           /* ... whose server count differs from the client's */
   double input_max_rel_error;         /* max |server - client| / client over requests with both */
-  int64_t n_usage_missing;            /* successful requests without a usage chunk */
-  int64_t failures_by_kind[LG_FAIL_NOT_SENT + 1];
+  int64_t failures_by_kind[LG_FAIL_N_KINDS];
+  /* Per-request speculative decoding (llama.cpp's final-chunk timings). */
+  int64_t accept_requests;            /* completed requests with draft_n > 0 */
+  int64_t accept_draft_tokens, accept_accepted_tokens; /* sums over them */
+  struct results_stat accept_rate;    /* per request accepted / drafted, unitless */
   struct results_second *seconds;     /* n_seconds */
   size_t n_seconds;
 };
@@ -109,6 +120,12 @@ void results_metrics_fini(struct results_metrics *m);
 void results_print_summary(FILE *out, const struct results_settings *s,
                            const struct results_metrics *m);
 
+/* servetop's lines after the summary: where the prompts came from, client
+ * vs server input tokens, per-request acceptance, and every failure by kind
+ * with the first one's reason (the server's words). */
+void results_print_accounting(FILE *out, const struct lg_result *run,
+                              const struct results_settings *s, const struct results_metrics *m);
+
 /* The result JSON: the reference's keys in its order, then "servetop". signals
  * may be NULL. Heap string. */
 char *results_json_alloc(const struct lg_result *run, const struct results_settings *s,
@@ -117,7 +134,11 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
 char *results_default_filename_alloc(const struct results_settings *s, const char *date);
 /* Python's str(float): "inf", "10.0", "2.5". */
 void results_format_python_float(char *buf, size_t len, double v);
-/* Writes text atomically to path (result_dir created when given). */
+/* The reference's os.path.join(result_dir, filename): an absolute filename
+ * wins, otherwise it is joined under result_dir (NULL or "": filename). */
+char *results_path_alloc(const char *result_dir, const char *filename);
+/* Writes text atomically to results_path_alloc(result_dir, filename)
+ * (result_dir created when given). */
 int results_save(const char *result_dir, const char *filename, const char *json,
                  struct st_err *err);
 

@@ -38,6 +38,21 @@ static void reply_empty(struct sim_server *srv, struct sim_conn *conn, int statu
   sim_conn_flush(srv, conn);
 }
 
+/* SGLang's /start_profile and /stop_profile: 200 with a text line (the sim
+ * has nothing to profile; it logs the call). */
+static void reply_profile(struct sim_server *srv, struct sim_conn *conn, bool start) {
+  static const char started[] = "Start profiling.\n";
+  static const char stopped[] = "Stop profiling. This will take some time.\n";
+  const char *text = start ? started : stopped;
+  size_t len = start ? sizeof started - 1 : sizeof stopped - 1;
+  sim_log(srv, "%s (simulated: nothing is profiled)", start ? "Profiling starts" : "Profiling stops");
+  sim_fmt_response_head(&conn->out, 200, "text/plain; charset=utf-8", (long)len, conn->keep_alive);
+  sbuf_append(&conn->out, text, len);
+  if (!conn->keep_alive)
+    conn->closing = true;
+  sim_conn_flush(srv, conn);
+}
+
 void sim_api_reply_timer(struct sim_server *srv, struct sim_timer *t) {
   struct sim_conn *conn = SIM_CONTAINER_OF(t, struct sim_conn, reply_timer);
   if (conn->fd < 0)
@@ -116,6 +131,14 @@ static void emit_event(struct sim_conn *conn, const struct sbuf *ev) {
   sim_fmt_http_chunk(&conn->out, ev->data, ev->len);
 }
 
+/* data: [DONE], then the chunked body's terminator. */
+static void end_stream(struct sim_conn *conn, struct sbuf *sb) {
+  sbuf_reset(sb);
+  sbuf_puts(sb, "data: [DONE]\n\n");
+  emit_event(conn, sb);
+  sbuf_puts(&conn->out, "0\r\n\r\n");
+}
+
 static void observe_chunk(struct sim_server *srv, struct sim_req *req, long tokens, int64_t now) {
   struct sim_stats *st = &srv->stats;
   if (req->sent_len == 0) {
@@ -139,9 +162,9 @@ static void write_trace(struct sim_server *srv, const struct sim_req *req, int64
   if (!srv->trace || req->is_warmup)
     return;
   fprintf(srv->trace,
-          "{\"id\":\"%s\",\"seq\":%" PRIu64 ",\"prompt_tokens\":%ld,\"completion_tokens\":%ld,"
+          "{\"id\":\"%s\",\"seq\":%" PRIu64 ",\"prompt_hash\":\"%016" PRIx64 "\",\"prompt_tokens\":%ld,\"completion_tokens\":%ld,"
           "\"received_us\":%" PRId64 ",\"finished_us\":%" PRId64 ",\"chunks\":[%s]}\n",
-          req->rid, req->seq, req->prompt_tokens, req->out_len, req->recv_ns / 1000, now / 1000,
+          req->rid, req->seq, req->prompt_hash, req->prompt_tokens, req->out_len, req->recv_ns / 1000, now / 1000,
           req->trace.data ? req->trace.data : "");
   fflush(srv->trace);
 }
@@ -203,7 +226,7 @@ static void finish_request(struct sim_server *srv, struct sim_req *req, int64_t 
     finish_nonstream(srv, req, sb);
     sim_fmt_json_response(&conn->out, 200, sb->data, conn->keep_alive);
   } else {
-    if (req->include_usage && req->kind != SIM_REQ_GENERATE) {
+    if (req->include_usage && req->kind != SIM_REQ_GENERATE && !req->fault_no_usage) {
       sbuf_printf(sb,
                   "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%" PRId64
                   ",\"model\":\"%s\",\"choices\":[],\"usage\":",
@@ -212,11 +235,8 @@ static void finish_request(struct sim_server *srv, struct sim_req *req, int64_t 
       append_usage(sb, req, req->out_len);
       sbuf_puts(sb, "}\n\n");
       emit_event(conn, sb);
-      sbuf_reset(sb);
     }
-    sbuf_puts(sb, "data: [DONE]\n\n");
-    emit_event(conn, sb);
-    sbuf_puts(&conn->out, "0\r\n\r\n");
+    end_stream(conn, sb);
   }
   conn->req = NULL;
   req->conn = NULL;
@@ -300,6 +320,25 @@ bool sim_api_send_chunk(struct sim_server *srv, struct sim_req *req, long upto_l
       sbuf_puts(sb, "\n\n");
     }
     emit_event(conn, sb);
+    if (req->fault_error_event && req->sent_len == 0 && req->kind != SIM_REQ_GENERATE) {
+      /* SGLang's streaming error response (create_streaming_error_response)
+       * after a token: the error event, then [DONE], then the end. */
+      sbuf_reset(sb);
+      sbuf_puts(sb, "data: {\"error\": {\"object\": \"error\", \"message\": \"Simulated fault "
+                    "error-event: the request was aborted mid-stream\", \"type\": "
+                    "\"InternalServerError\", \"param\": null, \"code\": 500}}\n\n");
+      emit_event(conn, sb);
+      end_stream(conn, sb);
+      req->sent_len = upto_len;
+      observe_chunk(srv, req, tokens, now);
+      sim_log(srv, "Simulated fault error-event: request %" PRIu64 " aborted after its first chunk",
+              req->seq);
+      conn->req = NULL;
+      req->conn = NULL;
+      sim_conn_response_done(srv, conn); /* the response is complete; keep-alive goes on */
+      sim_engine_abort(srv, req);        /* as SGLang aborts the request */
+      return false;
+    }
     if (req->fault_reset && req->sent_len == 0) {
       req->sent_len = upto_len;
       observe_chunk(srv, req, tokens, now);
@@ -359,6 +398,7 @@ static void start_generation(struct sim_server *srv, struct sim_conn *conn,
   req->continuous_usage = g.continuous_usage;
   req->chat_prompt = g.chat_prompt;
   req->prompt_tokens = g.prompt_tokens;
+  req->prompt_hash = g.prompt_hash;
   req->max_tokens = g.max_tokens;
   req->recv_ns = sim_now_ns();
   req->created_s = (int64_t)time(NULL);
@@ -366,6 +406,8 @@ static void start_generation(struct sim_server *srv, struct sim_conn *conn,
   req->fault_bad_json = fault_after(srv, SIM_FAULT_BAD_JSON_AFTER, seq);
   req->fault_reset = fault_after(srv, SIM_FAULT_RESET_AFTER, seq);
   req->fault_stall = fault_after(srv, SIM_FAULT_STALL_AFTER, seq);
+  req->fault_error_event = fault_after(srv, SIM_FAULT_ERROR_EVENT_AFTER, seq);
+  req->fault_no_usage = fault_after(srv, SIM_FAULT_NO_USAGE_AFTER, seq);
   sim_timer_init(&req->timer, NULL);
   format_chunk_head(srv, req);
   conn->req = req;
@@ -446,6 +488,15 @@ void sim_api_dispatch(struct sim_server *srv, struct sim_conn *conn,
     start_generation(srv, conn, h, SIM_REQ_GENERATE);
   else if (post && sim_http_path_is(h, "/flush_cache"))
     reply_empty(srv, conn, 200);
+  else if (post && (sim_http_path_is(h, "/tokenize") || sim_http_path_is(h, "/v1/tokenize") ||
+                    sim_http_path_is(h, "/detokenize") || sim_http_path_is(h, "/v1/detokenize"))) {
+    int status;
+    bool detok = sim_http_path_is(h, "/detokenize") || sim_http_path_is(h, "/v1/detokenize");
+    char *json = sim_tokenizer_endpoint_alloc(srv, detok, h->body, h->body_len, &status);
+    reply_json_owned(srv, conn, status, json);
+  } else if ((get || post) &&
+             (sim_http_path_is(h, "/start_profile") || sim_http_path_is(h, "/stop_profile")))
+    reply_profile(srv, conn, sim_http_path_is(h, "/start_profile"));
   else if (sim_http_path_is(h, "/v1/completions") || sim_http_path_is(h, "/v1/chat/completions") ||
            sim_http_path_is(h, "/generate") || sim_http_path_is(h, "/flush_cache"))
     reply_json(srv, conn, 405, "{\"detail\":\"Method Not Allowed\"}");

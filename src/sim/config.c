@@ -47,6 +47,8 @@ static const struct {
     {"http-500", SIM_FAULT_HTTP_500, false},
     {"http-503", SIM_FAULT_HTTP_503, false},
     {"trickle", SIM_FAULT_TRICKLE, false},
+    {"error-event-after", SIM_FAULT_ERROR_EVENT_AFTER, true},
+    {"no-usage-after", SIM_FAULT_NO_USAGE_AFTER, true},
 };
 
 int sim_fault_parse(const char *text, struct sim_fault *f, struct st_err *err) {
@@ -68,7 +70,8 @@ int sim_fault_parse(const char *text, struct sim_fault *f, struct st_err *err) {
   }
   return err_setf(err,
                   "--sim-fault %s: unknown fault (crash-after=N, stall-after=N, bad-json-after=N, "
-                  "reset-after=N, http-500[=N], http-503[=N], trickle[=BYTES_PER_MS])",
+                  "reset-after=N, http-500[=N], http-503[=N], trickle[=BYTES_PER_MS], "
+                  "error-event-after=N, no-usage-after=N)",
                   text);
 }
 

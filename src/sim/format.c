@@ -89,6 +89,10 @@ char *sim_fmt_error_json_alloc(int status, const char *message) {
                                           : "BadRequestError");
   cJSON_AddItemToObject(o, "param", cJSON_CreateNull());
   cJSON_AddNumberToObject(o, "code", status);
+  return sim_json_take_alloc(o);
+}
+
+char *sim_json_take_alloc(struct cJSON *o) {
   char *s = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (!s)

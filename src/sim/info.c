@@ -35,16 +35,6 @@ void sim_hist_observe(uint64_t *buckets, const double *bounds, size_t n_bounds, 
   (*count)++;
 }
 
-static char *print_alloc(cJSON *o) {
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!s)
-    util_die_oom(0);
-  char *copy = xstrdup(s);
-  cJSON_free(s);
-  return copy;
-}
-
 static cJSON *model_card(const struct sim_server *srv) {
   cJSON *card = cJSON_CreateObject();
   cJSON_AddStringToObject(card, "id", srv->model_name);
@@ -58,7 +48,7 @@ static cJSON *model_card(const struct sim_server *srv) {
 }
 
 char *sim_info_model_card_json_alloc(const struct sim_server *srv) {
-  return print_alloc(model_card(srv));
+  return sim_json_take_alloc(model_card(srv));
 }
 
 char *sim_info_models_json_alloc(const struct sim_server *srv) {
@@ -66,7 +56,7 @@ char *sim_info_models_json_alloc(const struct sim_server *srv) {
   cJSON_AddStringToObject(o, "object", "list");
   cJSON *data = cJSON_AddArrayToObject(o, "data");
   cJSON_AddItemToArray(data, model_card(srv));
-  return print_alloc(o);
+  return sim_json_take_alloc(o);
 }
 
 char *sim_info_model_info_json_alloc(const struct sim_server *srv) {
@@ -77,7 +67,7 @@ char *sim_info_model_info_json_alloc(const struct sim_server *srv) {
   cJSON_AddItemToObject(o, "preferred_sampling_params", cJSON_CreateNull());
   cJSON_AddStringToObject(o, "weight_version", "default");
   cJSON_AddBoolToObject(o, "simulated", true);
-  return print_alloc(o);
+  return sim_json_take_alloc(o);
 }
 
 static void add_string_or_null(cJSON *o, const char *key, const char *value) {
@@ -170,7 +160,7 @@ char *sim_info_server_json_alloc(const struct sim_server *srv) {
   cJSON *unk = cJSON_AddArrayToObject(o, "unrecognized_args");
   for (size_t i = 0; i < srv->cfg->n_unrecognized_args; i++)
     cJSON_AddItemToArray(unk, cJSON_CreateString(srv->cfg->unrecognized_args[i]));
-  return print_alloc(o);
+  return sim_json_take_alloc(o);
 }
 
 /* Share of wall time a forward pass was in flight since the previous sample
@@ -228,7 +218,7 @@ char *sim_info_gpu_memory_json_alloc(struct sim_server *srv) {
     cJSON_AddNumberToObject(g, "utilization_pct", util * 100.0);
     cJSON_AddItemToArray(gpus, g);
   }
-  return print_alloc(o);
+  return sim_json_take_alloc(o);
 }
 
 /* ---------------------------------------------------------------- /metrics */

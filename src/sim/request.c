@@ -61,6 +61,10 @@ static int parse_prompt(const cJSON *p, struct sim_gen_params *g, char *why, siz
   if (cJSON_IsString(p)) {
     size_t len = strlen(p->valuestring);
     g->prompt_tokens = sim_count_tokens(p->valuestring, len);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+      h = (h ^ (unsigned char)p->valuestring[i]) * 1099511628211ull;
+    g->prompt_hash = h;
     g->chat_prompt = sim_text_is_chat_formatted(p->valuestring, len);
     return 0;
   }

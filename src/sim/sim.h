@@ -23,6 +23,8 @@ enum sim_fault_kind {
   SIM_FAULT_HTTP_500,       /* every generation request: 500 (N > 0: every Nth) */
   SIM_FAULT_HTTP_503,       /* every generation request: 503 (N > 0: every Nth) */
   SIM_FAULT_TRICKLE,        /* response bytes sent slowly: N bytes per ms (default 1) */
+  SIM_FAULT_ERROR_EVENT_AFTER, /* request N+1 and later: a `data: {"error": ...}` event after the first chunk */
+  SIM_FAULT_NO_USAGE_AFTER,    /* request N+1 and later: the stream has no usage chunk */
 };
 
 struct sim_fault {

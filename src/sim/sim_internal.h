@@ -55,6 +55,16 @@ bool sim_http_method_is(const struct sim_http_request *req, const char *method);
 long sim_count_tokens(const char *text, size_t len);
 /* Chat template overhead: tokens added per message and for the generation prompt. */
 enum { SIM_CHAT_TOKENS_PER_MESSAGE = 5, SIM_CHAT_TOKENS_GENERATION_PROMPT = 3 };
+/* The sim's tokenizer, consistent with sim_count_tokens (docs/sim.md):
+ * encodes text into at most cap ids (returns how many there are), and
+ * appends one id's text. Special ids: <|im_start|>, <|im_end|>. */
+enum { SIM_TOK_SPECIAL_FIRST = 1, SIM_TOK_N_SPECIAL = 2 };
+size_t sim_tokenize(const char *text, size_t len, uint32_t vocab, uint32_t *ids, size_t cap);
+void sim_detokenize_append(struct sbuf *out, uint32_t id, uint32_t vocab, bool skip_special);
+/* The sim's chat template (ChatML): one message, and the generation prompt;
+ * their token overheads are SIM_CHAT_TOKENS_PER_MESSAGE / _GENERATION_PROMPT. */
+void sim_chat_render_append(struct sbuf *out, const char *role, const char *content);
+void sim_chat_generation_prompt_append(struct sbuf *out);
 /* Deterministic text of output token i: " word" (one token by the rule above). */
 const char *sim_token_text(uint64_t i, size_t *len);
 /* Does the prompt look chat-formatted (a chat template's markers)? */
@@ -169,7 +179,8 @@ struct sim_req {
   bool in_step;                /* part of the batch in flight */
   long step_tokens;            /* prompt tokens this prefill step computes */
   long kv_reserved;            /* KV slots reserved at admission */
-  bool fault_bad_json, fault_reset, fault_stall;
+  bool fault_bad_json, fault_reset, fault_stall, fault_error_event, fault_no_usage;
+  uint64_t prompt_hash;
 };
 
 struct sim_conn {
@@ -280,6 +291,9 @@ void sim_fmt_response_head(struct sbuf *out, int status, const char *content_typ
 const char *sim_http_reason(int status);
 /* Full JSON response with a body. */
 void sim_fmt_json_response(struct sbuf *out, int status, const char *json, bool keep_alive);
+/* Prints a cJSON document compactly into a heap string (xmalloc'd) and frees it. */
+struct cJSON;
+char *sim_json_take_alloc(struct cJSON *o);
 /* OpenAI-style error body as SGLang sends it. */
 char *sim_fmt_error_json_alloc(int status, const char *message);
 /* JSON-escapes s into out (no quotes). */
@@ -291,6 +305,7 @@ struct sim_gen_params {
   long max_tokens;
   bool stream, include_usage, continuous_usage;
   bool chat_prompt; /* chat endpoint or a chat-template-formatted prompt */
+  uint64_t prompt_hash; /* FNV-1a of a string prompt (0 for token ids), for --sim-trace */
 };
 /* Parses and validates a generation request body. Returns 0, or -1 with
  * SGLang's 400 message in why (bad JSON, wrong types, empty prompt,
@@ -338,6 +353,12 @@ int64_t sim_now_ns(void);
 void sim_log(const struct sim_server *srv, const char *fmt, ...) ST_PRINTF(2, 3);
 /* Simulated seconds → wall nanoseconds (honours --sim-speed). */
 int64_t sim_wall_ns(const struct sim_server *srv, double sim_seconds);
+
+/* ---------------------------------------------------------------- tokenapi.c */
+/* POST /tokenize or /detokenize (detok): the reply JSON (SGLang's shapes) and
+ * its status (200, or 400 with SGLang's error object). */
+char *sim_tokenizer_endpoint_alloc(const struct sim_server *srv, bool detok, const char *body,
+                                   size_t body_len, int *status);
 
 /* ---------------------------------------------------------------- info.c: JSON documents */
 char *sim_info_server_json_alloc(const struct sim_server *srv);

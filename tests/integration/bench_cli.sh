@@ -82,15 +82,46 @@ check "InferenceX result file" has "$WORK/ix/dsr1_1k1k_fp8_conc2.json" '"total_t
 check "input_lens recorded" grep -qE '"input_lens": \[[0-9]+, ' "$WORK/ix/dsr1_1k1k_fp8_conc2.json"
 
 # ---------------------------------------------------------------- chat mode
+# openai-chat sends the reference's prompt text as the user message; the
+# server applies its template, so its count exceeds the client's by the
+# sim's template overhead (8 tokens: docs/sim.md) on every request.
 bench "$WORK/chat" --backend openai-chat --endpoint /v1/chat/completions --random-input-len 400 \
   --random-output-len 8 --random-range-ratio 0.5 --num-prompts 8 --max-concurrency 4 --ignore-eos \
-  --save-result --result-filename "$WORK/chat.json"
+  --save-result --result-filename "$WORK/chat.json" --vocab-size 128256
 check "chat run exits 0" test "$RC" -eq 0
-check "chat calibration recorded" has "$WORK/chat.json" '"chat_calibration"'
 check "chat api recorded" has "$WORK/chat.json" '"api": "chat"'
-err=$(awk -F': ' '/"input_max_rel_error"/ { gsub(/,/, "", $2); print $2 }' "$WORK/chat.json")
+check "chat prompts through the server's tokenizer" has "$WORK/chat.json" '"path": "server_tokenizer"'
+check "server counts the template on top of the client's count" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+srv = d['servetop']['tokens']['input_lens_server']
+sys.exit(0 if all(s == c + 8 for s, c in zip(srv, d['input_lens'])) else 1)" "$WORK/chat.json"
+
+# Without the server's tokenizer: calibrated text on the chat endpoint.
+bench "$WORK/chatcal" --backend openai-chat --endpoint /v1/chat/completions --random-input-len 400 \
+  --random-output-len 8 --random-range-ratio 0.5 --num-prompts 8 --max-concurrency 4 --ignore-eos \
+  --save-result --result-filename "$WORK/chatcal.json" --no-server-tokenizer
+check "calibrated chat run exits 0" test "$RC" -eq 0
+check "chat calibration recorded" has "$WORK/chatcal.json" '"chat_calibration"'
+check "fallback named in the summary" has "$WORK/chatcal.out" "NOT the reference's prompts"
+err=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['servetop']['tokens']['input_max_rel_error'])" "$WORK/chatcal.json")
 check "chat prompt sizes within 1% of target (max rel error $err)" \
   awk -v e="$err" 'BEGIN { exit !(e != "" && e <= 0.01) }'
+
+# --use-chat-template: the template rendered through the server (/tokenize
+# with messages), its length subtracted as the reference does, the text
+# sent to /v1/completions; client and server counts agree.
+bench "$WORK/tmpl" --use-chat-template --random-input-len 100 --random-output-len 4 \
+  --num-prompts 6 --max-concurrency 3 --ignore-eos --save-result \
+  --result-filename "$WORK/tmpl.json" --vocab-size 128256
+check "chat-template run exits 0" test "$RC" -eq 0
+check "template length recorded (9 - 1)" has "$WORK/tmpl.json" '"chat_template_len": 8'
+check "template prompts are exactly the input length" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+srv = d['servetop']['tokens']['input_lens_server']
+sys.exit(0 if d['input_lens'] == [100] * 6 and srv == d['input_lens']
+         and d['servetop']['client']['api'] == 'completions' else 1)" "$WORK/tmpl.json"
 stop_sim
 
 # ---------------------------------------------------------------- acceptance
@@ -110,6 +141,7 @@ start_bench_sim h500 --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault htt
 bench "$WORK/h500" --random-input-len 16 --random-output-len 4 --num-prompts 10 --ignore-eos \
   --save-result --result-filename "$WORK/h500.json"
 check "50% HTTP 500 exits 1" test "$RC" -eq 1
+check "failures by kind in the summary" has "$WORK/h500.out" "servetop: 5 of 10 requests failed: http_error 5"
 check "FAIL line" has "$WORK/h500.err" "FAIL: request failure rate"
 check "result saved before failing" has "$WORK/h500.json" '"http_error": 5'
 stop_sim
@@ -119,6 +151,17 @@ bench "$WORK/badjson" --random-input-len 16 --random-output-len 4 --num-prompts 
   --ignore-eos --save-result --result-filename "$WORK/badjson.json"
 check "malformed SSE counted" has "$WORK/badjson.json" '"malformed_sse": 32'
 check "malformed run exits 1" test "$RC" -eq 1
+stop_sim
+
+# An error event after HTTP 200 fails the request with the server's words,
+# never a 0-token success (the reference counts it as one).
+start_bench_sim errev --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault error-event-after=6
+bench "$WORK/errev" --random-input-len 16 --random-output-len 4 --num-prompts 10 --max-concurrency 1 \
+  --ignore-eos --save-result --result-filename "$WORK/errev.json"
+check "error events counted" has "$WORK/errev.json" '"stream_error": 4'
+check "their tokens are not counted" has "$WORK/errev.json" '"total_output_tokens": 24'
+check "the server's message in the summary" has "$WORK/errev.out" "stream_error, first: server error event after HTTP 200"
+check "error-event run exits 1" test "$RC" -eq 1
 stop_sim
 
 start_bench_sim reset --sim-fixed-ttft-ms 2 --sim-fixed-tpot-ms 1 --sim-fault reset-after=39

@@ -133,6 +133,22 @@ assert_accounted "$D/result-conc1.json" 8 badjson
 status_is error badjson
 ok "malformed JSON in a line: 4 malformed_sse, 4 completed, saved; > 5% failed: exit 1"
 
+run_fault errevent 1 --conc 1 --num-prompts 8 --server-arg=--sim-fault=error-event-after=4
+assert_accounted "$D/result-conc1.json" 8 errevent
+[[ $(failures_of result-conc1.json stream_error) == 4 ]] || fail "errevent: stream_error != 4"
+[[ $(json "$D/result-conc1.json" "d['completed']") == 4 ]] || fail "errevent: completed != 4"
+[[ $(json "$D/result-conc1.json" "sum(1 for o in d['output_lens'] if o) == 4 == d['completed'] and sum(d['output_lens']) == d['total_output_tokens']") == True ]] ||
+  fail "errevent: the failed requests' tokens were counted"
+json "$D/result-conc1.json" "d['servetop']['failure_examples']['stream_error']" |
+  grep -q "Simulated fault error-event" || fail "errevent: the server's message was not kept"
+status_is error errevent
+ok "error event after HTTP 200: 4 stream_error (the server's words kept), 0 tokens counted for them; exit 1"
+
+run_fault nousage 1 --conc 1 --num-prompts 8 --server-arg=--sim-fault=no-usage-after=6
+assert_accounted "$D/result-conc1.json" 8 nousage
+[[ $(failures_of result-conc1.json no_usage) == 2 ]] || fail "nousage: no_usage != 2"
+ok "stream without a usage chunk: 2 no_usage failures, never 0-token successes; exit 1"
+
 run_fault reset 1 --conc 1 --num-prompts 8 --server-arg=--sim-fault=reset-after=4
 assert_accounted "$D/result-conc1.json" 8 reset
 [[ $(failures_of result-conc1.json transfer_error) == 4 ]] || fail "reset: transfer_error != 4"

@@ -265,7 +265,8 @@ static int run_bench(const struct fault_server *srv, int num_prompts, const char
   const char *argv[] = {exe, "bench", "--model", "m", "--base-url", url, "--num-prompts", n,
                         "--max-concurrency", "2", "--random-input-len", "8",
                         "--random-output-len", "4", "--ignore-eos", "--quiet",
-                        "--no-server-signals", "--request-timeout", timeout, "--save-result",
+                        "--no-server-signals", "--no-server-tokenizer", "--request-timeout",
+                        timeout, "--save-result",
                         "--result-filename", result_path, NULL};
   int64_t t0 = clock_mono_ns();
   pid_t pid = fork();

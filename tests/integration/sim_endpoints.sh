@@ -37,6 +37,22 @@ check "/v1/models card" grep -q '"id":"tiny".*"owned_by":"servetop-sim (simulate
 check "/v1/models/{other} is 404" test "$(code_of /v1/models/other)" = 404
 check "unknown path 404" test "$(code_of /nope)" = 404
 
+# SGLang's tokenizer endpoints (single and batched), messages, and profile
+tok=$(post /tokenize '{"model":"tiny","prompt":"Hello world, it'"'"'s 42!","add_special_tokens":false}')
+check "/tokenize: SGLang's shape and the count rule" grep -q '"tokens":\[.*\],"count":9,"max_model_len":' <<<"$tok"
+check "/v1/tokenize batched" grep -q '"tokens":\[\[128,129\],\[130\]\],"count":\[2,1\]' \
+  <<<"$(post /v1/tokenize '{"prompt":[" a b"," c"]}')"
+check "/tokenize with messages renders the template" grep -q '"count":10,' \
+  <<<"$(post /tokenize '{"messages":[{"role":"user","content":"hello there"}]}')"
+check "/detokenize keeps special tokens when asked" grep -q '"text":"<|im_start|> a b"' \
+  <<<"$(post /detokenize '{"tokens":[1,128,129],"skip_special_tokens":false}')"
+check "/detokenize skips them by default" grep -q '"text":" a b"' \
+  <<<"$(post /detokenize '{"tokens":[1,128,129]}')"
+check "/tokenize without prompt or messages is 400" \
+  test "$(code_of /tokenize -H 'Content-Type: application/json' -d '{"model":"x"}')" = 400
+check "/start_profile answers as SGLang" grep -q '^Start profiling.' <<<"$(post /start_profile '{"num_steps":1}')"
+check "/stop_profile answers as SGLang" grep -q '^Stop profiling.' <<<"$(curl -s "http://127.0.0.1:$PORT/stop_profile")"
+
 out=$(curl -s -i --max-time 10 "http://127.0.0.1:$PORT/v1/completions" -d \
   '{"model":"tiny","prompt":[11,12,13,14],"max_tokens":20,"ignore_eos":true,"temperature":0.0,"stream":true,"stream_options":{"include_usage":true}}')
 check "stream is chunked SSE" grep -qi '^transfer-encoding: chunked' <<<"$out"

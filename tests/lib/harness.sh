@@ -48,3 +48,40 @@ finish() {
   fi
   echo "all ${1:-} checks passed"
 }
+
+# need_llama_server: finds llama-server (LLAMA_SERVER, PATH, or the cache
+# scripts/setup-llamacpp.sh fills) and its tiny test models; sets
+# LLAMA_SERVER, LLAMA_TARGET, LLAMA_DRAFT. When absent: exit 77 (CTest's skip)
+# with the reason, or fail when SERVETOP_REQUIRE_LLAMA_SERVER=1.
+need_llama_server() {
+  local cache=${XDG_CACHE_HOME:-$HOME/.cache}/servetop
+  LLAMA_SERVER=${LLAMA_SERVER:-$(command -v llama-server 2>/dev/null || echo "$cache/bin/llama-server")}
+  LLAMA_TARGET=${LLAMA_TARGET:-$cache/models/tiny-target.gguf}
+  LLAMA_DRAFT=${LLAMA_DRAFT:-$cache/models/tiny-draft.gguf}
+  local missing=
+  [[ -f $LLAMA_SERVER && -x $LLAMA_SERVER ]] || missing="llama-server ($LLAMA_SERVER)"
+  [[ -s $LLAMA_TARGET && -s $LLAMA_DRAFT ]] || missing="${missing:+$missing, }the tiny models ($LLAMA_TARGET)"
+  [[ -z $missing ]] && return 0
+  if [[ ${SERVETOP_REQUIRE_LLAMA_SERVER:-0} == 1 ]]; then
+    echo "FAIL: SERVETOP_REQUIRE_LLAMA_SERVER=1 but no $missing (scripts/setup-llamacpp.sh)"
+    exit 1
+  fi
+  echo "SKIP: no $missing; scripts/setup-llamacpp.sh builds them"
+  exit 77
+}
+
+# start_llama NAME args...: llama-server on a free port with --metrics and
+# args; waits for /health; sets PORT and LLAMA_PID; its log is $WORK/NAME.log.
+start_llama() {
+  local name=$1; shift
+  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$LLAMA_SERVER" --host 127.0.0.1 --port "$PORT" --metrics "$@" >"$WORK/$name.log" 2>&1 &
+  LLAMA_PID=$!
+  PIDS+=("$LLAMA_PID")
+  for _ in $(seq 300); do
+    curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && return 0
+    kill -0 "$LLAMA_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "llama-server $name did not become ready"; tail -20 "$WORK/$name.log"; exit 1
+}

@@ -120,6 +120,17 @@ START_TEST(chunk_scan_sglang_shapes) {
   ck_assert(c.has_error && c.error_text_len > 0);
   ck_assert_int_eq(scan("  {\"x\": [1, 2.5e3, -0.1, true, false, null, \"\\u00e9\"]}  ", &c),
                    LG_CHUNK_OTHER);
+  /* "error": null is no error event (a field some servers always send) */
+  ck_assert_int_eq(scan("{\"choices\":[],\"usage\":{\"completion_tokens\":null},\"error\":null}", &c),
+                   LG_CHUNK_OTHER);
+  ck_assert(!c.has_error && c.has_usage && c.completion_tokens == -1);
+  /* llama.cpp's last chunk: choices, usage and timings together */
+  ck_assert_int_eq(scan("{\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}],\"usage\":"
+                        "{\"completion_tokens\":5,\"prompt_tokens\":3},\"timings\":{\"prompt_n\":3,"
+                        "\"predicted_ms\":3.36,\"draft_n\":3,\"draft_n_accepted\":2}}", &c),
+                   LG_CHUNK_CHOICES);
+  ck_assert(c.has_usage && c.has_finish_reason && c.has_timings);
+  ck_assert(c.completion_tokens == 5 && c.draft_n == 3 && c.draft_n_accepted == 2);
 }
 END_TEST
 
@@ -152,24 +163,24 @@ END_TEST
 
 /* ---------------------------------------------------------------- RNG and dataset */
 START_TEST(rng_uniform_and_gamma) {
-  struct lg_rng rng;
-  lg_rng_seed(&rng, 42);
+  struct lg_np rng;
+  lg_np_seed(&rng, 42);
   int counts[5] = {0};
   for (int i = 0; i < 50000; i++) {
-    int64_t v = lg_rng_int(&rng, 10, 14);
+    int64_t v = lg_np_randint(&rng, 10, 15);
     ck_assert(v >= 10 && v <= 14);
     counts[v - 10]++;
   }
   for (int k = 0; k < 5; k++) /* expected 10000 each; 5 sigma ~ 450 */
     ck_assert_msg(abs(counts[k] - 10000) < 500, "bucket %d: %d", k, counts[k]);
-  ck_assert_int_eq(lg_rng_int(&rng, 7, 7), 7);
+  ck_assert_int_eq(lg_np_randint(&rng, 7, 8), 7);
   /* Gamma(shape k, scale s) has mean k*s and variance k*s^2. */
   double shapes[] = {0.5, 1.0, 4.0};
   for (size_t i = 0; i < 3; i++) {
     double sum = 0, sum_sq = 0;
     int n = 200000;
     for (int j = 0; j < n; j++) {
-      double g = lg_rng_gamma(&rng, shapes[i], 0.01);
+      double g = lg_np_gamma(&rng, shapes[i], 0.01);
       ck_assert(g >= 0);
       sum += g;
       sum_sq += g * g;
@@ -178,12 +189,80 @@ START_TEST(rng_uniform_and_gamma) {
     ck_assert_msg(fabs(mean - shapes[i] * 0.01) < 0.02 * shapes[i] * 0.01, "mean %g", mean);
     ck_assert_msg(fabs(var - shapes[i] * 1e-4) < 0.05 * shapes[i] * 1e-4, "var %g", var);
   }
-  /* Same seed, same sequence. */
-  struct lg_rng a, b;
-  lg_rng_seed(&a, 7);
-  lg_rng_seed(&b, 7);
-  for (int i = 0; i < 10; i++)
-    ck_assert(lg_rng_next(&a) == lg_rng_next(&b));
+}
+END_TEST
+
+/* numpy's legacy RandomState draw for draw; the values were printed by numpy
+ * 1.24 (np.random.seed(0); randint; RandomState(get_state()[1][:4]); gamma). */
+START_TEST(numpy_rng_draw_for_draw) {
+  struct lg_np np;
+  lg_np_seed(&np, 0);
+  static const int64_t a[] = {2732, 10799, 9845, 19648, 13123};
+  static const int64_t b[] = {1014, 922, 828, 840, 855};
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(lg_np_randint(&np, 0, 32000), a[i]);
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(lg_np_randint(&np, 819, 1025), b[i]);
+  struct lg_np local;
+  lg_np_seed_array(&local, np.key, 4);
+  ck_assert_int_eq(lg_np_randint(&local, 0, (int64_t)1 << 31), 2130544807);
+  ck_assert_int_eq(lg_np_randint(&local, 0, (int64_t)1 << 31), 1101783030);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.035315914097266164);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.005838467078070335);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.03183561409282678);
+  ck_assert(lg_np_gamma(&np, 1.0, 0.1) == 0.0649446359098274);
+  ck_assert(lg_np_gamma(&np, 0.5, 0.2) == 0.195834722151129);
+  ck_assert(lg_np_gamma(&np, 0.5, 0.2) == 0.030855979209594077);
+  lg_np_gamma(&np, 0.5, 0.2);
+  lg_np_gamma(&np, 0.5, 0.2);
+  ck_assert(lg_np_gamma(&np, 2.5, 0.2) == 0.9973174466164022); /* polar gauss, cached pair */
+  ck_assert(lg_np_gamma(&np, 2.5, 0.2) == 0.39783010449824024);
+  /* randint over one value draws nothing */
+  lg_np_seed(&np, 12345);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(lg_np_randint(&np, 5, 6), 5);
+  ck_assert_int_eq(lg_np_randint(&np, 0, 7), 2);
+}
+END_TEST
+
+/* sample_random_requests' draws (no tokenizer: the ids go as token arrays)
+ * and get_request's arrival gaps, against numpy with seed 5:
+ * prefix randint(0,1000,3), inputs randint(80,101,6), outputs randint(16,21,6),
+ * offsets randint(0,1000,6), then gamma(1, 1/4) gaps. */
+START_TEST(random_workload_is_numpys) {
+  struct lg_dataset_config dc = {.api = LG_API_COMPLETIONS, .model = "m", .input_len = 100,
+                                 .output_len = 20, .range_ratio = 0.8, .prefix_len = 3,
+                                 .num_prompts = 6, .vocab_size = 1000, .ignore_eos = true,
+                                 .seed = 5, .request_rate = 4.0, .burstiness = 1.0};
+  struct lg_workload w;
+  struct st_err err;
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), 0);
+  static const uint32_t in[] = {86, 96, 89, 88, 84, 87}, out[] = {19, 16, 16, 20, 17, 16};
+  static const int offsets[] = {27, 44, 205, 715, 65, 431};
+  static const int64_t arrival[] = {0, 29386605, 86474235, 118175709, 643910722, 829324595};
+  for (int i = 0; i < 6; i++) {
+    ck_assert_uint_eq(w.prompts[i].prompt_len, 3 + in[i]);
+    ck_assert_uint_eq(w.prompts[i].output_len, out[i]);
+    ck_assert_int_eq(w.arrival_ns[i], arrival[i]);
+    char want[64];
+    snprintf(want, sizeof want, "\"prompt\": [867, 206, 701, %d, %d,", (offsets[i] + i) % 1000,
+             (offsets[i] + i + 1) % 1000);
+    ck_assert_msg(strstr(w.prompts[i].body, want), "%s", w.prompts[i].body);
+  }
+  ck_assert_str_eq(w.info.path, "token_ids");
+  lg_workload_free(&w);
+  dc.seed = 1ull << 32; /* numpy: "Seed must be between 0 and 2**32 - 1" */
+  ck_assert_int_eq(lg_workload_random(&dc, &w, &err), -1);
+}
+END_TEST
+
+START_TEST(dsv4_framing_is_encoding_dsv4s) {
+  /* encoding_dsv4.encode_messages([{"role": "user", "content": "a b\n{c}"}],
+   * thinking_mode="thinking"), bytes as Python printed them */
+  char *p = lg_dsv4_user_prompt_alloc("a b\n{c}");
+  ck_assert_str_eq(p, "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c><\xef\xbd\x9c"
+                      "User\xef\xbd\x9c>a b\n{c}<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>");
+  free(p);
 }
 END_TEST
 
@@ -350,7 +429,9 @@ static void *serve_conn(void *arg) {
     for (int i = 0; i < 3; i++) {
       if (i)
         sleep_ms(gap_ms);
-      send_chunk(fd, "data: {\"choices\":[{\"index\":0,\"text\":\"tok\"}],\"usage\":null}\n\n");
+      send_chunk(fd, i < 2 ? "data: {\"choices\":[{\"index\":0,\"text\":\"tok\"}],\"usage\":null}\n\n"
+                           : "data: {\"choices\":[{\"index\":0,\"text\":\"tok\",\"finish_reason\":"
+                             "\"length\"}],\"usage\":null}\n\n");
     }
     send_chunk(fd, usage);
     send_chunk(fd, "data: [DONE]\n\n");
@@ -370,6 +451,45 @@ static void *serve_conn(void *arg) {
     send_chunk(fd, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n");
     send_chunk(fd, usage);
     send_chunk(fd, "data: [DONE]\n\n");
+    send_all(fd, "0\r\n\r\n", 5);
+  } else if (strncmp(path, "/stream/", 8) == 0) {
+    /* Streams that end without what a completed request needs, and
+     * llama.cpp's shapes: each path names its ending. */
+    static const char tok[] = "data: {\"choices\":[{\"index\":0,\"text\":\"tok\"}]}\n\n";
+    static const char last[] = "data: {\"choices\":[{\"index\":0,\"text\":\"tok\","
+                               "\"finish_reason\":\"length\"}]}\n\n";
+    const char *kind = path + 8;
+    send_all(fd, SSE_HEAD, sizeof(SSE_HEAD) - 1);
+    send_chunk(fd, tok);
+    if (strcmp(kind, "llama-error") == 0) { /* llama.cpp: the error, then the body ends */
+      send_chunk(fd, "data: {\"error\":{\"code\":500,\"message\":\"The model produced output "
+                     "that does not match the expected Content-only format\",\"type\":"
+                     "\"server_error\"}}\n\n");
+    } else if (strcmp(kind, "sglang-error") == 0) { /* SGLang: the error, then [DONE] */
+      send_chunk(fd, "data: {\"error\": {\"object\": \"error\", \"message\": \"aborted\", "
+                     "\"type\": \"InternalServerError\", \"param\": null, \"code\": 500}}\n\n");
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "llama-ok") == 0) { /* usage in the last chunk with choices */
+      send_chunk(fd, tok);
+      send_chunk(fd, "data: {\"choices\":[{\"text\":\"\",\"index\":0,\"logprobs\":null,"
+                     "\"finish_reason\":\"length\"}],\"created\":1,\"model\":\"m\","
+                     "\"object\":\"text_completion\",\"usage\":{\"completion_tokens\":3,"
+                     "\"prompt_tokens\":5,\"total_tokens\":8},\"timings\":{\"prompt_n\":5,"
+                     "\"predicted_n\":3,\"draft_n\":4,\"draft_n_accepted\":3}}\n\n");
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "no-usage") == 0) {
+      send_chunk(fd, last);
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "usage-no-count") == 0) {
+      send_chunk(fd, last);
+      send_chunk(fd, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,"
+                     "\"completion_tokens\":null}}\n\n");
+      send_chunk(fd, "data: [DONE]\n\n");
+    } else if (strcmp(kind, "no-finish") == 0) {
+      send_chunk(fd, tok);
+      send_chunk(fd, usage);
+      send_chunk(fd, "data: [DONE]\n\n");
+    }
     send_all(fd, "0\r\n\r\n", 5);
   } else if (strcmp(path, "/http500") == 0) {
     static const char resp[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n"
@@ -537,7 +657,7 @@ START_TEST(engine_live_window_figures) {
   ck_assert_int_eq(live.failed, 0);
   ck_assert_int_eq(live.in_flight, 0);
   ck_assert_int_eq(live.output_tokens, 36);
-  ck_assert_int_eq(live.input_tokens, 60); /* the server's prompt_tokens: 5 each */
+  ck_assert_int_eq(live.input_tokens, 84); /* the client's prompt_len: 7 each */
   ck_assert(live.ttft.valid && live.ttft.n == 12);
   ck_assert(live.itl.valid && live.itl.n == 24);
   /* two 20 ms gaps per request: the windowed p50 ITL is ~20 ms (±1.6% bins, late reads) */
@@ -559,7 +679,12 @@ START_TEST(engine_failures_are_classified) {
   } cases[] = {{"/http500", LG_FAIL_HTTP},
                {"/malformed", LG_FAIL_MALFORMED},
                {"/reset", LG_FAIL_TRANSFER},
-               {"/nochunk", LG_FAIL_NO_CHUNK}};
+               {"/nochunk", LG_FAIL_NO_CHUNK},
+               {"/stream/llama-error", LG_FAIL_STREAM_ERROR},
+               {"/stream/sglang-error", LG_FAIL_STREAM_ERROR},
+               {"/stream/no-usage", LG_FAIL_NO_USAGE},
+               {"/stream/usage-no-count", LG_FAIL_USAGE_NO_COUNT},
+               {"/stream/no-finish", LG_FAIL_NO_FINISH}};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     struct lg_result res;
     run_path(cases[c].path, 3, 2, 1, &res);
@@ -577,6 +702,11 @@ START_TEST(engine_failures_are_classified) {
     }
     if (cases[c].want == LG_FAIL_NO_CHUNK)
       ck_assert_ptr_nonnull(strstr(res.records[0].detail, "Never received a valid chunk"));
+    if (cases[c].want == LG_FAIL_STREAM_ERROR) { /* the server's own words are kept */
+      ck_assert_ptr_nonnull(strstr(res.records[0].detail, "server error event after HTTP 200"));
+      ck_assert_ptr_nonnull(strstr(res.records[0].detail, c == 4 ? "Content-only format" : "aborted"));
+      ck_assert_uint_eq(res.records[0].token_chunks, 1); /* kept for the failure */
+    }
     lg_result_free(&res);
   }
   /* Nothing listening: connect failures, the run still ends. */
@@ -592,6 +722,26 @@ START_TEST(engine_failures_are_classified) {
   struct lg_result res;
   lg_run_finish(run, &res);
   ck_assert_int_eq(res.records[0].failure, LG_FAIL_CONNECT);
+  lg_result_free(&res);
+  responder_stop();
+}
+END_TEST
+
+/* llama.cpp puts usage (and timings) in its last chunk, which also has
+ * choices: the count is the server's, the chunk is a token chunk. */
+START_TEST(engine_llama_cpp_final_chunk) {
+  responder_start();
+  struct lg_result res;
+  run_path("/stream/llama-ok", 3, 2, 1, &res);
+  for (size_t i = 0; i < res.n_records; i++) {
+    const struct lg_record *r = &res.records[i];
+    ck_assert_msg(r->failure == LG_OK, "%s", r->detail ? r->detail : "");
+    ck_assert_int_eq(r->output_tokens, 3);
+    ck_assert_int_eq(r->server_prompt_tokens, 5);
+    ck_assert_int_eq(r->draft_tokens, 4);
+    ck_assert_int_eq(r->draft_accepted, 3);
+    ck_assert_uint_eq(r->token_chunks, 3);
+  }
   lg_result_free(&res);
   responder_stop();
 }
@@ -706,6 +856,9 @@ static Suite *loadgen_suite(void) {
   TCase *data = tcase_create("dataset");
   tcase_add_test(data, rng_uniform_and_gamma);
   tcase_add_test(data, random_workload_lengths_and_ids);
+  tcase_add_test(data, random_workload_is_numpys);
+  tcase_add_test(data, numpy_rng_draw_for_draw);
+  tcase_add_test(data, dsv4_framing_is_encoding_dsv4s);
   suite_add_tcase(s, data);
   TCase *engine = tcase_create("engine");
   tcase_set_timeout(engine, 60);
@@ -714,6 +867,7 @@ static Suite *loadgen_suite(void) {
   tcase_add_test(engine, engine_live_window_figures);
   tcase_add_test(engine, engine_failures_are_classified);
   tcase_add_test(engine, engine_chat_ttft_at_first_text);
+  tcase_add_test(engine, engine_llama_cpp_final_chunk);
   tcase_add_test(engine, engine_open_loop_schedule);
   tcase_add_test(engine, engine_stop_interrupts_and_live);
   suite_add_tcase(s, engine);

@@ -196,6 +196,28 @@ START_TEST(stats_lerp_is_exact_at_ends) {
 }
 END_TEST
 
+/* Bit-for-bit numpy: the values below were printed by numpy 1.24 (float.hex()). */
+START_TEST(stats_bit_identical_to_numpy) {
+  /* np.median([a, b]) is (a + b) / 2; np.percentile(.., 50) is the lerp,
+   * one ulp away for this pair. */
+  double pair[] = {0x1.8e7a065dc55a7p-8, 0x1.152c057910bd3p-4};
+  struct stats_summary s;
+  stats_summarize(pair, 2, &s);
+  ck_assert(s.median == 0x1.2e13a5deed12dp-5);
+  ck_assert(stats_percentile_sorted(pair, 2, 50) == 0x1.2e13a5deed12ep-5);
+  /* 20000 values: pairwise sums over 8192-element buffers, as np.sum. */
+  enum { N = 20000 };
+  double *x = xmalloc(N * sizeof(*x));
+  for (size_t i = 0; i < N; i++)
+    x[i] = (double)((i * 2654435761u) % 1000003u) / 997.0 + 0.1;
+  ck_assert(stats_sum(x, N) == 0x1.3249fb4cc63a1p+23);
+  stats_summarize(x, N, &s);
+  ck_assert(s.mean == 0x1.f5d2e9f69e7a3p+8);
+  ck_assert(s.std == 0x1.218d223615b6ep+8);
+  free(x);
+}
+END_TEST
+
 START_TEST(live_hist_percentiles) {
   struct live_hist *h = xmalloc(sizeof(*h));
   live_hist_reset(h);
@@ -352,6 +374,7 @@ static Suite *metrics_suite(void) {
   TCase *stats = tcase_create("stats");
   tcase_add_test(stats, stats_match_numpy);
   tcase_add_test(stats, stats_lerp_is_exact_at_ends);
+  tcase_add_test(stats, stats_bit_identical_to_numpy);
   tcase_add_test(stats, live_hist_percentiles);
   suite_add_tcase(s, stats);
   TCase *sig = tcase_create("signals");

@@ -63,13 +63,15 @@ START_TEST(figures_match_hand_computation) {
   results_compute(&run, &s, &m);
   ck_assert_int_eq(m.completed, 3);
   ck_assert_int_eq(m.failed, 1);
-  ck_assert_int_eq(m.total_input, 10 + 21 + 30); /* server count where reported */
+  ck_assert_int_eq(m.total_input, 10 + 20 + 30); /* the client's count, as the reference */
   ck_assert_int_eq(m.input_tokens_client, 60);
+  ck_assert_int_eq(m.input_tokens_server, 21);   /* the server's, where it reported one */
+  ck_assert_int_eq(m.n_input_mismatch, 1);
   ck_assert_int_eq(m.total_output, 7);
   ck_assert_double_eq_tol(m.duration_s, 1.0, 1e-12);
   ck_assert_double_eq_tol(m.request_throughput, 3.0, 1e-9);
   ck_assert_double_eq_tol(m.output_throughput, 7.0, 1e-9);
-  ck_assert_double_eq_tol(m.total_token_throughput, 68.0, 1e-9);
+  ck_assert_double_eq_tol(m.total_token_throughput, 67.0, 1e-9);
   ck_assert_double_eq_tol(m.failure_rate, 0.25, 1e-12);
   /* TTFT {100, 200, 50} ms */
   const struct results_stat *t = &m.stat[RESULTS_TTFT];
@@ -96,7 +98,6 @@ START_TEST(figures_match_hand_computation) {
   ck_assert_double_eq_tol(m.itl_per_token.mean_ms, 100.0, 1e-9);
   ck_assert_double_eq_tol(m.send_lag.max_ms, 1.0, 1e-9); /* r1: dispatched 1 ms late */
   ck_assert_int_eq(m.failures_by_kind[LG_FAIL_HTTP], 1);
-  ck_assert_int_eq(m.n_usage_missing, 1);
   /* time series: one second, three completions, tokens 4 + 2 + 1 */
   ck_assert_uint_eq(m.n_seconds, 1);
   ck_assert_int_eq(m.seconds[0].completed, 3);
@@ -162,7 +163,7 @@ START_TEST(summary_text_as_reference) {
                                   "Successful requests:                     3         \n"
                                   "Maximum request concurrency:             8         \n"
                                   "Benchmark duration (s):                  1.00      \n"
-                                  "Total input tokens:                      61        \n"
+                                  "Total input tokens:                      60        \n"
                                   "Total generated tokens:                  7         \n"));
   ck_assert_ptr_nonnull(strstr(text, "\n---------------Time to First Token----------------\n"));
   ck_assert_ptr_nonnull(strstr(text, "\n-----Time per Output Token (excl. 1st token)------\n"));
@@ -182,9 +183,9 @@ START_TEST(json_keys_in_reference_order) {
   make_run(&run, recs);
   struct results_settings s;
   default_settings(&s);
-  char *meta[] = {"framework=sglang", "backend=overridden"};
+  char *meta[] = {"framework=sglang", "backend=overridden", "tp=8=x"};
   s.metadata = meta;
-  s.n_metadata = 2;
+  s.n_metadata = 3;
   ck_assert_int_eq(results_parse_percentile_metrics("ttft,itl", &s, &(struct st_err){{0}}), 0);
   struct results_metrics m;
   results_compute(&run, &s, &m);
@@ -192,7 +193,7 @@ START_TEST(json_keys_in_reference_order) {
   cJSON *root = cJSON_Parse(json);
   ck_assert_ptr_nonnull(root);
   static const char *const want[] = {
-      "date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts", "framework",
+      "date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts", "framework", "tp",
       "request_rate", "burstiness", "max_concurrency", "duration", "benchmark_start_time_unix",
       "benchmark_end_time_unix", "completed", "total_input_tokens", "total_output_tokens",
       "request_throughput", "request_goodput:", "output_throughput", "total_token_throughput",
@@ -208,6 +209,8 @@ START_TEST(json_keys_in_reference_order) {
   }
   ck_assert_uint_eq(i, sizeof(want) / sizeof(want[0]));
   ck_assert_str_eq(cJSON_GetObjectItem(root, "backend")->valuestring, "overridden");
+  /* item.split("=")[1]: "tp=8=x" stores "8", as the reference */
+  ck_assert_str_eq(cJSON_GetObjectItem(root, "tp")->valuestring, "8");
   ck_assert_str_eq(cJSON_GetObjectItem(root, "request_rate")->valuestring, "inf");
   ck_assert(cJSON_IsNull(cJSON_GetObjectItem(root, "request_goodput:")));
   ck_assert_int_eq(cJSON_GetObjectItem(root, "max_concurrency")->valueint, 8);
@@ -278,6 +281,17 @@ START_TEST(file_names_and_round_trip) {
   ck_assert_ptr_nonnull(mkdtemp(dir));
   char *sub = xasprintf("%s/nested/dir", dir);
   struct st_err err;
+  /* os.path.join: an absolute file name wins over the directory */
+  char *p1 = results_path_alloc("/results", "/abs/r.json"), *p2 = results_path_alloc("dir/", "r.json");
+  char *p3 = results_path_alloc("dir", "r.json"), *p4 = results_path_alloc(NULL, "r.json");
+  ck_assert_str_eq(p1, "/abs/r.json");
+  ck_assert_str_eq(p2, "dir/r.json");
+  ck_assert_str_eq(p3, "dir/r.json");
+  ck_assert_str_eq(p4, "r.json");
+  free(p1);
+  free(p2);
+  free(p3);
+  free(p4);
   ck_assert_int_eq(results_save(sub, "r.json", json, &err), 0);
   char *path = xasprintf("%s/r.json", sub);
   struct results_file f;

@@ -319,6 +319,51 @@ START_TEST(token_counting_rule) {
 }
 END_TEST
 
+/* The tokenizer behind /tokenize and /detokenize: len(encode) is the count
+ * rule, word ids round-trip through decode, one-letter ids merge as a BPE
+ * merges, and the template's overhead is the chat path's. */
+START_TEST(tokenizer_round_trip_and_template) {
+  const uint32_t vocab = 128256;
+  const char *s = "Hello world, it's 42! <|im_start|>user\n hi";
+  uint32_t ids[64];
+  size_t n = sim_tokenize(s, strlen(s), vocab, ids, 64);
+  ck_assert_int_eq((long)n, sim_count_tokens(s, strlen(s)));
+  ck_assert_int_eq((long)n, 13);
+  ck_assert_uint_eq(ids[9], SIM_TOK_SPECIAL_FIRST); /* <|im_start|> is one token */
+  /* consecutive word ids decode to " w1 w2 ..." and encode back to themselves */
+  struct sbuf text = {0};
+  uint32_t in[200];
+  for (uint32_t i = 0; i < 200; i++) {
+    in[i] = 1000 + i * 311;
+    sim_detokenize_append(&text, in[i], vocab, false);
+  }
+  uint32_t back[256];
+  ck_assert_uint_eq(sim_tokenize(text.data, text.len, vocab, back, 256), 200);
+  ck_assert(memcmp(in, back, sizeof in) == 0);
+  /* two one-letter ids ("a", "b") merge into one word token */
+  sbuf_reset(&text);
+  sim_detokenize_append(&text, 'a', vocab, false);
+  sim_detokenize_append(&text, 'b', vocab, false);
+  ck_assert_str_eq(text.data, "ab");
+  ck_assert_uint_eq(sim_tokenize(text.data, text.len, vocab, back, 256), 1);
+  /* special ids: kept, or skipped as SGLang's skip_special_tokens default */
+  sbuf_reset(&text);
+  sim_detokenize_append(&text, SIM_TOK_SPECIAL_FIRST + 1, vocab, false);
+  ck_assert_str_eq(text.data, "<|im_end|>");
+  sbuf_reset(&text);
+  sim_detokenize_append(&text, SIM_TOK_SPECIAL_FIRST + 1, vocab, true);
+  ck_assert_uint_eq(text.len, 0);
+  /* the rendered template of one message costs what the chat path charges */
+  sbuf_reset(&text);
+  sim_chat_render_append(&text, "user", "hello there");
+  sim_chat_generation_prompt_append(&text);
+  ck_assert_int_eq(sim_count_tokens(text.data, text.len),
+                   2 + SIM_CHAT_TOKENS_PER_MESSAGE + SIM_CHAT_TOKENS_GENERATION_PROMPT);
+  ck_assert(sim_text_is_chat_formatted(text.data, text.len));
+  sbuf_free(&text);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- request bodies */
 static int parse_req(enum sim_req_kind kind, const char *body, struct sim_gen_params *g, char *why,
                      size_t why_len) {
@@ -468,6 +513,7 @@ int main(void) {
   Suite *s = suite_create("sim");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, kv_capacity_matches_hand_computation);
+  tcase_add_test(tc, tokenizer_round_trip_and_template);
   tcase_add_test(tc, mem_fraction_raises_kv_capacity);
   tcase_add_test(tc, weights_that_do_not_fit_fail_like_sglang);
   tcase_add_test(tc, default_max_running_requests_follows_sglang_rule);
