@@ -224,24 +224,29 @@ static void watch_runs(struct run **runs, const char *const *tags, size_t n, boo
   free(snap);
 }
 
-static int check_engine(const struct run_opts *o, const struct recipe *r, enum launch_engine *out,
-                        const char *tag) {
+static int check_engine(const struct run_opts *o, const struct recipe *r,
+                        const struct eng_ops **out, const char *tag) {
   if (o->engine_name) {
-    if (launch_engine_parse(o->engine_name, out) != 0) {
-      fprintf(stderr, "servetop run: --engine %s: expected sim, sglang or vllm\n", o->engine_name);
+    *out = eng_find(o->engine_name);
+    if (!*out) {
+      fprintf(stderr, "servetop run: --engine %s: expected %s\n", o->engine_name, eng_names(false));
       return -1;
     }
     return 0;
   }
-  char why[256] = "";
+  char why[512] = "";
   *out = run_pick_engine(r, why, sizeof(why));
-  if (*out == LAUNCH_ENGINE_SIM)
+  if (!*out) {
+    fprintf(stderr, "%sservetop run: %s: %s\n", tag, r->name, why);
+    return -1;
+  }
+  if ((*out)->simulated)
     fprintf(stderr, "%sservetop run: %s: using the SIMULATED server (%s)\n", tag, r->name, why);
   return 0;
 }
 
 static void fill_config(struct run_config *cfg, const struct run_opts *o, const struct recipe *r,
-                        enum launch_engine engine, const char *label, const char *gpus) {
+                        const struct eng_ops *engine, const char *label, const char *gpus) {
   run_config_init(cfg);
   cfg->recipe = r;
   cfg->engine = engine;
@@ -354,13 +359,13 @@ int cmd_run_main(int argc, char **argv) {
     tags[1] = recipes[1]->spec == RECIPE_SPEC_NONE ? "[off] " : "[mtp] ";
     labels[0] = labels[1] = o.label ? o.label : "ab";
   }
-  enum launch_engine engines[2];
+  const struct eng_ops *engines[2];
   for (size_t i = 0; i < n_runs; i++)
     if (check_engine(&o, recipes[i], &engines[i], tags[i]) != 0)
       goto out;
   char *gpu_halves[2] = {NULL, NULL};
   const char *gpus[2] = {o.gpus, o.gpus};
-  if (o.ab_parallel && engines[0] != LAUNCH_ENGINE_SIM) {
+  if (o.ab_parallel && !engines[0]->simulated) {
     if (!o.gpus || split_gpus(o.gpus, &gpu_halves[0], &gpu_halves[1]) != 0) {
       fprintf(stderr, "servetop run --ab-parallel: give --gpus with at least two GPUs to split\n");
       goto out;

@@ -17,7 +17,7 @@
 
 void run_config_init(struct run_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
-  cfg->engine = LAUNCH_ENGINE_SIM;
+  cfg->engine = eng_sim();
   cfg->num_warmups = -1;
   cfg->seed = 0;
 }
@@ -136,7 +136,7 @@ static void fill_server_part(struct run *run) {
   }
   s->server.port = run->port;
 
-  struct launch_log_state ls;
+  struct eng_log_state ls;
   pthread_mutex_lock(&run->lock);
   ls = run->log_state;
   pthread_mutex_unlock(&run->lock);
@@ -575,7 +575,7 @@ static void start_telemetry(struct run *run) {
   const char *urls[] = {url};
   struct launch_status st;
   launcher_get_status(run->launcher, &st);
-  bool sim = run->cfg.engine == LAUNCH_ENGINE_SIM; /* the sim serves /sim/gpu_memory */
+  bool sim = run->cfg.engine->simulated; /* the sim serves /sim/gpu_memory */
   struct tm_config tc = {.backend = sim ? "sim" : "auto", .urls = sim ? urls : NULL,
                          .n_urls = sim ? 1 : 0, .server_pid = st.pid};
   run->telemetry = tm_open(&tc, &err);
@@ -626,7 +626,7 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
       run_server_free(run);
     }
     run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
-    note(run, "launching %s (%s)", run->cfg.recipe->name, launch_engine_name(run->cfg.engine));
+    note(run, "launching %s (%s)", run->cfg.recipe->name, run->cfg.engine->name);
     run_publish(run);
     if (run_files_write_recipe(run, &cmd, err) != 0)
       log_msg(LOG_WARN, "run: %s", err->msg);
@@ -687,7 +687,7 @@ static void *run_main(void *arg) {
   run->snap.progress.n_points = (int)n_points;
   pthread_mutex_lock(&run->lock);
   run->outcome.n_points = (int)n_points;
-  run->outcome.simulated = run->cfg.engine == LAUNCH_ENGINE_SIM;
+  run->outcome.simulated = run->cfg.engine->simulated;
   pthread_mutex_unlock(&run->lock);
 
   if (run_files_make_dir(run, &err) != 0) {
@@ -774,8 +774,8 @@ finish:
 
 /* ---------------------------------------------------------------- public API */
 struct run *run_start(const struct run_config *cfg, struct st_err *err) {
-  if (!cfg->recipe) {
-    err_setf(err, "run: no recipe");
+  if (!cfg->recipe || !cfg->engine) {
+    err_setf(err, "run: no %s", cfg->recipe ? "engine" : "recipe");
     return NULL;
   }
   struct run *run = xcalloc(1, sizeof(*run));
@@ -794,11 +794,10 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   run->outcome.status = RUN_STATUS_RUNNING;
   run->outcome.max_total_num_tokens = -1;
   run->server.max_total_num_tokens = -1;
-  launch_log_state_init(&run->log_state);
+  eng_log_state_init(&run->log_state);
   snap_run_init(&run->snap);
-  run->snap.server.simulated = cfg->engine == LAUNCH_ENGINE_SIM;
-  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s",
-           launch_engine_name(cfg->engine));
+  run->snap.server.simulated = cfg->engine->simulated;
+  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s", cfg->engine->name);
   snprintf(run->snap.server.recipe_name, sizeof(run->snap.server.recipe_name), "%s",
            cfg->recipe->name);
   snprintf(run->snap.server.gpus, sizeof(run->snap.server.gpus), "%s", cfg->gpus ? cfg->gpus : "");

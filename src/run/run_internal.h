@@ -4,6 +4,7 @@
 
 #include "run/run.h"
 
+#include "engine/engine.h"
 #include "launcher/launcher.h"
 #include "loadgen/loadgen.h"
 #include "metrics/metrics.h"
@@ -19,10 +20,10 @@ struct cJSON;
 
 /* What the server said about itself after it became ready. */
 struct run_server_info {
-  bool info_valid;                /* /get_server_info answered with JSON */
-  bool spec_known;                /* speculative_algorithm key present */
+  bool info_valid;                /* the engine's server info answered */
+  bool spec_known;                /* it says whether speculative decoding is on */
   char spec_algorithm[32];        /* "" = none */
-  int64_t max_total_num_tokens;   /* -1 unknown */
+  int64_t max_total_num_tokens;   /* KV capacity in tokens, -1 unknown */
   char model_id[256];             /* /v1/models data[0].id, "" unknown */
   bool simulated;                 /* the server says it is servetop sim */
 };
@@ -77,7 +78,7 @@ struct run {
   char *pending_knob;             /* run_restart_with: applied by the run thread */
   char *pending_value;
   bool pending_restart;
-  struct launch_log_state log_state; /* folded server log lines (launcher's reader thread) */
+  struct eng_log_state log_state; /* folded server log lines (launcher's reader thread) */
   bool measuring;
 
   atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */

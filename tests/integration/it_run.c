@@ -36,7 +36,7 @@ static void remove_tree(char *dir) {
 static void config_for(struct run_config *cfg, const struct recipe *r, const char *results) {
   run_config_init(cfg);
   cfg->recipe = r;
-  cfg->engine = LAUNCH_ENGINE_SIM;
+  cfg->engine = eng_sim();
   cfg->servetop_exe = getenv("SERVETOP");
   ck_assert_ptr_nonnull(cfg->servetop_exe);
   cfg->results_dir = results;
