@@ -225,6 +225,8 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
   sig_point_from_prom(&set, &pt, &engine); /* no samples: a point of NaNs */
   if (!got_metrics)
     engine = s->sum.engine;
+  else if (engine && engine->read_live)
+    engine->read_live(s->base_url, s->cfg.timeout_s, &pt);
   struct eng_server_info info;
   struct st_err info_err = {{0}};
   bool info_ok = with_server_info &&

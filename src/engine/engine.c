@@ -15,11 +15,14 @@
 extern const struct eng_ops eng_sim_ops;
 extern const struct eng_ops eng_sglang_ops;
 extern const struct eng_ops eng_vllm_ops;
+extern const struct eng_ops eng_llamacpp_ops;
 
+/* One row per engine, by name; the order is the one --help and messages list. */
 static const struct eng_ops *const engines[] = {
-    &eng_sim_ops,
-    &eng_sglang_ops,
-    &eng_vllm_ops,
+    &eng_sim_ops,      /* sim: servetop's simulated SGLang server */
+    &eng_sglang_ops,   /* sglang */
+    &eng_vllm_ops,     /* vllm */
+    &eng_llamacpp_ops, /* llamacpp: llama.cpp's llama-server */
 };
 #define N_ENGINES ST_ARRAY_LEN(engines)
 
@@ -228,6 +231,15 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
     if (parse_long(value, &l) != 0 || l < 1)
       return err_setf(err, "%s=%s: %s of %s takes a whole number >= 1", key, value, flag, who);
     return 0;
+  case ENG_VALUE_COUNT_OR_AUTO:
+    if (parse_long(value, &l) != 0 || (l < 1 && l != -1))
+      return err_setf(err, "%s=%s: %s of %s takes a whole number >= 1 (or -1: auto)", key, value,
+                      flag, who);
+    return 0;
+  case ENG_VALUE_NATURAL:
+    if (parse_long(value, &l) != 0 || l < 0)
+      return err_setf(err, "%s=%s: %s of %s takes a whole number >= 0", key, value, flag, who);
+    return 0;
   case ENG_VALUE_INT:
     if (parse_long(value, &l) != 0)
       return err_setf(err, "%s=%s: %s of %s takes a whole number", key, value, flag, who);
@@ -240,31 +252,53 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
   return 0;
 }
 
-/* The value of the last argument that is row f (NULL when absent; "" for a
- * flag written without value). */
-static const char *args_value(const struct eng_ops *e, char *const *argv, size_t argc,
-                              const struct eng_flag *f) {
+static const char *flag_name(const char *arg, size_t *len) {
+  const char *name = arg + (arg[1] == '-' ? 2 : 1);
+  *len = strcspn(name, "=");
+  return name;
+}
+
+bool eng_arg_matches(const struct eng_ops *e, const char *arg, const char *key,
+                     size_t *prefix_len) {
+  if (!eng_arg_is_flag(e, arg))
+    return false;
+  size_t len;
+  const char *name = flag_name(arg, &len);
+  *prefix_len = (size_t)(name - arg) + len;
+  const struct eng_flag *key_row = eng_flag_lookup(e, key, strlen(key));
+  const struct eng_flag *arg_row = eng_flag_lookup(e, name, len);
+  if (key_row || arg_row)
+    return key_row == arg_row;
+  return strlen(key) == len && memcmp(key, name, len) == 0;
+}
+
+bool eng_arg_takes_value(const struct eng_ops *e, char *const *argv, size_t argc, size_t i) {
+  size_t len;
+  const char *name = flag_name(argv[i], &len);
+  const struct eng_flag *row = eng_flag_lookup(e, name, len);
+  if (row && row->value == ENG_VALUE_NONE)
+    return false;
+  return i + 1 < argc && !eng_arg_is_flag(e, argv[i + 1]);
+}
+
+const char *eng_arg_value(const struct eng_ops *e, char *const *argv, size_t argc,
+                          const char *key) {
   const char *found = NULL;
   for (size_t i = 0; i < argc; i++) {
-    if (!eng_arg_is_flag(e, argv[i]))
+    size_t prefix;
+    if (!eng_arg_matches(e, argv[i], key, &prefix))
       continue;
-    const char *name = undashed(argv[i]);
-    size_t len = strcspn(name, "=");
-    if (eng_flag_lookup(e, name, len) != f)
-      continue;
-    if (name[len] == '=')
-      found = name + len + 1;
-    else if (f->value != ENG_VALUE_NONE && i + 1 < argc && !eng_arg_is_flag(e, argv[i + 1]))
-      found = argv[i + 1];
+    if (argv[i][prefix] == '=')
+      found = argv[i] + prefix + 1;
     else
-      found = "";
+      found = eng_arg_takes_value(e, argv, argc, i) ? argv[i + 1] : "";
   }
-  return found;
+  return found; /* the last occurrence wins, as with argparse */
 }
 
 int eng_batch_cap_from_args(const struct eng_ops *e, char *const *argv, size_t argc) {
   const struct eng_flag *f = row_for_knob(e, ENG_KNOB_BATCH_CAP);
-  const char *v = f ? args_value(e, argv, argc, f) : NULL;
+  const char *v = f ? eng_arg_value(e, argv, argc, undashed(f->names[0])) : NULL;
   long n;
   return v && parse_long(v, &n) == 0 && n > 0 && n <= INT_MAX ? (int)n : -1;
 }
@@ -293,9 +327,8 @@ int eng_build_cmd(const struct eng_ops *e, struct launch_cmd *cmd, const struct 
   const char *host = t->host ? t->host : "127.0.0.1";
   if (e->program_words(cmd, t, err) != 0)
     return -1;
-  const struct eng_flag *model_row = row_for_knob(e, ENG_KNOB_MODEL);
   if (e->model_flag && t->model && *t->model &&
-      !(model_row && args_value(e, t->server_args, t->n_server_args, model_row))) {
+      !eng_arg_value(e, t->server_args, t->n_server_args, undashed(e->model_flag))) {
     launch_cmd_add_arg(cmd, e->model_flag);
     launch_cmd_add_arg(cmd, t->model);
   }

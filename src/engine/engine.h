@@ -46,6 +46,8 @@ enum eng_value {
   ENG_VALUE_ANY = 0,  /* any text */
   ENG_VALUE_NONE,     /* a switch: takes no value */
   ENG_VALUE_COUNT,    /* a whole number >= 1 */
+  ENG_VALUE_COUNT_OR_AUTO, /* a whole number >= 1, or -1 (the engine decides) */
+  ENG_VALUE_NATURAL,  /* a whole number >= 0 */
   ENG_VALUE_INT,      /* a whole number */
   ENG_VALUE_FRACTION, /* a number in (0, 1] */
 };
@@ -68,6 +70,19 @@ const char *eng_flag_spelling(const struct eng_flag *f, const char *name, size_t
 /* True when arg is a flag of engine e: "--anything", or a single-dash
  * spelling in e's rows ("-np"). */
 bool eng_arg_is_flag(const struct eng_ops *e, const char *arg);
+/* True when arg is the flag key (without dashes) names: the same row (an
+ * alias, a generic knob) or, for flags no row has, the same name.
+ * *prefix_len gets the length of its dashes and name (up to any '='). */
+bool eng_arg_matches(const struct eng_ops *e, const char *arg, const char *key,
+                     size_t *prefix_len);
+/* True when argv[i], a flag, takes argv[i + 1] as its value (not a switch,
+ * and the next argument is not a flag). */
+bool eng_arg_takes_value(const struct eng_ops *e, char *const *argv, size_t argc, size_t i);
+/* The value of the last argument that is the flag key names: after '=', or the
+ * next argument when it takes one, "" for a flag without value; NULL when
+ * absent (the last one wins, as with argparse). */
+const char *eng_arg_value(const struct eng_ops *e, char *const *argv, size_t argc,
+                          const char *key);
 
 /* Checks KEY=VALUE (as --set and a restart give it) against engine e before
  * anything is stopped: a generic knob the engine has no flag for, or a value
@@ -357,6 +372,9 @@ struct eng_ops {
   /* Can it run here? May take seconds (imports, --version): call it from any
    * thread but the UI's. why gets the reason when not (and how to get it). */
   bool (*probe)(char *why, size_t why_bytes);
+  /* Where its program is, for engines whose binary servetop finds itself
+   * (eng_set_program_path, PATH, a cache); NULL = left to PATH at exec. */
+  bool (*locate)(char *path, size_t path_bytes, char *why, size_t why_bytes);
   const char *ready_line;         /* a log line holding it means ready; NULL = /health only */
   int64_t ready_timeout_ms;       /* how long loading may take */
 
@@ -364,6 +382,8 @@ struct eng_ops {
   enum eng_log_kind (*parse_log_line)(const char *line, struct eng_log_record *out);
   bool (*owns_metrics)(const struct prom_set *set); /* its /metrics names are there */
   void (*read_metrics)(const struct prom_set *set, struct sig_point *out);
+  /* Read at every scrape besides /metrics (KV use from an endpoint); NULL = none. */
+  void (*read_live)(const char *base_url, double timeout_s, struct sig_point *pt);
   bool accept_from_counters;      /* acceptance from spec-decoding counter deltas */
   void (*summarize)(struct sig_summary *sum); /* run-scoped acceptance from sum's points */
   int (*query_info)(const char *base_url, double timeout_s, struct eng_server_info *out,

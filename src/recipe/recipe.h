@@ -143,7 +143,8 @@ struct recipe_set *recipe_set_load_source(const char *configs_dir, const char *i
 size_t recipe_set_count(const struct recipe_set *set);
 const struct recipe *recipe_set_at(const struct recipe_set *set, size_t i);
 const struct recipe *recipe_set_find(const struct recipe_set *set, const char *name);
-/* Same model, precision, GPU, engine and scenario (isl/osl); opposite spec. */
+/* Same model, precision, GPU, engine and scenario (isl/osl); opposite spec
+ * (none <-> mtp or draft_model). */
 const struct recipe *recipe_set_twin(const struct recipe_set *set, const struct recipe *r);
 size_t recipe_set_diag_count(const struct recipe_set *set);
 const struct recipe_diag *recipe_set_diag_at(const struct recipe_set *set, size_t i);

@@ -100,6 +100,10 @@ int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
   struct sh_env env = {0};
   point_env(r, point, &env);
   if (r->origin == RECIPE_ORIGIN_SERVETOP) {
+    /* servetop's own: where the llama.cpp setup script puts models and binaries */
+    char *cache = path_cache_dir_alloc();
+    sh_env_set(&env, "SERVETOP_CACHE", cache);
+    free(cache);
     out->engine = xstrdup(r->engine);
     out->program = xstrdup(eng_program_of(r->engine));
     for (size_t i = 0; i < p->n_tmpl_env; i++) {
@@ -168,45 +172,8 @@ static const struct eng_ops *engine_of(const struct recipe_cmd *cmd) {
   return eng_find(cmd->engine);
 }
 
-/* arg is a flag that key names (directly, through an alias or as a generic
- * knob); *prefix_len = its dashes and name, up to any '='. */
-static bool flag_matches(const struct eng_ops *e, const char *arg, const char *key,
-                         size_t *prefix_len) {
-  if (!eng_arg_is_flag(e, arg))
-    return false;
-  const char *name = arg + (arg[1] == '-' ? 2 : 1);
-  size_t len = strcspn(name, "=");
-  *prefix_len = (size_t)(name - arg) + len;
-  const struct eng_flag *key_row = eng_flag_lookup(e, key, strlen(key));
-  const struct eng_flag *arg_row = eng_flag_lookup(e, name, len);
-  if (key_row || arg_row)
-    return key_row == arg_row;
-  return strlen(key) == len && memcmp(key, name, len) == 0;
-}
-
-/* Does argv[i] (a flag) take argv[i + 1] as its value? */
-static bool takes_next(const struct eng_ops *e, const struct recipe_cmd *cmd, size_t i) {
-  const char *name = cmd->argv[i] + (cmd->argv[i][1] == '-' ? 2 : 1);
-  const struct eng_flag *row = eng_flag_lookup(e, name, strcspn(name, "="));
-  if (row && row->value == ENG_VALUE_NONE)
-    return false;
-  return i + 1 < cmd->argc && !eng_arg_is_flag(e, cmd->argv[i + 1]);
-}
-
 const char *recipe_cmd_knob(const struct recipe_cmd *cmd, const char *key) {
-  const struct eng_ops *e = engine_of(cmd);
-  const char *found = NULL;
-  for (size_t i = 0; i < cmd->argc; i++) {
-    size_t len;
-    if (!flag_matches(e, cmd->argv[i], key, &len))
-      continue;
-    const char *a = cmd->argv[i] + len;
-    if (*a == '=')
-      found = a + 1;
-    else
-      found = takes_next(e, cmd, i) ? cmd->argv[i + 1] : "";
-  }
-  return found; /* the last occurrence wins, as with argparse */
+  return eng_arg_value(engine_of(cmd), cmd->argv, cmd->argc, key);
 }
 
 void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *value) {
@@ -214,12 +181,12 @@ void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *va
   bool done = false;
   for (size_t i = 0; i < cmd->argc;) {
     size_t len;
-    if (!flag_matches(e, cmd->argv[i], key, &len)) {
+    if (!eng_arg_matches(e, cmd->argv[i], key, &len)) {
       i++;
       continue;
     }
     bool inline_value = cmd->argv[i][len] == '=';
-    size_t span = inline_value ? 1 : takes_next(e, cmd, i) ? 2 : 1;
+    size_t span = inline_value ? 1 : eng_arg_takes_value(e, cmd->argv, cmd->argc, i) ? 2 : 1;
     if (value && !done) {
       char *flag = xstrndup(cmd->argv[i], len);
       free(cmd->argv[i]);

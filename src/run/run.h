@@ -89,7 +89,8 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err);
 
 /* Stops the server, sets knob=value (as --set does), starts it again and
  * measures the current point again from the start. Returns 0 when the
- * request was queued, -1 with err when the run is over or the knob is bad. */
+ * request was queued, -1 with err when the run is over or the knob is bad
+ * for the recipe's engine (eng_check_knob: checked before anything stops). */
 int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err);
 
 /* Asks the run to end: load stopped, partial results saved, server stopped.

@@ -183,6 +183,13 @@ static cJSON *server_json(struct run *run) {
     cJSON_AddNumberToObject(s, "max_total_num_tokens", (double)ls.max_total_num_tokens);
   else
     cJSON_AddNullToObject(s, "max_total_num_tokens");
+  if (run->kv_capacity_was > 0)
+    cJSON_AddNumberToObject(s, "max_total_num_tokens_was", (double)run->kv_capacity_was);
+  if (info.kv_per_slot_tokens > 0)
+    cJSON_AddNumberToObject(s, "kv_per_slot_tokens", (double)info.kv_per_slot_tokens);
+  int cap = run_batch_cap(run, &ls);
+  if (cap > 0)
+    cJSON_AddNumberToObject(s, "batch_cap", cap);
   cJSON *log = cJSON_AddObjectToObject(s, "log");
   cJSON_AddNumberToObject(log, "decode_lines", (double)ls.n_decode_lines);
   cJSON_AddNumberToObject(log, "prefill_lines", (double)ls.n_prefill_lines);

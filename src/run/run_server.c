@@ -3,6 +3,7 @@
 #include "run/run_internal.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,7 +168,8 @@ void run_server_free(struct run *run) {
 void run_server_query_info(struct run *run) {
   struct run_server_info *info = &run->server;
   memset(info, 0, sizeof(*info));
-  info->max_total_num_tokens = -1;
+  info->max_total_num_tokens = info->kv_per_slot_tokens = -1;
+  info->batch_cap = -1;
   struct st_err err = {{0}};
   char base_url[64];
   snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d", run->port);
@@ -178,6 +180,8 @@ void run_server_query_info(struct run *run) {
     if (si.spec_on)
       snprintf(info->spec_algorithm, sizeof(info->spec_algorithm), "%s", si.spec_algorithm);
     info->max_total_num_tokens = si.kv_capacity_tokens;
+    info->kv_per_slot_tokens = si.kv_per_slot_tokens;
+    info->batch_cap = si.batch_cap;
     info->simulated = si.simulated;
   } else {
     log_msg(LOG_INFO, "run: no server info (%s); using the log only", err.msg);
@@ -192,6 +196,16 @@ void run_server_query_info(struct run *run) {
     snprintf(info->model_id, sizeof(info->model_id), "%s", id->valuestring);
   cJSON_Delete(json);
   free(body);
+}
+
+int run_batch_cap(const struct run *run, const struct eng_log_state *ls) {
+  if (run->server.batch_cap > 0)
+    return run->server.batch_cap;
+  if (ls->max_running_valid && ls->max_running_requests > 0 && ls->max_running_requests <= INT_MAX)
+    return (int)ls->max_running_requests;
+  if (!run->rcmd_valid)
+    return -1;
+  return eng_batch_cap_from_args(eng_find(run->rcmd.engine), run->rcmd.argv, run->rcmd.argc);
 }
 
 bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool server_spec_on) {

@@ -139,12 +139,48 @@ START_TEST(signals_unavailable_server_is_not_an_error) {
 }
 END_TEST
 
+
+/* A real llama-server's /metrics before and after 8 requests with a draft model
+ * (tests/data/metrics/llamacpp_metrics*.txt): the per-position counters appear
+ * with the first draft, so before it they count as 0. */
+START_TEST(signals_llamacpp_counters) {
+  struct prom_set set;
+  struct sig_point pts[2] = {{.t_s = 0}, {.t_s = 1}};
+  const struct eng_ops *engine = NULL;
+  parse_fixture("llamacpp_metrics_start.txt", &set);
+  sig_point_from_prom(&set, &pts[0], &engine);
+  prom_set_free(&set);
+  ck_assert_ptr_eq(engine, eng_find("llamacpp"));
+  ck_assert(pts[0].drafts_total == 0 && pts[0].accepted_per_pos_total[7] == 0);
+  parse_fixture("llamacpp_metrics.txt", &set);
+  sig_point_from_prom(&set, &pts[1], &engine);
+  prom_set_free(&set);
+  ck_assert(pts[1].gen_tokens_total == 256 && pts[1].num_running == 0 && pts[1].num_queued == 0);
+  ck_assert(pts[1].drafts_total == 45 && pts[1].draft_tokens_total == 305);
+  ck_assert(pts[1].accepted_tokens_total == 203 && pts[1].accepted_per_pos_total[0] == 43);
+  ck_assert(isnan(pts[1].kv_usage_frac)); /* /metrics has none: /slots gives it live */
+  struct sig_summary sum;
+  memset(&sum, 0, sizeof(sum));
+  sum.engine = engine;
+  sum.points = pts;
+  sum.n_points = 2;
+  sig_summarize_points(&sum);
+  ck_assert_str_eq(sum.accept_length_method, "llamacpp_counter_deltas");
+  ck_assert_double_eq_tol(sum.accept_length, 1.0 + 203.0 / 45.0, 1e-12);
+  ck_assert_double_eq_tol(sum.accept_rate, 203.0 / 305.0, 1e-12);
+  ck_assert_int_eq(sum.n_positions, 8);
+  ck_assert_double_eq_tol(sum.per_position_rate[0], 43.0 / 45.0, 1e-12);
+  ck_assert_double_eq_tol(sum.per_position_rate[7], 15.0 / 45.0, 1e-12);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("engine_signals");
   TCase *sig = tcase_create("signals");
   tcase_add_test(sig, signals_reduce_fixtures);
   tcase_add_test(sig, signals_run_scoped_acceptance);
   tcase_add_test(sig, signals_unavailable_server_is_not_an_error);
+  tcase_add_test(sig, signals_llamacpp_counters);
   suite_add_tcase(s, sig);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
