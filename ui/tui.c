@@ -176,8 +176,12 @@ struct dashboard {
 static struct run *start_recipe(const struct dashboard *d, const struct recipe *r, const char *label,
                                 bool sweep, char *why, size_t why_n, struct st_err *err) {
   char reason[200] = "";
-  enum launch_engine engine = run_pick_engine(r, reason, sizeof reason);
-  snprintf(why, why_n, "engine %s%s%s", launch_engine_name(engine), reason[0] ? ": " : "", reason);
+  const struct eng_ops *engine = run_pick_engine(r, reason, sizeof reason);
+  if (!engine) {
+    err_setf(err, "%.400s", reason);
+    return NULL;
+  }
+  snprintf(why, why_n, "engine %s%s%s", engine->name, reason[0] ? ": " : "", reason);
   struct run_config cfg;
   run_config_init(&cfg);
   cfg.recipe = r;

@@ -15,6 +15,7 @@ int cmd_run_main(int argc, char **argv);      /* servetop run */
 int cmd_compare_main(int argc, char **argv);  /* servetop compare */
 int cmd_export_main(int argc, char **argv);   /* servetop export */
 int cmd_gpus_main(int argc, char **argv);     /* servetop gpus */
+int cmd_engines_main(int argc, char **argv);  /* servetop engines */
 int cmd_tui_main(int argc, char **argv);      /* servetop (no subcommand) */
 
 /* Exit statuses shared by the subcommands. */

@@ -1,5 +1,6 @@
 /* servetop recipes / show / lint: browse, resolve and check recipes. */
 #include "cli/cli.h"
+#include "engine/engine.h"
 #include "recipe/recipe.h"
 #include "util/util.h"
 
@@ -237,7 +238,7 @@ static void print_cmd_text(const struct recipe_cmd *cmd) {
   printf("  %s", cmd->program);
   for (size_t i = 0; i < cmd->argc; i++) {
     const char *a = cmd->argv[i];
-    bool is_flag = a[0] == '-' && a[1] == '-';
+    bool is_flag = eng_arg_is_flag(eng_find(cmd->engine), a); /* --x, or the engine's -np */
     print_word(is_flag || i == 0 ? " \\\n    " : " ", a, false);
   }
   printf("\n");
@@ -340,9 +341,10 @@ int cmd_show_main(int argc, char **argv) {
       cJSON *knobs = cJSON_AddObjectToObject(cj, "knobs");
       for (size_t i = 0; i < cmd.argc; i++) {
         const char *a = cmd.argv[i];
-        if (a[0] != '-' || a[1] != '-' || a[2] == '\0')
+        if (!eng_arg_is_flag(eng_find(cmd.engine), a) || a[1 + (a[1] == '-')] == '\0')
           continue;
-        char *name = xstrndup(a + 2, strcspn(a + 2, "="));
+        const char *flag = a + 1 + (a[1] == '-'); /* without its dashes */
+        char *name = xstrndup(flag, strcspn(flag, "="));
         const char *v = recipe_cmd_knob(&cmd, name);
         cJSON_DeleteItemFromObjectCaseSensitive(knobs, name);
         cJSON_AddStringToObject(knobs, name, v ? v : "");

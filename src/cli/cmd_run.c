@@ -34,6 +34,7 @@ static void install_stop_handlers(void) {
 /* ---------------------------------------------------------------- options */
 struct run_opts {
   const char *configs_dir, *inferencex_dir, *engine_name, *results_dir, *gpus, *label;
+  const char *llama_server;
   struct opt_list sets, server_args;
   int conc, num_prompts, num_warmups, isl, osl, port;
   double ready_timeout_s;
@@ -51,6 +52,13 @@ static const char run_description[] =
     "\n"
     "Engine: --engine, else the recipe's own where it can run here (sglang: python3 can import\n"
     "sglang and a GPU exists; vllm: `vllm` on PATH and a GPU), else the simulated server (said so).\n"
+    "llama.cpp recipes run on llama-server (--llama-server PATH, else PATH, else the cache the\n"
+    "setup script in scripts/ fills); when it is absent the run says how to get it and exits 2\n"
+    "(the sim only with --engine sim).\n"
+    "--set KEY=VALUE takes the engine's flags (mem-fraction-static=0.8, np=8) or a generic knob:\n"
+    "kv-cache (alias mem-fraction: the KV cache in the engine's unit, a fraction of GPU memory\n"
+    "or llama.cpp's -c tokens) and max-batch (alias batch-cap: requests decoded at once);\n"
+    "values are checked before anything starts.\n"
     "A run whose recipe says spec-decoding mtp while the server reports no speculative decoding (or\n"
     "the reverse) is MISLABELLED and exits 1 unless --allow-mislabel.\n"
     "--ab runs the recipe and its MTP/off twin back to back (--ab-parallel: at the same time, the\n"
@@ -65,8 +73,10 @@ static const char run_description[] =
      NULL, NULL},                                                                                  \
         {"inferencex", OPT_STRING, &(o)->inferencex_dir, "DIR", "an InferenceX checkout", NULL,    \
          NULL},                                                                                    \
-        {"engine", OPT_STRING, &(o)->engine_name, "sim|sglang|vllm", "server to launch", NULL,     \
-         NULL},                                                                                    \
+        {"engine", OPT_STRING, &(o)->engine_name, "NAME", engine_help, NULL, NULL},                \
+        {"llama-server", OPT_STRING, &(o)->llama_server, "PATH",                                   \
+         "llama.cpp's llama-server binary (default: on PATH, else the setup script's cache)",     \
+         NULL, NULL},                                                                              \
         {"conc", OPT_INT, &(o)->conc, "N", "one point at concurrency N", NULL, NULL},              \
         {"sweep", OPT_FLAG, &(o)->sweep, NULL, "every point of the recipe's sweep", NULL, NULL},   \
         {"set", OPT_LIST, &(o)->sets, "KEY=VALUE",                                                 \
@@ -133,6 +143,12 @@ static void print_status_line(FILE *out, const char *tag, const struct snap_run 
       fprintf(out, " | KV %.0f%%", s->load.kv_usage_frac * 100.0);
     if (s->load.running_valid)
       fprintf(out, " run %lld q %lld", (long long)s->load.num_running, (long long)s->load.num_queued);
+    if (s->load.max_total_num_tokens_was_valid && s->load.max_total_num_tokens_valid)
+      fprintf(out, " | KV cap %lld tok (was %lld)", (long long)s->load.max_total_num_tokens,
+              (long long)s->load.max_total_num_tokens_was);
+    if (s->load.batch_cap_valid && s->concurrency.target > s->load.batch_cap)
+      fprintf(out, " | conc %d > batch cap %d: requests queue in the server",
+              s->concurrency.target, s->load.batch_cap);
     if (s->spec.accept_length_valid)
       fprintf(out, " | accept %.2f", s->spec.accept_length);
     if (s->progress.eta_valid)
@@ -224,24 +240,34 @@ static void watch_runs(struct run **runs, const char *const *tags, size_t n, boo
   free(snap);
 }
 
-static int check_engine(const struct run_opts *o, const struct recipe *r, enum launch_engine *out,
-                        const char *tag) {
+static int check_engine(const struct run_opts *o, const struct recipe *r,
+                        const struct eng_ops **out, const char *tag) {
   if (o->engine_name) {
-    if (launch_engine_parse(o->engine_name, out) != 0) {
-      fprintf(stderr, "servetop run: --engine %s: expected sim, sglang or vllm\n", o->engine_name);
+    *out = eng_find(o->engine_name);
+    if (!*out) {
+      fprintf(stderr, "servetop run: --engine %s: expected %s\n", o->engine_name, eng_names(false));
+      return -1;
+    }
+    char path[4096], why[512] = "";
+    if ((*out)->locate && !(*out)->locate(path, sizeof path, why, sizeof why)) {
+      fprintf(stderr, "%sservetop run: --engine %s: %s\n", tag, o->engine_name, why);
       return -1;
     }
     return 0;
   }
-  char why[256] = "";
+  char why[512] = "";
   *out = run_pick_engine(r, why, sizeof(why));
-  if (*out == LAUNCH_ENGINE_SIM)
+  if (!*out) {
+    fprintf(stderr, "%sservetop run: %s: %s\n", tag, r->name, why);
+    return -1;
+  }
+  if ((*out)->simulated)
     fprintf(stderr, "%sservetop run: %s: using the SIMULATED server (%s)\n", tag, r->name, why);
   return 0;
 }
 
 static void fill_config(struct run_config *cfg, const struct run_opts *o, const struct recipe *r,
-                        enum launch_engine engine, const char *label, const char *gpus) {
+                        const struct eng_ops *engine, const char *label, const char *gpus) {
   run_config_init(cfg);
   cfg->recipe = r;
   cfg->engine = engine;
@@ -297,8 +323,27 @@ static int compare_run_dirs(const char *a_dir, const char *b_dir) {
   return rc;
 }
 
+/* Every --set against the recipe's engine, before anything starts. */
+static int check_overrides(const struct run_opts *o, const struct recipe *r) {
+  for (size_t i = 0; i < o->sets.n; i++) {
+    const char *a = o->sets.items[i], *eq = strchr(a, '=');
+    struct st_err err = {{0}};
+    char *key = eq ? xstrndup(a, (size_t)(eq - a)) : NULL;
+    int rc = key ? eng_check_knob(eng_find(r->engine), key, eq + 1, &err)
+                 : err_setf(&err, "expected KEY=VALUE (e.g. mem-fraction-static=0.85)");
+    free(key);
+    if (rc != 0) {
+      fprintf(stderr, "servetop run: --set %s: %s\n", a, err.msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int cmd_run_main(int argc, char **argv) {
   struct run_opts o = {.num_warmups = -1};
+  char engine_help[160];
+  snprintf(engine_help, sizeof engine_help, "server to launch: %s", eng_names(false));
   const struct opt_spec specs[] = RUN_SPECS(&o);
   struct opt_parser parser = {.usage = "servetop run RECIPE [options]",
                               .description = run_description, .specs = specs,
@@ -328,6 +373,10 @@ int cmd_run_main(int argc, char **argv) {
   }
   if (o.ab_parallel)
     o.ab = true;
+  if (o.llama_server && eng_set_program_path("llama-server", o.llama_server, &err) != 0) {
+    fprintf(stderr, "servetop run: %s\n", err.msg);
+    goto out;
+  }
   set = load_recipes(&o);
   if (!set)
     goto out;
@@ -342,7 +391,8 @@ int cmd_run_main(int argc, char **argv) {
     if (!recipes[1]) {
       fprintf(stderr, "servetop run --ab: %s has no %s twin (same model, precision, GPU, engine, "
                       "sequence lengths)\n",
-              recipes[0]->name, recipes[0]->spec == RECIPE_SPEC_NONE ? "MTP" : "non-MTP");
+              recipes[0]->name,
+              recipes[0]->spec == RECIPE_SPEC_NONE ? "MTP (or draft-model)" : "non-MTP");
       goto out;
     }
     n_runs = 2;
@@ -350,17 +400,20 @@ int cmd_run_main(int argc, char **argv) {
   const char *tags[2] = {"", ""};
   const char *labels[2] = {o.label, NULL};
   if (o.ab) {
-    tags[0] = recipes[0]->spec == RECIPE_SPEC_NONE ? "[off] " : "[mtp] ";
-    tags[1] = recipes[1]->spec == RECIPE_SPEC_NONE ? "[off] " : "[mtp] ";
+    for (size_t i = 0; i < 2; i++)
+      tags[i] = recipes[i]->spec == RECIPE_SPEC_NONE  ? "[off] "
+                : recipes[i]->spec == RECIPE_SPEC_MTP ? "[mtp] "
+                                                      : "[draft] ";
     labels[0] = labels[1] = o.label ? o.label : "ab";
   }
-  enum launch_engine engines[2];
+  const struct eng_ops *engines[2];
   for (size_t i = 0; i < n_runs; i++)
-    if (check_engine(&o, recipes[i], &engines[i], tags[i]) != 0)
+    if (check_overrides(&o, recipes[i]) != 0 ||
+        check_engine(&o, recipes[i], &engines[i], tags[i]) != 0)
       goto out;
   char *gpu_halves[2] = {NULL, NULL};
   const char *gpus[2] = {o.gpus, o.gpus};
-  if (o.ab_parallel && engines[0] != LAUNCH_ENGINE_SIM) {
+  if (o.ab_parallel && !engines[0]->simulated) {
     if (!o.gpus || split_gpus(o.gpus, &gpu_halves[0], &gpu_halves[1]) != 0) {
       fprintf(stderr, "servetop run --ab-parallel: give --gpus with at least two GPUs to split\n");
       goto out;

@@ -1,5 +1,6 @@
 /* servetop with no subcommand: the dashboard. */
 #include "cli/cli.h"
+#include "engine/engine.h"
 #include "tui.h"
 #include "util/util.h"
 
@@ -8,6 +9,7 @@
 
 int cmd_tui_main(int argc, char **argv) {
   struct tui_options o = {.theme = NULL};
+  const char *llama_server = NULL;
   const struct opt_spec specs[] = {
       {"theme", OPT_STRING, &o.theme, "NAME",
        "colour theme: default, light, high-contrast, mono, or a .theme path", NULL, NULL},
@@ -18,6 +20,9 @@ int cmd_tui_main(int argc, char **argv) {
        NULL},
       {"ascii", OPT_FLAG, &o.ascii, NULL, "ASCII boxes and charts (default: UTF-8 when the locale is)",
        NULL, NULL},
+      {"llama-server", OPT_STRING, &llama_server, "PATH",
+       "llama.cpp's llama-server binary (default: on PATH, else the setup script's cache)", NULL,
+       NULL},
   };
   const struct opt_parser p = {
       .usage = "servetop [options]",
@@ -33,7 +38,8 @@ int cmd_tui_main(int argc, char **argv) {
     opt_print_help(&p, stdout);
     return EXIT_OK;
   }
-  if (rc != OPT_OK) {
+  if (rc != OPT_OK ||
+      (llama_server && eng_set_program_path("llama-server", llama_server, &err) != 0)) {
     fprintf(stderr, "servetop: %s\n", err.msg);
     return EXIT_USAGE;
   }

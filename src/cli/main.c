@@ -22,17 +22,21 @@ static const struct subcommand subcommands[] = {
     {"compare", cmd_compare_main, "two results, runs or sweeps side by side"},
     {"export", cmd_export_main, "a tuned run as an InferenceX master-config entry + script"},
     {"gpus", cmd_gpus_main, "GPUs and processes from the telemetry backend"},
+    {"engines", cmd_engines_main, "the servers servetop launches, and whether each can run here"},
 };
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: servetop [--theme NAME] [--configs DIR | --inferencex DIR] [--results DIR] [--ascii]\n"
+          "                [--llama-server PATH]\n"
           "       servetop <command> [options]   (servetop <command> --help)\n"
           "\n"
           "Without a command, servetop opens the dashboard on the bundled recipes;\n"
-          "where no GPU server can run, recipes run against the simulated server.\n"
+          "where no GPU server can run, SGLang and vLLM recipes run against the simulated\n"
+          "server; llama.cpp recipes run on llama-server (servetop engines says where it is).\n"
           "--theme: default, light, high-contrast, mono or a .theme path; --results: run\n"
-          "folders (default $XDG_DATA_HOME/servetop/runs); --ascii: ASCII boxes and charts.\n"
+          "folders (default $XDG_DATA_HOME/servetop/runs); --ascii: ASCII boxes and charts;\n"
+          "--llama-server: llama.cpp's llama-server binary.\n"
           "\ncommands:\n");
   for (size_t i = 0; i < ST_ARRAY_LEN(subcommands); i++)
     fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);

@@ -1,4 +1,4 @@
-/* launcher: argv/env vectors and the per-engine command line. */
+/* launcher: argv/env vectors of a command, and a free port. */
 #include "launcher/launcher.h"
 
 #include <arpa/inet.h>
@@ -10,41 +10,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-/* This binary by its path, so the recorded command can be run again and a
- * wrapper of this process (valgrind) launches servetop, not itself;
- * /proc/self/exe when the path is gone (binary replaced or deleted). */
-static char *self_exe_alloc(void) {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n > 0) {
-    path[n] = '\0';
-    if (path[0] == '/' && access(path, X_OK) == 0)
-      return xstrdup(path);
-  }
-  return xstrdup("/proc/self/exe");
-}
-
-const char *launch_engine_name(enum launch_engine engine) {
-  switch (engine) {
-  case LAUNCH_ENGINE_SGLANG: return "sglang";
-  case LAUNCH_ENGINE_VLLM: return "vllm";
-  case LAUNCH_ENGINE_SIM: return "sim";
-  }
-  return "?";
-}
-
-int launch_engine_parse(const char *name, enum launch_engine *out) {
-  static const enum launch_engine all[] = {LAUNCH_ENGINE_SGLANG, LAUNCH_ENGINE_VLLM,
-                                           LAUNCH_ENGINE_SIM};
-  for (size_t i = 0; i < ST_ARRAY_LEN(all); i++) {
-    if (strcmp(name, launch_engine_name(all[i])) == 0) {
-      *out = all[i];
-      return 0;
-    }
-  }
-  return -1;
-}
 
 void launch_cmd_init(struct launch_cmd *cmd) {
   memset(cmd, 0, sizeof(*cmd));
@@ -117,96 +82,6 @@ char *launch_cmd_format_alloc(const struct launch_cmd *cmd) {
     sbuf_put_shell_word(&sb, cmd->argv[i]);
   }
   return sbuf_take(&sb);
-}
-
-/* Matches "--name" and "--name=value"; *inline_value gets the "value" part. */
-static bool flag_is(const char *arg, const char *name, bool *has_inline_value) {
-  size_t n = strlen(name);
-  if (strncmp(arg, name, n) != 0)
-    return false;
-  if (arg[n] == '\0') {
-    *has_inline_value = false;
-    return true;
-  }
-  if (arg[n] == '=') {
-    *has_inline_value = true;
-    return true;
-  }
-  return false;
-}
-
-static bool args_have_flag(char *const *args, size_t n, const char *name) {
-  bool inline_value;
-  for (size_t i = 0; i < n; i++)
-    if (flag_is(args[i], name, &inline_value))
-      return true;
-  return false;
-}
-
-int launch_cmd_build(struct launch_cmd *cmd, const struct launch_target *t, struct st_err *err) {
-  if (t->port <= 0 || t->port > 65535)
-    return err_setf(err, "launcher: port %d out of range", t->port);
-  const char *host = t->host ? t->host : "127.0.0.1";
-  switch (t->engine) {
-  case LAUNCH_ENGINE_SGLANG:
-    launch_cmd_add_arg(cmd, "python3");
-    launch_cmd_add_arg(cmd, "-m");
-    launch_cmd_add_arg(cmd, "sglang.launch_server");
-    break;
-  case LAUNCH_ENGINE_VLLM:
-    if (!t->model || !*t->model)
-      return err_setf(err, "launcher: vllm serve needs a model");
-    launch_cmd_add_arg(cmd, "vllm");
-    launch_cmd_add_arg(cmd, "serve");
-    launch_cmd_add_arg(cmd, t->model);
-    break;
-  case LAUNCH_ENGINE_SIM:
-    if (t->servetop_exe) {
-      launch_cmd_add_arg(cmd, t->servetop_exe);
-    } else {
-      char *self = self_exe_alloc();
-      launch_cmd_add_arg(cmd, self);
-      free(self);
-    }
-    launch_cmd_add_arg(cmd, "sim");
-    break;
-  }
-  if (t->engine != LAUNCH_ENGINE_VLLM && t->model && *t->model &&
-      !args_have_flag(t->server_args, t->n_server_args, "--model-path") &&
-      !args_have_flag(t->server_args, t->n_server_args, "--model")) {
-    launch_cmd_add_arg(cmd, "--model-path");
-    launch_cmd_add_arg(cmd, t->model);
-  }
-  for (size_t i = 0; i < t->n_server_args; i++) {
-    const char *arg = t->server_args[i];
-    bool inline_value;
-    if (flag_is(arg, "--port", &inline_value) || flag_is(arg, "--host", &inline_value)) {
-      if (!inline_value)
-        i++; /* drop the value too; ours are appended below */
-      continue;
-    }
-    launch_cmd_add_arg(cmd, arg);
-  }
-  char port_text[16];
-  snprintf(port_text, sizeof(port_text), "%d", t->port);
-  launch_cmd_add_arg(cmd, "--host");
-  launch_cmd_add_arg(cmd, host);
-  launch_cmd_add_arg(cmd, "--port");
-  launch_cmd_add_arg(cmd, port_text);
-
-  for (size_t i = 0; i < t->n_env; i++) {
-    const char *eq = strchr(t->env[i], '=');
-    if (!eq || eq == t->env[i])
-      return err_setf(err, "launcher: environment entry '%s' is not NAME=VALUE", t->env[i]);
-    char *name = xstrndup(t->env[i], (size_t)(eq - t->env[i]));
-    launch_cmd_set_env(cmd, name, eq + 1);
-    free(name);
-  }
-  if (t->gpus && *t->gpus) {
-    launch_cmd_set_env(cmd, "CUDA_VISIBLE_DEVICES", t->gpus);
-    launch_cmd_set_env(cmd, "HIP_VISIBLE_DEVICES", t->gpus);
-  }
-  return 0;
 }
 
 int launch_pick_free_port(struct st_err *err) {

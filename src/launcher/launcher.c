@@ -49,7 +49,7 @@ struct launcher {
 
   char *host;
   int port;
-  enum launch_engine engine;
+  char *ready_line;             /* NULL: /health only */
   int64_t grace_ms;
   launch_line_fn on_line;
   void *on_line_ctx;
@@ -286,14 +286,6 @@ static void strv_free(char **v) {
   free(v);
 }
 
-/* SGLang runs uvicorn too, whose "Application startup complete." comes before
- * SGLang's warmup: only vLLM may be taken at its word there. */
-static bool line_says_ready(enum launch_engine engine, const char *line) {
-  if (engine == LAUNCH_ENGINE_VLLM)
-    return strstr(line, "Application startup complete.") != NULL;
-  return strstr(line, "The server is fired up and ready to roll!") != NULL;
-}
-
 static void mark_ready_locked(struct launcher *l, enum launch_ready_by by) {
   if (l->status.state != LAUNCH_STARTING)
     return;
@@ -316,7 +308,7 @@ static void handle_line(struct launcher *l, char *line, size_t len) {
   if (l->ring_count < TAIL_RING_LINES)
     l->ring_count++;
   l->status.n_log_lines++;
-  if (line_says_ready(l->engine, line))
+  if (l->ready_line && strstr(line, l->ready_line))
     mark_ready_locked(l, LAUNCH_READY_LOG_LINE);
   pthread_mutex_unlock(&l->lock);
   if (l->on_line)
@@ -438,6 +430,7 @@ static void launcher_destroy(struct launcher *l) {
   for (size_t i = 0; i < TAIL_RING_LINES; i++)
     free(l->ring[i]);
   free(l->host);
+  free(l->ready_line);
   pthread_mutex_destroy(&l->lock);
   pthread_cond_destroy(&l->changed);
   pthread_mutex_destroy(&l->stop_lock);
@@ -483,7 +476,7 @@ struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *e
   pthread_mutex_init(&l->stop_lock, NULL);
   l->host = xstrdup(opts->host ? opts->host : "127.0.0.1");
   l->port = opts->port;
-  l->engine = opts->engine;
+  l->ready_line = opts->ready_line ? xstrdup(opts->ready_line) : NULL;
   l->grace_ms = opts->stop_grace_ms > 0 ? opts->stop_grace_ms : DEFAULT_GRACE_MS;
   l->on_line = opts->on_line;
   l->on_line_ctx = opts->on_line_ctx;
@@ -641,7 +634,7 @@ static void describe_exit(const struct launch_status *st, char *out, size_t out_
     snprintf(out, out_bytes, "exited with status %d", st->exit_code);
 }
 
-/* SGLang's /health generates one token and takes >= 1 s: allow it 25 s. */
+/* A /health that generates a token (SGLang) takes >= 1 s: allow it 25 s. */
 #define HEALTH_TIMEOUT_MS 25000
 #define HEALTH_RETRY_MS 250
 

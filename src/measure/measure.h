@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "loadgen/loadgen.h"
+#include "engine/engine.h"
 #include "metrics/metrics.h"
 #include "results/results.h"
 

@@ -1,5 +1,6 @@
 /* metrics: Prometheus text-format parsing, exact statistics (numpy-compatible)
- * and a live (windowed) latency estimator.
+ * and a live (windowed) latency estimator. (What an engine's /metrics mean,
+ * and the scraper that reads them during a run, are in engine/engine.h.)
  *
  * Prometheus: prom_parse() turns exposition text (format 0.0.4 / OpenMetrics
  * text without exemplars) into a flat list of samples. It never fails: lines it
@@ -130,88 +131,5 @@ void live_hist_record_us(struct live_hist *h, uint64_t value_us);
 void live_hist_add(struct live_hist *into, const struct live_hist *from);
 /* Approximate value at percentile p (0..100), in µs; 0 when empty. */
 double live_hist_percentile_us(const struct live_hist *h, double p);
-
-/* ---------------------------------------------------------------- server signals
- * A scraper thread (never the load generator's loop) that reads the server's
- * /metrics at start, every interval and at the end, and /get_server_info at
- * start and end, then derives run-scoped speculative-decoding acceptance:
- *  - vLLM: deltas of vllm:spec_decode_num_{drafts,draft_tokens,accepted_tokens}
- *    (and _per_pos) between the first and last scrape (D.2 formulas);
- *  - SGLang /metrics: sglang:spec_accept_length / _rate are gauges over the last
- *    decode-log interval; the run value is their mean over the scrapes taken
- *    during the run, weighted by the generation tokens produced between scrapes;
- *  - SGLang /get_server_info: avg_spec_accept_length is cumulative since boot
- *    (accepted / verify steps); with the generation-token counter G at both ends,
- *    verify steps = G / L, so the run value is (G1 - G0) / (G1/L1 - G0/L0).
- * Absent endpoints are recorded as unavailable, never as errors. */
-enum { SIG_MAX_POSITIONS = 8, SIG_ENGINE_BYTES = 16 };
-
-enum sig_engine { SIG_ENGINE_UNKNOWN = 0, SIG_ENGINE_SGLANG, SIG_ENGINE_VLLM };
-
-/* One /metrics scrape, reduced to what servetop uses (NaN = not reported). */
-struct sig_point {
-  double t_s;                 /* since the scraper started */
-  double accept_length;       /* sglang gauge, or vLLM interval value */
-  double accept_rate;
-  double kv_usage_frac;
-  double num_running;
-  double num_queued;
-  double gen_tokens_total;    /* counter (sum over series) */
-  double drafts_total, draft_tokens_total, accepted_tokens_total; /* vLLM counters */
-  double accepted_per_pos_total[SIG_MAX_POSITIONS];
-  double avg_spec_accept_length; /* /get_server_info (start and end points only) */
-};
-
-struct sig_config {
-  const char *base_url;       /* http://host:port */
-  double interval_s;          /* 1.0 */
-  double timeout_s;           /* per scrape; 2.0 */
-};
-
-struct sig_summary {
-  enum sig_engine engine;
-  bool metrics_available;     /* at least one /metrics answered 200 with samples */
-  char metrics_unavailable_reason[160];
-  bool server_info_available;
-  char server_info_unavailable_reason[160];
-  int n_scrapes, n_scrape_failures;
-  size_t n_prom_malformed;    /* lines skipped over all scrapes */
-  bool spec_enabled_valid, spec_enabled;
-  char spec_algorithm[32];
-  int spec_num_steps, spec_num_draft_tokens, stream_interval; /* -1 unknown */
-  /* Run-scoped acceptance and how it was derived ("vllm_counter_deltas",
-   * "sglang_server_info_cumulative_delta", "sglang_metrics_gauge_weighted"). */
-  bool accept_length_valid;
-  double accept_length;
-  const char *accept_length_method;
-  bool accept_rate_valid;
-  double accept_rate;
-  const char *accept_rate_method;
-  int n_positions;
-  double per_position_rate[SIG_MAX_POSITIONS];
-  /* Lifetime values as the server reports them (for reference). */
-  bool server_info_accept_length_start_valid, server_info_accept_length_end_valid;
-  double server_info_accept_length_start, server_info_accept_length_end;
-  struct sig_point *points;   /* every successful scrape, in order */
-  size_t n_points;
-};
-
-/* Live values for the progress line: the latest scrape. */
-struct sig_live {
-  bool valid;
-  double accept_length, accept_rate, kv_usage_frac, num_running, num_queued; /* NaN = absent */
-};
-
-struct sig_scraper;
-/* Starts the thread, which scrapes once at once (the "start" point). */
-struct sig_scraper *sig_scraper_start(const struct sig_config *cfg);
-void sig_scraper_live(struct sig_scraper *s, struct sig_live *out);
-/* Takes the "end" scrape, stops the thread, fills *out (free with sig_summary_fini). */
-void sig_scraper_finish(struct sig_scraper *s, struct sig_summary *out);
-void sig_summary_fini(struct sig_summary *sum);
-/* Reduces one parsed /metrics text to a point (exposed for tests). */
-void sig_point_from_prom(const struct prom_set *set, struct sig_point *out, enum sig_engine *engine);
-/* Run-scoped acceptance from points[0..n-1] (first = before the run, last = after). */
-void sig_summarize_points(struct sig_summary *sum);
 
 #endif

@@ -30,6 +30,7 @@ static const struct rule R_SCRIPT_SYNTAX = {"S01", "SCRIPT_SYNTAX"};
 static const struct rule R_UPSTREAM_IMAGE = {"R05", "UPSTREAM_IMAGE"};
 static const struct rule R_PUBLIC_IMAGE = {"L18", "PUBLIC_IMAGE"};
 static const struct rule R_VLLM_EP = {"L16", "VLLM_EP_CONDITIONAL"};
+static const struct rule R_SPEC_UNUSED = {"L20", "SPEC_FLAGS_DO_NOTHING"};
 
 static void add(struct recipe_findings *out, const struct rule *rule, enum recipe_severity sev,
                 const char *recipe, const char *file, int line, const char *fmt, ...)
@@ -119,6 +120,8 @@ static bool script_chat_template(const struct sh_script *s, size_t *n_calls, int
 }
 
 static bool cmd_has_spec(const struct recipe_cmd *cmd) {
+  if (eng_args_enable_spec(cmd->engine, cmd->argv, cmd->argc)) /* the engine's own flags */
+    return true;
   for (size_t i = 0; i < cmd->argc; i++) {
     if (word_enables_spec(cmd->argv[i]))
       return true;
@@ -269,7 +272,13 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
                   flag_line(p, "speculative-algo", flag_line(p, "speculative-config", cmd_line))),
         "spec-decoding is none but the server command enables speculative decoding "
         "(results would be mislabelled)");
-  if (r->spec != RECIPE_SPEC_NONE && !spec_seen && r->origin == RECIPE_ORIGIN_SERVETOP)
+  /* speculative-decoding flags that do not do what they look like (the engine says) */
+  const char *unused = eng_args_spec_problem(first.engine, first.argv, first.argc);
+  if (unused)
+    add(out, &R_SPEC_UNUSED, r->spec != RECIPE_SPEC_NONE ? RECIPE_SEV_ERROR : RECIPE_SEV_WARNING,
+        r->name, file, cmd_line, "%s%s", unused,
+        r->spec != RECIPE_SPEC_NONE ? " (results would be mislabelled)" : "");
+  if (r->spec != RECIPE_SPEC_NONE && !spec_seen && !unused && r->origin == RECIPE_ORIGIN_SERVETOP)
     add(out, &R_MTP_NO_SPEC, RECIPE_SEV_ERROR, r->name, file, cmd_line,
         "spec-decoding is %s but the server command has no speculative-decoding flags",
         recipe_spec_name(r->spec));

@@ -143,7 +143,8 @@ struct recipe_set *recipe_set_load_source(const char *configs_dir, const char *i
 size_t recipe_set_count(const struct recipe_set *set);
 const struct recipe *recipe_set_at(const struct recipe_set *set, size_t i);
 const struct recipe *recipe_set_find(const struct recipe_set *set, const char *name);
-/* Same model, precision, GPU, engine and scenario (isl/osl); opposite spec. */
+/* Same model, precision, GPU, engine and scenario (isl/osl); opposite spec
+ * (none <-> mtp or draft_model). */
 const struct recipe *recipe_set_twin(const struct recipe_set *set, const struct recipe *r);
 size_t recipe_set_diag_count(const struct recipe_set *set);
 const struct recipe_diag *recipe_set_diag_at(const struct recipe_set *set, size_t i);
@@ -171,7 +172,7 @@ int recipe_max_conc(const struct recipe *r);
  * "<unresolved: $NAME>" and set has_unresolved. The vectors belong to the
  * struct: change them only through recipe_cmd_set_knob / _apply_override. */
 struct recipe_cmd {
-  char *engine;              /* "sglang" or "vllm" (or the framework) */
+  char *engine;              /* an engine of the engine table ("sglang", "vllm"), or the framework */
   char *program;             /* "python3 -m sglang.launch_server", "vllm serve"... */
   char **argv;
   size_t argc;
@@ -192,8 +193,10 @@ int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
 void recipe_cmd_fini(struct recipe_cmd *cmd);
 
 /* Knobs are server flags by name without dashes ("mem-fraction-static").
- * Aliases are folded: tp = tensor-parallel-size, ep = ep-size =
- * expert-parallel-size, dp = dp-size, speculative-algo = speculative-algorithm.
+ * Spellings are the engine's (engine module): aliases are folded (tp =
+ * tensor-parallel-size, ep = ep-size = expert-parallel-size, dp = dp-size,
+ * speculative-algo = speculative-algorithm), and the generic knobs kv-cache
+ * (mem-fraction) and max-batch (batch-cap) name each engine's own flag.
  * get: the value, "" for a flag without value, NULL when absent.
  * set: replaces every occurrence (keeping the spelling used) or appends
  * `--key value`; value NULL removes the flag. */

@@ -60,10 +60,6 @@ void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_
     env->vars[i].exported = false;
 }
 
-static const char *program_of(const char *engine) {
-  return strcmp(engine, "vllm") == 0 ? "vllm serve" : "python3 -m sglang.launch_server";
-}
-
 static char *join_words(char **w, size_t n) {
   struct sbuf sb = {0};
   for (size_t i = 0; i < n; i++)
@@ -104,8 +100,12 @@ int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
   struct sh_env env = {0};
   point_env(r, point, &env);
   if (r->origin == RECIPE_ORIGIN_SERVETOP) {
+    /* servetop's own: where the llama.cpp setup script puts models and binaries */
+    char *cache = path_cache_dir_alloc();
+    sh_env_set(&env, "SERVETOP_CACHE", cache);
+    free(cache);
     out->engine = xstrdup(r->engine);
-    out->program = xstrdup(program_of(r->engine));
+    out->program = xstrdup(eng_program_of(r->engine));
     for (size_t i = 0; i < p->n_tmpl_env; i++) {
       char *eq = strchr(p->tmpl_env[i], '=');
       char **f = NULL;
@@ -137,13 +137,10 @@ int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
   sh_env_fini(&env);
   if (res.server.n_words == 0) {
     sh_result_fini(&res);
-    return err_setf(err, "%s: no server launch (python3 -m sglang.launch_server, sglang serve, "
-                         "vllm serve) found",
-                    r->script_path ? r->script_path : r->name);
+    return err_setf(err, "%s: no server launch (%s) found",
+                    r->script_path ? r->script_path : r->name, eng_launch_forms());
   }
-  out->engine = xstrdup(res.server_kind == SH_LAUNCH_SGLANG ? "sglang"
-                        : res.server_kind == SH_LAUNCH_VLLM ? "vllm"
-                                                             : r->engine);
+  out->engine = xstrdup(res.server_engine ? res.server_engine : r->engine);
   out->program = join_words(res.server.words, res.program_words);
   for (size_t i = res.program_words; i < res.server.n_words; i++)
     strv_push(&out->argv, &out->argc, res.server.words[i]);
@@ -168,68 +165,30 @@ void recipe_cmd_fini(struct recipe_cmd *cmd) {
   memset(cmd, 0, sizeof *cmd);
 }
 
-/* ---------------------------------------------------------------- knobs */
-static const char *const knob_aliases[][4] = {
-    {"tp", "tp-size", "tensor-parallel-size", NULL},
-    {"ep", "ep-size", "expert-parallel-size", NULL},
-    {"dp", "dp-size", "data-parallel-size", NULL},
-    {"speculative-algorithm", "speculative-algo", NULL, NULL},
-    {"model-path", "model", NULL, NULL},
-};
-
-/* Canonical name of a flag (without dashes, up to '='). */
-static const char *canonical(const char *name, size_t len) {
-  for (size_t i = 0; i < ST_ARRAY_LEN(knob_aliases); i++)
-    for (size_t k = 0; k < 4 && knob_aliases[i][k]; k++)
-      if (strlen(knob_aliases[i][k]) == len && memcmp(knob_aliases[i][k], name, len) == 0)
-        return knob_aliases[i][0];
-  return NULL;
-}
-
-static bool flag_matches(const char *arg, const char *key, size_t *name_len) {
-  if (arg[0] != '-' || arg[1] != '-')
-    return false;
-  const char *name = arg + 2;
-  size_t len = strcspn(name, "=");
-  *name_len = len;
-  const char *key_c = canonical(key, strlen(key));
-  const char *arg_c = canonical(name, len);
-  if (key_c || arg_c)
-    return key_c && arg_c && strcmp(key_c, arg_c) == 0;
-  return strlen(key) == len && memcmp(key, name, len) == 0;
-}
-
-static bool takes_next(const struct recipe_cmd *cmd, size_t i) {
-  return i + 1 < cmd->argc && !(cmd->argv[i + 1][0] == '-' && cmd->argv[i + 1][1] == '-');
+/* ---------------------------------------------------------------- knobs
+ * Flag spellings and aliases are the engine's (engine module): tp =
+ * tensor-parallel-size, -c = --ctx-size, the generic kv-cache and max-batch. */
+static const struct eng_ops *engine_of(const struct recipe_cmd *cmd) {
+  return eng_find(cmd->engine);
 }
 
 const char *recipe_cmd_knob(const struct recipe_cmd *cmd, const char *key) {
-  const char *found = NULL;
-  for (size_t i = 0; i < cmd->argc; i++) {
-    size_t len;
-    if (!flag_matches(cmd->argv[i], key, &len))
-      continue;
-    const char *a = cmd->argv[i] + 2 + len;
-    if (*a == '=')
-      found = a + 1;
-    else
-      found = takes_next(cmd, i) ? cmd->argv[i + 1] : "";
-  }
-  return found; /* the last occurrence wins, as with argparse */
+  return eng_arg_value(engine_of(cmd), cmd->argv, cmd->argc, key);
 }
 
 void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *value) {
+  const struct eng_ops *e = engine_of(cmd);
   bool done = false;
   for (size_t i = 0; i < cmd->argc;) {
     size_t len;
-    if (!flag_matches(cmd->argv[i], key, &len)) {
+    if (!eng_arg_matches(e, cmd->argv[i], key, &len)) {
       i++;
       continue;
     }
-    bool inline_value = cmd->argv[i][2 + len] == '=';
-    size_t span = inline_value ? 1 : takes_next(cmd, i) ? 2 : 1;
+    bool inline_value = cmd->argv[i][len] == '=';
+    size_t span = inline_value ? 1 : eng_arg_takes_value(e, cmd->argv, cmd->argc, i) ? 2 : 1;
     if (value && !done) {
-      char *flag = xstrndup(cmd->argv[i], 2 + len);
+      char *flag = xstrndup(cmd->argv[i], len);
       free(cmd->argv[i]);
       if (inline_value) {
         cmd->argv[i] = xasprintf("%s=%s", flag, value);
@@ -258,7 +217,10 @@ void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *va
     cmd->argc -= span;
   }
   if (value && !done) {
-    char *flag = xasprintf("--%s", key);
+    /* a new flag: spelled as the key names it (the engine's canonical flag for
+     * a generic knob), "--key" when the engine has no row for it */
+    const struct eng_flag *row = eng_flag_lookup(e, key, strlen(key));
+    char *flag = row ? xstrdup(eng_flag_spelling(row, key, strlen(key))) : xasprintf("--%s", key);
     strv_push(&cmd->argv, &cmd->argc, flag);
     free(flag);
     if (*value)

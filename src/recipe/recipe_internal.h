@@ -3,6 +3,8 @@
 #define SERVETOP_RECIPE_RECIPE_INTERNAL_H
 
 #include "recipe/recipe.h"
+
+#include "engine/engine.h"
 #include "util/util.h"
 
 /* ---------------------------------------------------------------- YAML tree
@@ -88,11 +90,10 @@ struct sh_launch {
   bool conditional;
 };
 
-enum sh_launch_kind { SH_LAUNCH_NONE, SH_LAUNCH_SGLANG, SH_LAUNCH_VLLM, SH_LAUNCH_OTHER_ENGINE };
-
 struct sh_result {
   struct sh_launch server;     /* first server launch (n_words 0: none) */
-  enum sh_launch_kind server_kind;
+  const char *server_engine;   /* its engine (engine module's name); NULL: one servetop does
+                                  not drive, or none */
   size_t program_words;        /* words of server.words that are the program */
   struct sh_launch bench;      /* first run_benchmark_serving call */
   char *bench_script;          /* launchers: last benchmarks/...sh path named */

@@ -254,9 +254,10 @@ static void load_server(struct ctx *c, const struct ynode *srv, const char *path
   }
   check_keys(c, srv, path, keys);
   const char *engine = get_str(c, srv, path, "engine", true);
-  if (engine && strcmp(engine, "sglang") != 0 && strcmp(engine, "vllm") != 0) {
+  const struct eng_ops *known = eng_find(engine);
+  if (engine && !(known && known->recipe_engine)) {
     char *field = xasprintf("%s.engine", path);
-    diag(c, ymap_get(srv, "engine"), field, "must be sglang or vllm, got '%s'", engine);
+    diag(c, ymap_get(srv, "engine"), field, "must be %s, got '%s'", eng_names(true), engine);
     free(field);
   }
   p->tmpl_engine = (char *)engine;
@@ -352,16 +353,6 @@ const char *gpu_from_runner(struct recipe_set *set, const char *runner) {
   const char *out = set_str(set, g);
   free(g);
   return out;
-}
-
-static const char *engine_of(const char *framework) {
-  if (!framework)
-    return "unknown";
-  static const char *const engines[] = {"sglang", "vllm", "trt", "atom"};
-  for (size_t i = 0; i < ST_ARRAY_LEN(engines); i++)
-    if (strcmp(framework, engines[i]) == 0)
-      return engines[i];
-  return NULL;
 }
 
 struct group {
@@ -602,8 +593,12 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     r->runner = runner;
     r->gpu = gpu_from_runner(set, runner);
     r->framework = framework;
-    const char *eng = native && tmpl.tmpl_engine ? tmpl.tmpl_engine : engine_of(framework);
-    r->engine = eng ? set_str(set, eng) : framework;
+    /* InferenceX: the engine is the framework as written ("sglang", "trt",
+     * "dynamo-sglang"...); a launch script's command may tell it better */
+    const char *eng = native && tmpl.tmpl_engine ? tmpl.tmpl_engine
+                      : framework                ? framework
+                                                 : "unknown";
+    r->engine = set_str(set, eng);
     r->image = image;
     r->multinode = false;
     r->disagg = disagg;

@@ -139,11 +139,12 @@ static bool str_eq(const char *a, const char *b) {
 }
 
 const struct recipe *recipe_set_twin(const struct recipe_set *set, const struct recipe *r) {
-  enum recipe_spec want = r->spec == RECIPE_SPEC_NONE ? RECIPE_SPEC_MTP : RECIPE_SPEC_NONE;
+  /* the opposite side: off <-> speculative decoding (MTP or a draft model) */
+  bool want_spec = r->spec == RECIPE_SPEC_NONE;
   const struct recipe *fallback = NULL;
   for (size_t i = 0; i < set->n_recipes; i++) {
     const struct recipe *o = &set->recipes[i]->pub;
-    if (o == r || o->spec != want || !str_eq(o->model, r->model) ||
+    if (o == r || (o->spec != RECIPE_SPEC_NONE) != want_spec || !str_eq(o->model, r->model) ||
         !str_eq(o->precision, r->precision) || !str_eq(o->gpu, r->gpu) ||
         !str_eq(o->engine, r->engine) || o->scenario != r->scenario || o->isl != r->isl ||
         o->osl != r->osl)

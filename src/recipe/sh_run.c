@@ -927,34 +927,6 @@ void sh_result_fini(struct sh_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* Where does the server program end in words? 0: not a server launch. */
-static size_t server_program_len(char **w, size_t n, enum sh_launch_kind *kind) {
-  for (size_t i = 0; i + 1 < n && i < 6; i++) {
-    if (strcmp(w[i], "-m") == 0 && (strcmp(w[i + 1], "sglang.launch_server") == 0)) {
-      *kind = SH_LAUNCH_SGLANG;
-      return i + 2;
-    }
-    if (strcmp(w[i], "-m") == 0 && strcmp(w[i + 1], "vllm.entrypoints.openai.api_server") == 0) {
-      *kind = SH_LAUNCH_VLLM;
-      return i + 2;
-    }
-    const char *base = strrchr(w[i], '/') ? strrchr(w[i], '/') + 1 : w[i];
-    if (strcmp(base, "sglang") == 0 && strcmp(w[i + 1], "serve") == 0) {
-      *kind = SH_LAUNCH_SGLANG;
-      return i + 2;
-    }
-    if (strcmp(base, "vllm") == 0 && strcmp(w[i + 1], "serve") == 0) {
-      *kind = SH_LAUNCH_VLLM;
-      return i + 2;
-    }
-    if (strcmp(w[i], "-m") == 0 && strncmp(w[i + 1], "atom.entrypoints", 16) == 0) {
-      *kind = SH_LAUNCH_OTHER_ENGINE;
-      return i + 2;
-    }
-  }
-  return 0;
-}
-
 static void collect_exports(struct interp *in, char ***env, size_t *n_env) {
   for (size_t i = 0; i < in->env->n_vars; i++) {
     struct sh_var *v = &in->env->vars[i];
@@ -1118,12 +1090,12 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     return T_TRUE;
   }
   /* record what the reader looks for */
-  enum sh_launch_kind kind = SH_LAUNCH_NONE;
-  size_t prog = server_program_len(ew, n_ew, &kind);
+  const char *engine = NULL;
+  size_t prog = eng_recognise_launch(ew, n_ew, &engine);
   struct sh_launch *rec = NULL;
   if (prog && (in->res->server.n_words == 0 || (in->res->server.conditional && m == T_TRUE))) {
     launch_fini(&in->res->server);
-    in->res->server_kind = kind;
+    in->res->server_engine = engine;
     in->res->program_words = prog;
     rec = &in->res->server;
   } else if (n_ew > 0 && strcmp(ew[0], "run_benchmark_serving") == 0 &&

@@ -497,8 +497,7 @@ static void add_number_or_null(cJSON *o, const char *key, bool valid, double v) 
 
 static cJSON *signals_object(const struct sig_summary *sig) {
   cJSON *o = cJSON_CreateObject();
-  static const char *const engines[] = {"unknown", "sglang", "vllm"};
-  cJSON_AddStringToObject(o, "engine", engines[sig->engine]);
+  cJSON_AddStringToObject(o, "engine", sig->engine ? sig->engine->name : "unknown");
   cJSON_AddBoolToObject(o, "metrics_available", sig->metrics_available);
   if (!sig->metrics_available)
     cJSON_AddStringToObject(o, "metrics_unavailable_reason", sig->metrics_unavailable_reason);

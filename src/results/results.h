@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "engine/engine.h" /* struct sig_summary */
 #include "loadgen/loadgen.h"
 #include "metrics/metrics.h"
 

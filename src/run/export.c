@@ -130,9 +130,10 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
   const cJSON *server = cJSON_GetObjectItemCaseSensitive(recipe, "server");
   const char *program = jstr(server, "program");
   const char *engine = jstr(server, "recipe_engine");
-  bool vllm = engine && strcmp(engine, "vllm") == 0;
+  const struct eng_ops *recipe_engine = eng_find(engine);
+  bool model_positional = recipe_engine && recipe_engine->model_positional; /* vllm serve MODEL */
   if (!program)
-    program = vllm ? "vllm serve" : "python3 -m sglang.launch_server";
+    program = eng_program_of(engine);
   sbuf_printf(sh, "# Server launch exported by servetop from run %s (recipe %s).\n", run_dir,
               jstr(recipe, "name"));
   sbuf_puts(sh, "# Paste in place of the launch script's server command; values are the tuned\n"
@@ -154,7 +155,7 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
     if (!arg)
       continue;
     sbuf_puts(sh, " \\\n  ");
-    if (i == 0 && vllm && arg[0] != '-') {
+    if (i == 0 && model_positional && arg[0] != '-') {
       sbuf_puts(sh, "\"$MODEL\"");
       continue;
     }

@@ -17,7 +17,7 @@
 
 void run_config_init(struct run_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
-  cfg->engine = LAUNCH_ENGINE_SIM;
+  cfg->engine = eng_sim();
   cfg->num_warmups = -1;
   cfg->seed = 0;
 }
@@ -136,7 +136,7 @@ static void fill_server_part(struct run *run) {
   }
   s->server.port = run->port;
 
-  struct launch_log_state ls;
+  struct eng_log_state ls;
   pthread_mutex_lock(&run->lock);
   ls = run->log_state;
   pthread_mutex_unlock(&run->lock);
@@ -153,6 +153,13 @@ static void fill_server_part(struct run *run) {
     s->load.max_total_num_tokens_valid = true;
     s->load.max_total_num_tokens = run->server.max_total_num_tokens;
   }
+  s->load.max_total_num_tokens_was_valid = run->kv_capacity_was > 0;
+  s->load.max_total_num_tokens_was = run->kv_capacity_was;
+  s->load.kv_per_slot_valid = run->server.kv_per_slot_tokens > 0;
+  s->load.kv_per_slot_tokens = run->server.kv_per_slot_tokens;
+  int cap = run_batch_cap(run, &ls);
+  s->load.batch_cap_valid = cap > 0;
+  s->load.batch_cap = cap;
   s->throughput.server_gen_valid = ls.gen_valid;
   s->throughput.server_gen_tok_per_s = ls.gen_tok_per_s;
   s->spec.source = SNAP_SRC_LOG;
@@ -575,7 +582,7 @@ static void start_telemetry(struct run *run) {
   const char *urls[] = {url};
   struct launch_status st;
   launcher_get_status(run->launcher, &st);
-  bool sim = run->cfg.engine == LAUNCH_ENGINE_SIM; /* the sim serves /sim/gpu_memory */
+  bool sim = run->cfg.engine->simulated; /* the sim serves /sim/gpu_memory */
   struct tm_config tc = {.backend = sim ? "sim" : "auto", .urls = sim ? urls : NULL,
                          .n_urls = sim ? 1 : 0, .server_pid = st.pid};
   run->telemetry = tm_open(&tc, &err);
@@ -618,6 +625,9 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
   if (*running_cmd && run->launcher && server_exited(run)) {
     status = server_died_status(run, "between points"); /* never hide a crash */
   } else if (!*running_cmd || strcmp(cmd_line, *running_cmd) != 0) {
+    int64_t capacity_before = run->snap.load.max_total_num_tokens_valid
+                                  ? run->snap.load.max_total_num_tokens
+                                  : -1;
     if (run->launcher) {
       note(run, "server command changes at concurrency %d: restarting it", plan->conc);
       run->snap.progress.phase = SNAP_PHASE_BETWEEN;
@@ -626,7 +636,7 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
       run_server_free(run);
     }
     run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
-    note(run, "launching %s (%s)", run->cfg.recipe->name, launch_engine_name(run->cfg.engine));
+    note(run, "launching %s (%s)", run->cfg.recipe->name, run->cfg.engine->name);
     run_publish(run);
     if (run_files_write_recipe(run, &cmd, err) != 0)
       log_msg(LOG_WARN, "run: %s", err->msg);
@@ -639,8 +649,14 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
     } else {
       if (!run->telemetry)
         start_telemetry(run);
+      run_publish(run); /* the new server's capacity (server info, else its log) */
+      const struct snap_server_load *ld = &run->snap.load;
+      bool moved = capacity_before > 0 && ld->max_total_num_tokens_valid &&
+                   ld->max_total_num_tokens != capacity_before;
+      run->kv_capacity_was = moved ? capacity_before : -1;
       pthread_mutex_lock(&run->lock);
-      run->outcome.max_total_num_tokens = run->server.max_total_num_tokens;
+      run->outcome.max_total_num_tokens =
+          ld->max_total_num_tokens_valid ? ld->max_total_num_tokens : -1;
       pthread_mutex_unlock(&run->lock);
       check_mislabel(run);
     }
@@ -687,7 +703,7 @@ static void *run_main(void *arg) {
   run->snap.progress.n_points = (int)n_points;
   pthread_mutex_lock(&run->lock);
   run->outcome.n_points = (int)n_points;
-  run->outcome.simulated = run->cfg.engine == LAUNCH_ENGINE_SIM;
+  run->outcome.simulated = run->cfg.engine->simulated;
   pthread_mutex_unlock(&run->lock);
 
   if (run_files_make_dir(run, &err) != 0) {
@@ -731,10 +747,15 @@ static void *run_main(void *arg) {
     status = RUN_STATUS_INTERRUPTED;
   if (status == RUN_STATUS_OK && run->outcome.mislabelled) {
     status = RUN_STATUS_MISLABELLED;
+    /* what the command does that it does not look like, when the engine knows */
+    const char *why = run->rcmd_valid ? eng_args_spec_problem(run->rcmd.engine, run->rcmd.argv,
+                                                              run->rcmd.argc)
+                                      : NULL;
     set_outcome(run, status,
-                "MISLABELLED: recipe says spec-decoding %s but the server reports %s",
+                "MISLABELLED: recipe says spec-decoding %s but the server reports %s%s%s",
                 recipe_spec_name(r->spec),
-                spec_on_now(run) ? "speculative decoding ON" : "no speculative decoding");
+                spec_on_now(run) ? "speculative decoding ON" : "no speculative decoding",
+                why ? ": " : "", why ? why : "");
   } else if (status == RUN_STATUS_OK) {
     set_outcome(run, status, "%zu point(s) measured", run->n_points_done);
   }
@@ -774,8 +795,8 @@ finish:
 
 /* ---------------------------------------------------------------- public API */
 struct run *run_start(const struct run_config *cfg, struct st_err *err) {
-  if (!cfg->recipe) {
-    err_setf(err, "run: no recipe");
+  if (!cfg->recipe || !cfg->engine) {
+    err_setf(err, "run: no %s", cfg->recipe ? "engine" : "recipe");
     return NULL;
   }
   struct run *run = xcalloc(1, sizeof(*run));
@@ -793,12 +814,13 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   pthread_cond_init(&run->done_cond, NULL);
   run->outcome.status = RUN_STATUS_RUNNING;
   run->outcome.max_total_num_tokens = -1;
-  run->server.max_total_num_tokens = -1;
-  launch_log_state_init(&run->log_state);
+  run->server.max_total_num_tokens = run->server.kv_per_slot_tokens = -1;
+  run->server.batch_cap = -1;
+  run->kv_capacity_was = -1;
+  eng_log_state_init(&run->log_state);
   snap_run_init(&run->snap);
-  run->snap.server.simulated = cfg->engine == LAUNCH_ENGINE_SIM;
-  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s",
-           launch_engine_name(cfg->engine));
+  run->snap.server.simulated = cfg->engine->simulated;
+  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s", cfg->engine->name);
   snprintf(run->snap.server.recipe_name, sizeof(run->snap.server.recipe_name), "%s",
            cfg->recipe->name);
   snprintf(run->snap.server.gpus, sizeof(run->snap.server.gpus), "%s", cfg->gpus ? cfg->gpus : "");
@@ -829,6 +851,9 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err) {
 int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err) {
   if (!knob || !*knob || strchr(knob, '=') || !value)
     return err_setf(err, "restart: knob must be a flag name without '=' and value non-NULL");
+  /* a bad value is refused while the server still runs */
+  if (eng_check_knob(eng_find(run->cfg.recipe->engine), knob, value, err) != 0)
+    return err_prefixf(err, "restart");
   pthread_mutex_lock(&run->lock);
   bool ok = run->measuring && !run->done && !run->pending_restart;
   if (ok) {

@@ -16,6 +16,7 @@
 #ifndef SERVETOP_RUN_RUN_H
 #define SERVETOP_RUN_RUN_H
 
+#include "engine/engine.h"
 #include "launcher/launcher.h"
 #include "recipe/recipe.h"
 #include "results/results.h"
@@ -28,7 +29,7 @@
 
 struct run_config {
   const struct recipe *recipe;  /* borrowed; must outlive the run */
-  enum launch_engine engine;
+  const struct eng_ops *engine; /* what to launch (run_config_init: the sim) */
   const char *results_dir;      /* base folder; NULL = XDG data dir /runs */
   const char *label;            /* folder suffix and result tag ("mtp", "off"); NULL = none */
   const char *servetop_exe;     /* for the sim engine; NULL = this binary (its path) */
@@ -88,7 +89,8 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err);
 
 /* Stops the server, sets knob=value (as --set does), starts it again and
  * measures the current point again from the start. Returns 0 when the
- * request was queued, -1 with err when the run is over or the knob is bad. */
+ * request was queued, -1 with err when the run is over or the knob is bad
+ * for the recipe's engine (eng_check_knob: checked before anything stops). */
 int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err);
 
 /* Asks the run to end: load stopped, partial results saved, server stopped.
@@ -104,10 +106,12 @@ void run_get_outcome(struct run *run, struct run_outcome *out);
 void run_free(struct run *run);
 
 /* ---------------------------------------------------------------- helpers */
-/* The engine to use for a recipe here: its own when it can run (sglang:
- * `python3 -c 'import sglang'` works and a GPU device exists; vllm: `vllm` on
- * PATH and a GPU), else sim. why gets a one-line reason when sim is chosen. */
-enum launch_engine run_pick_engine(const struct recipe *recipe, char *why, size_t why_bytes);
+/* The engine to use for a recipe here: its own when its probe says it can run
+ * (sglang: `python3 -c 'import sglang'` works and a GPU device exists; vllm:
+ * `vllm` on PATH and a GPU), else the sim for engines the sim stands in for
+ * (why gets a one-line reason), else NULL (why says how to get the engine).
+ * Probes may take seconds: call it off the UI thread. */
+const struct eng_ops *run_pick_engine(const struct recipe *recipe, char *why, size_t why_bytes);
 
 /* The mislabel rule: true when the recipe's label and what the server reports
  * disagree (label mtp/draft_model but no speculative decoding, or label none

@@ -140,7 +140,7 @@ int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd, struct
   add_string_or_null(server, "program", run->rcmd.program);
   cJSON_AddItemToObject(server, "argv", string_array(run->rcmd.argv, run->rcmd.argc));
   cJSON_AddItemToObject(server, "env", string_array(run->rcmd.env, run->rcmd.n_env));
-  cJSON_AddStringToObject(server, "launched_engine", launch_engine_name(run->cfg.engine));
+  cJSON_AddStringToObject(server, "launched_engine", run->cfg.engine->name);
   char *line = launch_cmd_format_alloc(cmd);
   cJSON_AddStringToObject(server, "launch_command", line);
   free(line);
@@ -165,13 +165,13 @@ static cJSON *log_tail_json(struct run *run, size_t n_lines) {
 
 static cJSON *server_json(struct run *run) {
   cJSON *s = cJSON_CreateObject();
-  cJSON_AddStringToObject(s, "engine", launch_engine_name(run->cfg.engine));
-  cJSON_AddBoolToObject(s, "simulated", run->cfg.engine == LAUNCH_ENGINE_SIM);
+  cJSON_AddStringToObject(s, "engine", run->cfg.engine->name);
+  cJSON_AddBoolToObject(s, "simulated", run->cfg.engine->simulated);
   add_string_or_null(s, "command", run->server_cmd_line);
   cJSON_AddNumberToObject(s, "port", run->port);
   add_string_or_null(s, "model_id", run->server.model_id);
   pthread_mutex_lock(&run->lock);
-  struct launch_log_state ls = run->log_state;
+  struct eng_log_state ls = run->log_state;
   struct run_server_info info = run->server;
   pthread_mutex_unlock(&run->lock);
   cJSON_AddBoolToObject(s, "spec_reported", info.spec_known || ls.spec_seen);
@@ -183,6 +183,13 @@ static cJSON *server_json(struct run *run) {
     cJSON_AddNumberToObject(s, "max_total_num_tokens", (double)ls.max_total_num_tokens);
   else
     cJSON_AddNullToObject(s, "max_total_num_tokens");
+  if (run->kv_capacity_was > 0)
+    cJSON_AddNumberToObject(s, "max_total_num_tokens_was", (double)run->kv_capacity_was);
+  if (info.kv_per_slot_tokens > 0)
+    cJSON_AddNumberToObject(s, "kv_per_slot_tokens", (double)info.kv_per_slot_tokens);
+  int cap = run_batch_cap(run, &ls);
+  if (cap > 0)
+    cJSON_AddNumberToObject(s, "batch_cap", cap);
   cJSON *log = cJSON_AddObjectToObject(s, "log");
   cJSON_AddNumberToObject(log, "decode_lines", (double)ls.n_decode_lines);
   cJSON_AddNumberToObject(log, "prefill_lines", (double)ls.n_prefill_lines);

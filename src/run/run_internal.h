@@ -4,6 +4,7 @@
 
 #include "run/run.h"
 
+#include "engine/engine.h"
 #include "launcher/launcher.h"
 #include "loadgen/loadgen.h"
 #include "metrics/metrics.h"
@@ -19,10 +20,12 @@ struct cJSON;
 
 /* What the server said about itself after it became ready. */
 struct run_server_info {
-  bool info_valid;                /* /get_server_info answered with JSON */
-  bool spec_known;                /* speculative_algorithm key present */
+  bool info_valid;                /* the engine's server info answered */
+  bool spec_known;                /* it says whether speculative decoding is on */
   char spec_algorithm[32];        /* "" = none */
-  int64_t max_total_num_tokens;   /* -1 unknown */
+  int64_t max_total_num_tokens;   /* KV capacity in tokens, -1 unknown */
+  int64_t kv_per_slot_tokens;     /* KV one request can hold, -1 unknown */
+  int batch_cap;                  /* requests decoded at once, -1 unknown */
   char model_id[256];             /* /v1/models data[0].id, "" unknown */
   bool simulated;                 /* the server says it is servetop sim */
 };
@@ -77,7 +80,7 @@ struct run {
   char *pending_knob;             /* run_restart_with: applied by the run thread */
   char *pending_value;
   bool pending_restart;
-  struct launch_log_state log_state; /* folded server log lines (launcher's reader thread) */
+  struct eng_log_state log_state; /* folded server log lines (launcher's reader thread) */
   bool measuring;
 
   atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */
@@ -93,6 +96,7 @@ struct run {
   bool rcmd_valid;
   char *server_cmd_line;          /* formatted launch command of the running server */
   struct run_server_info server;
+  int64_t kv_capacity_was;        /* the previous server's KV capacity, -1 none (restarts) */
   struct snap_run snap;
   struct run_point_record *points; /* one per result file written */
   size_t n_points_done;
@@ -114,6 +118,9 @@ void run_server_stop(struct run *run);
 void run_server_free(struct run *run);
 void run_server_query_info(struct run *run);
 void run_server_on_log_line(void *ctx, const char *line, int64_t mono_ns);
+/* The batch cap of the running server: what it says (server info), its log,
+ * else what its command line sets (the engine's flag); -1 unknown. */
+int run_batch_cap(const struct run *run, const struct eng_log_state *ls);
 
 /* run_files.c */
 int run_files_make_dir(struct run *run, struct st_err *err);

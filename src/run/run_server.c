@@ -3,98 +3,56 @@
 #include "run/run_internal.h"
 
 #include <cjson/cJSON.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#define SIM_READY_TIMEOUT_MS 120000
-#define REAL_READY_TIMEOUT_MS 1800000 /* big models load for many minutes */
 #define INFO_TIMEOUT_MS 5000
 #define PUBLISH_INTERVAL_US 100000 /* 10 Hz, as while measuring */
 
 void run_server_on_log_line(void *ctx, const char *line, int64_t mono_ns) {
   struct run *run = ctx;
-  struct launch_log_record rec;
-  if (launch_log_parse_line(line, &rec) == LAUNCH_LOG_OTHER)
+  struct eng_log_record rec;
+  if (eng_log_parse_line(run->cfg.engine, line, &rec) == ENG_LOG_OTHER)
     return;
   pthread_mutex_lock(&run->lock);
-  launch_log_state_add(&run->log_state, &rec, mono_ns);
+  eng_log_state_add(&run->log_state, &rec, mono_ns);
   pthread_mutex_unlock(&run->lock);
 }
 
-/* vLLM flags the simulated (SGLang-flavoured) server understands under
- * another name, so a vLLM recipe can run on the sim. */
-static const struct {
-  const char *vllm;
-  const char *sglang;
-} vllm_to_sglang_flags[] = {
-    {"--gpu-memory-utilization", "--mem-fraction-static"},
-    {"--max-num-seqs", "--max-running-requests"},
-    {"--tensor-parallel-size", "--tp"},
-    {"--max-model-len", "--context-length"},
-    {"--max-num-batched-tokens", "--chunked-prefill-size"},
-};
-
-/* --speculative-config '{"method":"mtp","num_speculative_tokens":3}' ->
- * --speculative-algorithm NEXTN --speculative-num-steps 3 ... */
-static void push_vllm_spec_as_sglang(char ***args, size_t *n, const char *json_text) {
-  cJSON *spec = cJSON_Parse(json_text);
-  if (!spec)
-    return;
-  const cJSON *method = cJSON_GetObjectItemCaseSensitive(spec, "method");
-  const cJSON *steps = cJSON_GetObjectItemCaseSensitive(spec, "num_speculative_tokens");
-  if (cJSON_IsString(method)) {
-    bool mtp = strcmp(method->valuestring, "mtp") == 0;
-    int n_steps = cJSON_IsNumber(steps) ? steps->valueint : 3;
-    *args = xreallocarray(*args, *n + 8, sizeof(char *));
-    (*args)[(*n)++] = xstrdup("--speculative-algorithm");
-    (*args)[(*n)++] = xstrdup(mtp ? "NEXTN" : "EAGLE");
-    (*args)[(*n)++] = xstrdup("--speculative-num-steps");
-    (*args)[(*n)++] = xasprintf("%d", n_steps);
-    (*args)[(*n)++] = xstrdup("--speculative-eagle-topk");
-    (*args)[(*n)++] = xstrdup("1");
-    (*args)[(*n)++] = xstrdup("--speculative-num-draft-tokens");
-    (*args)[(*n)++] = xasprintf("%d", n_steps + 1);
-  }
-  cJSON_Delete(spec);
-}
-
-/* The server flags to pass: the recipe's (vLLM's translated for the sim),
- * then --server-arg extras. Returns a heap array of heap strings. */
-static char **server_args_alloc(const struct run *run, bool recipe_is_vllm, size_t *n_out,
-                                const char **model_out) {
+/* The server flags to pass: the recipe's (read as the sim reads them when
+ * the sim stands in for the recipe's engine), then --server-arg extras. The
+ * model is the recipe's, or the first argument of engines that take it so
+ * (`vllm serve MODEL`). Returns a heap array of heap strings. */
+static char **server_args_alloc(const struct run *run, size_t *n_out, const char **model_out) {
   const struct recipe_cmd *rc = &run->rcmd;
+  const struct eng_ops *recipe_engine = eng_find(rc->engine);
   size_t first = 0;
   *model_out = run->cfg.recipe->model;
-  if (recipe_is_vllm && rc->argc > 0 && rc->argv[0][0] != '-') {
-    *model_out = rc->argv[0]; /* vllm serve MODEL ... */
+  if (recipe_engine && recipe_engine->model_positional && rc->argc > 0 && rc->argv[0][0] != '-') {
+    *model_out = rc->argv[0];
     first = 1;
   }
-  size_t n = 0;
-  char **args = xcalloc(rc->argc + run->cfg.n_extra_server_args + 1, sizeof(char *));
-  bool translate = recipe_is_vllm && run->cfg.engine == LAUNCH_ENGINE_SIM;
-  for (size_t i = first; i < rc->argc; i++) {
-    const char *arg = rc->argv[i];
-    if (translate && strcmp(arg, "--speculative-config") == 0 && i + 1 < rc->argc) {
-      push_vllm_spec_as_sglang(&args, &n, rc->argv[++i]);
-      args = xreallocarray(args, n + rc->argc + run->cfg.n_extra_server_args + 1, sizeof(char *));
-      continue;
-    }
-    if (translate) {
-      for (size_t t = 0; t < ST_ARRAY_LEN(vllm_to_sglang_flags); t++)
-        if (strcmp(arg, vllm_to_sglang_flags[t].vllm) == 0)
-          arg = vllm_to_sglang_flags[t].sglang;
-    }
-    args[n++] = xstrdup(arg);
+  struct launch_cmd translated;
+  launch_cmd_init(&translated);
+  char *const *args = rc->argv + first;
+  size_t n_args = rc->argc - first;
+  if (run->cfg.engine->simulated && recipe_engine && recipe_engine->args_for_sim) {
+    recipe_engine->args_for_sim(args, n_args, &translated);
+    args = translated.argv;
+    n_args = translated.argc;
   }
+  size_t n = 0;
+  char **out = xcalloc(n_args + run->cfg.n_extra_server_args + 1, sizeof(char *));
+  for (size_t i = 0; i < n_args; i++)
+    out[n++] = xstrdup(args[i]);
   for (size_t i = 0; i < run->cfg.n_extra_server_args; i++)
-    args[n++] = xstrdup(run->cfg.extra_server_args[i]);
+    out[n++] = xstrdup(run->cfg.extra_server_args[i]);
+  launch_cmd_fini(&translated);
   *n_out = n;
-  return args;
+  return out;
 }
 
 static void strv_free_n(char **v, size_t n) {
@@ -124,15 +82,13 @@ int run_server_prepare(struct run *run, const struct recipe_point *point, struct
     if (run->port <= 0)
       return -1;
   }
-  bool recipe_is_vllm = run->rcmd.engine && strcmp(run->rcmd.engine, "vllm") == 0;
   size_t n_args;
   const char *model;
-  char **args = server_args_alloc(run, recipe_is_vllm, &n_args, &model);
-  struct launch_target target = {.engine = run->cfg.engine, .model = model, .server_args = args,
-                                 .n_server_args = n_args, .env = run->rcmd.env,
-                                 .n_env = run->rcmd.n_env, .port = run->port,
-                                 .gpus = run->cfg.gpus, .servetop_exe = run->cfg.servetop_exe};
-  int rc = launch_cmd_build(cmd, &target, err);
+  char **args = server_args_alloc(run, &n_args, &model);
+  struct eng_target target = {.model = model, .server_args = args, .n_server_args = n_args,
+                              .env = run->rcmd.env, .n_env = run->rcmd.n_env, .port = run->port,
+                              .gpus = run->cfg.gpus, .servetop_exe = run->cfg.servetop_exe};
+  int rc = eng_build_cmd(run->cfg.engine, cmd, &target, err);
   strv_free_n(args, n_args);
   return rc;
 }
@@ -158,10 +114,11 @@ int run_server_start(struct run *run, const struct launch_cmd *cmd, struct st_er
   run->server_cmd_line = launch_cmd_format_alloc(cmd);
   char *log_path = path_join_alloc(run->dir, "server.log");
   pthread_mutex_lock(&run->lock);
-  launch_log_state_init(&run->log_state);
+  eng_log_state_init(&run->log_state);
   pthread_mutex_unlock(&run->lock);
   struct launch_opts opts = {.cmd = cmd, .log_path = log_path, .port = run->port,
-                             .engine = run->cfg.engine, .stop_grace_ms = run->cfg.stop_grace_ms,
+                             .ready_line = run->cfg.engine->ready_line,
+                             .stop_grace_ms = run->cfg.stop_grace_ms,
                              .on_line = run_server_on_log_line, .on_line_ctx = run,
                              .cancel = &run->stop_requested};
   run->launcher = launcher_start(&opts, err);
@@ -175,8 +132,7 @@ int run_server_start(struct run *run, const struct launch_cmd *cmd, struct st_er
   }
   struct ready_wait wait = {.launcher = run->launcher, .timeout_ms = run->cfg.ready_timeout_ms};
   if (wait.timeout_ms <= 0)
-    wait.timeout_ms =
-        run->cfg.engine == LAUNCH_ENGINE_SIM ? SIM_READY_TIMEOUT_MS : REAL_READY_TIMEOUT_MS;
+    wait.timeout_ms = run->cfg.engine->ready_timeout_ms;
   /* Loading a model takes minutes: the wait runs on its own thread so this
    * one keeps publishing snapshots (server state, log tail) meanwhile. */
   pthread_t waiter;
@@ -212,32 +168,27 @@ void run_server_free(struct run *run) {
 void run_server_query_info(struct run *run) {
   struct run_server_info *info = &run->server;
   memset(info, 0, sizeof(*info));
-  info->max_total_num_tokens = -1;
+  info->max_total_num_tokens = info->kv_per_slot_tokens = -1;
+  info->batch_cap = -1;
   struct st_err err = {{0}};
-  char *body = launch_http_get_alloc("127.0.0.1", run->port, "/get_server_info", INFO_TIMEOUT_MS,
-                                     &err);
-  cJSON *json = body ? cJSON_Parse(body) : NULL;
-  if (cJSON_IsObject(json)) {
+  char base_url[64];
+  snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d", run->port);
+  struct eng_server_info si;
+  if (eng_query_server_info(run->cfg.engine, base_url, INFO_TIMEOUT_MS / 1000.0, &si, &err) == 0) {
     info->info_valid = true;
-    const cJSON *algo = cJSON_GetObjectItemCaseSensitive(json, "speculative_algorithm");
-    if (algo) {
-      info->spec_known = true;
-      if (cJSON_IsString(algo) && strcmp(algo->valuestring, "None") != 0)
-        snprintf(info->spec_algorithm, sizeof(info->spec_algorithm), "%s", algo->valuestring);
-    }
-    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(json, "max_total_num_tokens");
-    if (cJSON_IsNumber(kv))
-      info->max_total_num_tokens = (int64_t)kv->valuedouble;
-    const cJSON *sim = cJSON_GetObjectItemCaseSensitive(json, "simulated");
-    info->simulated = cJSON_IsTrue(sim) || cJSON_IsObject(sim);
+    info->spec_known = si.spec_valid;
+    if (si.spec_on)
+      snprintf(info->spec_algorithm, sizeof(info->spec_algorithm), "%s", si.spec_algorithm);
+    info->max_total_num_tokens = si.kv_capacity_tokens;
+    info->kv_per_slot_tokens = si.kv_per_slot_tokens;
+    info->batch_cap = si.batch_cap;
+    info->simulated = si.simulated;
   } else {
     log_msg(LOG_INFO, "run: no server info (%s); using the log only", err.msg);
   }
-  cJSON_Delete(json);
-  free(body);
 
-  body = launch_http_get_alloc("127.0.0.1", run->port, "/v1/models", INFO_TIMEOUT_MS, &err);
-  json = body ? cJSON_Parse(body) : NULL;
+  char *body = launch_http_get_alloc("127.0.0.1", run->port, "/v1/models", INFO_TIMEOUT_MS, &err);
+  cJSON *json = body ? cJSON_Parse(body) : NULL;
   const cJSON *data = json ? cJSON_GetObjectItemCaseSensitive(json, "data") : NULL;
   const cJSON *first = cJSON_IsArray(data) ? cJSON_GetArrayItem(data, 0) : NULL;
   const cJSON *id = first ? cJSON_GetObjectItemCaseSensitive(first, "id") : NULL;
@@ -247,6 +198,16 @@ void run_server_query_info(struct run *run) {
   free(body);
 }
 
+int run_batch_cap(const struct run *run, const struct eng_log_state *ls) {
+  if (run->server.batch_cap > 0)
+    return run->server.batch_cap;
+  if (ls->max_running_valid && ls->max_running_requests > 0 && ls->max_running_requests <= INT_MAX)
+    return (int)ls->max_running_requests;
+  if (!run->rcmd_valid)
+    return -1;
+  return eng_batch_cap_from_args(eng_find(run->rcmd.engine), run->rcmd.argv, run->rcmd.argc);
+}
+
 bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool server_spec_on) {
   if (!server_spec_known)
     return false;
@@ -254,59 +215,14 @@ bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool s
   return label_on != server_spec_on;
 }
 
-/* Runs argv quietly; true when it exits 0 within timeout_ms. */
-static bool command_succeeds(char *const argv[], int64_t timeout_ms) {
-  pid_t pid = fork();
-  if (pid < 0)
-    return false;
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      dup2(devnull, STDIN_FILENO);
-      dup2(devnull, STDOUT_FILENO);
-      dup2(devnull, STDERR_FILENO);
-    }
-    execvp(argv[0], argv);
-    _exit(127);
+const struct eng_ops *run_pick_engine(const struct recipe *recipe, char *why, size_t why_bytes) {
+  const char *name = recipe->engine ? recipe->engine : "";
+  const struct eng_ops *e = eng_find(name);
+  if (!e || !e->recipe_engine) {
+    snprintf(why, why_bytes, "engine '%s' cannot be launched by servetop", name);
+    return eng_sim();
   }
-  int status = 0;
-  for (int64_t waited_ms = 0;; waited_ms += 20) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid)
-      return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (r < 0 || waited_ms >= timeout_ms)
-      break;
-    clock_sleep_us(20000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return false;
-}
-
-static bool gpu_device_present(void) {
-  return access("/dev/nvidia0", F_OK) == 0 || access("/dev/kfd", F_OK) == 0;
-}
-
-enum launch_engine run_pick_engine(const struct recipe *recipe, char *why, size_t why_bytes) {
-  const char *engine = recipe->engine ? recipe->engine : "";
-  if (strcmp(engine, "sglang") != 0 && strcmp(engine, "vllm") != 0) {
-    snprintf(why, why_bytes, "engine '%s' cannot be launched by servetop", engine);
-    return LAUNCH_ENGINE_SIM;
-  }
-  if (!gpu_device_present()) {
-    snprintf(why, why_bytes, "no GPU device (/dev/nvidia0, /dev/kfd)");
-    return LAUNCH_ENGINE_SIM;
-  }
-  if (strcmp(engine, "sglang") == 0) {
-    const char *argv[] = {"python3", "-c", "import sglang", NULL};
-    if (command_succeeds((char *const *)argv, 30000))
-      return LAUNCH_ENGINE_SGLANG;
-    snprintf(why, why_bytes, "python3 cannot import sglang");
-    return LAUNCH_ENGINE_SIM;
-  }
-  const char *argv[] = {"vllm", "--version", NULL};
-  if (command_succeeds((char *const *)argv, 30000))
-    return LAUNCH_ENGINE_VLLM;
-  snprintf(why, why_bytes, "no working 'vllm' on PATH");
-  return LAUNCH_ENGINE_SIM;
+  if (e->probe(why, why_bytes))
+    return e;
+  return e->sim_stands_in ? eng_sim() : NULL;
 }

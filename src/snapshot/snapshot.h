@@ -153,7 +153,15 @@ struct snap_server_load {
   bool queued_valid;
   int64_t num_queued;             /* requests waiting in the server queue */
   bool max_total_num_tokens_valid;
-  int64_t max_total_num_tokens;   /* KV capacity in tokens (SGLang; vLLM "GPU KV cache size") */
+  int64_t max_total_num_tokens;   /* KV capacity in tokens (SGLang; vLLM "GPU KV cache size";
+                                     llama.cpp -c, all slots) */
+  bool max_total_num_tokens_was_valid;
+  int64_t max_total_num_tokens_was; /* the capacity before the last restart with other knobs */
+  bool kv_per_slot_valid;
+  int64_t kv_per_slot_tokens;     /* KV one request can hold (a llama.cpp slot's n_ctx) */
+  bool batch_cap_valid;
+  int batch_cap;                  /* requests the server decodes at once (max-running-requests,
+                                     max-num-seqs, slots); more wait in its queue */
   enum snap_source source;
 };
 

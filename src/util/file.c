@@ -164,6 +164,16 @@ char *path_data_dir_alloc(void) {
   return xasprintf("%s/.local/share/servetop", home);
 }
 
+char *path_cache_dir_alloc(void) {
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0]) /* as the setup script in scripts/: ${XDG_CACHE_HOME:-$HOME/.cache} */
+    return path_join_alloc(xdg, "servetop");
+  const char *home = getenv("HOME");
+  if (!home || !home[0])
+    home = "/tmp";
+  return xasprintf("%s/.cache/servetop", home);
+}
+
 bool path_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;

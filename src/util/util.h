@@ -105,6 +105,9 @@ int file_write_or_rescue(const char *path, const void *data, size_t len, mode_t 
 int path_mkdir_p(const char *path, mode_t mode, struct st_err *err);
 /* $XDG_DATA_HOME/servetop or ~/.local/share/servetop (heap string). */
 char *path_data_dir_alloc(void);
+/* ${XDG_CACHE_HOME:-$HOME/.cache}/servetop (heap string): what the llama.cpp
+ * setup script in scripts/ fills (bin/llama-server, models/). */
+char *path_cache_dir_alloc(void);
 /* Joins two path parts with exactly one '/' (heap string). */
 char *path_join_alloc(const char *a, const char *b);
 bool path_exists(const char *path);

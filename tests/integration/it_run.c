@@ -36,7 +36,7 @@ static void remove_tree(char *dir) {
 static void config_for(struct run_config *cfg, const struct recipe *r, const char *results) {
   run_config_init(cfg);
   cfg->recipe = r;
-  cfg->engine = LAUNCH_ENGINE_SIM;
+  cfg->engine = eng_sim();
   cfg->servetop_exe = getenv("SERVETOP");
   ck_assert_ptr_nonnull(cfg->servetop_exe);
   cfg->results_dir = results;
@@ -162,6 +162,11 @@ START_TEST(restart_with_a_new_knob_measures_again) {
   struct snap_run *s = malloc(sizeof(*s));
   ck_assert(wait_snapshot(run, s, 30000, measuring_with_progress));
   int64_t kv_before = s->load.max_total_num_tokens;
+  ck_assert(s->load.batch_cap_valid && s->load.batch_cap > 0); /* the sim's max_running_requests */
+  ck_assert(!s->load.max_total_num_tokens_was_valid);
+  /* a value the engine refuses is refused while the server still runs */
+  ck_assert_int_eq(run_restart_with(run, "mem-fraction-static", "1.5", &err), -1);
+  ck_assert_msg(strstr(err.msg, "fraction"), "%s", err.msg);
   ck_assert_int_eq(run_restart_with(run, "mem-fraction-static", "0.5", &err), 0);
   ck_assert_int_eq(run_restart_with(run, "x=y", "1", &err), -1);
   ck_assert(run_wait(run, 60000));
@@ -174,6 +179,10 @@ START_TEST(restart_with_a_new_knob_measures_again) {
   run_snapshot(run, s, NULL);
   ck_assert_int_eq(s->progress.phase, SNAP_PHASE_DONE);
   ck_assert_int_eq(s->server.state, SNAP_SERVER_EXITED);
+  /* the new capacity and the one before the restart */
+  ck_assert_int_eq(s->load.max_total_num_tokens, out.max_total_num_tokens);
+  ck_assert(s->load.max_total_num_tokens_was_valid);
+  ck_assert_int_eq(s->load.max_total_num_tokens_was, kv_before);
   ck_assert(s->latency.tpot.run.valid);
   ck_assert(s->throughput.run.output_tok_per_s > 0);
   free(s);

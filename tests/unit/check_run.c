@@ -33,12 +33,12 @@ START_TEST(engine_falls_back_to_sim_with_a_reason) {
   r.name = "x";
   r.engine = "trt";
   char why[256] = "";
-  ck_assert_int_eq(run_pick_engine(&r, why, sizeof(why)), LAUNCH_ENGINE_SIM);
+  ck_assert_ptr_eq(run_pick_engine(&r, why, sizeof(why)), eng_sim());
   ck_assert_msg(strstr(why, "trt") != NULL, "%s", why);
   if (access("/dev/nvidia0", F_OK) != 0 && access("/dev/kfd", F_OK) != 0) {
     r.engine = "sglang";
     why[0] = '\0';
-    ck_assert_int_eq(run_pick_engine(&r, why, sizeof(why)), LAUNCH_ENGINE_SIM);
+    ck_assert_ptr_eq(run_pick_engine(&r, why, sizeof(why)), eng_sim());
     ck_assert_msg(strstr(why, "no GPU") != NULL, "%s", why);
   }
 }

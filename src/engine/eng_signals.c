@@ -1,9 +1,9 @@
 /* Server signals during a load run: a thread that scrapes /metrics every
- * interval plus /get_server_info at both ends, and the run-scoped acceptance
- * derived from them (formulas in metrics.h). */
-#include "metrics/metrics.h"
+ * interval plus the server info at both ends, and the run-scoped acceptance
+ * derived from them with the engine's reader (formulas in engine.h); the
+ * HTTP and Prometheus helpers the readers share. */
+#include "engine/engine_internal.h"
 
-#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <math.h>
 #include <pthread.h>
@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/util.h"
 
 struct sig_scraper {
   struct sig_config cfg;
@@ -60,104 +59,122 @@ static long http_get(CURL *easy, const char *base, const char *path, double time
   return status;
 }
 
+char *eng_http_get_alloc(const char *base_url, const char *path, double timeout_s, long *status,
+                         struct st_err *err) {
+  CURL *easy = curl_easy_init();
+  *status = 0;
+  if (!easy) {
+    err_setf(err, "GET %s: cannot create a curl handle", path);
+    return NULL;
+  }
+  struct sbuf body = {0};
+  char why[256] = "";
+  *status = http_get(easy, base_url, path, timeout_s, &body, why, sizeof(why));
+  curl_easy_cleanup(easy);
+  if (*status != 200) {
+    err_setf(err, "%s", why);
+    sbuf_free(&body);
+    return NULL;
+  }
+  sbuf_reserve(&body, 1);
+  return sbuf_take(&body);
+}
+
 /* ---------------------------------------------------------------- /metrics reduction */
-static double sum_or_nan(const struct prom_set *set, const char *name) {
+double eng_prom_sum(const struct prom_set *set, const char *name) {
   double v;
   return prom_sum(set, name, NULL, &v) > 0 ? v : (double)NAN;
 }
 
 /* Gauges with one series per scheduler rank: the mean over ranks. */
-static double mean_or_nan(const struct prom_set *set, const char *name) {
+double eng_prom_mean(const struct prom_set *set, const char *name) {
   double v;
   size_t n = prom_sum(set, name, NULL, &v);
   return n > 0 ? v / (double)n : (double)NAN;
 }
 
-void sig_point_from_prom(const struct prom_set *set, struct sig_point *out,
-                         enum sig_engine *engine) {
+void eng_prom_per_position(const struct prom_set *set, const char *name, double *per_pos,
+                           int n) {
+  for (int p = 0; p < n; p++) {
+    char pos[16];
+    snprintf(pos, sizeof(pos), "%d", p);
+    double v;
+    per_pos[p] = prom_sum(set, name, (prom_match){"position", pos, NULL}, &v) > 0 ? v : (double)NAN;
+  }
+}
+
+static void point_clear(struct sig_point *out) {
   double t = out->t_s;
   memset(out, 0, sizeof(*out));
   out->t_s = t;
+  out->accept_length = out->accept_rate = out->kv_usage_frac = (double)NAN;
+  out->num_running = out->num_queued = out->gen_tokens_total = (double)NAN;
+  out->drafts_total = out->draft_tokens_total = out->accepted_tokens_total = (double)NAN;
   out->avg_spec_accept_length = (double)NAN;
   for (int p = 0; p < SIG_MAX_POSITIONS; p++)
     out->accepted_per_pos_total[p] = (double)NAN;
-  bool sglang = prom_find(set, "sglang:num_running_reqs", NULL) ||
-                prom_find(set, "sglang:token_usage", NULL);
-  bool vllm = prom_find(set, "vllm:num_requests_running", NULL) != NULL;
-  if (engine && *engine == SIG_ENGINE_UNKNOWN)
-    *engine = sglang ? SIG_ENGINE_SGLANG : vllm ? SIG_ENGINE_VLLM : SIG_ENGINE_UNKNOWN;
-  if (sglang || !vllm) {
-    out->accept_length = mean_or_nan(set, "sglang:spec_accept_length");
-    out->accept_rate = mean_or_nan(set, "sglang:spec_accept_rate");
-    out->kv_usage_frac = mean_or_nan(set, "sglang:token_usage");
-    out->num_running = sum_or_nan(set, "sglang:num_running_reqs");
-    out->num_queued = sum_or_nan(set, "sglang:num_queue_reqs");
-    out->gen_tokens_total = sum_or_nan(set, "sglang:generation_tokens_total");
-    out->drafts_total = out->draft_tokens_total = out->accepted_tokens_total = (double)NAN;
-  } else {
-    out->accept_length = out->accept_rate = (double)NAN; /* derived from deltas */
-    out->kv_usage_frac = mean_or_nan(set, "vllm:kv_cache_usage_perc");
-    if (isnan(out->kv_usage_frac))
-      out->kv_usage_frac = mean_or_nan(set, "vllm:gpu_cache_usage_perc");
-    out->num_running = sum_or_nan(set, "vllm:num_requests_running");
-    out->num_queued = sum_or_nan(set, "vllm:num_requests_waiting");
-    out->gen_tokens_total = sum_or_nan(set, "vllm:generation_tokens_total");
-    out->drafts_total = sum_or_nan(set, "vllm:spec_decode_num_drafts_total");
-    out->draft_tokens_total = sum_or_nan(set, "vllm:spec_decode_num_draft_tokens_total");
-    out->accepted_tokens_total = sum_or_nan(set, "vllm:spec_decode_num_accepted_tokens_total");
-    for (int p = 0; p < SIG_MAX_POSITIONS; p++) {
-      char pos[8];
-      snprintf(pos, sizeof(pos), "%d", p);
-      double v;
-      if (prom_sum(set, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
-                   (prom_match){"position", pos, NULL}, &v) > 0)
-        out->accepted_per_pos_total[p] = v;
-    }
-  }
 }
 
-/* ---------------------------------------------------------------- /get_server_info */
-static int json_int_or(const cJSON *obj, const char *key, int fallback) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  return cJSON_IsNumber(v) ? (int)v->valuedouble : fallback;
+/* The engine whose /metrics names set carries, or NULL. */
+static const struct eng_ops *metrics_engine(const struct prom_set *set) {
+  for (size_t i = 0; i < eng_count(); i++)
+    if (eng_at(i)->owns_metrics && eng_at(i)->owns_metrics(set))
+      return eng_at(i);
+  return NULL;
 }
 
-/* Reads the fields servetop uses; returns avg_spec_accept_length (mean over
- * DP ranks) or NaN. */
-static double read_server_info(struct sig_summary *sum, const char *text, size_t len) {
-  cJSON *json = cJSON_ParseWithLength(text, len);
-  if (!cJSON_IsObject(json)) {
-    cJSON_Delete(json);
-    snprintf(sum->server_info_unavailable_reason, sizeof(sum->server_info_unavailable_reason),
-             "server info is not a JSON object");
-    return (double)NAN;
+void sig_point_from_prom(const struct prom_set *set, struct sig_point *out,
+                         const struct eng_ops **engine) {
+  point_clear(out);
+  const struct eng_ops *e = metrics_engine(set);
+  if (engine && !*engine)
+    *engine = e;
+  if (e && e->read_metrics)
+    e->read_metrics(set, out);
+}
+
+/* ---------------------------------------------------------------- server info */
+void eng_server_info_init(struct eng_server_info *info) {
+  memset(info, 0, sizeof(*info));
+  info->spec_num_steps = info->spec_num_draft_tokens = info->stream_interval = -1;
+  info->avg_spec_accept_length = (double)NAN;
+  info->kv_capacity_tokens = info->kv_per_slot_tokens = -1;
+  info->batch_cap = -1;
+}
+
+int eng_query_server_info(const struct eng_ops *e, const char *base_url, double timeout_s,
+                          struct eng_server_info *info, struct st_err *err) {
+  eng_server_info_init(info);
+  if (!e || !e->query_info)
+    return err_setf(err, "%s has no server-info endpoint", e ? e->title : "the server");
+  if (e->query_info(base_url, timeout_s, info, err) != 0) {
+    eng_server_info_init(info);
+    return -1;
   }
-  sum->server_info_available = true;
-  sum->server_info_unavailable_reason[0] = '\0';
-  if (sum->engine == SIG_ENGINE_UNKNOWN)
-    sum->engine = SIG_ENGINE_SGLANG; /* only SGLang serves /get_server_info */
-  const cJSON *algo = cJSON_GetObjectItemCaseSensitive(json, "speculative_algorithm");
-  sum->spec_enabled_valid = true;
-  sum->spec_enabled = cJSON_IsString(algo) && algo->valuestring[0] &&
-                      strcmp(algo->valuestring, "NONE") != 0;
-  snprintf(sum->spec_algorithm, sizeof(sum->spec_algorithm), "%s",
-           sum->spec_enabled ? algo->valuestring : "");
-  sum->spec_num_steps = json_int_or(json, "speculative_num_steps", -1);
-  sum->spec_num_draft_tokens = json_int_or(json, "speculative_num_draft_tokens", -1);
-  sum->stream_interval = json_int_or(json, "stream_interval", -1);
-  double total = 0;
-  int n = 0;
-  const cJSON *states = cJSON_GetObjectItemCaseSensitive(json, "internal_states");
-  const cJSON *st;
-  cJSON_ArrayForEach(st, states) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "avg_spec_accept_length");
-    if (cJSON_IsNumber(v)) {
-      total += v->valuedouble;
-      n++;
-    }
+  return 0;
+}
+
+/* The server info of the engine told by /metrics; while it is unknown, of
+ * each engine that has an info endpoint until one answers. */
+static int query_any_info(const struct eng_ops **engine, const char *base_url, double timeout_s,
+                          struct eng_server_info *info, struct st_err *err) {
+  if (*engine)
+    return eng_query_server_info(*engine, base_url, timeout_s, info, err);
+  int rc = err_setf(err, "no server-info endpoint answered");
+  for (size_t i = 0; i < eng_count() && rc != 0; i++) {
+    const struct eng_ops *e = eng_at(i);
+    if (!e->query_info || e->simulated) /* the sim's endpoint is SGLang's */
+      continue;
+    bool tried = false;
+    for (size_t k = 0; k < i && !tried; k++)
+      tried = !eng_at(k)->simulated && eng_at(k)->query_info == e->query_info;
+    if (tried)
+      continue;
+    rc = eng_query_server_info(e, base_url, timeout_s, info, err);
+    if (rc == 0)
+      *engine = e;
   }
-  cJSON_Delete(json);
-  return n > 0 ? total / n : (double)NAN;
+  return rc;
 }
 
 /* ---------------------------------------------------------------- scraping */
@@ -170,8 +187,23 @@ static void append_point(struct sig_scraper *s, const struct sig_point *pt) {
   sum->points[sum->n_points++] = *pt;
 }
 
+/* Folds what the server info says into the summary (lock held). */
+static void add_server_info(struct sig_summary *sum, const struct eng_server_info *info) {
+  sum->server_info_available = true;
+  sum->server_info_unavailable_reason[0] = '\0';
+  if (info->spec_valid) {
+    sum->spec_enabled_valid = true;
+    sum->spec_enabled = info->spec_on;
+    snprintf(sum->spec_algorithm, sizeof(sum->spec_algorithm), "%s", info->spec_algorithm);
+  }
+  sum->spec_num_steps = info->spec_num_steps;
+  sum->spec_num_draft_tokens = info->spec_num_draft_tokens;
+  sum->stream_interval = info->stream_interval;
+}
+
 /* One /metrics scrape (+ server info at the ends). Runs without the lock held
- * for the network part. */
+ * for the network part; only the scraping thread (or, before the thread and
+ * after it is joined, the caller) writes sum->engine. */
 static void scrape_once(struct sig_scraper *s, bool with_server_info) {
   struct sbuf body = {0};
   char why[160] = "";
@@ -189,24 +221,23 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
     if (!got_metrics)
       snprintf(why, sizeof(why), "/metrics answered without samples");
   }
-  double info_accept = (double)NAN;
-  char info_why[160] = "";
-  struct sbuf info = {0};
-  bool info_ok = false;
-  if (with_server_info) {
-    long st = http_get(s->easy, s->base_url, "/get_server_info", s->cfg.timeout_s, &info,
-                       info_why, sizeof(info_why));
-    if (st == 404)
-      st = http_get(s->easy, s->base_url, "/server_info", s->cfg.timeout_s, &info, info_why,
-                    sizeof(info_why));
-    info_ok = st == 200;
-  }
+  const struct eng_ops *engine = s->sum.engine;
+  sig_point_from_prom(&set, &pt, &engine); /* no samples: a point of NaNs */
+  if (!got_metrics)
+    engine = s->sum.engine;
+  else if (engine && engine->read_live)
+    engine->read_live(s->base_url, s->cfg.timeout_s, &pt);
+  struct eng_server_info info;
+  struct st_err info_err = {{0}};
+  bool info_ok = with_server_info &&
+                 query_any_info(&engine, s->base_url, s->cfg.timeout_s, &info, &info_err) == 0;
 
   pthread_mutex_lock(&s->mu);
   struct sig_summary *sum = &s->sum;
   sum->n_scrapes++;
+  if (!sum->engine)
+    sum->engine = engine;
   if (got_metrics) {
-    sig_point_from_prom(&set, &pt, &sum->engine);
     sum->metrics_available = true;
     sum->n_prom_malformed += set.n_malformed;
   } else {
@@ -215,21 +246,13 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
       snprintf(sum->metrics_unavailable_reason, sizeof(sum->metrics_unavailable_reason), "%s",
                why);
   }
-  if (with_server_info) {
-    if (info_ok)
-      info_accept = read_server_info(sum, info.data ? info.data : "", info.len);
-    else if (!sum->server_info_available)
-      snprintf(sum->server_info_unavailable_reason, sizeof(sum->server_info_unavailable_reason),
-               "%s", info_why);
-  }
+  if (info_ok)
+    add_server_info(sum, &info);
+  else if (with_server_info && !sum->server_info_available)
+    snprintf(sum->server_info_unavailable_reason, sizeof(sum->server_info_unavailable_reason),
+             "%.159s", info_err.msg);
   if (got_metrics || with_server_info) {
-    if (!got_metrics) { /* a point that carries only the server-info value */
-      double t = pt.t_s;
-      sig_point_from_prom(&set, &pt, NULL);
-      pt.t_s = t;
-      pt.gen_tokens_total = (double)NAN;
-    }
-    pt.avg_spec_accept_length = info_accept;
+    pt.avg_spec_accept_length = info_ok ? info.avg_spec_accept_length : (double)NAN;
     append_point(s, &pt);
   }
   if (got_metrics) {
@@ -239,7 +262,7 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
     s->live.kv_usage_frac = pt.kv_usage_frac;
     s->live.num_running = pt.num_running;
     s->live.num_queued = pt.num_queued;
-    if (sum->engine == SIG_ENGINE_VLLM && sum->n_points >= 2) {
+    if (sum->engine && sum->engine->accept_from_counters && sum->n_points >= 2) {
       const struct sig_point *a = &sum->points[sum->n_points - 2];
       double drafts = pt.drafts_total - a->drafts_total;
       if (drafts > 0) {
@@ -252,13 +275,11 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
   pthread_mutex_unlock(&s->mu);
   prom_set_free(&set);
   sbuf_free(&body);
-  sbuf_free(&info);
 }
 
 static void *scraper_main(void *arg) {
   pthread_setname_np(pthread_self(), "st-scrape"); /* shows in top -H and /proc */
   struct sig_scraper *s = arg;
-  scrape_once(s, true);
   pthread_mutex_lock(&s->mu);
   while (!s->stop) {
     struct timespec deadline;
@@ -299,6 +320,8 @@ struct sig_scraper *sig_scraper_start(const struct sig_config *cfg) {
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_init(&s->cv, &attr);
   pthread_condattr_destroy(&attr);
+  if (s->easy)
+    scrape_once(s, true); /* the "start" point, before the caller starts any load */
   /* Signals stay with the main thread (its SIGINT handler may touch state
    * this thread does not own). */
   sigset_t all, old;
@@ -360,67 +383,30 @@ void sig_summarize_points(struct sig_summary *sum) {
   if (sum->n_points < 2)
     return;
 
-  if (sum->engine == SIG_ENGINE_VLLM) {
-    double drafts = last->drafts_total - first->drafts_total;
-    double draft_tokens = last->draft_tokens_total - first->draft_tokens_total;
-    double accepted = last->accepted_tokens_total - first->accepted_tokens_total;
-    if (drafts > 0) {
-      sum->accept_length_valid = true;
-      sum->accept_length = 1.0 + accepted / drafts;
-      sum->accept_length_method = "vllm_counter_deltas";
-      for (int p = 0; p < SIG_MAX_POSITIONS; p++) {
-        double d = last->accepted_per_pos_total[p] - first->accepted_per_pos_total[p];
-        if (isnan(d))
-          break;
-        sum->per_position_rate[p] = d / drafts;
-        sum->n_positions = p + 1;
-      }
-    }
-    if (draft_tokens > 0) {
-      sum->accept_rate_valid = true;
-      sum->accept_rate = accepted / draft_tokens;
-      sum->accept_rate_method = "vllm_counter_deltas";
-    }
-    return;
-  }
+  if (sum->engine && sum->engine->summarize)
+    sum->engine->summarize(sum);
+}
 
-  /* SGLang, best source first: cumulative server-info average and the
-   * generation-token counter at both ends. */
-  double g0 = first->gen_tokens_total, g1 = last->gen_tokens_total;
-  double l0 = first->avg_spec_accept_length, l1 = last->avg_spec_accept_length;
-  if (!isnan(g0) && !isnan(g1) && !isnan(l1) && l1 > 0 && g1 > g0) {
-    double steps0 = (!isnan(l0) && l0 > 0) ? g0 / l0 : 0.0; /* none before: no steps */
-    double steps = g1 / l1 - steps0;
-    if (steps > 0) {
-      sum->accept_length_valid = true;
-      sum->accept_length = (g1 - g0) / steps;
-      sum->accept_length_method = "sglang_server_info_cumulative_delta";
-    }
-  }
-  /* Gauges over the scrapes inside the run, weighted by tokens generated. */
-  double w_len = 0, acc_len = 0, w_rate = 0, acc_rate = 0;
-  for (size_t i = 1; i < sum->n_points; i++) {
-    const struct sig_point *a = &sum->points[i - 1], *b = &sum->points[i];
-    double dg = b->gen_tokens_total - a->gen_tokens_total;
-    if (isnan(dg) || dg <= 0)
-      continue;
-    if (!isnan(b->accept_length) && b->accept_length > 0) {
-      acc_len += b->accept_length * dg;
-      w_len += dg;
-    }
-    if (!isnan(b->accept_rate) && b->accept_rate > 0) {
-      acc_rate += b->accept_rate * dg;
-      w_rate += dg;
-    }
-  }
-  if (!sum->accept_length_valid && w_len > 0) {
+void sig_summarize_counters(struct sig_summary *sum, const char *method) {
+  const struct sig_point *first = &sum->points[0], *last = &sum->points[sum->n_points - 1];
+  double drafts = last->drafts_total - first->drafts_total;
+  double draft_tokens = last->draft_tokens_total - first->draft_tokens_total;
+  double accepted = last->accepted_tokens_total - first->accepted_tokens_total;
+  if (drafts > 0) {
     sum->accept_length_valid = true;
-    sum->accept_length = acc_len / w_len;
-    sum->accept_length_method = "sglang_metrics_gauge_weighted";
+    sum->accept_length = 1.0 + accepted / drafts;
+    sum->accept_length_method = method;
+    for (int p = 0; p < SIG_MAX_POSITIONS; p++) {
+      double d = last->accepted_per_pos_total[p] - first->accepted_per_pos_total[p];
+      if (isnan(d))
+        break;
+      sum->per_position_rate[p] = d / drafts;
+      sum->n_positions = p + 1;
+    }
   }
-  if (w_rate > 0) {
+  if (draft_tokens > 0) {
     sum->accept_rate_valid = true;
-    sum->accept_rate = acc_rate / w_rate;
-    sum->accept_rate_method = "sglang_metrics_gauge_weighted";
+    sum->accept_rate = accepted / draft_tokens;
+    sum->accept_rate_method = method;
   }
 }

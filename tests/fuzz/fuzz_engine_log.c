@@ -1,5 +1,5 @@
 /* libFuzzer: server log lines through the parser and the folding state. */
-#include "launcher/launcher.h"
+#include "engine/engine.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,13 +13,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   memcpy(text, data, size);
   text[size] = '\0';
-  struct launch_log_state st;
-  launch_log_state_init(&st);
+  struct eng_log_state st;
+  eng_log_state_init(&st);
   char *save = NULL;
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    struct launch_log_record r;
-    launch_log_parse_line(line, &r);
-    launch_log_state_add(&st, &r, 1);
+    struct eng_log_record r;
+    eng_log_parse_line(NULL, line, &r);
+    eng_log_state_add(&st, &r, 1);
   }
   free(text);
   return 0;

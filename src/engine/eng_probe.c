@@ -1,0 +1,69 @@
+/* engine: what the availability probes share: running a program quietly,
+ * looking one up in $PATH, a GPU device node. */
+#include "engine/engine_internal.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+bool eng_command_succeeds(char *const argv[], int64_t timeout_ms) {
+  pid_t pid = fork();
+  if (pid < 0)
+    return false;
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      dup2(devnull, STDIN_FILENO);
+      dup2(devnull, STDOUT_FILENO);
+      dup2(devnull, STDERR_FILENO);
+    }
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  int status = 0;
+  for (int64_t waited_ms = 0;; waited_ms += 20) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid)
+      return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (r < 0 || waited_ms >= timeout_ms)
+      break;
+    clock_sleep_us(20000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return false;
+}
+
+bool eng_gpu_device_present(void) {
+  return access("/dev/nvidia0", F_OK) == 0 || access("/dev/kfd", F_OK) == 0;
+}
+
+static bool is_executable_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+bool eng_find_on_path(const char *name, char *out, size_t out_bytes) {
+  const char *path = getenv("PATH");
+  if (!path || !*path)
+    return false;
+  for (const char *p = path;;) {
+    size_t len = strcspn(p, ":");
+    char candidate[PATH_MAX];
+    int n = snprintf(candidate, sizeof candidate, "%.*s/%s", (int)(len ? len : 1),
+                     len ? p : ".", name);
+    if (n > 0 && (size_t)n < sizeof candidate && is_executable_file(candidate)) {
+      snprintf(out, out_bytes, "%s", candidate);
+      return true;
+    }
+    if (!p[len])
+      return false;
+    p += len + 1;
+  }
+}

@@ -1,0 +1,275 @@
+/* SGLang: `python3 -m sglang.launch_server` (or `sglang serve`), its flags,
+ * log lines, sglang: metrics and /get_server_info. servetop sim speaks the
+ * same, so eng_sim.c reuses the readers here. */
+#include "engine/engine_internal.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---------------------------------------------------------------- recipes */
+static size_t sglang_recognise(char *const *w, size_t n, size_t i) {
+  (void)n;
+  if (strcmp(w[i], "-m") == 0 && strcmp(w[i + 1], "sglang.launch_server") == 0)
+    return i + 2;
+  const char *base = strrchr(w[i], '/') ? strrchr(w[i], '/') + 1 : w[i];
+  if (strcmp(base, "sglang") == 0 && strcmp(w[i + 1], "serve") == 0)
+    return i + 2;
+  return 0;
+}
+
+const struct eng_flag eng_sglang_flags[] = {
+    {{"--mem-fraction-static"}, ENG_KNOB_KV_CACHE, ENG_VALUE_FRACTION},
+    {{"--max-running-requests"}, ENG_KNOB_BATCH_CAP, ENG_VALUE_COUNT},
+    {{"--context-length"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--cuda-graph-max-bs"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--chunked-prefill-size"}, ENG_KNOB_NONE, ENG_VALUE_INT},
+    {{"--max-prefill-tokens"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--speculative-num-steps"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--speculative-eagle-topk"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--speculative-num-draft-tokens"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--stream-interval"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+};
+
+/* ---------------------------------------------------------------- launching */
+static int sglang_program_words(struct launch_cmd *cmd, const struct eng_target *t,
+                                struct st_err *err) {
+  (void)t, (void)err;
+  launch_cmd_add_arg(cmd, "python3");
+  launch_cmd_add_arg(cmd, "-m");
+  launch_cmd_add_arg(cmd, "sglang.launch_server");
+  return 0;
+}
+
+static bool sglang_probe(char *why, size_t why_bytes) {
+  if (!eng_gpu_device_present()) {
+    snprintf(why, why_bytes, ENG_NO_GPU_REASON);
+    return false;
+  }
+  const char *argv[] = {"python3", "-c", "import sglang", NULL};
+  if (eng_command_succeeds((char *const *)argv, 30000))
+    return true;
+  snprintf(why, why_bytes, "python3 cannot import sglang");
+  return false;
+}
+
+/* ---------------------------------------------------------------- log lines */
+static const struct eng_log_field batch_fields[] = {
+    ENG_FIELD("#running-req", ENG_FIELD_INT, running, ENG_LOG_HAS_RUNNING),
+    ENG_FIELD("#queue-req", ENG_FIELD_INT, queued, ENG_LOG_HAS_QUEUED),
+    ENG_FIELD("token usage", ENG_FIELD_NUM, token_usage_frac, ENG_LOG_HAS_TOKEN_USAGE),
+    ENG_FIELD("full token usage", ENG_FIELD_NUM, token_usage_frac, ENG_LOG_HAS_TOKEN_USAGE),
+    ENG_FIELD("#token", ENG_FIELD_INT, num_tokens, ENG_LOG_HAS_NUM_TOKENS),
+    ENG_FIELD("#full token", ENG_FIELD_INT, num_tokens, ENG_LOG_HAS_NUM_TOKENS),
+    ENG_FIELD("accept len", ENG_FIELD_NUM, accept_length, ENG_LOG_HAS_ACCEPT_LENGTH),
+    ENG_FIELD("accept rate", ENG_FIELD_NUM, accept_rate_frac, ENG_LOG_HAS_ACCEPT_RATE),
+    ENG_FIELD("gen throughput (token/s)", ENG_FIELD_NUM, gen_tok_per_s,
+              ENG_LOG_HAS_GEN_THROUGHPUT),
+    ENG_FIELD("input throughput (token/s)", ENG_FIELD_NUM, input_tok_per_s,
+              ENG_LOG_HAS_INPUT_THROUGHPUT),
+    ENG_FIELD("#new-seq", ENG_FIELD_INT, new_seq, ENG_LOG_HAS_NEW_SEQ),
+    ENG_FIELD("#new-token", ENG_FIELD_INT, new_tokens, ENG_LOG_HAS_NEW_TOKENS),
+    ENG_FIELD("#cached-token", ENG_FIELD_INT, cached_tokens, ENG_LOG_HAS_CACHED_TOKENS),
+};
+
+static const struct eng_log_field kv_fields[] = {
+    ENG_FIELD("max_total_num_tokens", ENG_FIELD_INT, max_total_num_tokens,
+              ENG_LOG_HAS_MAX_TOTAL_TOKENS),
+    ENG_FIELD("max_running_requests", ENG_FIELD_INT, max_running_requests,
+              ENG_LOG_HAS_MAX_RUNNING),
+    ENG_FIELD("context_len", ENG_FIELD_INT, context_len, ENG_LOG_HAS_CONTEXT_LEN),
+};
+
+static void parse_batch(const char *rest, struct eng_log_record *r) {
+  /* rest follows "Prefill batch" / "Decode batch": "[ [iter]], k: v, ..." */
+  while (*rest == ' ' || *rest == '.')
+    rest++;
+  if (*rest == '[') {
+    int64_t iter;
+    if (eng_leading_int(rest + 1, strlen(rest + 1), &iter))
+      r->iter = iter;
+    const char *close = strchr(rest, ']');
+    rest = close ? close + 1 : rest;
+  }
+  while (*rest == ',' || *rest == ' ')
+    rest++;
+  struct eng_pair pairs[ENG_MAX_PAIRS];
+  size_t n = eng_split_pairs(rest, ": ", pairs, ENG_MAX_PAIRS);
+  eng_apply_fields(pairs, n, batch_fields, ST_ARRAY_LEN(batch_fields), r);
+}
+
+static void parse_kv_capacity(const char *body, struct eng_log_record *r) {
+  struct eng_pair pairs[ENG_MAX_PAIRS];
+  size_t n = eng_split_pairs(body, "=", pairs, ENG_MAX_PAIRS);
+  eng_apply_fields(pairs, n, kv_fields, ST_ARRAY_LEN(kv_fields), r);
+}
+
+enum eng_log_kind eng_sglang_parse_log_line(const char *line, struct eng_log_record *r) {
+  eng_log_record_clear(r);
+  const char *body = eng_strip_prefix(line, r->rank_tag, sizeof(r->rank_tag));
+  const char *hit;
+  if ((hit = strstr(body, "Decode batch")) != NULL) {
+    r->kind = ENG_LOG_DECODE;
+    parse_batch(hit + strlen("Decode batch"), r);
+  } else if ((hit = strstr(body, "Prefill batch")) != NULL) {
+    r->kind = ENG_LOG_PREFILL;
+    parse_batch(hit + strlen("Prefill batch"), r);
+  } else if ((hit = strstr(body, "max_total_num_tokens=")) != NULL) {
+    r->kind = ENG_LOG_KV_CAPACITY;
+    parse_kv_capacity(hit, r);
+  } else if ((hit = strstr(body, "server_args=ServerArgs(")) != NULL) {
+    r->kind = ENG_LOG_SERVER_ARGS;
+    const char *dp = strstr(hit, " dp_size=");
+    if (!dp)
+      dp = strstr(hit, "(dp_size=");
+    if (dp && eng_leading_int(dp + strlen(" dp_size="), strcspn(dp + strlen(" dp_size="), ",)"),
+                              &r->dp_size))
+      r->has |= ENG_LOG_HAS_DP_SIZE;
+  } else if (strstr(body, ENG_SGLANG_READY_LINE)) {
+    r->kind = ENG_LOG_READY;
+  }
+  return r->kind;
+}
+
+/* ---------------------------------------------------------------- /metrics */
+static bool sglang_owns_metrics(const struct prom_set *set) {
+  return prom_find(set, "sglang:num_running_reqs", NULL) ||
+         prom_find(set, "sglang:token_usage", NULL);
+}
+
+void eng_sglang_read_metrics(const struct prom_set *set, struct sig_point *out) {
+  out->accept_length = eng_prom_mean(set, "sglang:spec_accept_length");
+  out->accept_rate = eng_prom_mean(set, "sglang:spec_accept_rate");
+  out->kv_usage_frac = eng_prom_mean(set, "sglang:token_usage");
+  out->num_running = eng_prom_sum(set, "sglang:num_running_reqs");
+  out->num_queued = eng_prom_sum(set, "sglang:num_queue_reqs");
+  out->gen_tokens_total = eng_prom_sum(set, "sglang:generation_tokens_total");
+}
+
+/* Best source first: the cumulative server-info average and the
+ * generation-token counter at both ends; then the gauges over the scrapes
+ * inside the run, weighted by the tokens generated. */
+void eng_sglang_summarize(struct sig_summary *sum) {
+  const struct sig_point *first = &sum->points[0], *last = &sum->points[sum->n_points - 1];
+  double g0 = first->gen_tokens_total, g1 = last->gen_tokens_total;
+  double l0 = first->avg_spec_accept_length, l1 = last->avg_spec_accept_length;
+  if (!isnan(g0) && !isnan(g1) && !isnan(l1) && l1 > 0 && g1 > g0) {
+    double steps0 = (!isnan(l0) && l0 > 0) ? g0 / l0 : 0.0; /* none before: no steps */
+    double steps = g1 / l1 - steps0;
+    if (steps > 0) {
+      sum->accept_length_valid = true;
+      sum->accept_length = (g1 - g0) / steps;
+      sum->accept_length_method = "sglang_server_info_cumulative_delta";
+    }
+  }
+  double w_len = 0, acc_len = 0, w_rate = 0, acc_rate = 0;
+  for (size_t i = 1; i < sum->n_points; i++) {
+    const struct sig_point *a = &sum->points[i - 1], *b = &sum->points[i];
+    double dg = b->gen_tokens_total - a->gen_tokens_total;
+    if (isnan(dg) || dg <= 0)
+      continue;
+    if (!isnan(b->accept_length) && b->accept_length > 0) {
+      acc_len += b->accept_length * dg;
+      w_len += dg;
+    }
+    if (!isnan(b->accept_rate) && b->accept_rate > 0) {
+      acc_rate += b->accept_rate * dg;
+      w_rate += dg;
+    }
+  }
+  if (!sum->accept_length_valid && w_len > 0) {
+    sum->accept_length_valid = true;
+    sum->accept_length = acc_len / w_len;
+    sum->accept_length_method = "sglang_metrics_gauge_weighted";
+  }
+  if (w_rate > 0) {
+    sum->accept_rate_valid = true;
+    sum->accept_rate = acc_rate / w_rate;
+    sum->accept_rate_method = "sglang_metrics_gauge_weighted";
+  }
+}
+
+/* ---------------------------------------------------------------- /get_server_info */
+static int json_int_or(const cJSON *obj, const char *key, int fallback) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsNumber(v) ? (int)v->valuedouble : fallback;
+}
+
+static void read_info(const cJSON *json, struct eng_server_info *out) {
+  out->valid = true;
+  const cJSON *algo = cJSON_GetObjectItemCaseSensitive(json, "speculative_algorithm");
+  if (algo) { /* null (or "None") when off */
+    out->spec_valid = true;
+    out->spec_on = cJSON_IsString(algo) && algo->valuestring[0] &&
+                   strcasecmp(algo->valuestring, "none") != 0;
+    if (out->spec_on)
+      snprintf(out->spec_algorithm, sizeof(out->spec_algorithm), "%s", algo->valuestring);
+  }
+  out->spec_num_steps = json_int_or(json, "speculative_num_steps", -1);
+  out->spec_num_draft_tokens = json_int_or(json, "speculative_num_draft_tokens", -1);
+  out->stream_interval = json_int_or(json, "stream_interval", -1);
+  const cJSON *kv = cJSON_GetObjectItemCaseSensitive(json, "max_total_num_tokens");
+  if (cJSON_IsNumber(kv))
+    out->kv_capacity_tokens = (int64_t)kv->valuedouble;
+  out->batch_cap = json_int_or(json, "max_running_requests", -1);
+  const cJSON *sim = cJSON_GetObjectItemCaseSensitive(json, "simulated");
+  out->simulated = cJSON_IsTrue(sim) || cJSON_IsObject(sim);
+  /* avg_spec_accept_length per DP rank: the mean over ranks */
+  double total = 0;
+  int n = 0;
+  const cJSON *states = cJSON_GetObjectItemCaseSensitive(json, "internal_states");
+  const cJSON *st;
+  cJSON_ArrayForEach(st, states) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "avg_spec_accept_length");
+    if (cJSON_IsNumber(v)) {
+      total += v->valuedouble;
+      n++;
+    }
+  }
+  out->avg_spec_accept_length = n > 0 ? total / n : (double)NAN;
+}
+
+int eng_sglang_query_info(const char *base_url, double timeout_s, struct eng_server_info *out,
+                          struct st_err *err) {
+  long status = 0;
+  char *body = eng_http_get_alloc(base_url, "/get_server_info", timeout_s, &status, err);
+  if (!body && status == 404) /* older SGLang */
+    body = eng_http_get_alloc(base_url, "/server_info", timeout_s, &status, err);
+  if (!body)
+    return -1;
+  cJSON *json = cJSON_Parse(body);
+  free(body);
+  if (!cJSON_IsObject(json)) {
+    cJSON_Delete(json);
+    return err_setf(err, "server info is not a JSON object");
+  }
+  read_info(json, out);
+  cJSON_Delete(json);
+  return 0;
+}
+
+const struct eng_ops eng_sglang_ops = {
+    .name = "sglang",
+    .title = "SGLang",
+    .recipe_engine = true,
+    .sim_stands_in = true,
+    .program = "python3 -m sglang.launch_server",
+    .launch_forms = "python3 -m sglang.launch_server, sglang serve",
+    .recognise = sglang_recognise,
+    .flags = eng_sglang_flags,
+    .shared_flags = true,
+    .program_words = sglang_program_words,
+    .model_flag = "--model-path",
+    .probe = sglang_probe,
+    .ready_line = ENG_SGLANG_READY_LINE,
+    .ready_timeout_ms = 1800000, /* big models load for many minutes */
+    .parse_log_line = eng_sglang_parse_log_line,
+    .owns_metrics = sglang_owns_metrics,
+    .read_metrics = eng_sglang_read_metrics,
+    .summarize = eng_sglang_summarize,
+    .query_info = eng_sglang_query_info,
+};

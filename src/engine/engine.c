@@ -1,0 +1,426 @@
+/* The engine table, lookups, flag rows and knobs, the generic command-line
+ * builder, launch recognition and the program paths given on the command
+ * line. */
+#include "engine/engine_internal.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The descriptors, one per eng_<name>.c. */
+extern const struct eng_ops eng_sim_ops;
+extern const struct eng_ops eng_sglang_ops;
+extern const struct eng_ops eng_vllm_ops;
+extern const struct eng_ops eng_llamacpp_ops;
+
+/* One row per engine, by name; the order is the one --help and messages list. */
+static const struct eng_ops *const engines[] = {
+    &eng_sim_ops,      /* sim: servetop's simulated SGLang server */
+    &eng_sglang_ops,   /* sglang */
+    &eng_vllm_ops,     /* vllm */
+    &eng_llamacpp_ops, /* llamacpp: llama.cpp's llama-server */
+};
+#define N_ENGINES ST_ARRAY_LEN(engines)
+
+size_t eng_count(void) { return N_ENGINES; }
+
+const struct eng_ops *eng_at(size_t i) { return i < N_ENGINES ? engines[i] : NULL; }
+
+const struct eng_ops *eng_find(const char *name) {
+  if (!name)
+    return NULL;
+  for (size_t i = 0; i < N_ENGINES; i++)
+    if (strcmp(engines[i]->name, name) == 0)
+      return engines[i];
+  return NULL;
+}
+
+const struct eng_ops *eng_sim(void) { return &eng_sim_ops; }
+
+static char names_all[128], names_recipe[128], launch_forms[512];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void join_names(char *out, size_t out_bytes, bool recipe_only) {
+  size_t n = 0, k = 0;
+  for (size_t i = 0; i < N_ENGINES; i++)
+    n += !recipe_only || engines[i]->recipe_engine;
+  out[0] = '\0';
+  for (size_t i = 0; i < N_ENGINES; i++) {
+    if (recipe_only && !engines[i]->recipe_engine)
+      continue;
+    size_t used = strlen(out);
+    snprintf(out + used, out_bytes - used, "%s%s", k == 0 ? "" : k + 1 == n ? " or " : ", ",
+             engines[i]->name);
+    k++;
+  }
+}
+
+static void build_names(void) {
+  join_names(names_all, sizeof names_all, false);
+  join_names(names_recipe, sizeof names_recipe, true);
+  for (size_t i = 0; i < N_ENGINES; i++) {
+    size_t used = strlen(launch_forms);
+    if (engines[i]->launch_forms)
+      snprintf(launch_forms + used, sizeof launch_forms - used, "%s%s", used ? ", " : "",
+               engines[i]->launch_forms);
+  }
+}
+
+const char *eng_names(bool recipe_engines_only) {
+  pthread_once(&names_once, build_names);
+  return recipe_engines_only ? names_recipe : names_all;
+}
+
+const char *eng_launch_forms(void) {
+  pthread_once(&names_once, build_names);
+  return launch_forms;
+}
+
+const char *eng_program_of(const char *engine_name) {
+  const struct eng_ops *e = eng_find(engine_name);
+  return e && e->recipe_engine ? e->program : eng_sglang_ops.program;
+}
+
+/* ---------------------------------------------------------------- flag rows */
+/* The spellings InferenceX scripts use for the same flag on SGLang and vLLM
+ * (and every engine servetop does not know). */
+static const struct eng_flag shared_flags[] = {
+    {{"--tp", "--tp-size", "--tensor-parallel-size"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--ep", "--ep-size", "--expert-parallel-size"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--dp", "--dp-size", "--data-parallel-size"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--speculative-algorithm", "--speculative-algo"}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+    {{"--model-path", "--model"}, ENG_KNOB_MODEL, ENG_VALUE_ANY},
+    {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+};
+
+/* Generic knob names, the same on every engine. */
+static const struct {
+  enum eng_knob knob;
+  const char *names[2];
+} generic_knobs[] = {
+    {ENG_KNOB_KV_CACHE, {"kv-cache", "mem-fraction"}},
+    {ENG_KNOB_BATCH_CAP, {"max-batch", "batch-cap"}},
+};
+
+const char *eng_generic_knobs_help(void) {
+  return "kv-cache (alias mem-fraction: the KV cache size in the engine's unit, SGLang "
+         "--mem-fraction-static, vLLM --gpu-memory-utilization), max-batch (alias batch-cap: "
+         "requests decoded at once, SGLang --max-running-requests, vLLM --max-num-seqs)";
+}
+
+static const char *undashed(const char *spelling) {
+  while (*spelling == '-')
+    spelling++;
+  return spelling;
+}
+
+static bool row_has(const struct eng_flag *f, const char *name, size_t len) {
+  for (size_t k = 0; k < ST_ARRAY_LEN(f->names) && f->names[k]; k++) {
+    const char *s = undashed(f->names[k]);
+    if (strlen(s) == len && memcmp(s, name, len) == 0)
+      return true;
+  }
+  return false;
+}
+
+static const struct eng_flag *rows_find(const struct eng_flag *rows, const char *name, size_t len) {
+  for (const struct eng_flag *f = rows; f && f->names[0]; f++)
+    if (row_has(f, name, len))
+      return f;
+  return NULL;
+}
+
+static const struct eng_flag *rows_find_knob(const struct eng_flag *rows, enum eng_knob knob) {
+  for (const struct eng_flag *f = rows; f && f->names[0]; f++)
+    if (f->knob == knob)
+      return f;
+  return NULL;
+}
+
+static const struct eng_flag *shared_rows(const struct eng_ops *e) {
+  return !e || e->shared_flags ? shared_flags : NULL;
+}
+
+static enum eng_knob generic_knob(const char *name, size_t len) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(generic_knobs); i++)
+    for (size_t k = 0; k < ST_ARRAY_LEN(generic_knobs[i].names); k++)
+      if (strlen(generic_knobs[i].names[k]) == len &&
+          memcmp(generic_knobs[i].names[k], name, len) == 0)
+        return generic_knobs[i].knob;
+  return ENG_KNOB_NONE;
+}
+
+static const struct eng_flag *row_for_knob(const struct eng_ops *e, enum eng_knob knob) {
+  const struct eng_flag *f = e ? rows_find_knob(e->flags, knob) : NULL;
+  return f ? f : rows_find_knob(shared_rows(e), knob);
+}
+
+const struct eng_flag *eng_flag_lookup(const struct eng_ops *e, const char *name, size_t len) {
+  const struct eng_flag *f = e ? rows_find(e->flags, name, len) : NULL;
+  if (!f)
+    f = rows_find(shared_rows(e), name, len);
+  if (!f) {
+    enum eng_knob knob = generic_knob(name, len);
+    if (knob != ENG_KNOB_NONE)
+      f = row_for_knob(e, knob);
+  }
+  return f;
+}
+
+const char *eng_flag_spelling(const struct eng_flag *f, const char *name, size_t len) {
+  for (size_t k = 0; k < ST_ARRAY_LEN(f->names) && f->names[k]; k++) {
+    const char *s = undashed(f->names[k]);
+    if (strlen(s) == len && memcmp(s, name, len) == 0)
+      return f->names[k];
+  }
+  return f->names[0];
+}
+
+bool eng_arg_is_flag(const struct eng_ops *e, const char *arg) {
+  if (arg[0] != '-')
+    return false;
+  if (arg[1] == '-')
+    return true;
+  if (arg[1] == '\0')
+    return false;
+  size_t len = strcspn(arg + 1, "=");
+  const struct eng_flag *f = eng_flag_lookup(e, arg + 1, len);
+  if (!f)
+    return false;
+  const char *spelling = eng_flag_spelling(f, arg + 1, len);
+  return spelling[0] == '-' && spelling[1] != '-' && strlen(spelling) == len + 1;
+}
+
+static const char *knob_title(enum eng_knob knob) {
+  return knob == ENG_KNOB_KV_CACHE ? "KV cache" : knob == ENG_KNOB_BATCH_CAP ? "batch cap" : "model";
+}
+
+int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
+                   struct st_err *err) {
+  key = undashed(key);
+  size_t len = strlen(key);
+  if (len == 0)
+    return err_setf(err, "'%s': the knob needs a name (KEY=VALUE)", key);
+  for (size_t i = 0; i < len; i++) {
+    char c = key[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+          c == '_'))
+      return err_setf(err, "'%s' is not a flag name (letters, digits, '-', '_')", key);
+  }
+  const char *who = e ? e->title : "the engine";
+  const struct eng_flag *f = eng_flag_lookup(e, key, len);
+  enum eng_knob knob = generic_knob(key, len);
+  if (!f && knob != ENG_KNOB_NONE)
+    return err_setf(err, "%s: %s has no %s flag", key, who, knob_title(knob));
+  if (!f || !value)
+    return 0;
+  const char *flag = eng_flag_spelling(f, key, len);
+  long l;
+  double d;
+  switch (f->value) {
+  case ENG_VALUE_ANY:
+    return 0;
+  case ENG_VALUE_NONE:
+    return *value ? err_setf(err, "%s (%s of %s) takes no value, got '%s'", key, flag, who, value)
+                  : 0;
+  case ENG_VALUE_COUNT:
+    if (parse_long(value, &l) != 0 || l < 1)
+      return err_setf(err, "%s=%s: %s of %s takes a whole number >= 1", key, value, flag, who);
+    return 0;
+  case ENG_VALUE_COUNT_OR_AUTO:
+    if (parse_long(value, &l) != 0 || (l < 1 && l != -1))
+      return err_setf(err, "%s=%s: %s of %s takes a whole number >= 1 (or -1: auto)", key, value,
+                      flag, who);
+    return 0;
+  case ENG_VALUE_NATURAL:
+    if (parse_long(value, &l) != 0 || l < 0)
+      return err_setf(err, "%s=%s: %s of %s takes a whole number >= 0", key, value, flag, who);
+    return 0;
+  case ENG_VALUE_INT:
+    if (parse_long(value, &l) != 0)
+      return err_setf(err, "%s=%s: %s of %s takes a whole number", key, value, flag, who);
+    return 0;
+  case ENG_VALUE_FRACTION:
+    if (parse_double(value, &d) != 0 || !(d > 0 && d <= 1))
+      return err_setf(err, "%s=%s: %s of %s takes a fraction in (0, 1]", key, value, flag, who);
+    return 0;
+  }
+  return 0;
+}
+
+static const char *flag_name(const char *arg, size_t *len) {
+  const char *name = arg + (arg[1] == '-' ? 2 : 1);
+  *len = strcspn(name, "=");
+  return name;
+}
+
+bool eng_arg_matches(const struct eng_ops *e, const char *arg, const char *key,
+                     size_t *prefix_len) {
+  if (!eng_arg_is_flag(e, arg))
+    return false;
+  size_t len;
+  const char *name = flag_name(arg, &len);
+  *prefix_len = (size_t)(name - arg) + len;
+  const struct eng_flag *key_row = eng_flag_lookup(e, key, strlen(key));
+  const struct eng_flag *arg_row = eng_flag_lookup(e, name, len);
+  if (key_row || arg_row)
+    return key_row == arg_row;
+  return strlen(key) == len && memcmp(key, name, len) == 0;
+}
+
+bool eng_arg_takes_value(const struct eng_ops *e, char *const *argv, size_t argc, size_t i) {
+  size_t len;
+  const char *name = flag_name(argv[i], &len);
+  const struct eng_flag *row = eng_flag_lookup(e, name, len);
+  if (row && row->value == ENG_VALUE_NONE)
+    return false;
+  return i + 1 < argc && !eng_arg_is_flag(e, argv[i + 1]);
+}
+
+const char *eng_arg_value(const struct eng_ops *e, char *const *argv, size_t argc,
+                          const char *key) {
+  const char *found = NULL;
+  for (size_t i = 0; i < argc; i++) {
+    size_t prefix;
+    if (!eng_arg_matches(e, argv[i], key, &prefix))
+      continue;
+    if (argv[i][prefix] == '=')
+      found = argv[i] + prefix + 1;
+    else
+      found = eng_arg_takes_value(e, argv, argc, i) ? argv[i + 1] : "";
+  }
+  return found; /* the last occurrence wins, as with argparse */
+}
+
+int eng_batch_cap_from_args(const struct eng_ops *e, char *const *argv, size_t argc) {
+  const struct eng_flag *f = row_for_knob(e, ENG_KNOB_BATCH_CAP);
+  const char *v = f ? eng_arg_value(e, argv, argc, undashed(f->names[0])) : NULL;
+  long n;
+  return v && parse_long(v, &n) == 0 && n > 0 && n <= INT_MAX ? (int)n : -1;
+}
+
+/* ---------------------------------------------------------------- command lines */
+/* Matches "--name" and "--name=value"; *has_inline_value says which. */
+static bool flag_is(const char *arg, const char *name, bool *has_inline_value) {
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0)
+    return false;
+  if (arg[n] == '\0') {
+    *has_inline_value = false;
+    return true;
+  }
+  if (arg[n] == '=') {
+    *has_inline_value = true;
+    return true;
+  }
+  return false;
+}
+
+int eng_build_cmd(const struct eng_ops *e, struct launch_cmd *cmd, const struct eng_target *t,
+                  struct st_err *err) {
+  if (t->port <= 0 || t->port > 65535)
+    return err_setf(err, "launcher: port %d out of range", t->port);
+  const char *host = t->host ? t->host : "127.0.0.1";
+  if (e->program_words(cmd, t, err) != 0)
+    return -1;
+  if (e->model_flag && t->model && *t->model &&
+      !eng_arg_value(e, t->server_args, t->n_server_args, undashed(e->model_flag))) {
+    launch_cmd_add_arg(cmd, e->model_flag);
+    launch_cmd_add_arg(cmd, t->model);
+  }
+  for (size_t i = 0; i < t->n_server_args; i++) {
+    const char *arg = t->server_args[i];
+    bool inline_value;
+    if (flag_is(arg, "--port", &inline_value) || flag_is(arg, "--host", &inline_value)) {
+      if (!inline_value)
+        i++; /* drop the value too; ours are appended below */
+      continue;
+    }
+    launch_cmd_add_arg(cmd, arg);
+  }
+  for (const char *const *a = e->always_args; a && *a; a++) {
+    bool given = false;
+    for (size_t i = 0; i < t->n_server_args && !given; i++)
+      given = strcmp(t->server_args[i], *a) == 0;
+    if (!given)
+      launch_cmd_add_arg(cmd, *a);
+  }
+  char port_text[16];
+  snprintf(port_text, sizeof(port_text), "%d", t->port);
+  launch_cmd_add_arg(cmd, "--host");
+  launch_cmd_add_arg(cmd, host);
+  launch_cmd_add_arg(cmd, "--port");
+  launch_cmd_add_arg(cmd, port_text);
+
+  for (size_t i = 0; i < t->n_env; i++) {
+    const char *eq = strchr(t->env[i], '=');
+    if (!eq || eq == t->env[i])
+      return err_setf(err, "launcher: environment entry '%s' is not NAME=VALUE", t->env[i]);
+    char *name = xstrndup(t->env[i], (size_t)(eq - t->env[i]));
+    launch_cmd_set_env(cmd, name, eq + 1);
+    free(name);
+  }
+  if (t->gpus && *t->gpus) {
+    launch_cmd_set_env(cmd, "CUDA_VISIBLE_DEVICES", t->gpus);
+    launch_cmd_set_env(cmd, "HIP_VISIBLE_DEVICES", t->gpus);
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- recipes */
+size_t eng_recognise_launch(char *const *words, size_t n, const char **engine_name) {
+  for (size_t i = 0; i + 1 < n && i < 6; i++) {
+    for (size_t k = 0; k < N_ENGINES; k++) {
+      size_t end = engines[k]->recognise ? engines[k]->recognise(words, n, i) : 0;
+      if (end) {
+        *engine_name = engines[k]->name;
+        return end;
+      }
+    }
+    /* servers servetop recognises in InferenceX scripts but does not drive */
+    if (strcmp(words[i], "-m") == 0 && strncmp(words[i + 1], "atom.entrypoints", 16) == 0) {
+      *engine_name = NULL;
+      return i + 2;
+    }
+  }
+  return 0;
+}
+
+bool eng_args_enable_spec(const char *engine_name, char *const *argv, size_t argc) {
+  const struct eng_ops *e = eng_find(engine_name);
+  return e && e->enables_spec && e->enables_spec(argv, argc);
+}
+
+const char *eng_args_spec_problem(const char *engine_name, char *const *argv, size_t argc) {
+  const struct eng_ops *e = eng_find(engine_name);
+  return e && e->spec_problem ? e->spec_problem(argv, argc) : NULL;
+}
+
+/* ---------------------------------------------------------------- program paths */
+static char program_paths[N_ENGINES][PATH_MAX];
+
+int eng_set_program_path(const char *program, const char *path, struct st_err *err) {
+  for (size_t i = 0; i < N_ENGINES; i++) {
+    if (!engines[i]->program || strcmp(engines[i]->program, program) != 0)
+      continue;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, X_OK) != 0)
+      return err_setf(err, "--%s %s: not an executable file", program, path);
+    if (strlen(path) >= sizeof program_paths[i])
+      return err_setf(err, "--%s: path too long", program);
+    snprintf(program_paths[i], sizeof program_paths[i], "%s", path);
+    return 0;
+  }
+  return err_setf(err, "no engine launches a program called %s", program);
+}
+
+const char *eng_program_path(const struct eng_ops *e) {
+  for (size_t i = 0; i < N_ENGINES; i++)
+    if (engines[i] == e)
+      return program_paths[i][0] ? program_paths[i] : NULL;
+  return NULL;
+}
