@@ -18,16 +18,17 @@ const char *pastruns_fmt_date(double unix_s, char *buf, size_t n) {
 
 /* ---------------------------------------------------------------- picker */
 
-const struct ui_key_help pastpicker_key_help[] = {
-    {"Up/Down k/j", "select a past run"},
-    {"PgUp/PgDn Home/End", "page, first / last run"},
-    {"Tab Left/Right h/l", "which column it goes into: off or MTP"},
-    {"o / m", "into the off / the MTP column"},
-    {"Enter", "load the selected run into that column"},
-    {"Esc q", "close the list"},
-    {"mouse", "click selects (again: loads); wheel scrolls"},
+/* The key table: `?` lists it, the footer shows the hints. */
+static const struct ui_key_help keys[] = {
+    {"Enter", "load the selected run into that column", "load", NULL, UI_KEY_ENTER, 0},
+    {"Tab Left/Right h/l", "which column it goes into: off or MTP", "column", "Tab", UI_KEY_TAB, 1},
+    {"o / m", "into the off / the MTP column", NULL, NULL, 0, 0},
+    {"Up/Down k/j", "select a past run", NULL, NULL, 0, 0},
+    {"PgUp/PgDn Home/End", "page, first / last run", NULL, NULL, 0, 0},
+    {"mouse", "click selects (again: loads); wheel scrolls", NULL, NULL, 0, 0},
+    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    {"Esc q", "close the list", "close", "Esc", UI_KEY_ESCAPE, 0},
 };
-const size_t pastpicker_key_help_count = ST_ARRAY_LEN(pastpicker_key_help);
 
 void pastpicker_open(struct pastpicker *p, const char *dir, int column) {
   run_summary_list_free(&p->list);
@@ -82,15 +83,32 @@ static void select_row(struct pastpicker *p, long row, int cols, int rows) {
     p->top = p->selected - vis + 1;
 }
 
-enum pastpicker_action pastpicker_key(struct pastpicker *p, int key, int cols, int rows) {
+/* Asks the program to load the selected run into the chosen column. */
+static bool load(struct pastpicker *p, struct ui_ctx *ctx) {
+  const struct run_summary *r = pastpicker_selected(p);
+  if (!r)
+    return false;
+  ctx->cmd.kind = UI_CMD_LOAD_PAST;
+  ctx->cmd.path = r->dir;
+  ctx->cmd.column = p->column;
+  return true;
+}
+
+static bool close_list(struct pastpicker *p, struct ui_ctx *ctx) {
+  pastpicker_close(p);
+  ctx->cmd.kind = UI_CMD_CLOSE;
+  return true;
+}
+
+static bool on_key(void *self, int key, struct ui_ctx *ctx) {
+  struct pastpicker *p = self;
+  int cols = ctx->layout->cols, rows = ctx->layout->rows;
   long page = visible_rows(cols, rows);
   long sel = (long)p->selected;
   switch (key) {
   case UI_KEY_ESCAPE:
   case 'q':
-  case 'Q':
-    pastpicker_close(p);
-    return PASTPICKER_CLOSE;
+  case 'Q': return close_list(p, ctx);
   case UI_KEY_UP:
   case 'k': select_row(p, sel - 1, cols, rows); break;
   case UI_KEY_DOWN:
@@ -106,21 +124,21 @@ enum pastpicker_action pastpicker_key(struct pastpicker *p, int key, int cols, i
   case UI_KEY_RIGHT:
   case 'l':
   case 'm': p->column = 1; break;
-  case UI_KEY_ENTER: return pastpicker_selected(p) ? PASTPICKER_LOAD : PASTPICKER_NONE;
-  default: return PASTPICKER_NONE;
+  case UI_KEY_ENTER: return load(p, ctx);
+  default: return false;
   }
-  return PASTPICKER_REDRAW;
+  return true;
 }
 
 /* Columns of the switch line: "into column:  off   MTP" (see render). */
 enum { SWITCH_OFF_X = 15, SWITCH_MTP_X = 21, SWITCH_W = 5 };
 
-enum pastpicker_action pastpicker_click(struct pastpicker *p, int cols, int rows, int x, int y) {
+static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
+  struct pastpicker *p = self;
+  int cols = ctx->layout->cols, rows = ctx->layout->rows;
   struct ui_rect box = pastpicker_box(cols, rows);
-  if (!ui_rect_contains(box, x, y)) {
-    pastpicker_close(p);
-    return PASTPICKER_CLOSE;
-  }
+  if (!ui_rect_contains(box, x, y))
+    return close_list(p, ctx);
   struct ui_rect in = ui_rect_inner(box);
   int rel_x = x - in.x, rel_y = y - in.y;
   if (rel_y == PICK_COLUMN_Y) {
@@ -129,21 +147,24 @@ enum pastpicker_action pastpicker_click(struct pastpicker *p, int cols, int rows
     else if (rel_x >= SWITCH_MTP_X && rel_x < SWITCH_MTP_X + SWITCH_W)
       p->column = 1;
     else
-      return PASTPICKER_NONE;
-    return PASTPICKER_REDRAW;
+      return false;
+    return true;
   }
   int row = rel_y - PICK_ROWS_Y;
   if (row < 0 || row >= visible_rows(cols, rows) || p->top + (size_t)row >= p->list.n)
-    return PASTPICKER_NONE;
+    return false;
   size_t idx = p->top + (size_t)row;
   if (idx == p->selected)
-    return PASTPICKER_LOAD;
+    return load(p, ctx);
   p->selected = idx;
-  return PASTPICKER_REDRAW;
+  return true;
 }
 
-enum pastpicker_action pastpicker_wheel(struct pastpicker *p, int cols, int rows, int lines) {
-  size_t vis = (size_t)visible_rows(cols, rows);
+static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
+  (void)x;
+  (void)y;
+  struct pastpicker *p = self;
+  size_t vis = (size_t)visible_rows(ctx->layout->cols, ctx->layout->rows);
   size_t max_top = p->list.n > vis ? p->list.n - vis : 0;
   long top = (long)p->top + lines;
   p->top = top < 0 ? 0 : (size_t)top > max_top ? max_top : (size_t)top;
@@ -152,7 +173,7 @@ enum pastpicker_action pastpicker_wheel(struct pastpicker *p, int cols, int rows
     p->selected = p->top;
   if (p->list.n && p->selected >= p->top + vis)
     p->selected = p->top + vis - 1;
-  return PASTPICKER_REDRAW;
+  return true;
 }
 
 static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
@@ -186,7 +207,6 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
       p->column == 1 ? THEME_SELECTED : THEME_ARM_MTP, gl);
   put(g, in.x + SWITCH_MTP_X + SWITCH_W + 2, in.y + PICK_COLUMN_Y, end, "(Tab switches)",
       THEME_INACTIVE, gl);
-  put(g, in.x + 1, in.y + in.h - 1, end, "Enter loads, Esc closes, ? help", THEME_INACTIVE, gl);
 
   if (p->error[0]) {
     put(g, in.x + 1, in.y + PICK_ROWS_Y, end, p->error, THEME_ERROR, gl);
@@ -236,3 +256,20 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
     }
   }
 }
+
+static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
+  if (!ctx->layout->too_small)
+    pastpicker_render(self, g, ctx->layout->cols, ctx->layout->rows, ctx->gl);
+}
+
+const struct ui_screen pastpicker_screen = {
+    .name = "past runs",
+    .help_title = "Past-run list keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
+    .overlay = true,
+    .key = on_key,
+    .click = on_click,
+    .wheel = on_wheel,
+    .render = render,
+};

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "logview.h"
+#include "overrides.h"
 #include "ui_util.h"
 
 void runview_init(struct runview *rv) {
@@ -462,16 +464,6 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
   }
 }
 
-static enum theme_role log_role(const char *line) {
-  if (strstr(line, "Traceback") || strstr(line, "Error") || strstr(line, "error"))
-    return THEME_ERROR;
-  if (strstr(line, "WARNING") || strstr(line, "Warning"))
-    return THEME_WARNING;
-  if (strstr(line, "ready to roll"))
-    return THEME_OK;
-  return THEME_INACTIVE;
-}
-
 static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box,
                        const struct ui_glyphs *gl) {
   struct ui_rect in = ui_rect_inner(box);
@@ -493,62 +485,59 @@ static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box
     put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
   for (int i = 0; i < n; i++) {
     const char *line = lg->lines[lg->n_lines - rv->log_back - n + i];
-    put(g, in.x + 1, in.y + i, in.x + in.w, line, log_role(line), gl);
+    put(g, in.x + 1, in.y + i, in.x + in.w, line, ui_log_line_role(line), gl);
   }
 }
 
-/* The plain footer, left to right: keys (ASCII) and what they do. */
-static const char *const footer_hints[][2] = {
-    {"+/-", "concurrency"}, {"m", "mem-fraction"}, {"b", "browser"}, {"?", "help"}, {"q", "quit"},
+/* ---------------------------------------------------------------- keys */
+
+/* The key table: `?` lists it, the footer shows the hints. */
+enum { KEY_CONC = 0, KEY_KNOB = 1 }; /* indexes of hints that can be inactive */
+static const struct ui_key_help keys[] = {
+    {"+ / -", "double / halve the concurrency now (no restart)", "conc", "+/-", '+', 3},
+    {"m", "new mem-fraction-static (or KEY=VALUE): restarts", "knob", NULL, 'm', 2},
+    {"l", "the whole server log, full screen, with search", "log", NULL, 'l', 1},
+    {"b", "back to the recipes (stops the run first: asks)", "back", NULL, 'b', 0},
+    {"Enter/Esc/Bksp", "(m prompt) restart with it / cancel / delete", NULL, NULL, 0, 0},
+    {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
+    {"PgUp/PgDn Home/End", "scroll the log pane back / forward, oldest / newest", NULL, NULL, 0, 0},
+    {"mouse", "wheel scrolls the log pane; a click on it: full log", NULL, NULL, 0, 0},
+    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    {"q", "quit; asks first and stops the server when it is up", "quit", NULL, 'q', 0},
 };
 
-static void render_footer(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
-                          const struct ui_glyphs *gl) {
-  int end = r.x + r.w, x = r.x;
+static void footer(void *self, struct ui_footer *f) {
+  struct runview *rv = self;
   if (rv->editing_knob) {
-    x = put(g, x, r.y, end, "mem-fraction-static or KEY=VALUE: ", THEME_HOTKEY, gl);
-    x = put(g, x, r.y, end, rv->knob_value, THEME_MAIN, gl);
-    x = put(g, x, r.y, end, "_", THEME_HOTKEY, gl);
-    put(g, x + 2, r.y, end, "Enter restarts the server, Esc cancels", THEME_INACTIVE, gl);
+    f->prompt = "mem-fraction-static or KEY=VALUE: ";
+    f->input = rv->knob_value;
+    f->prompt_hint = "Enter restarts the server, Esc cancels";
     return;
   }
-  if (rv->confirm_quit) {
-    put(g, x, r.y, end, "The server is up: stop it and quit? y / n", THEME_WARNING, gl);
+  if (rv->confirm == RUNVIEW_CONFIRM_QUIT) {
+    f->prompt = "The server is up: stop it and quit? y / n";
+    f->prompt_role = THEME_WARNING;
     return;
   }
+  if (rv->confirm == RUNVIEW_CONFIRM_BACK) {
+    f->prompt = "Stop the run and go back to the recipes? y / n";
+    f->prompt_role = THEME_WARNING;
+    f->prompt_hint = "(what was measured stays in its run folder)";
+    return;
+  }
+  bool measuring = rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING;
+  if (!measuring)
+    f->inactive |= 1u << KEY_CONC;
+  if (runview_finished(rv))
+    f->inactive |= 1u << KEY_KNOB;
   /* how the run ended matters more than the last change made to it */
   if (rv->snap.progress.message[0] && runview_finished(rv)) {
-    x = put(g, x, r.y, end, rv->snap.progress.message,
-            rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR, gl);
-    x = put(g, x + 2, r.y, end, "b", THEME_HOTKEY, gl);
-    x = put(g, x + 1, r.y, end, "recipes", THEME_MAIN, gl);
-    x = put(g, x + 2, r.y, end, "q", THEME_HOTKEY, gl);
-    put(g, x + 1, r.y, end, "quit", THEME_MAIN, gl);
-    return;
+    f->status = rv->snap.progress.message;
+    f->status_role = rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR;
+  } else if (rv->status[0]) {
+    f->status = rv->status;
+    f->status_role = rv->status_role;
   }
-  if (rv->status[0]) {
-    put(g, x, r.y, end, rv->status, rv->status_role, gl);
-    return;
-  }
-  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
-    x = put(g, x, r.y, end, footer_hints[i][0], THEME_HOTKEY, gl) + 1;
-    x = put(g, x, r.y, end, footer_hints[i][1], THEME_MAIN, gl) + 2;
-  }
-}
-
-/* The key under column x of the footer hints: a character of the key part
- * ("+" or "-" of "+/-"), or the hint's first key when x is on its label. */
-static int footer_key_at(int x0, int x) {
-  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
-    const char *key = footer_hints[i][0];
-    int key_w = (int)strlen(key), w = key_w + 1 + ui_text_cells(footer_hints[i][1]);
-    if (x >= x0 && x < x0 + w) {
-      char c = x < x0 + key_w ? key[x - x0] : key[0];
-      return c == '/' ? 0 : c;
-    }
-    x0 += w + 2;
-  }
-  return 0;
 }
 
 void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layout *l,
@@ -563,24 +552,7 @@ void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layou
   render_server_load(rv, g, l->slot[UI_SLOT_SERVER_LOAD], gl);
   render_gpus(rv, g, l->slot[UI_SLOT_GPU], gl);
   render_log(rv, g, l->slot[UI_SLOT_LOG], gl);
-  render_footer(rv, g, l->slot[UI_SLOT_FOOTER], gl);
-  if (rv->help_shown)
-    ui_help_box(g, l->cols, l->rows, "Run view keys", runview_key_help, runview_key_help_count, gl);
 }
-
-/* ---------------------------------------------------------------- keys */
-
-const struct ui_key_help runview_key_help[] = {
-    {"+ / -", "double / halve the concurrency now (no restart)"},
-    {"m", "new mem-fraction-static (or KEY=VALUE): restarts"},
-    {"Enter/Esc/Bksp", "(m prompt) restart with it / cancel / delete"},
-    {"b", "back to the recipes (when the run is over)"},
-    {"PgUp/PgDn Home/End", "scroll the log back / forward, to oldest / newest"},
-    {"mouse", "wheel scrolls the log; click a footer key to press it"},
-    {"?", "this help (any key closes it)"},
-    {"q", "quit; asks first and stops the server when it is up"},
-};
-const size_t runview_key_help_count = ST_ARRAY_LEN(runview_key_help);
 
 void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...) {
   va_list ap;
@@ -592,7 +564,7 @@ void runview_set_status(struct runview *rv, enum theme_role role, const char *fm
 
 /* The m prompt: a bare number is a new --mem-fraction-static; KEY=VALUE
  * sets any other server flag (as --set does). */
-static enum runview_action knob_key(struct runview *rv, int key, struct runview_command *cmd) {
+static bool knob_key(struct runview *rv, int key, struct ui_cmd *cmd) {
   size_t len = strlen(rv->knob_value);
   if (key == UI_KEY_ESCAPE) {
     rv->editing_knob = false;
@@ -601,24 +573,21 @@ static enum runview_action knob_key(struct runview *rv, int key, struct runview_
       rv->knob_value[len - 1] = '\0';
   } else if (key == UI_KEY_ENTER) {
     rv->editing_knob = false;
-    const char *eq = strchr(rv->knob_value, '=');
-    if (eq) {
-      size_t key_len = (size_t)(eq - rv->knob_value);
-      if (key_len == 0 || key_len >= sizeof cmd->knob || !eq[1]) {
-        runview_set_status(rv, THEME_ERROR, "write KEY=VALUE (e.g. max-running-requests=64), not '%s'",
-                           rv->knob_value);
-        return RUNVIEW_REDRAW;
+    if (strchr(rv->knob_value, '=')) {
+      struct st_err err = {{0}};
+      const char *value;
+      if (ui_override_split(rv->knob_value, cmd->knob, sizeof cmd->knob, &value, &err) != 0) {
+        runview_set_status(rv, THEME_ERROR, "%s", err.msg);
+        return true;
       }
-      memcpy(cmd->knob, rv->knob_value, key_len);
-      cmd->knob[key_len] = '\0';
-      snprintf(cmd->value, sizeof cmd->value, "%s", eq + 1);
+      snprintf(cmd->value, sizeof cmd->value, "%s", value);
     } else {
       double v;
       if (parse_double(rv->knob_value, &v) != 0 || !(v > 0 && v < 1)) {
         runview_set_status(rv, THEME_ERROR,
                            "mem-fraction-static must be a number between 0 and 1, not '%s'",
                            rv->knob_value);
-        return RUNVIEW_REDRAW;
+        return true;
       }
       snprintf(cmd->knob, sizeof cmd->knob, "mem-fraction-static");
       snprintf(cmd->value, sizeof cmd->value, "%s", rv->knob_value);
@@ -626,25 +595,25 @@ static enum runview_action knob_key(struct runview *rv, int key, struct runview_
     /* keep the capacity before the restart to show it beside the new one */
     if (rv->snap.load.max_total_num_tokens_valid)
       rv->max_total_num_tokens_before = rv->snap.load.max_total_num_tokens;
-    return RUNVIEW_RESTART_WITH;
+    cmd->kind = UI_CMD_RESTART_WITH;
   } else if (key > 0x20 && key < 0x7f && len + 1 < sizeof rv->knob_value) {
     rv->knob_value[len] = (char)key;
     rv->knob_value[len + 1] = '\0';
   } else {
-    return RUNVIEW_NONE;
+    return false;
   }
-  return RUNVIEW_REDRAW;
+  return true;
 }
 
-enum runview_action runview_key(struct runview *rv, int key, struct runview_command *cmd) {
-  memset(cmd, 0, sizeof *cmd);
-  if (rv->help_shown) {
-    rv->help_shown = false;
-    return RUNVIEW_REDRAW;
-  }
-  if (rv->confirm_quit) {
-    rv->confirm_quit = false;
-    return key == 'y' || key == 'Y' ? RUNVIEW_STOP_AND_QUIT : RUNVIEW_REDRAW;
+static bool on_key(void *self, int key, struct ui_ctx *ctx) {
+  struct runview *rv = self;
+  struct ui_cmd *cmd = &ctx->cmd;
+  if (rv->confirm != RUNVIEW_CONFIRM_NONE) {
+    enum runview_confirm asked = rv->confirm;
+    rv->confirm = RUNVIEW_CONFIRM_NONE;
+    if (key == 'y' || key == 'Y')
+      cmd->kind = asked == RUNVIEW_CONFIRM_QUIT ? UI_CMD_QUIT : UI_CMD_HOME;
+    return true;
   }
   if (rv->editing_knob)
     return knob_key(rv, key, cmd);
@@ -655,76 +624,88 @@ enum runview_action runview_key(struct runview *rv, int key, struct runview_comm
   case '-':
     if (!measuring) {
       runview_set_status(rv, THEME_WARNING, "concurrency changes while a point is measured");
-      return RUNVIEW_REDRAW;
+      return true;
     }
+    cmd->kind = UI_CMD_SET_CONCURRENCY;
     cmd->conc = key == '+' ? (target > 0 ? target * 2 : 1) : (target > 1 ? target / 2 : 1);
-    return RUNVIEW_SET_CONCURRENCY;
+    return true;
   case 'm':
     if (runview_finished(rv)) {
       runview_set_status(rv, THEME_WARNING, "the run is over: no server to restart");
-      return RUNVIEW_REDRAW;
+      return true;
     }
     rv->editing_knob = true;
     rv->knob_value[0] = '\0';
-    return RUNVIEW_REDRAW;
+    return true;
+  case 'l':
+    cmd->kind = UI_CMD_OPEN_LOG;
+    return true;
   case 'b':
     if (runview_finished(rv) || !rv->have_snap)
-      return RUNVIEW_BACK;
-    runview_set_status(rv, THEME_WARNING, "the run is still going: q stops it");
-    return RUNVIEW_REDRAW;
-  case '?':
-    rv->help_shown = true;
-    return RUNVIEW_REDRAW;
+      cmd->kind = UI_CMD_HOME;
+    else
+      rv->confirm = RUNVIEW_CONFIRM_BACK;
+    return true;
   case UI_KEY_PAGE_UP:
   case UI_KEY_PAGE_DOWN:
     rv->log_back += key == UI_KEY_PAGE_UP ? 5 : -5; /* clamped when drawn */
     if (rv->log_back < 0)
       rv->log_back = 0;
-    return RUNVIEW_REDRAW;
+    return true;
   case UI_KEY_HOME:
     rv->log_back = SNAP_LOG_LINES;
-    return RUNVIEW_REDRAW;
+    return true;
   case UI_KEY_END:
     rv->log_back = 0;
-    return RUNVIEW_REDRAW;
+    return true;
   case 'q':
   case 'Q':
-    if (runview_server_up(rv) || (rv->have_snap && !runview_finished(rv))) {
-      rv->confirm_quit = true;
-      return RUNVIEW_REDRAW;
-    }
-    return RUNVIEW_QUIT;
+    if (runview_server_up(rv) || (rv->have_snap && !runview_finished(rv)))
+      rv->confirm = RUNVIEW_CONFIRM_QUIT;
+    else
+      cmd->kind = UI_CMD_QUIT;
+    return true;
   default:
-    return RUNVIEW_NONE;
+    return false;
   }
 }
 
-enum runview_action runview_click(struct runview *rv, const struct ui_layout *l, int x, int y,
-                                  struct runview_command *cmd) {
-  memset(cmd, 0, sizeof *cmd);
-  if (rv->help_shown || rv->confirm_quit || rv->editing_knob)
-    return RUNVIEW_NONE;
-  struct ui_rect f = l->slot[UI_SLOT_FOOTER];
-  if (ui_rect_contains(f, x, y)) {
-    /* only the plain footer has hints (see render_footer) */
-    if (rv->status[0] || (rv->snap.progress.message[0] && runview_finished(rv)))
-      return RUNVIEW_NONE;
-    int key = footer_key_at(f.x, x);
-    return key ? runview_key(rv, key, cmd) : RUNVIEW_NONE;
-  }
-  if (ui_rect_contains(l->slot[UI_SLOT_LOG], x, y) && rv->log_back > 0) {
-    rv->log_back = 0;
-    return RUNVIEW_REDRAW;
-  }
-  return RUNVIEW_NONE;
+static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
+  struct runview *rv = self;
+  if (rv->confirm != RUNVIEW_CONFIRM_NONE || rv->editing_knob)
+    return false;
+  if (!ui_rect_contains(ctx->layout->slot[UI_SLOT_LOG], x, y))
+    return false;
+  if (rv->log_back > 0)
+    rv->log_back = 0; /* follows again */
+  else
+    ctx->cmd.kind = UI_CMD_OPEN_LOG;
+  return true;
 }
 
-enum runview_action runview_wheel(struct runview *rv, const struct ui_layout *l, int x, int y,
-                                  int lines) {
-  if (rv->help_shown || !ui_rect_contains(l->slot[UI_SLOT_LOG], x, y))
-    return RUNVIEW_NONE;
+static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
+  struct runview *rv = self;
+  if (!ui_rect_contains(ctx->layout->slot[UI_SLOT_LOG], x, y))
+    return false;
   rv->log_back -= lines; /* wheel up (negative) goes back in time */
   if (rv->log_back < 0)
     rv->log_back = 0;
-  return RUNVIEW_REDRAW;
+  return true;
 }
+
+static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
+  runview_render(self, g, ctx->layout, ctx->gl);
+}
+
+const struct ui_screen runview_screen = {
+    .name = "run",
+    .help_title = "Run view keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
+    .view = UI_VIEW_RUN,
+    .key = on_key,
+    .click = on_click,
+    .wheel = on_wheel,
+    .render = render,
+    .footer = footer,
+};

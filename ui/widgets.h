@@ -48,6 +48,11 @@ char *ui_grid_row_alloc(const struct ui_grid *g, int y);
 
 /* Number of UTF-8 characters (cells) in s. */
 int ui_text_cells(const char *s);
+/* Word-wraps text to width w, continuation lines starting at indent, and
+ * draws the visual lines first..first+h-1 of it at (x, y) (g NULL: count
+ * only). Returns the number of visual lines. */
+int ui_wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const char *text,
+                 int indent, enum theme_role role, bool unicode);
 
 /* ---------------------------------------------------------------- glyph sets */
 struct ui_glyphs {
@@ -148,9 +153,15 @@ enum ui_key {
 };
 
 /* ---------------------------------------------------------------- key help overlay */
+/* One entry of a screen's key table: the `?` help lists every entry; those
+ * with a hint also show in the footer (screen.h lays it out). */
 struct ui_key_help {
-  const char *keys;
-  const char *what;
+  const char *keys;       /* as the help lists them: "Up/Down k/j", "+ / -" */
+  const char *what;       /* what they do; fits the help box at 80 columns */
+  const char *hint;       /* footer label ("run"); NULL: help only */
+  const char *hint_keys;  /* the footer's key text when it differs ("+/-"); NULL: keys */
+  int code;               /* the key a click on the hint presses (0: none) */
+  int drop;               /* footer: hints with the highest drop go first when narrow; 0 never */
 };
 /* A box centred on a cols x rows screen listing keys and what they do. */
 void ui_help_box(struct ui_grid *g, int cols, int rows, const char *title,

@@ -1,8 +1,11 @@
 #!/bin/bash
 # Runs from the dashboard against the simulated server, in tmux: Enter on a
-# recipe starts it, the run view shows the live figures, + changes the
-# concurrency, the run ends, b goes back; a runs the off/MTP pair into the
-# A/B view; a last run is quit with q / y and its server must be gone after.
+# recipe opens the launch form (overrides checked before the launch), Enter
+# starts it, the run view shows the live figures and its keys, l shows the
+# whole server log with search, + changes the concurrency, the run ends, b
+# goes back; a runs the off/MTP pair into the A/B view; a run stopped with b
+# leaves the dashboard open and no server behind; a last run is quit with
+# q / y and its server must be gone after.
 set -euo pipefail
 
 : "${SERVETOP:?path of the servetop binary}"
@@ -44,30 +47,70 @@ wait_for() {  # wait_for TEXT [SECONDS]
 tm new-session -d -s "$SESSION" -x 120 -y 36 \
   "env LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_DATA_HOME=$RESULTS $SERVETOP --configs $TEST_DATA_DIR/ui/run; echo \"EXIT=\$?\"; sleep 60"
 wait_for "llama bf16 · h200 · sglang"
+# Enter: the launch form (the engine probe answers on its own thread)
+tm send-keys -t "$SESSION" Enter
+wait_for "Run llama-bf16-h200-sglang"
+wait_for "engine   sim"
+wait_for "[conc 4]"
+wait_for "Enter start"
+# overrides are checked before anything starts: a word without '=' is refused
+tm send-keys -t "$SESSION" Tab
+tm send-keys -t "$SESSION" -l "max-running-requests"
+wait_for "write KEY=VALUE"
+wait_for "fix the overrides to start"
+tm send-keys -t "$SESSION" Enter
+wait_for "Run llama-bf16-h200-sglang" # still the form: nothing started
+tm send-keys -t "$SESSION" -l "=8"
+wait_for "--max-running-requests 8 (added)"
 tm send-keys -t "$SESSION" Enter
 wait_for "SIMULATED"
 wait_for "engine sim"
 wait_for "measuring point 1/1 conc 4" 30
 server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
 [ -n "$server_pid" ] || fail "no server pid in the header"
+# the override reached the server's command line
+grep -q '"--max-running-requests"' "$RESULTS"/servetop/runs/*/recipe.json ||
+  fail "recipe.json lacks the override"
+
+# the footer lists the run view's keys
+wait_for "+/- conc  m knob  l log  b back  ? help  q quit"
 
 # live figures: throughput, latency in ms, GPU memory from the sim backend
 wait_for "tok/s"
 wait_for "GiB/"
 screen | grep -q "TTFT .*ms" || wait_for "TTFT" 5
 
+# l: the whole server log, searched
+tm send-keys -t "$SESSION" l
+wait_for "Server log · lines 1-"
+wait_for "following"
+tm send-keys -t "$SESSION" /
+wait_for "search: /_"
+tm send-keys -t "$SESSION" -l "ready to roll"
+tm send-keys -t "$SESSION" Enter
+wait_for "/ready to roll: 1 matching line"
+tm send-keys -t "$SESSION" n
+wait_for ">[" # the current match is marked
+tm send-keys -t "$SESSION" q
+wait_for "measuring point 1/1"
+
 # + doubles the concurrency without a restart, and the footer says so
 tm send-keys -t "$SESSION" +
 wait_for "concurrency 4 -> 8 (marked on the charts)"
 wait_for "conc 8"
 
-# the run ends by itself; b goes back to the recipes
+# the run ends by itself; b goes back to the recipes and says where its folder is
 wait_for "point(s) measured" 90
 tm send-keys -t "$SESSION" b
 wait_for "Recipes 2"
+wait_for "run ok: $RESULTS/servetop/runs/"
 
-# a: the off arm, then the MTP arm, side by side with their ratios
+# a: the launch form for the pair (the whole sweeps), then the off arm, then
+# the MTP arm, side by side with their ratios
 tm send-keys -t "$SESSION" a
+wait_for "A/B run: llama-bf16-h200-sglang, then llama-bf16-h200-sglang-mtp"
+wait_for "[whole sweep (1 point)]"
+tm send-keys -t "$SESSION" Enter
 wait_for "running the off arm, engine sim"
 wait_for "running the MTP arm" 90
 wait_for "both arms measured" 90
@@ -79,7 +122,26 @@ wait_for "tok/s/user"
 tm send-keys -t "$SESSION" b
 wait_for "Recipes 2"
 
-# a second run, quit while the server is up: asks, then stops it
+# stop a run and stay in the dashboard: b while it runs asks, y stops the
+# server, the browser says where the folder (what was measured) is
+tm send-keys -t "$SESSION" Enter
+wait_for "Enter start"
+tm send-keys -t "$SESSION" Enter
+wait_for "server ready" 30
+server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
+[ -n "$server_pid" ] || fail "no server pid in the header"
+tm send-keys -t "$SESSION" b
+wait_for "Stop the run and go back to the recipes? y / n"
+tm send-keys -t "$SESSION" y
+wait_for "run stopped: $RESULTS/servetop/runs/" 30
+wait_for "Recipes 2"
+if kill -0 "$server_pid" 2>/dev/null; then
+  fail "server $server_pid still running after stopping the run"
+fi
+
+# a last run, quit while the server is up: asks, then stops it
+tm send-keys -t "$SESSION" Enter
+wait_for "Enter start"
 tm send-keys -t "$SESSION" Enter
 wait_for "server ready" 30
 server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
