@@ -775,11 +775,11 @@ static void render_header(struct browser *b, struct ui_grid *g, const struct ui_
   if (b->findings.n) {
     char of[32] = "";
     if (b->filter[0])
-      snprintf(of, sizeof of, " of %zu", b->findings.n);
-    snprintf(text, sizeof text, "findings: %zu%s (%zu error%s) ", findings, of, errors,
-             errors == 1 ? "" : "s");
+      snprintf(of, sizeof of, "/%zu", b->findings.n);
+    snprintf(text, sizeof text, "%zu%s finding%s, %zu error%s", findings, of,
+             findings == 1 && !of[0] ? "" : "s", errors, errors == 1 ? "" : "s");
     int w = ui_text_cells(text);
-    if (w < r.w - w_left - 1) {
+    if (w <= r.w - w_left - 1) {
       b->findings_x = r.x + r.w - w;
       b->findings_w = w;
       ui_grid_text(g, b->findings_x, r.y, w, text, errors ? THEME_ERROR : THEME_WARNING, gl->braille);

@@ -165,8 +165,14 @@ static void render_expanded(const struct problems *p, struct ui_grid *g, const s
   int w = l->cols - 8 < 100 ? l->cols - 8 : 100;
   int text_w = w - 4;
   const char *msg = f->message ? f->message : "";
+  char where[1200];
+  if (f->line > 0)
+    snprintf(where, sizeof where, "%s:%d", f->file ? f->file : "?", f->line);
+  else
+    snprintf(where, sizeof where, "%s", f->file ? f->file : "?");
+  int where_lines = ui_wrap_text(NULL, 0, 0, 0, 0, text_w - 7, where, 0, THEME_MAIN, gl->braille);
   int msg_lines = ui_wrap_text(NULL, 0, 0, 0, 0, text_w, msg, 0, THEME_MAIN, gl->braille);
-  int h = msg_lines + 7;
+  int h = where_lines + msg_lines + 6;
   if (h > l->rows - 4)
     h = l->rows - 4;
   struct ui_rect box = {(l->cols - w) / 2, (l->rows - h) / 2, w, h};
@@ -178,17 +184,17 @@ static void render_expanded(const struct problems *p, struct ui_grid *g, const s
   ui_box(g, box, title, THEME_BORDER, ui_severity_role(f->severity), gl);
   struct ui_rect in = ui_rect_inner(box);
   int x = in.x + 1, end = in.x + in.w - 1, y = in.y;
+  int bottom = in.y + in.h - 1; /* the last line says how to close */
   put(g, x, y, end, "where ", THEME_INACTIVE, gl);
-  ui_wrap_text(g, x + 7, y, 0, 1, end - x - 7, f->file ? f->file : "?", 0, THEME_MAIN, gl->braille);
-  if (f->line > 0) {
-    char line[32];
-    snprintf(line, sizeof line, "line %d", f->line);
-    put(g, x + 7, y + 1, end, line, THEME_MAIN, gl);
-  }
-  put(g, x, y + 2, end, "recipe", THEME_INACTIVE, gl);
-  put(g, x + 7, y + 2, end, f->recipe && f->recipe[0] ? f->recipe : "(the file as a whole)",
-      THEME_MAIN, gl);
-  ui_wrap_text(g, x, y + 4, 0, in.h - 5, text_w, msg, 0, ui_severity_role(f->severity), gl->braille);
+  y += ui_wrap_text(g, x + 7, y, 0, bottom - y, text_w - 7, where, 0, THEME_MAIN, gl->braille);
+  if (y < bottom)
+    put(g, x, y, end, "recipe", THEME_INACTIVE, gl);
+  if (y < bottom)
+    put(g, x + 7, y, end, f->recipe && f->recipe[0] ? f->recipe : "(the file as a whole)",
+        THEME_MAIN, gl);
+  y += 2;
+  if (y < bottom)
+    ui_wrap_text(g, x, y, 0, bottom - y, text_w, msg, 0, ui_severity_role(f->severity), gl->braille);
   put(g, x, in.y + in.h - 1, end, "any key closes", THEME_INACTIVE, gl);
 }
 
@@ -210,8 +216,9 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
         THEME_OK, gl);
     return;
   }
-  /* columns: severity, where (up to 2/5 of the line), rule, message */
-  int sev_w = 8, where_w = 0, rule_w = 0;
+  /* columns: severity, where (up to 3/10 of the line), rule (when there is
+   * room: Enter shows it anyway), message */
+  int sev_w = 9, where_w = 0, rule_w = 0;
   for (size_t i = 0; i < count(p); i++) {
     const struct recipe_finding *f = &p->findings->items[i];
     char where[1200];
@@ -220,15 +227,17 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
     where_w = w > where_w ? w : where_w;
     rule_w = r > rule_w ? r : rule_w;
   }
-  if (where_w > in.w * 2 / 5)
-    where_w = in.w * 2 / 5;
-  if (rule_w > 24)
-    rule_w = 24;
+  if (where_w > in.w * 3 / 10)
+    where_w = in.w * 3 / 10;
+  if (rule_w > 26)
+    rule_w = 26;
+  bool show_rule = in.w >= 110;
   int x_sev = in.x + 1, x_where = x_sev + sev_w, x_rule = x_where + where_w + 2,
-      x_msg = x_rule + rule_w + 2;
+      x_msg = show_rule ? x_rule + rule_w + 2 : x_rule;
   put(g, x_sev, in.y, end, "severity", THEME_HEADER, gl);
   put(g, x_where, in.y, end, "where", THEME_HEADER, gl);
-  put(g, x_rule, in.y, end, "rule", THEME_HEADER, gl);
+  if (show_rule)
+    put(g, x_rule, in.y, end, "rule", THEME_HEADER, gl);
   put(g, x_msg, in.y, end, "message", THEME_HEADER, gl);
   int vis = visible_rows(l);
   if (p->selected >= count(p))
@@ -248,7 +257,8 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
     put(g, x_sev, y, x_where - 1, recipe_severity_name(f->severity),
         sel ? THEME_SELECTED : ui_severity_role(f->severity), gl);
     put_location(g, x_where, y, where_w, f, role, gl);
-    put(g, x_rule, y, x_rule + rule_w, f->rule ? f->rule : "?", sel ? role : THEME_INACTIVE, gl);
+    if (show_rule)
+      put(g, x_rule, y, x_rule + rule_w, f->rule ? f->rule : "?", sel ? role : THEME_INACTIVE, gl);
     put(g, x_msg, y, end, f->message ? f->message : "", role, gl);
   }
   if (count(p) > (size_t)vis) {
