@@ -75,10 +75,11 @@ void ui_footer_plan(const struct ui_footer *f, int x0, int w, struct ui_footer_p
       shown[i] = true;
       n_hints++;
     }
-  /* the status gets what it needs; the hints make room down to those that never go */
+  /* news (an error, a warning, a change) gets what it needs, the hints make
+   * room down to those that never go; a dim note only gets what is left */
   int status_need = f->status && f->status[0] ? ui_text_cells(f->status) : 0;
   int budget = w;
-  if (status_need > 0) {
+  if (status_need > 0 && f->status_role != THEME_INACTIVE) {
     bool essential[UI_FOOTER_MAX_HINTS] = {false};
     for (size_t i = 0; i < f->n_keys && i < UI_FOOTER_MAX_HINTS; i++)
       essential[i] = shown[i] && f->keys[i].drop == 0;

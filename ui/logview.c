@@ -41,6 +41,7 @@ void logview_init(struct logview *lv) {
   lv->fd = -1;
   lv->follow = true;
   lv->page = 20;
+  lv->width = 78;
   lv->match = SIZE_MAX;
 }
 
@@ -203,13 +204,22 @@ static void scroll(struct logview *lv, long lines) {
     lv->follow = false;
 }
 
-/* Puts line i in view, a third down the page. */
+/* Puts line i in view, a third down the page, and its match in sight when
+ * it lies beyond the columns shown. */
 static void show_line(struct logview *lv, size_t i) {
   size_t third = lv->page > 3 ? (size_t)lv->page / 3 : 0;
   lv->top = i > third ? i - third : 0;
   if (lv->top > max_top(lv))
     lv->top = max_top(lv);
   lv->follow = false;
+  const char *m = lv->pattern[0] ? strcasestr(lv->lines[i], lv->pattern) : NULL;
+  if (!m)
+    return;
+  int col = 0, len = ui_text_cells(lv->pattern);
+  for (const char *p = lv->lines[i]; p < m; p++)
+    col += ((unsigned char)*p & 0xc0) != 0x80;
+  if (col < lv->left || col + len > lv->left + lv->width)
+    lv->left = col + len <= lv->width ? 0 : col - lv->width / 3;
 }
 
 /* The next match after from (step 1) or before it (-1), wrapping around. */
@@ -241,7 +251,10 @@ void logview_search(struct logview *lv, const char *pattern) {
     return;
   for (size_t i = 0; i < lv->n_lines; i++)
     lv->n_matches += matches(lv, lv->lines[i]);
-  find_match(lv, lv->top, 1, true);
+  if (lv->follow) /* at the newest lines: the latest match */
+    find_match(lv, lv->n_lines ? lv->n_lines - 1 : 0, -1, true);
+  else
+    find_match(lv, lv->top, 1, true);
 }
 
 /* ---------------------------------------------------------------- keys */
@@ -384,6 +397,7 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   struct ui_rect box = l->slot[UI_SLOT_BODY];
   struct ui_rect in = ui_rect_inner(box);
   lv->page = in.h > 0 ? in.h : 1;
+  lv->width = in.w - 1 > 1 ? in.w - 1 : 1;
   if (lv->follow || lv->top > max_top(lv))
     lv->top = max_top(lv);
   size_t last = lv->top + (size_t)lv->page < lv->n_lines ? lv->top + (size_t)lv->page : lv->n_lines;

@@ -31,6 +31,7 @@ struct logview {
   int left;              /* first column shown (long lines scroll sideways) */
   bool follow;           /* the newest lines stay in view */
   int page;              /* lines the body showed at the last frame */
+  int width;             /* cells of a line it showed */
   bool searching;        /* `/` typed: keys go to the search text */
   char typed[128];       /* the search being typed */
   char pattern[128];     /* the search in force ("" none), matched in any case */
@@ -51,7 +52,8 @@ void logview_append(struct logview *lv, const char *data, size_t n);
 /* Reads what the file grew by; true when lines were added. */
 bool logview_poll(struct logview *lv);
 /* Sets the search (as `/` + Enter does) and moves to the first match at or
- * after the top line; "" clears it. */
+ * after the top line (following the newest lines: to the latest match); ""
+ * clears it. */
 void logview_search(struct logview *lv, const char *pattern);
 
 /* The role a server log line is drawn in (errors red, warnings yellow). */

@@ -115,7 +115,8 @@ void ui_screen_draw_footer(const struct ui_screen *s, void *self, struct ui_grid
  * Hints are laid out left to right in table order, "KEY label" two cells
  * apart, the status after them. When they do not fit beside the whole status
  * they move one cell apart, then the hints with the highest `drop` go first;
- * those with drop 0 (`?`, `q`, ...) never go: the status is cut instead. */
+ * those with drop 0 (`?`, `q`, ...) never go: the status is cut instead. A
+ * status in the inactive role (a note, not news) only gets the room left. */
 #define UI_FOOTER_MAX_HINTS 24
 struct ui_footer_plan {
   size_t n;

@@ -312,6 +312,10 @@ START_TEST(footer_shortens_in_order) {
   ck_assert_uint_eq(plan.n, 2);
   ck_assert_int_eq(plan.status_x, 16);
   ck_assert_int_eq(plan.status_w, 24);
+  f.status_role = THEME_INACTIVE; /* a note: the hints first */
+  ui_footer_plan(&f, 0, 40, &plan);
+  ck_assert_uint_eq(plan.n, 4);
+  ck_assert_int_eq(plan.status_x, 37);
   /* a hint of single keys presses the one clicked */
   static const struct ui_key_help pm[] = {{"+ / -", "", "conc", "+/-", '+', 0}};
   struct ui_footer g = {.keys = pm, .n_keys = 1};

@@ -166,12 +166,40 @@ START_TEST(search_next_previous_wrap) {
   ck_assert_str_eq(lv.pattern, "");
   key('n');
   ck_assert_ptr_nonnull(strstr(lv.status, "no search yet"));
+  /* following the newest lines, a search goes to the latest match */
+  key(UI_KEY_END);
+  logview_search(&lv, "traceback");
+  ck_assert_uint_eq(lv.match, 60);
+  ck_assert_str_eq(lv.status, "");
   /* Esc while typing leaves the search as it was */
   logview_search(&lv, "line 5");
   key('/');
   type("zzz");
   key(UI_KEY_ESCAPE);
   ck_assert_str_eq(lv.pattern, "line 5");
+}
+END_TEST
+
+/* A match past the columns shown scrolls the line sideways to it. */
+START_TEST(a_match_far_right_comes_into_sight) {
+  char buf[300];
+  memset(buf, '.', 200);
+  snprintf(buf + 200, sizeof buf - 200, "needle\nshort needle\n");
+  logview_append(&lv, buf, strlen(buf));
+  char *f = frame(80, 24);
+  free(f);
+  key('g'); /* from the top, not following */
+  logview_search(&lv, "needle");
+  ck_assert_uint_eq(lv.match, 0);
+  ck_assert_int_gt(lv.left, 200 - 78);
+  ck_assert_int_le(lv.left, 200);
+  f = frame(80, 24);
+  const char *row = strchr(strchr(f, '\n') + 1, '\n') + 1; /* the first log line */
+  ck_assert_msg(strstr(row, "needle") && strstr(row, "needle") < strchr(row, '\n'), "%s", f);
+  free(f);
+  key('n'); /* the second fits from column 0 */
+  ck_assert_uint_eq(lv.match, 1);
+  ck_assert_int_eq(lv.left, 0);
 }
 END_TEST
 
@@ -237,6 +265,7 @@ int main(void) {
   tcase_add_test(tc, the_line_cap_drops_the_oldest);
   tcase_add_test(tc, search_next_previous_wrap);
   tcase_add_test(tc, follow_and_scroll);
+  tcase_add_test(tc, a_match_far_right_comes_into_sight);
   tcase_add_test(tc, line_roles);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
