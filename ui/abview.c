@@ -225,13 +225,6 @@ static void fmt_value(double v, char unit, char *buf, size_t n) {
     ui_fmt_si(v, buf, n);
 }
 
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 static void put_right(struct ui_grid *g, int x_end, int y, int w, const char *text,
                       enum theme_role role, const struct ui_glyphs *gl) {
   int len = ui_text_cells(text);
@@ -250,10 +243,10 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
   snprintf(buf, sizeof buf, "past run%sconc %d%s%zu point%s", gl->separator,
            shown ? shown->max_concurrency : 0, gl->separator, p->side.n_results,
            p->side.n_results == 1 ? "" : "s");
-  put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
+  ui_put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
   if (points_y >= in.y + in.h)
     return;
-  put(g, in.x + 1, points_y, end, "  conc    out tok/s  tok/s/user", THEME_HEADER, gl);
+  ui_put(g, in.x + 1, points_y, end, "  conc    out tok/s  tok/s/user", THEME_HEADER, gl);
   for (size_t i = 0; i < p->side.n_results; i++) {
     int y = points_y + 1 + (int)i;
     if (y >= in.y + in.h)
@@ -264,7 +257,7 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
     snprintf(buf, sizeof buf, "%s %4d  %11s  %10s", rf == shown ? ">" : " ", rf->max_concurrency,
              ui_fmt_si(rf->output_throughput, out, sizeof out),
              ui_fmt_si(tpot > 0 ? 1000.0 / tpot : (double)NAN, user, sizeof user));
-    put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
+    ui_put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
   }
 }
 
@@ -291,18 +284,18 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
   if (past->loaded) {
     render_past_arm(ab, arm, g, in, past_points_y(in, n_rows), gl);
   } else if (!rv->have_snap) {
-    put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
+    ui_put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
         THEME_INACTIVE, gl);
   } else {
     char buf[96];
     snprintf(buf, sizeof buf, "%s%sserver %s%sconc %d", snap_run_phase_name(rv->snap.progress.phase),
              gl->separator, snap_server_state_name(rv->snap.server.state), gl->separator,
              rv->snap.concurrency.target);
-    put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
+    ui_put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
   }
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {
     int y = in.y + ROWS_Y + (int)i;
-    put(g, in.x + 1, y, end, rows[i].label, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, y, end, rows[i].label, THEME_INACTIVE, gl);
     char v[16];
     fmt_value(rows[i].value[arm], rows[i].unit, v, sizeof v);
     put_right(g, in.x + LABEL_W + 9, y, 9, v, isnan(rows[i].value[arm]) ? THEME_INACTIVE : THEME_MAIN,
@@ -364,11 +357,11 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   }
   int end = in.x + in.w;
   int x0 = in.x + 1;
-  x0 = put(g, x0, in.y, end, "tok/s/gpu ", THEME_INACTIVE, gl);
-  x0 = put(g, x0 + 1, in.y, end, "off", THEME_ARM_OFF, gl);
-  put(g, x0 + 2, in.y, end, "MTP", THEME_ARM_MTP, gl);
+  x0 = ui_put(g, x0, in.y, end, "tok/s/gpu ", THEME_INACTIVE, gl);
+  x0 = ui_put(g, x0 + 1, in.y, end, "off", THEME_ARM_OFF, gl);
+  ui_put(g, x0 + 2, in.y, end, "MTP", THEME_ARM_MTP, gl);
   if (total == 0) {
-    put(g, in.x + 1, in.y + 1, end, "no finished sweep point yet", THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y + 1, end, "no finished sweep point yet", THEME_INACTIVE, gl);
     return;
   }
   enum { AXIS = 7 };
@@ -382,7 +375,7 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   char xl[48], v[16];
   snprintf(xl, sizeof xl, "%s tok/s/user", ui_fmt_si(x_max, v, sizeof v));
   put_right(g, end - 1, in.y + in.h - 1, in.w - AXIS, xl, THEME_INACTIVE, gl);
-  put(g, area.x, in.y + in.h - 1, end, "0  interactivity", THEME_INACTIVE, gl);
+  ui_put(g, area.x, in.y + in.h - 1, end, "0  interactivity", THEME_INACTIVE, gl);
 }
 
 /* The key table: `?` lists it, the footer shows the hints. */
@@ -409,7 +402,7 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   char head[256];
   snprintf(head, sizeof head, " servetop%sA/B: MTP against its non-MTP twin, same scales%s%s",
            gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "");
-  put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
+  ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
 
   struct ab_row rows[16];
   size_t n_rows = abview_rows(ab, rows, ST_ARRAY_LEN(rows));

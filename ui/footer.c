@@ -128,26 +128,19 @@ void ui_footer_plan(const struct ui_footer *f, int x0, int w, struct ui_footer_p
   }
 }
 
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end || !text)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 void ui_footer_draw(struct ui_grid *g, struct ui_rect r, const struct ui_footer *f,
                     const struct ui_glyphs *gl) {
   if (!ui_rect_visible(r))
     return;
   int end = r.x + r.w;
   if (f->prompt) {
-    int x = put(g, r.x, r.y, end, f->prompt, f->prompt_role, gl);
+    int x = ui_put(g, r.x, r.y, end, f->prompt, f->prompt_role, gl);
     if (f->input) {
-      x = put(g, x, r.y, end, f->input, THEME_MAIN, gl);
-      x = put(g, x, r.y, end, "_", THEME_HOTKEY, gl);
+      x = ui_put(g, x, r.y, end, f->input, THEME_MAIN, gl);
+      x = ui_put(g, x, r.y, end, "_", THEME_HOTKEY, gl);
     }
     if (f->prompt_hint)
-      put(g, x + 2, r.y, end, f->prompt_hint, THEME_INACTIVE, gl);
+      ui_put(g, x + 2, r.y, end, f->prompt_hint, THEME_INACTIVE, gl);
     return;
   }
   struct ui_footer_plan plan;
@@ -155,12 +148,12 @@ void ui_footer_draw(struct ui_grid *g, struct ui_rect r, const struct ui_footer 
   for (size_t i = 0; i < plan.n; i++) {
     const struct ui_key_help *k = &f->keys[plan.hint[i].key];
     bool off = plan.hint[i].key < 64 && (f->inactive >> plan.hint[i].key & 1);
-    int x = put(g, plan.hint[i].x, r.y, end, ui_footer_hint_keys(k), off ? THEME_INACTIVE : THEME_HOTKEY,
+    int x = ui_put(g, plan.hint[i].x, r.y, end, ui_footer_hint_keys(k), off ? THEME_INACTIVE : THEME_HOTKEY,
                 gl);
-    put(g, x + 1, r.y, end, k->hint, off ? THEME_INACTIVE : THEME_MAIN, gl);
+    ui_put(g, x + 1, r.y, end, k->hint, off ? THEME_INACTIVE : THEME_MAIN, gl);
   }
   if (plan.status_w > 0)
-    put(g, plan.status_x, r.y, plan.status_x + plan.status_w, f->status, f->status_role, gl);
+    ui_put(g, plan.status_x, r.y, plan.status_x + plan.status_w, f->status, f->status_role, gl);
 }
 
 /* "+/-", "[ ]": single keys with separators between them. */

@@ -256,3 +256,26 @@ int ui_wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const
   } while (*rest);
   return n;
 }
+
+int ui_put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
+           const struct ui_glyphs *gl) {
+  if (x >= x_end || !text)
+    return x;
+  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
+}
+
+void ui_list_select(size_t *sel, size_t *top, size_t n, long row, size_t visible) {
+  if (n == 0)
+    return;
+  if (row < 0)
+    row = 0;
+  if (row >= (long)n)
+    row = (long)n - 1;
+  *sel = (size_t)row;
+  if (visible == 0)
+    visible = 1;
+  if (*sel < *top)
+    *top = *sel;
+  if (*sel >= *top + visible)
+    *top = *sel - visible + 1;
+}

@@ -200,13 +200,6 @@ struct ui_rect launchform_box(const struct launchform *f, int cols, int rows) {
   return (struct ui_rect){(cols - w) / 2, (rows - h) / 2, w, h};
 }
 
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   struct launchform *f = self;
   const struct ui_layout *l = ctx->layout;
@@ -225,17 +218,17 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   int x = in.x + 1, vx = x + LABEL_W, end = in.x + in.w - 1, y = in.y;
   int bottom = in.y + in.h;
 
-  put(g, x, y, vx, "engine", THEME_INACTIVE, gl);
+  ui_put(g, x, y, vx, "engine", THEME_INACTIVE, gl);
   if (f->probing)
-    put(g, vx, y, end, f->waiting ? "probing... (starts when it answers)" : "probing...",
+    ui_put(g, vx, y, end, f->waiting ? "probing... (starts when it answers)" : "probing...",
         THEME_WARNING, gl);
   else /* the label says "engine" already */
-    put(g, vx, y, end, str_starts_with(f->engine, "engine ") ? f->engine + 7 : f->engine, THEME_MAIN,
+    ui_put(g, vx, y, end, str_starts_with(f->engine, "engine ") ? f->engine + 7 : f->engine, THEME_MAIN,
         gl);
   y += 2;
 
   if (y < bottom)
-    put(g, x, y, vx, "measure", f->editing ? THEME_INACTIVE : THEME_HOTKEY, gl);
+    ui_put(g, x, y, vx, "measure", f->editing ? THEME_INACTIVE : THEME_HOTKEY, gl);
   int chip_lines = layout_choices(f, vx, y, end - vx);
   for (size_t i = 0; i <= f->n_concs; i++) {
     struct ui_rect r = f->choice_at[i];
@@ -247,7 +240,7 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
     choice_label(f, i, label, sizeof label);
     bool sel = i == f->choice;
     snprintf(chip, sizeof chip, "%s%s%s", sel ? "[" : " ", label, sel ? "]" : " ");
-    put(g, r.x, r.y, end, chip, sel ? (f->editing ? THEME_TITLE : THEME_SELECTED) : THEME_MAIN, gl);
+    ui_put(g, r.x, r.y, end, chip, sel ? (f->editing ? THEME_TITLE : THEME_SELECTED) : THEME_MAIN, gl);
   }
   y += chip_lines;
   if (y < bottom && f->recipe->n_points > 0) {
@@ -259,20 +252,20 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
     else
       snprintf(note, sizeof note, "every point of the sweep, the server kept up between them%s",
                f->twin ? ", off arm then MTP arm" : "");
-    put(g, vx, y, end, note, THEME_INACTIVE, gl);
+    ui_put(g, vx, y, end, note, THEME_INACTIVE, gl);
   }
   y += 2;
 
   if (y < bottom) {
-    put(g, x, y, vx, "set", f->editing ? THEME_HOTKEY : THEME_INACTIVE, gl);
+    ui_put(g, x, y, vx, "set", f->editing ? THEME_HOTKEY : THEME_INACTIVE, gl);
     f->field_at = (struct ui_rect){vx, y, end - vx, 1};
     int fx = vx;
     if (f->text[0] || f->editing) {
-      fx = put(g, fx, y, end, f->text, THEME_MAIN, gl);
+      fx = ui_put(g, fx, y, end, f->text, THEME_MAIN, gl);
       if (f->editing)
-        put(g, fx, y, end, "_", THEME_HOTKEY, gl);
+        ui_put(g, fx, y, end, "_", THEME_HOTKEY, gl);
     } else {
-      put(g, fx, y, end, "(Tab, then KEY=VALUE words: mem-fraction-static=0.8 ...)", THEME_INACTIVE,
+      ui_put(g, fx, y, end, "(Tab, then KEY=VALUE words: mem-fraction-static=0.8 ...)", THEME_INACTIVE,
           gl);
     }
   }
@@ -282,10 +275,10 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
                  gl->braille);
   } else if (f->overrides.n == 0) {
     if (y < bottom)
-      put(g, vx, y, end, "the recipe's flags as they are", THEME_INACTIVE, gl);
+      ui_put(g, vx, y, end, "the recipe's flags as they are", THEME_INACTIVE, gl);
   } else {
     for (size_t i = 0; i < f->overrides.n && i < MAX_CHANGES && y + (int)i < bottom; i++)
-      put(g, vx, y + (int)i, end, f->overrides.changes[i], THEME_OK, gl);
+      ui_put(g, vx, y + (int)i, end, f->overrides.changes[i], THEME_OK, gl);
   }
 }
 

@@ -69,18 +69,7 @@ static int visible_rows(int cols, int rows) {
 }
 
 static void select_row(struct pastpicker *p, long row, int cols, int rows) {
-  if (p->list.n == 0)
-    return;
-  if (row < 0)
-    row = 0;
-  if (row >= (long)p->list.n)
-    row = (long)p->list.n - 1;
-  p->selected = (size_t)row;
-  size_t vis = (size_t)visible_rows(cols, rows);
-  if (p->selected < p->top)
-    p->top = p->selected;
-  if (p->selected >= p->top + vis)
-    p->top = p->selected - vis + 1;
+  ui_list_select(&p->selected, &p->top, p->list.n, row, (size_t)visible_rows(cols, rows));
 }
 
 /* Asks the program to load the selected run into the chosen column. */
@@ -176,13 +165,6 @@ static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
   return true;
 }
 
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 static enum theme_role status_role(const char *status) {
   if (strcmp(status, "ok") == 0)
     return THEME_OK;
@@ -198,22 +180,22 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
   ui_box(g, box, "Load a past run into the A/B view", THEME_BORDER, THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
-  int x = put(g, in.x + 1, in.y + PICK_DIR_Y, end, "from ", THEME_INACTIVE, gl);
-  put(g, x, in.y + PICK_DIR_Y, end, p->dir, THEME_MAIN, gl);
-  put(g, in.x + 1, in.y + PICK_COLUMN_Y, end, "into column:", THEME_INACTIVE, gl);
-  put(g, in.x + SWITCH_OFF_X + 1, in.y + PICK_COLUMN_Y, end, "off",
+  int x = ui_put(g, in.x + 1, in.y + PICK_DIR_Y, end, "from ", THEME_INACTIVE, gl);
+  ui_put(g, x, in.y + PICK_DIR_Y, end, p->dir, THEME_MAIN, gl);
+  ui_put(g, in.x + 1, in.y + PICK_COLUMN_Y, end, "into column:", THEME_INACTIVE, gl);
+  ui_put(g, in.x + SWITCH_OFF_X + 1, in.y + PICK_COLUMN_Y, end, "off",
       p->column == 0 ? THEME_SELECTED : THEME_ARM_OFF, gl);
-  put(g, in.x + SWITCH_MTP_X + 1, in.y + PICK_COLUMN_Y, end, "MTP",
+  ui_put(g, in.x + SWITCH_MTP_X + 1, in.y + PICK_COLUMN_Y, end, "MTP",
       p->column == 1 ? THEME_SELECTED : THEME_ARM_MTP, gl);
-  put(g, in.x + SWITCH_MTP_X + SWITCH_W + 2, in.y + PICK_COLUMN_Y, end, "(Tab switches)",
+  ui_put(g, in.x + SWITCH_MTP_X + SWITCH_W + 2, in.y + PICK_COLUMN_Y, end, "(Tab switches)",
       THEME_INACTIVE, gl);
 
   if (p->error[0]) {
-    put(g, in.x + 1, in.y + PICK_ROWS_Y, end, p->error, THEME_ERROR, gl);
+    ui_put(g, in.x + 1, in.y + PICK_ROWS_Y, end, p->error, THEME_ERROR, gl);
     return;
   }
   if (p->list.n == 0) {
-    put(g, in.x + 1, in.y + PICK_ROWS_Y, end, "no run folders here yet (servetop run writes them)",
+    ui_put(g, in.x + 1, in.y + PICK_ROWS_Y, end, "no run folders here yet (servetop run writes them)",
         THEME_INACTIVE, gl);
     return;
   }
@@ -224,7 +206,7 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
   int hx = in.x + 2;
   for (size_t c = 0; c < ST_ARRAY_LEN(head); c++) {
     int pad = head[c].align_right ? head[c].width - ui_text_cells(head[c].header) : 0;
-    put(g, hx + pad, in.y + PICK_HEADER_Y, end, head[c].header, THEME_HEADER, gl);
+    ui_put(g, hx + pad, in.y + PICK_HEADER_Y, end, head[c].header, THEME_HEADER, gl);
     hx += head[c].width + 1;
   }
   int vis = visible_rows(cols, rows);
@@ -242,7 +224,7 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
                            r->spec_label[0] ? r->spec_label : "-", r->label[0] ? r->label : "-",
                            r->recipe[0] ? r->recipe : r->folder};
     int cx = in.x + 2;
-    put(g, in.x, y, end, sel ? ">" : " ", sel ? THEME_SELECTED : THEME_MAIN, gl);
+    ui_put(g, in.x, y, end, sel ? ">" : " ", sel ? THEME_SELECTED : THEME_MAIN, gl);
     for (size_t c = 0; c < ST_ARRAY_LEN(head) && cx < end; c++) {
       enum theme_role role = sel ? THEME_SELECTED : c == 1 ? status_role(r->status) : THEME_MAIN;
       int w = head[c].width < end - cx ? head[c].width : end - cx;

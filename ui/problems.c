@@ -39,19 +39,7 @@ static int visible_rows(const struct ui_layout *l) {
 }
 
 static void select_row(struct problems *p, long row, const struct ui_layout *l) {
-  size_t n = count(p);
-  if (n == 0)
-    return;
-  if (row < 0)
-    row = 0;
-  if (row >= (long)n)
-    row = (long)n - 1;
-  p->selected = (size_t)row;
-  size_t vis = (size_t)visible_rows(l);
-  if (p->selected < p->top)
-    p->top = p->selected;
-  if (p->selected >= p->top + vis)
-    p->top = p->selected - vis + 1;
+  ui_list_select(&p->selected, &p->top, count(p), row, (size_t)visible_rows(l));
 }
 
 static bool on_key(void *self, int key, struct ui_ctx *ctx) {
@@ -114,13 +102,6 @@ static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
 
 /* ---------------------------------------------------------------- drawing */
 
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 /* "file:line" in at most w cells: a long path loses its start, so the file
  * name and the line stay. */
 static void put_location(struct ui_grid *g, int x, int y, int w, const struct recipe_finding *f,
@@ -155,7 +136,7 @@ static void render_header(const struct problems *p, struct ui_grid *g, struct ui
   snprintf(text, sizeof text, " servetop%sproblems%s%zu error%s, %zu warning%s, %zu note%s",
            gl->separator, gl->separator, by_sev[0], by_sev[0] == 1 ? "" : "s", by_sev[1],
            by_sev[1] == 1 ? "" : "s", by_sev[2], by_sev[2] == 1 ? "" : "s");
-  put(g, r.x, r.y, r.x + r.w, text, THEME_HEADER, gl);
+  ui_put(g, r.x, r.y, r.x + r.w, text, THEME_HEADER, gl);
 }
 
 /* The selected problem, whole, in a box over the list. */
@@ -185,17 +166,17 @@ static void render_expanded(const struct problems *p, struct ui_grid *g, const s
   struct ui_rect in = ui_rect_inner(box);
   int x = in.x + 1, end = in.x + in.w - 1, y = in.y;
   int bottom = in.y + in.h - 1; /* the last line says how to close */
-  put(g, x, y, end, "where ", THEME_INACTIVE, gl);
+  ui_put(g, x, y, end, "where ", THEME_INACTIVE, gl);
   y += ui_wrap_text(g, x + 7, y, 0, bottom - y, text_w - 7, where, 0, THEME_MAIN, gl->braille);
   if (y < bottom)
-    put(g, x, y, end, "recipe", THEME_INACTIVE, gl);
+    ui_put(g, x, y, end, "recipe", THEME_INACTIVE, gl);
   if (y < bottom)
-    put(g, x + 7, y, end, f->recipe && f->recipe[0] ? f->recipe : "(the file as a whole)",
+    ui_put(g, x + 7, y, end, f->recipe && f->recipe[0] ? f->recipe : "(the file as a whole)",
         THEME_MAIN, gl);
   y += 2;
   if (y < bottom)
     ui_wrap_text(g, x, y, 0, bottom - y, text_w, msg, 0, ui_severity_role(f->severity), gl->braille);
-  put(g, x, in.y + in.h - 1, end, "any key closes", THEME_INACTIVE, gl);
+  ui_put(g, x, in.y + in.h - 1, end, "any key closes", THEME_INACTIVE, gl);
 }
 
 static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
@@ -212,7 +193,7 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
   if (count(p) == 0) {
-    put(g, in.x + 1, in.y, end, "no problems: every recipe loaded and the doctor found nothing",
+    ui_put(g, in.x + 1, in.y, end, "no problems: every recipe loaded and the doctor found nothing",
         THEME_OK, gl);
     return;
   }
@@ -234,11 +215,11 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   bool show_rule = in.w >= 110;
   int x_sev = in.x + 1, x_where = x_sev + sev_w, x_rule = x_where + where_w + 2,
       x_msg = show_rule ? x_rule + rule_w + 2 : x_rule;
-  put(g, x_sev, in.y, end, "severity", THEME_HEADER, gl);
-  put(g, x_where, in.y, end, "where", THEME_HEADER, gl);
+  ui_put(g, x_sev, in.y, end, "severity", THEME_HEADER, gl);
+  ui_put(g, x_where, in.y, end, "where", THEME_HEADER, gl);
   if (show_rule)
-    put(g, x_rule, in.y, end, "rule", THEME_HEADER, gl);
-  put(g, x_msg, in.y, end, "message", THEME_HEADER, gl);
+    ui_put(g, x_rule, in.y, end, "rule", THEME_HEADER, gl);
+  ui_put(g, x_msg, in.y, end, "message", THEME_HEADER, gl);
   int vis = visible_rows(l);
   if (p->selected >= count(p))
     p->selected = count(p) - 1;
@@ -254,19 +235,19 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
     if (sel)
       ui_grid_fill(g, (struct ui_rect){in.x, y, in.w, 1}, THEME_SELECTED);
     enum theme_role role = sel ? THEME_SELECTED : THEME_MAIN;
-    put(g, x_sev, y, x_where - 1, recipe_severity_name(f->severity),
+    ui_put(g, x_sev, y, x_where - 1, recipe_severity_name(f->severity),
         sel ? THEME_SELECTED : ui_severity_role(f->severity), gl);
     put_location(g, x_where, y, where_w, f, role, gl);
     if (show_rule)
-      put(g, x_rule, y, x_rule + rule_w, f->rule ? f->rule : "?", sel ? role : THEME_INACTIVE, gl);
-    put(g, x_msg, y, end, f->message ? f->message : "", role, gl);
+      ui_put(g, x_rule, y, x_rule + rule_w, f->rule ? f->rule : "?", sel ? role : THEME_INACTIVE, gl);
+    ui_put(g, x_msg, y, end, f->message ? f->message : "", role, gl);
   }
   if (count(p) > (size_t)vis) {
     char pos[48];
     size_t last = p->top + (size_t)vis < count(p) ? p->top + (size_t)vis : count(p);
     snprintf(pos, sizeof pos, " %zu-%zu/%zu ", p->top + 1, last, count(p));
     int w = ui_text_cells(pos);
-    put(g, box.x + box.w - w - 2, box.y + box.h - 1, box.x + box.w - 1, pos, THEME_INACTIVE, gl);
+    ui_put(g, box.x + box.w - w - 2, box.y + box.h - 1, box.x + box.w - 1, pos, THEME_INACTIVE, gl);
   }
   if (p->expanded)
     render_expanded(p, g, l, gl);

@@ -129,13 +129,6 @@ bool runview_finished(const struct runview *rv) {
 /* ---------------------------------------------------------------- drawing helpers */
 
 /* Writes pieces left to right; returns the next column. */
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 static enum theme_role server_role(enum snap_server_state st) {
   switch (st) {
   case SNAP_SERVER_READY: return THEME_OK;
@@ -155,26 +148,26 @@ static void render_header(const struct runview *rv, struct ui_grid *g, struct ui
   /* most important first: a narrow terminal cuts the end */
   snprintf(buf, sizeof buf, " %s%s%s ", sv->recipe_name[0] ? sv->recipe_name : "-", gl->separator,
            sv->engine[0] ? sv->engine : "-");
-  x = put(g, x, r.y, end, buf, THEME_HEADER, gl);
+  x = ui_put(g, x, r.y, end, buf, THEME_HEADER, gl);
   if (sv->simulated)
-    x = put(g, x, r.y, end, "SIMULATED ", THEME_WARNING, gl);
-  x = put(g, x, r.y, end, gl->separator + 1, THEME_HEADER, gl);
+    x = ui_put(g, x, r.y, end, "SIMULATED ", THEME_WARNING, gl);
+  x = ui_put(g, x, r.y, end, gl->separator + 1, THEME_HEADER, gl);
   snprintf(buf, sizeof buf, "server %s", snap_server_state_name(sv->state));
   bool clean_exit = sv->state == SNAP_SERVER_EXITED && sv->exited_valid && sv->exit_code == 0 &&
                     sv->exit_signal == 0;
-  x = put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);
+  x = ui_put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);
   if (sv->pid > 0 && sv->state != SNAP_SERVER_EXITED) {
     char up[16];
     snprintf(buf, sizeof buf, " up %s%spid %d :%d", ui_fmt_duration_s(sv->uptime_s, up, sizeof up),
              gl->separator, sv->pid, sv->port);
-    x = put(g, x, r.y, end, buf, THEME_HEADER, gl);
+    x = ui_put(g, x, r.y, end, buf, THEME_HEADER, gl);
   }
   if (sv->state == SNAP_SERVER_EXITED && sv->exited_valid) {
     if (sv->exit_signal)
       snprintf(buf, sizeof buf, " (killed by signal %d)", sv->exit_signal);
     else
       snprintf(buf, sizeof buf, " (status %d)", sv->exit_code);
-    put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : THEME_ERROR, gl);
+    ui_put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : THEME_ERROR, gl);
   }
 }
 
@@ -187,10 +180,10 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
                                : p->phase == SNAP_PHASE_DONE        ? THEME_OK
                                : p->phase == SNAP_PHASE_INTERRUPTED ? THEME_WARNING
                                                                     : THEME_TITLE;
-  x = put(g, x, r.y, end, snap_run_phase_name(p->phase), phase_role, gl);
+  x = ui_put(g, x, r.y, end, snap_run_phase_name(p->phase), phase_role, gl);
   snprintf(buf, sizeof buf, " point %d/%d conc %d ", p->point_index + 1,
            p->n_points > 0 ? p->n_points : 1, rv->snap.concurrency.target);
-  x = put(g, x, r.y, end, buf, THEME_MAIN, gl);
+  x = ui_put(g, x, r.y, end, buf, THEME_MAIN, gl);
   snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed %lld in flight %s ETA %s",
            (long long)p->done, (long long)p->total, (long long)p->failed, (long long)p->in_flight,
            ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
@@ -207,9 +200,9 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
     ui_bar(g, x, r.y, bar_w, segs, 2, (double)p->total, THEME_BAR_FREE, gl);
     x += bar_w;
   }
-  x = put(g, x, r.y, end, buf, p->failed ? THEME_WARNING : THEME_MAIN, gl);
+  x = ui_put(g, x, r.y, end, buf, p->failed ? THEME_WARNING : THEME_MAIN, gl);
   if (p->mislabelled)
-    put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
+    ui_put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
         gl);
 }
 
@@ -258,14 +251,14 @@ static void render_throughput(const struct runview *rv, struct ui_grid *g, struc
   char v[16], buf[64];
   int end = in.x + in.w, x = in.x + 1;
   snprintf(buf, sizeof buf, "output %s tok/s", w->valid ? ui_fmt_si(w->output_tok_per_s, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_OUTPUT, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_OUTPUT, gl) + 2;
   snprintf(buf, sizeof buf, "total %s tok/s", w->valid ? ui_fmt_si(w->total_tok_per_s, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_TOTAL, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_TOTAL, gl) + 2;
   snprintf(buf, sizeof buf, "%s req/s", w->valid ? ui_fmt_si(w->req_per_s, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_RPS, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_RPS, gl) + 2;
   if (t->server_gen_valid) {
     snprintf(buf, sizeof buf, "server says %s tok/s", ui_fmt_si(t->server_gen_tok_per_s, v, sizeof v));
-    put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
   }
   int chart_h = in.h - 1;
   if (chart_h <= 0)
@@ -302,27 +295,27 @@ static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui
   int end = in.x + in.w, x = in.x + 1;
   char buf[128], v[16];
   if (!sp->enabled_valid && !sp->accept_length_valid) {
-    put(g, x, in.y, end, "unknown: the server has not reported speculative decoding", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, "unknown: the server has not reported speculative decoding", THEME_INACTIVE, gl);
     return;
   }
   if (sp->enabled_valid && !sp->enabled) {
-    put(g, x, in.y, end, "off: the server reports no speculative decoding", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, "off: the server reports no speculative decoding", THEME_INACTIVE, gl);
     return;
   }
   snprintf(buf, sizeof buf, "accept length %s",
            sp->accept_length_valid ? (snprintf(v, sizeof v, "%.2f", sp->accept_length), v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_ACCEPT, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_ACCEPT, gl) + 2;
   snprintf(buf, sizeof buf, "rate %s", sp->accept_rate_valid ? ui_fmt_pct(sp->accept_rate_frac, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_MAIN, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_MAIN, gl) + 2;
   snprintf(buf, sizeof buf, "%s %s", sp->algorithm[0] ? sp->algorithm : "", source_name(sp->source));
-  put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
+  ui_put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
   int y = in.y + 1;
   if (sp->n_positions > 0 && in.h >= 3) {
     struct sbuf sb = {0};
     sbuf_puts(&sb, "per position");
     for (int i = 0; i < sp->n_positions && i < SNAP_MAX_SPEC_POSITIONS; i++)
       sbuf_printf(&sb, " %s", ui_fmt_pct(sp->per_position_rate_frac[i], v, sizeof v));
-    put(g, in.x + 1, y++, end, sb.data, THEME_MAIN, gl);
+    ui_put(g, in.x + 1, y++, end, sb.data, THEME_MAIN, gl);
     sbuf_free(&sb);
   }
   static const enum runview_series len[] = {RUNVIEW_ACCEPT_LENGTH};
@@ -371,7 +364,7 @@ static void render_latency(const struct runview *rv, struct ui_grid *g, struct u
     snprintf(buf, sizeof buf, "tokens/chunk %s",
              lat->tokens_per_chunk_valid ? (snprintf(v, sizeof v, "%.2f", lat->tokens_per_chunk_mean), v)
                                          : "-");
-    put(g, in.x + 1, in.y + 5, in.x + in.w, buf, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y + 5, in.x + in.w, buf, THEME_INACTIVE, gl);
   }
 }
 
@@ -384,14 +377,14 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   const struct snap_server_load *ld = &rv->snap.load;
   int end = in.x + in.w, x = in.x + 1;
   char buf[160], v[16], w[16];
-  x = put(g, x, in.y, end, "KV ", THEME_MAIN, gl);
+  x = ui_put(g, x, in.y, end, "KV ", THEME_MAIN, gl);
   int bar_w = in.w - 12;
   if (ld->kv_usage_valid && bar_w > 4) {
     struct ui_bar_segment seg = {ld->kv_usage_frac, THEME_BAR_SERVER, '#'};
     ui_bar(g, x, in.y, bar_w, &seg, 1, 1.0, THEME_BAR_FREE, gl);
-    put(g, x + bar_w + 1, in.y, end, ui_fmt_pct(ld->kv_usage_frac, v, sizeof v), THEME_MAIN, gl);
+    ui_put(g, x + bar_w + 1, in.y, end, ui_fmt_pct(ld->kv_usage_frac, v, sizeof v), THEME_MAIN, gl);
   } else {
-    put(g, x, in.y, end, "use unknown", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, "use unknown", THEME_INACTIVE, gl);
   }
   if (in.h < 2)
     return;
@@ -399,18 +392,18 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   snprintf(buf, sizeof buf, "running %s  queued %s  ",
            ld->running_valid ? (snprintf(v, sizeof v, "%lld", (long long)ld->num_running), v) : "-",
            ld->queued_valid ? (snprintf(w, sizeof w, "%lld", (long long)ld->num_queued), w) : "-");
-  x = put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
+  x = ui_put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
   if (ld->max_total_num_tokens_valid) {
     snprintf(buf, sizeof buf, "KV %s tok", ui_fmt_si((double)ld->max_total_num_tokens, v, sizeof v));
-    x = put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
+    x = ui_put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
     if (rv->max_total_num_tokens_before >= 0 &&
         rv->max_total_num_tokens_before != ld->max_total_num_tokens) {
       snprintf(buf, sizeof buf, " (was %s)",
                ui_fmt_si((double)rv->max_total_num_tokens_before, w, sizeof w));
-      put(g, x, in.y + 1, end, buf, THEME_WARNING, gl);
+      ui_put(g, x, in.y + 1, end, buf, THEME_WARNING, gl);
     }
   } else {
-    put(g, x, in.y + 1, end, "KV capacity unknown", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y + 1, end, "KV capacity unknown", THEME_INACTIVE, gl);
   }
 }
 
@@ -427,7 +420,7 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
     char buf[SNAP_MESSAGE_BYTES + 32];
     snprintf(buf, sizeof buf, "no GPU data: %s",
              gp->unavailable_reason[0] ? gp->unavailable_reason : "unknown");
-    put(g, in.x + 1, in.y, end, buf, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y, end, buf, THEME_INACTIVE, gl);
     return;
   }
   int shown = gp->n_gpus <= in.h ? gp->n_gpus : in.h - 1;
@@ -436,7 +429,7 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
     int y = in.y + i, x = in.x + 1;
     char buf[96], a[16], b[16], c[16];
     snprintf(buf, sizeof buf, "%d", u->index);
-    x = put(g, x, y, end, buf, THEME_MAIN, gl) + 1;
+    x = ui_put(g, x, y, end, buf, THEME_MAIN, gl) + 1;
     /* the right side: used/total and power */
     double used = (double)u->mem_server_bytes + (double)u->mem_other_bytes;
     if (u->valid_mask & SNAP_GPU_MEM_TOTAL)
@@ -455,12 +448,12 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
       ui_bar(g, x, y, bar_w, segs, 2, (double)u->mem_total_bytes, THEME_BAR_FREE, gl);
       x += bar_w;
     }
-    put(g, x, y, end, buf, THEME_MAIN, gl);
+    ui_put(g, x, y, end, buf, THEME_MAIN, gl);
   }
   if (shown < gp->n_gpus) {
     char more[32];
     snprintf(more, sizeof more, "+%d more", gp->n_gpus - shown);
-    put(g, in.x + 1, in.y + shown, end, more, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y + shown, end, more, THEME_INACTIVE, gl);
   }
 }
 
@@ -482,10 +475,10 @@ static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box
     snprintf(title, sizeof title, "Server log");
   ui_box(g, box, title, THEME_BORDER, rv->log_back > 0 ? THEME_WARNING : THEME_TITLE, gl);
   if (lg->n_lines == 0)
-    put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
   for (int i = 0; i < n; i++) {
     const char *line = lg->lines[lg->n_lines - rv->log_back - n + i];
-    put(g, in.x + 1, in.y + i, in.x + in.w, line, ui_log_line_role(line), gl);
+    ui_put(g, in.x + 1, in.y + i, in.x + in.w, line, ui_log_line_role(line), gl);
   }
 }
 

@@ -43,6 +43,12 @@ const struct ui_cell *ui_grid_at(const struct ui_grid *g, int x, int y);
  * become '?'. Returns the cells written. */
 int ui_grid_text(struct ui_grid *g, int x, int y, int max_cols, const char *text,
                  enum theme_role role, bool unicode);
+struct ui_glyphs;
+/* Writes text from x up to (not including) x_end, as ui_grid_text does (NULL
+ * writes nothing); returns the column after it. Screens write a line of
+ * pieces left to right with it. */
+int ui_put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
+           const struct ui_glyphs *gl);
 /* The glyphs of row y as one string (heap), for tests and dumps. */
 char *ui_grid_row_alloc(const struct ui_grid *g, int y);
 
@@ -53,6 +59,10 @@ int ui_text_cells(const char *s);
  * only). Returns the number of visual lines. */
 int ui_wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const char *text,
                  int indent, enum theme_role role, bool unicode);
+
+/* A selection in a scrolled list of n rows, visible at a time: *sel moves to
+ * row (clamped to the list) and *top follows so that it stays in view. */
+void ui_list_select(size_t *sel, size_t *top, size_t n, long row, size_t visible);
 
 /* ---------------------------------------------------------------- glyph sets */
 struct ui_glyphs {

@@ -43,6 +43,28 @@ wait_for() {  # wait_for TEXT [SECONDS]
   fail "screen never showed '$text'"
 }
 
+# The pid in the run view's header (the server's), into server_pid.
+header_pid() {
+  server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
+  [ -n "$server_pid" ] || fail "no server pid in the header"
+}
+
+# Enter on the selected recipe, Enter in the launch form: the server comes up.
+run_selected() {
+  tm send-keys -t "$SESSION" Enter
+  wait_for "Enter start"
+  tm send-keys -t "$SESSION" Enter
+  wait_for "server ready" 30
+  header_pid
+}
+
+# The server the dashboard started is gone.
+server_gone() {
+  if kill -0 "$server_pid" 2>/dev/null; then
+    fail "server $server_pid still running after $1"
+  fi
+}
+
 # Results go to a temporary folder (XDG_DATA_HOME), not the user's.
 tm new-session -d -s "$SESSION" -x 120 -y 36 \
   "env LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_DATA_HOME=$RESULTS $SERVETOP --configs $TEST_DATA_DIR/ui/run; echo \"EXIT=\$?\"; sleep 60"
@@ -66,8 +88,7 @@ tm send-keys -t "$SESSION" Enter
 wait_for "SIMULATED"
 wait_for "engine sim"
 wait_for "measuring point 1/1 conc 4" 30
-server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
-[ -n "$server_pid" ] || fail "no server pid in the header"
+header_pid
 # the override reached the server's command line
 grep -q '"--max-running-requests"' "$RESULTS"/servetop/runs/*/recipe.json ||
   fail "recipe.json lacks the override"
@@ -124,34 +145,20 @@ wait_for "Recipes 2"
 
 # stop a run and stay in the dashboard: b while it runs asks, y stops the
 # server, the browser says where the folder (what was measured) is
-tm send-keys -t "$SESSION" Enter
-wait_for "Enter start"
-tm send-keys -t "$SESSION" Enter
-wait_for "server ready" 30
-server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
-[ -n "$server_pid" ] || fail "no server pid in the header"
+run_selected
 tm send-keys -t "$SESSION" b
 wait_for "Stop the run and go back to the recipes? y / n"
 tm send-keys -t "$SESSION" y
 wait_for "run stopped: $RESULTS/servetop/runs/" 30
 wait_for "Recipes 2"
-if kill -0 "$server_pid" 2>/dev/null; then
-  fail "server $server_pid still running after stopping the run"
-fi
+server_gone "stopping the run"
 
 # a last run, quit while the server is up: asks, then stops it
-tm send-keys -t "$SESSION" Enter
-wait_for "Enter start"
-tm send-keys -t "$SESSION" Enter
-wait_for "server ready" 30
-server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
-[ -n "$server_pid" ] || fail "no server pid in the header"
+run_selected
 tm send-keys -t "$SESSION" q
 wait_for "stop it and quit? y / n"
 tm send-keys -t "$SESSION" y
 wait_for "EXIT=0" 30
-if kill -0 "$server_pid" 2>/dev/null; then
-  fail "server $server_pid still running after quitting"
-fi
+server_gone "quitting"
 
 echo "PASS"

@@ -18,15 +18,7 @@ static struct ui_layout layout;
 static struct ui_grid grid;
 
 static void setup(void) {
-  set = recipe_set_new();
-  struct st_err err = {{0}};
-  char *path = xasprintf("%s/ui/recipes.yaml", TEST_DATA_DIR);
-  size_t len = 0;
-  char *text = file_read_all(path, &len, &err);
-  ck_assert_msg(text != NULL, "%s", err.msg);
-  recipe_set_add_yaml_buffer(set, "recipes.yaml", text, len);
-  free(text);
-  free(path);
+  set = ut_fixture_recipes();
   ck_assert_msg(recipe_set_diag_count(set) == 0, "fixture: %s",
                 recipe_set_diag_count(set) ? recipe_set_diag_at(set, 0)->message : "");
   browser_init(&b, set);

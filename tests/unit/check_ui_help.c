@@ -99,16 +99,7 @@ static struct launchform form;
 static struct helpview help;
 
 static void load_set(void) {
-  set = recipe_set_new();
-  struct st_err err = {{0}};
-  size_t len = 0;
-  char *text = file_read_all(TEST_DATA_DIR "/ui/recipes.yaml", &len, &err);
-  if (!text) { /* not inside a test yet: no ck_assert */
-    fprintf(stderr, "%s\n", err.msg);
-    exit(EXIT_FAILURE);
-  }
-  recipe_set_add_yaml_buffer(set, "recipes.yaml", text, len);
-  free(text);
+  set = ut_fixture_recipes(); /* not inside a test yet: exits on failure */
   /* a file that does not load: one load error among the findings */
   static const char bad[] = "broken:\n  model: [\n";
   recipe_set_add_yaml_buffer(set, "broken.yaml", bad, sizeof bad - 1);

@@ -16,13 +16,7 @@ static const struct recipe *off, *mtp, *lone;
 static struct launchform f;
 
 static void setup(void) {
-  set = recipe_set_new();
-  struct st_err err = {{0}};
-  size_t len = 0;
-  char *text = file_read_all(TEST_DATA_DIR "/ui/recipes.yaml", &len, &err);
-  ck_assert_msg(text != NULL, "%s", err.msg);
-  recipe_set_add_yaml_buffer(set, "recipes.yaml", text, len);
-  free(text);
+  set = ut_fixture_recipes();
   off = recipe_set_find(set, "demo-fp8-h200-sglang:8192_1024");
   mtp = recipe_set_find(set, "demo-fp8-h200-sglang-mtp");
   lone = recipe_set_find(set, "other-bf16-b200-vllm");
@@ -40,8 +34,7 @@ static struct ui_cmd key(int k) {
 }
 
 static void type(const char *text) {
-  for (const char *c = text; *c; c++)
-    key(*c);
+  ut_type(&launchform_screen, &f, text, 100, 32);
 }
 
 START_TEST(overrides_syntax) {

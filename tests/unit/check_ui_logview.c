@@ -41,8 +41,7 @@ static struct ui_cmd key(int k) {
 }
 
 static void type(const char *text) {
-  for (const char *c = text; *c; c++)
-    key(*c);
+  ut_type(&logview_screen, &lv, text, 80, 24);
 }
 
 static char *frame(int cols, int rows) {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui_util.h"
+#include "ui_test.h"
 
 static struct recipe_set *set;
 static atomic_int release; /* the slow probe waits until the test says go */
@@ -22,13 +22,7 @@ static void slow_probe(const struct recipe *r, struct ui_probe_answer *out) {
 }
 
 static void setup(void) {
-  set = recipe_set_new();
-  struct st_err err = {{0}};
-  size_t len = 0;
-  char *text = file_read_all(TEST_DATA_DIR "/ui/recipes.yaml", &len, &err);
-  ck_assert_msg(text != NULL, "%s", err.msg);
-  recipe_set_add_yaml_buffer(set, "recipes.yaml", text, len);
-  free(text);
+  set = ut_fixture_recipes();
 }
 
 static void teardown(void) {

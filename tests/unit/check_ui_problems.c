@@ -18,13 +18,7 @@ static const char bad[] = "broken-fp8-h200-sglang:\n  model: Org/Broken\n  runne
                           "  scenarios: [\n";
 
 static void setup(void) {
-  set = recipe_set_new();
-  struct st_err err = {{0}};
-  size_t len = 0;
-  char *text = file_read_all(TEST_DATA_DIR "/ui/recipes.yaml", &len, &err);
-  ck_assert_msg(text != NULL, "%s", err.msg);
-  recipe_set_add_yaml_buffer(set, TEST_DATA_DIR "/ui/recipes.yaml", text, len);
-  free(text);
+  set = ut_fixture_recipes();
   recipe_set_add_yaml_buffer(set, "/a/very/long/path/that/does/not/fit/in/the/column/broken.yaml",
                              bad, sizeof bad - 1);
   recipe_lint(set, &findings);

@@ -140,8 +140,7 @@ static struct ui_cmd key(struct runview *rv, int k) {
 }
 
 static void type(struct runview *rv, const char *text) {
-  for (const char *c = text; *c; c++)
-    key(rv, *c);
+  ut_type(&runview_screen, rv, text, 80, 24);
 }
 
 START_TEST(frame_80x24_shows_the_run) {

@@ -8,8 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recipe/recipe.h"
 #include "screen.h"
 #include "ui_util.h"
+
+/* The recipes of tests/data/ui/recipes.yaml, named as the file is (a new set;
+ * exits when the file cannot be read: also usable outside a test). */
+static inline struct recipe_set *ut_fixture_recipes(void) {
+  struct recipe_set *set = recipe_set_new();
+  struct st_err err = {{0}};
+  size_t len = 0;
+  char *text = file_read_all(TEST_DATA_DIR "/ui/recipes.yaml", &len, &err);
+  if (!text) {
+    fprintf(stderr, "fixture: %s\n", err.msg);
+    exit(EXIT_FAILURE);
+  }
+  recipe_set_add_yaml_buffer(set, TEST_DATA_DIR "/ui/recipes.yaml", text, len);
+  free(text);
+  return set;
+}
 
 /* A key to a screen at cols x rows; returns the command it asked for
  * (UI_CMD_NONE also when it did nothing: *acted tells, when not NULL). */
@@ -22,6 +39,13 @@ static inline struct ui_cmd ut_key(const struct ui_screen *s, void *self, int ke
   if (acted)
     *acted = a;
   return ctx.cmd;
+}
+
+/* Types text into a screen at cols x rows, a key a character. */
+static inline void ut_type(const struct ui_screen *s, void *self, const char *text, int cols,
+                           int rows) {
+  for (const char *c = text; *c; c++)
+    ut_key(s, self, *c, cols, rows, NULL);
 }
 
 static inline enum ui_cmd_kind ut_press(const struct ui_screen *s, void *self, int key) {
