@@ -220,7 +220,7 @@ struct dashboard {
 };
 
 /* The screen table: every screen and where its state lives. Adding a screen
- * is its file and one row here. */
+ * is its file, one row here (and the field of struct dashboard it names). */
 static const struct {
   const struct ui_screen *screen;
   size_t state;

@@ -116,7 +116,7 @@ START_TEST(search_next_previous_wrap) {
     int n = snprintf(buf, sizeof buf, "line %d%s\n", i, i == 10 || i == 60 ? " Traceback" : "");
     logview_append(&lv, buf, (size_t)n);
   }
-  ut_frame(&logview_screen, &lv, NULL, NULL, 80, 24, true); /* sets the page */
+  free(frame(80, 24)); /* sets the page */
   key(UI_KEY_HOME);
   ck_assert(!lv.follow);
   /* / types the search; Enter goes to the first match at or after the top */
