@@ -101,9 +101,14 @@ wait_for "tok/s"
 wait_for "GiB/"
 screen | grep -q "TTFT .*ms" || wait_for "TTFT" 5
 
-# l: the whole server log, searched
+# + doubles the concurrency without a restart, and the footer says so
+tm send-keys -t "$SESSION" +
+wait_for "concurrency 4 -> 8 (marked on the charts)"
+wait_for "conc 8"
+
+# l: the whole server log, searched (while the point runs or after it ended)
 tm send-keys -t "$SESSION" l
-wait_for "Server log · lines 1-"
+wait_for "Server log · lines "
 wait_for "following"
 tm send-keys -t "$SESSION" /
 wait_for "search: /_"
@@ -113,12 +118,7 @@ wait_for "/ready to roll: 1 matching line"
 tm send-keys -t "$SESSION" n
 wait_for ">[" # the current match is marked
 tm send-keys -t "$SESSION" q
-wait_for "measuring point 1/1"
-
-# + doubles the concurrency without a restart, and the footer says so
-tm send-keys -t "$SESSION" +
-wait_for "concurrency 4 -> 8 (marked on the charts)"
-wait_for "conc 8"
+wait_for "Throughput (last 10 s)"
 
 # the run ends by itself; b goes back to the recipes and says where its folder is
 wait_for "point(s) measured" 90

@@ -3,7 +3,8 @@
 # three sizes and in the plain modes: in ASCII with NO_COLOR from 80x24, a
 # resize to 200x50 while the log view is open, then 100x32; every frame is
 # checked for UTF-8 glyphs, and the footer for the screen's keys. The run
-# (the simulated server) is stopped with b / y, which leaves the dashboard
+# (the simulated server with fixed latencies: 80 requests of 2 s at
+# concurrency 8, so it still runs when the test stops it) is stopped with b / y, which leaves the dashboard
 # open and no server behind; q quits.
 set -euo pipefail
 
@@ -51,13 +52,13 @@ size_is() { # size_is COLS ROWS: the frame fills the resized window
 }
 
 tm new-session -d -s "$SESSION" -x 80 -y 24 \
-  "env LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR=1 XDG_DATA_HOME=$RESULTS $SERVETOP --configs $TEST_DATA_DIR/ui/run --ascii; echo \"EXIT=\$?\"; sleep 60"
-wait_for "llama bf16 | h200 | sglang"
+  "env LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR=1 XDG_DATA_HOME=$RESULTS $SERVETOP --configs $TEST_DATA_DIR/ui/bench --ascii; echo \"EXIT=\$?\"; sleep 60"
+wait_for "fixed bf16 | h200 | sglang"
 ascii_only "browser"
 
 # the launch form at 80x24
 tm send-keys -t "$SESSION" Enter
-wait_for "+-[ Run llama-bf16-h200-sglang ]"
+wait_for "+-[ Run fixed-bf16-h200-sglang ]"
 wait_for "Enter start  h/l pick  Tab overrides  ? help  Esc cancel"
 ascii_only "launch form"
 tm send-keys -t "$SESSION" '?'
@@ -98,7 +99,7 @@ tm send-keys -t "$SESSION" b
 wait_for "Stop the run and go back to the recipes? y / n"
 tm send-keys -t "$SESSION" y
 wait_for "run stopped: " 30
-wait_for "+-[ Recipes 2 ]"
+wait_for "+-[ Recipes 1 ]"
 ascii_only "browser after the run"
 kill -0 "$server_pid" 2>/dev/null && fail "server $server_pid still running after stopping the run"
 tm send-keys -t "$SESSION" q
