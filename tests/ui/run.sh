@@ -8,39 +8,18 @@
 # q / y and its server must be gone after.
 set -euo pipefail
 
-: "${SERVETOP:?path of the servetop binary}"
 : "${TEST_DATA_DIR:?tests/data}"
-command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
+UI_NAME=run
+source "$(dirname "$0")/../lib/tmux.sh"
 
-SESSION=run
 RESULTS=$(mktemp -d)
-tm() { tmux -L "servetop-ui-run-$$" "$@"; }
 server_pid=""
-cleanup() {
-  tm kill-server 2>/dev/null || true
-  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-run-$$"  # tmux leaves its socket file
+ui_cleanup_more() {
   # the dashboard must have stopped it; never leave one behind either way
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid" 2>/dev/null || true
   fi
   rm -rf "$RESULTS"
-}
-trap cleanup EXIT INT TERM
-
-screen() { tm capture-pane -p -t "$SESSION"; }
-fail() {
-  echo "FAIL: $*" >&2
-  echo "---- screen ----" >&2
-  screen >&2 || true
-  exit 1
-}
-wait_for() {  # wait_for TEXT [SECONDS]
-  local text=$1 tenths=$((${2:-10} * 10))
-  for _ in $(seq "$tenths"); do
-    if screen | grep -qF -- "$text"; then return 0; fi
-    sleep 0.1
-  done
-  fail "screen never showed '$text'"
 }
 
 # The pid in the run view's header (the server's), into server_pid.
@@ -51,9 +30,9 @@ header_pid() {
 
 # Enter on the selected recipe, Enter in the launch form: the server comes up.
 run_selected() {
-  tm send-keys -t "$SESSION" Enter
+  tm send-keys -t "$UI_SESSION" Enter
   wait_for "Enter start"
-  tm send-keys -t "$SESSION" Enter
+  tm send-keys -t "$UI_SESSION" Enter
   wait_for "server ready" 30
   header_pid
 }
@@ -66,25 +45,24 @@ server_gone() {
 }
 
 # Results go to a temporary folder (XDG_DATA_HOME), not the user's.
-tm new-session -d -s "$SESSION" -x 120 -y 36 \
-  "env LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_DATA_HOME=$RESULTS $SERVETOP --configs $TEST_DATA_DIR/ui/run; echo \"EXIT=\$?\"; sleep 60"
+ui_start 120 36 XDG_DATA_HOME="$RESULTS" "$SERVETOP" --configs "$TEST_DATA_DIR/ui/run"
 wait_for "llama bf16 · h200 · sglang"
 # Enter: the launch form (the engine probe answers on its own thread)
-tm send-keys -t "$SESSION" Enter
+tm send-keys -t "$UI_SESSION" Enter
 wait_for "Run llama-bf16-h200-sglang"
 wait_for "engine   sim"
 wait_for "[conc 4]"
 wait_for "Enter start"
 # overrides are checked before anything starts: a word without '=' is refused
-tm send-keys -t "$SESSION" Tab
-tm send-keys -t "$SESSION" -l "max-running-requests"
+tm send-keys -t "$UI_SESSION" Tab
+tm send-keys -t "$UI_SESSION" -l "max-running-requests"
 wait_for "write KEY=VALUE"
 wait_for "fix the overrides to start"
-tm send-keys -t "$SESSION" Enter
+tm send-keys -t "$UI_SESSION" Enter
 wait_for "Run llama-bf16-h200-sglang" # still the form: nothing started
-tm send-keys -t "$SESSION" -l "=8"
+tm send-keys -t "$UI_SESSION" -l "=8"
 wait_for "--max-running-requests 8 (added)"
-tm send-keys -t "$SESSION" Enter
+tm send-keys -t "$UI_SESSION" Enter
 wait_for "SIMULATED"
 wait_for "engine sim"
 wait_for "measuring point 1/1 conc 4" 30
@@ -102,36 +80,36 @@ wait_for "GiB/"
 screen | grep -q "TTFT .*ms" || wait_for "TTFT" 5
 
 # + doubles the concurrency without a restart, and the footer says so
-tm send-keys -t "$SESSION" +
+tm send-keys -t "$UI_SESSION" +
 wait_for "concurrency 4 -> 8 (marked on the charts)"
 wait_for "conc 8"
 
 # l: the whole server log, searched (while the point runs or after it ended)
-tm send-keys -t "$SESSION" l
+tm send-keys -t "$UI_SESSION" l
 wait_for "Server log · lines "
 wait_for "following"
-tm send-keys -t "$SESSION" /
+tm send-keys -t "$UI_SESSION" /
 wait_for "search: /_"
-tm send-keys -t "$SESSION" -l "ready to roll"
-tm send-keys -t "$SESSION" Enter
+tm send-keys -t "$UI_SESSION" -l "ready to roll"
+tm send-keys -t "$UI_SESSION" Enter
 wait_for "/ready to roll: 1 matching line"
-tm send-keys -t "$SESSION" n
+tm send-keys -t "$UI_SESSION" n
 wait_for ">[" # the current match is marked
-tm send-keys -t "$SESSION" q
+tm send-keys -t "$UI_SESSION" q
 wait_for "Throughput (last 10 s)"
 
 # the run ends by itself; b goes back to the recipes and says where its folder is
 wait_for "point(s) measured" 90
-tm send-keys -t "$SESSION" b
+tm send-keys -t "$UI_SESSION" b
 wait_for "Recipes 2"
 wait_for "run ok: $RESULTS/servetop/runs/"
 
 # a: the launch form for the pair (the whole sweeps), then the off arm, then
 # the MTP arm, side by side with their ratios
-tm send-keys -t "$SESSION" a
+tm send-keys -t "$UI_SESSION" a
 wait_for "A/B run: llama-bf16-h200-sglang, then llama-bf16-h200-sglang-mtp"
 wait_for "[whole sweep (1 point)]"
-tm send-keys -t "$SESSION" Enter
+tm send-keys -t "$UI_SESSION" Enter
 wait_for "running the off arm, engine sim"
 wait_for "running the MTP arm" 90
 wait_for "both arms measured" 90
@@ -140,24 +118,24 @@ screen | grep -q "output tok/s .*[0-9]" || fail "no output tok/s in the A/B view
 screen | grep -q "[0-9]\.[0-9][0-9]×" || fail "no ratio in the A/B view"
 screen | grep -q "accept len *-" || fail "the off arm's acceptance is not unknown"
 wait_for "tok/s/user"
-tm send-keys -t "$SESSION" b
+tm send-keys -t "$UI_SESSION" b
 wait_for "Recipes 2"
 
 # stop a run and stay in the dashboard: b while it runs asks, y stops the
 # server, the browser says where the folder (what was measured) is
 run_selected
-tm send-keys -t "$SESSION" b
+tm send-keys -t "$UI_SESSION" b
 wait_for "Stop the run and go back to the recipes? y / n"
-tm send-keys -t "$SESSION" y
+tm send-keys -t "$UI_SESSION" y
 wait_for "run stopped: $RESULTS/servetop/runs/" 30
 wait_for "Recipes 2"
 server_gone "stopping the run"
 
 # a last run, quit while the server is up: asks, then stops it
 run_selected
-tm send-keys -t "$SESSION" q
+tm send-keys -t "$UI_SESSION" q
 wait_for "stop it and quit? y / n"
-tm send-keys -t "$SESSION" y
+tm send-keys -t "$UI_SESSION" y
 wait_for "EXIT=0" 30
 server_gone "quitting"
 

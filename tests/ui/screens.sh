@@ -8,42 +8,19 @@
 # open and no server behind; q quits.
 set -euo pipefail
 
-: "${SERVETOP:?path of the servetop binary}"
 : "${TEST_DATA_DIR:?tests/data}"
-command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
+UI_NAME=screens
+source "$(dirname "$0")/../lib/tmux.sh"
 
-SESSION=screens
 RESULTS=$(mktemp -d)
-tm() { tmux -L "servetop-ui-screens-$$" "$@"; }
 server_pid=""
-cleanup() {
-  tm kill-server 2>/dev/null || true
-  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-screens-$$" # tmux leaves its socket file
+ui_cleanup_more() {
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid" 2>/dev/null || true
   fi
   rm -rf "$RESULTS"
 }
-trap cleanup EXIT INT TERM
 
-screen() { tm capture-pane -p -t "$SESSION"; }
-fail() {
-  echo "FAIL: $*" >&2
-  echo "---- screen ----" >&2
-  screen >&2 || true
-  exit 1
-}
-wait_for() { # wait_for TEXT [SECONDS]
-  local tenths=$((${2:-10} * 10))
-  for _ in $(seq "$tenths"); do
-    if screen | grep -qF -- "$1"; then return 0; fi
-    sleep 0.1
-  done
-  fail "screen never showed '$1'"
-}
-ascii_only() {
-  if screen | LC_ALL=C grep -q '[^ -~]'; then fail "a byte outside ASCII on screen ($1)"; fi
-}
 size_is() { # size_is COLS ROWS: the frame fills the resized window
   local rows cols
   rows=$(screen | wc -l)
@@ -51,22 +28,21 @@ size_is() { # size_is COLS ROWS: the frame fills the resized window
   [ "$rows" -ge "$2" ] && [ "$cols" -ge $(($1 - 1)) ] || fail "frame is ${cols}x$rows, not $1x$2"
 }
 
-tm new-session -d -s "$SESSION" -x 80 -y 24 \
-  "env LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR=1 XDG_DATA_HOME=$RESULTS $SERVETOP --configs $TEST_DATA_DIR/ui/bench --ascii; echo \"EXIT=\$?\"; sleep 60"
+ui_start 80 24 NO_COLOR=1 XDG_DATA_HOME="$RESULTS" "$SERVETOP" --configs "$TEST_DATA_DIR/ui/bench" --ascii
 wait_for "fixed bf16 | h200 | sglang"
 ascii_only "browser"
 
 # the launch form at 80x24
-tm send-keys -t "$SESSION" Enter
+tm send-keys -t "$UI_SESSION" Enter
 wait_for "+-[ Run fixed-bf16-h200-sglang ]"
 wait_for "Enter start  h/l pick  Tab overrides  ? help  Esc cancel"
 ascii_only "launch form"
-tm send-keys -t "$SESSION" '?'
+tm send-keys -t "$UI_SESSION" '?'
 wait_for "Launch form keys"
 ascii_only "launch form help"
-tm send-keys -t "$SESSION" x
+tm send-keys -t "$UI_SESSION" x
 wait_for "Enter start"
-tm send-keys -t "$SESSION" Enter
+tm send-keys -t "$UI_SESSION" Enter
 wait_for "SIMULATED"
 wait_for "measuring point 1/1" 30
 server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
@@ -75,33 +51,33 @@ wait_for "+/- conc  m knob  l log  b back  ? help  q quit"
 ascii_only "run view"
 
 # the log view, then a resize to 200x50 while it is open
-tm send-keys -t "$SESSION" l
+tm send-keys -t "$UI_SESSION" l
 wait_for "+-[ Server log | lines "
 wait_for "f follow  / search  n/N match  ? help  q back"
 ascii_only "log view"
-tm resize-window -t "$SESSION" -x 200 -y 50
+tm resize-window -t "$UI_SESSION" -x 200 -y 50
 wait_for "ready to roll"
 size_is 200 50
-tm send-keys -t "$SESSION" '?'
+tm send-keys -t "$UI_SESSION" '?'
 wait_for "Server log keys"
 wait_for "the next / the previous match"
 ascii_only "log view help at 200x50"
-tm send-keys -t "$SESSION" x q
+tm send-keys -t "$UI_SESSION" x q
 wait_for "Throughput (last 10 s)"
 size_is 200 50
 ascii_only "run view at 200x50"
 
 # 100x32: the run view, b asks, y stops the run and the browser stays
-tm resize-window -t "$SESSION" -x 100 -y 32
+tm resize-window -t "$UI_SESSION" -x 100 -y 32
 wait_for "Latency"
 size_is 100 32
-tm send-keys -t "$SESSION" b
+tm send-keys -t "$UI_SESSION" b
 wait_for "Stop the run and go back to the recipes? y / n"
-tm send-keys -t "$SESSION" y
+tm send-keys -t "$UI_SESSION" y
 wait_for "run stopped: " 30
 wait_for "+-[ Recipes 1 ]"
 ascii_only "browser after the run"
 kill -0 "$server_pid" 2>/dev/null && fail "server $server_pid still running after stopping the run"
-tm send-keys -t "$SESSION" q
+tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0"
 echo "PASS"
