@@ -21,8 +21,15 @@ ui_stop_tmux() {
   rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-$UI_NAME-$$-$UI_RUN"
 }
 
+# A server the test saw the dashboard start: the dashboard must have stopped
+# it; it is never left behind either way.
+server_pid=""
+
 ui_cleanup() {
   ui_stop_tmux
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+  fi
   if declare -F ui_cleanup_more >/dev/null; then ui_cleanup_more; fi
 }
 trap ui_cleanup EXIT INT TERM

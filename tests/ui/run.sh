@@ -13,14 +13,7 @@ UI_NAME=run
 source "$(dirname "$0")/../lib/tmux.sh"
 
 RESULTS=$(mktemp -d)
-server_pid=""
-ui_cleanup_more() {
-  # the dashboard must have stopped it; never leave one behind either way
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$RESULTS"
-}
+ui_cleanup_more() { rm -rf "$RESULTS"; }
 
 # The pid in the run view's header (the server's), into server_pid.
 header_pid() {

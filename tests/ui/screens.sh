@@ -13,13 +13,7 @@ UI_NAME=screens
 source "$(dirname "$0")/../lib/tmux.sh"
 
 RESULTS=$(mktemp -d)
-server_pid=""
-ui_cleanup_more() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$RESULTS"
-}
+ui_cleanup_more() { rm -rf "$RESULTS"; }
 
 size_is() { # size_is COLS ROWS: the frame fills the resized window
   local rows cols
