@@ -32,7 +32,6 @@ static void past_unload(struct abview_past *p) {
 void abview_fini(struct abview *ab) {
   past_unload(&ab->past[AB_OFF]);
   past_unload(&ab->past[AB_MTP]);
-  pastpicker_close(&ab->picker);
 }
 
 int abview_load_past(struct abview *ab, int arm, const char *path, struct st_err *err) {
@@ -226,13 +225,6 @@ static void fmt_value(double v, char unit, char *buf, size_t n) {
     ui_fmt_si(v, buf, n);
 }
 
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 static void put_right(struct ui_grid *g, int x_end, int y, int w, const char *text,
                       enum theme_role role, const struct ui_glyphs *gl) {
   int len = ui_text_cells(text);
@@ -251,10 +243,10 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
   snprintf(buf, sizeof buf, "past run%sconc %d%s%zu point%s", gl->separator,
            shown ? shown->max_concurrency : 0, gl->separator, p->side.n_results,
            p->side.n_results == 1 ? "" : "s");
-  put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
+  ui_put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
   if (points_y >= in.y + in.h)
     return;
-  put(g, in.x + 1, points_y, end, "  conc    out tok/s  tok/s/user", THEME_HEADER, gl);
+  ui_put(g, in.x + 1, points_y, end, "  conc    out tok/s  tok/s/user", THEME_HEADER, gl);
   for (size_t i = 0; i < p->side.n_results; i++) {
     int y = points_y + 1 + (int)i;
     if (y >= in.y + in.h)
@@ -265,7 +257,7 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
     snprintf(buf, sizeof buf, "%s %4d  %11s  %10s", rf == shown ? ">" : " ", rf->max_concurrency,
              ui_fmt_si(rf->output_throughput, out, sizeof out),
              ui_fmt_si(tpot > 0 ? 1000.0 / tpot : (double)NAN, user, sizeof user));
-    put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
+    ui_put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
   }
 }
 
@@ -292,18 +284,18 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
   if (past->loaded) {
     render_past_arm(ab, arm, g, in, past_points_y(in, n_rows), gl);
   } else if (!rv->have_snap) {
-    put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
+    ui_put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
         THEME_INACTIVE, gl);
   } else {
     char buf[96];
     snprintf(buf, sizeof buf, "%s%sserver %s%sconc %d", snap_run_phase_name(rv->snap.progress.phase),
              gl->separator, snap_server_state_name(rv->snap.server.state), gl->separator,
              rv->snap.concurrency.target);
-    put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
+    ui_put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
   }
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {
     int y = in.y + ROWS_Y + (int)i;
-    put(g, in.x + 1, y, end, rows[i].label, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, y, end, rows[i].label, THEME_INACTIVE, gl);
     char v[16];
     fmt_value(rows[i].value[arm], rows[i].unit, v, sizeof v);
     put_right(g, in.x + LABEL_W + 9, y, 9, v, isnan(rows[i].value[arm]) ? THEME_INACTIVE : THEME_MAIN,
@@ -365,11 +357,11 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   }
   int end = in.x + in.w;
   int x0 = in.x + 1;
-  x0 = put(g, x0, in.y, end, "tok/s/gpu ", THEME_INACTIVE, gl);
-  x0 = put(g, x0 + 1, in.y, end, "off", THEME_ARM_OFF, gl);
-  put(g, x0 + 2, in.y, end, "MTP", THEME_ARM_MTP, gl);
+  x0 = ui_put(g, x0, in.y, end, "tok/s/gpu ", THEME_INACTIVE, gl);
+  x0 = ui_put(g, x0 + 1, in.y, end, "off", THEME_ARM_OFF, gl);
+  ui_put(g, x0 + 2, in.y, end, "MTP", THEME_ARM_MTP, gl);
   if (total == 0) {
-    put(g, in.x + 1, in.y + 1, end, "no finished sweep point yet", THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y + 1, end, "no finished sweep point yet", THEME_INACTIVE, gl);
     return;
   }
   enum { AXIS = 7 };
@@ -383,23 +375,23 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   char xl[48], v[16];
   snprintf(xl, sizeof xl, "%s tok/s/user", ui_fmt_si(x_max, v, sizeof v));
   put_right(g, end - 1, in.y + in.h - 1, in.w - AXIS, xl, THEME_INACTIVE, gl);
-  put(g, area.x, in.y + in.h - 1, end, "0  interactivity", THEME_INACTIVE, gl);
+  ui_put(g, area.x, in.y + in.h - 1, end, "0  interactivity", THEME_INACTIVE, gl);
 }
 
-const struct ui_key_help abview_key_help[] = {
-    {"L", "load a past run folder into the selected column"},
-    {"Tab Left/Right h/l", "select the off / MTP column (where L loads)"},
-    {"[ / ]", "past runs: show the previous / next concurrency"},
-    {"x", "clear the selected column's past run"},
-    {"b", "back to the recipes (when no arm is running)"},
-    {"mouse", "click selects a column or a past point; wheel: [ ]"},
-    {"?", "this help (any key closes it)"},
-    {"q", "quit; asks first and stops the server when one is up"},
+/* The key table: `?` lists it, the footer shows the hints. */
+enum { KEY_CONC = 1, KEY_LOG = 2 }; /* indexes of hints that can be inactive */
+static const struct ui_key_help keys[] = {
+    {"L", "load a past run folder into the selected column", "load past run", NULL, 'L', 2},
+    {"[ / ]", "past runs: show the previous / next concurrency", "conc", "[ ]", ']', 4},
+    {"l", "the log of the arm running (or that ran last)", "log", NULL, 'l', 3},
+    {"b", "back to the recipes (stops a running arm first: asks)", "back", NULL, 'b', 0},
+    {"Tab Left/Right", "select the off / MTP column (where L loads)", NULL, NULL, 0, 0},
+    {"x", "clear the selected column's past run", NULL, NULL, 0, 0},
+    {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
+    {"mouse", "click selects a column or a past point; wheel: [ ]", NULL, NULL, 0, 0},
+    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    {"q", "quit; asks first and stops the server when one is up", "quit", NULL, 'q', 0},
 };
-const size_t abview_key_help_count = ST_ARRAY_LEN(abview_key_help);
-
-static void render_footer(const struct abview *ab, struct ui_grid *g, struct ui_rect f,
-                          const struct ui_glyphs *gl);
 
 void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout *l,
                    const struct ui_glyphs *gl) {
@@ -410,7 +402,7 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   char head[256];
   snprintf(head, sizeof head, " servetop%sA/B: MTP against its non-MTP twin, same scales%s%s",
            gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "");
-  put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
+  ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
 
   struct ab_row rows[16];
   size_t n_rows = abview_rows(ab, rows, ST_ARRAY_LEN(rows));
@@ -429,124 +421,88 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   render_ratio(g, l->slot[UI_SLOT_RATIO], rows, n_rows, gl);
   render_arm(ab, AB_MTP, g, l->slot[UI_SLOT_ARM_B], rows, n_rows, chart_max, gl);
   render_curve(ab, g, l->slot[UI_SLOT_CURVE], gl);
-  render_footer(ab, g, l->slot[UI_SLOT_FOOTER], gl);
-  if (ab->picker.open)
-    pastpicker_render(&ab->picker, g, l->cols, l->rows, gl);
-  if (ab->help_shown && ab->picker.open)
-    ui_help_box(g, l->cols, l->rows, "Past-run list keys", pastpicker_key_help,
-                pastpicker_key_help_count, gl);
-  else if (ab->help_shown)
-    ui_help_box(g, l->cols, l->rows, "A/B view keys", abview_key_help, abview_key_help_count, gl);
 }
 
-/* Footer hints: drawn left to right; a click on one does what its key does. */
-static const struct {
-  const char *key, *label;
-  int code;
-} footer_hints[] = {
-    {"L", "load past run", 'L'}, {"[ ]", "conc", ']'}, {"b", "recipes", 'b'},
-    {"?", "help", '?'},          {"q", "quit", 'q'},
-};
-
-static int footer_hint_at(int x0, int x) {
-  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
-    int w = ui_text_cells(footer_hints[i].key) + 1 + ui_text_cells(footer_hints[i].label);
-    if (x >= x0 && x < x0 + w)
-      return footer_hints[i].code;
-    x0 += w + 2;
-  }
-  return 0;
-}
-
-static void render_footer(const struct abview *ab, struct ui_grid *g, struct ui_rect f,
-                          const struct ui_glyphs *gl) {
-  int end = f.x + f.w;
-  if (ab->confirm_quit) {
-    put(g, f.x, f.y, end, "A server is up: stop it and quit? y / n", THEME_WARNING, gl);
+static void footer(void *self, struct ui_footer *f) {
+  struct abview *ab = self;
+  if (ab->confirm == RUNVIEW_CONFIRM_QUIT) {
+    f->prompt = "A server is up: stop it and quit? y / n";
+    f->prompt_role = THEME_WARNING;
     return;
   }
-  int x = f.x;
-  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
-    x = put(g, x, f.y, end, footer_hints[i].key, THEME_HOTKEY, gl) + 1;
-    x = put(g, x, f.y, end, footer_hints[i].label, THEME_MAIN, gl) + 2;
+  if (ab->confirm == RUNVIEW_CONFIRM_BACK) {
+    f->prompt = "Stop the A/B run and go back to the recipes? y / n";
+    f->prompt_role = THEME_WARNING;
+    f->prompt_hint = "(what was measured stays in its run folders)";
+    return;
   }
-  put(g, x + 1, f.y, end, ab->status, ab->status_role, gl);
+  if (!ab->past[AB_OFF].loaded && !ab->past[AB_MTP].loaded)
+    f->inactive |= 1u << KEY_CONC;
+  if (!ab->arm[AB_OFF].have_snap && !ab->arm[AB_MTP].have_snap)
+    f->inactive |= 1u << KEY_LOG;
+  f->status = ab->status;
+  f->status_role = ab->status_role;
 }
 
 /* ---------------------------------------------------------------- input */
 
-enum abview_action abview_key(struct abview *ab, int key, const struct ui_layout *l) {
-  if (ab->help_shown) {
-    ab->help_shown = false;
-    return ABVIEW_REDRAW;
-  }
-  if (ab->confirm_quit) {
-    ab->confirm_quit = false;
-    return key == 'y' || key == 'Y' ? ABVIEW_STOP_AND_QUIT : ABVIEW_REDRAW;
-  }
-  if (ab->picker.open) {
-    if (key == '?') {
-      ab->help_shown = true;
-      return ABVIEW_REDRAW;
-    }
-    switch (pastpicker_key(&ab->picker, key, l->cols, l->rows)) {
-    case PASTPICKER_LOAD: return ABVIEW_LOAD_PAST;
-    case PASTPICKER_NONE: return ABVIEW_NONE;
-    default: return ABVIEW_REDRAW;
-    }
+static bool on_key(void *self, int key, struct ui_ctx *ctx) {
+  struct abview *ab = self;
+  if (ab->confirm != RUNVIEW_CONFIRM_NONE) {
+    enum runview_confirm asked = ab->confirm;
+    ab->confirm = RUNVIEW_CONFIRM_NONE;
+    if (key == 'y' || key == 'Y')
+      ctx->cmd.kind = asked == RUNVIEW_CONFIRM_QUIT ? UI_CMD_QUIT : UI_CMD_HOME;
+    return true;
   }
   switch (key) {
   case 'L':
-    pastpicker_open(&ab->picker, ab->results_dir, ab->column);
+    ctx->cmd.kind = UI_CMD_PAST_RUNS;
+    ctx->cmd.column = ab->column;
+    break;
+  case 'l':
+    if (!ab->arm[AB_OFF].have_snap && !ab->arm[AB_MTP].have_snap) {
+      snprintf(ab->status, sizeof ab->status, "no arm has run yet: no log");
+      ab->status_role = THEME_WARNING;
+      break;
+    }
+    ctx->cmd.kind = UI_CMD_OPEN_LOG;
     break;
   case UI_KEY_TAB: ab->column = !ab->column; break;
-  case UI_KEY_LEFT:
-  case 'h': ab->column = AB_OFF; break;
-  case UI_KEY_RIGHT:
-  case 'l': ab->column = AB_MTP; break;
+  case UI_KEY_LEFT: ab->column = AB_OFF; break;
+  case UI_KEY_RIGHT: ab->column = AB_MTP; break;
   case '[': abview_step_conc(ab, -1); break;
   case ']': abview_step_conc(ab, 1); break;
   case 'x':
     if (!ab->past[ab->column].loaded)
-      return ABVIEW_NONE;
+      return false;
     past_unload(&ab->past[ab->column]);
     ab->shown_conc = 0;
     break;
   case 'b':
-    if (!ab->running)
-      return ABVIEW_BACK;
-    snprintf(ab->status, sizeof ab->status, "an arm is still running: q stops it");
-    ab->status_role = THEME_WARNING;
+    if (ab->running)
+      ab->confirm = RUNVIEW_CONFIRM_BACK;
+    else
+      ctx->cmd.kind = UI_CMD_HOME;
     break;
-  case '?': ab->help_shown = true; break;
   case 'q':
   case 'Q':
-    if (!ab->running)
-      return ABVIEW_QUIT;
-    ab->confirm_quit = true;
+    if (ab->running)
+      ab->confirm = RUNVIEW_CONFIRM_QUIT;
+    else
+      ctx->cmd.kind = UI_CMD_QUIT;
     break;
-  default: return ABVIEW_NONE;
+  default: return false;
   }
-  return ABVIEW_REDRAW;
+  return true;
 }
 
-enum abview_action abview_click(struct abview *ab, const struct ui_layout *l, int x, int y) {
-  if (ab->help_shown || ab->confirm_quit)
-    return ABVIEW_NONE;
-  if (ab->picker.open) {
-    switch (pastpicker_click(&ab->picker, l->cols, l->rows, x, y)) {
-    case PASTPICKER_LOAD: return ABVIEW_LOAD_PAST;
-    case PASTPICKER_NONE: return ABVIEW_NONE;
-    default: return ABVIEW_REDRAW;
-    }
-  }
-  struct ui_rect f = l->slot[UI_SLOT_FOOTER];
-  if (ui_rect_contains(f, x, y)) {
-    int code = footer_hint_at(f.x, x);
-    return code ? abview_key(ab, code, l) : ABVIEW_NONE;
-  }
+static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
+  struct abview *ab = self;
+  if (ab->confirm != RUNVIEW_CONFIRM_NONE)
+    return false;
   for (int arm = 0; arm < 2; arm++) {
-    struct ui_rect box = l->slot[arm == AB_OFF ? UI_SLOT_ARM_A : UI_SLOT_ARM_B];
+    struct ui_rect box = ctx->layout->slot[arm == AB_OFF ? UI_SLOT_ARM_A : UI_SLOT_ARM_B];
     if (!ui_rect_contains(box, x, y))
       continue;
     ab->column = arm;
@@ -555,24 +511,38 @@ enum abview_action abview_click(struct abview *ab, const struct ui_layout *l, in
     int first = past_points_y(ui_rect_inner(box), abview_rows(ab, rows, ST_ARRAY_LEN(rows))) + 1;
     if (p->loaded && y >= first && (size_t)(y - first) < p->side.n_results)
       ab->shown_conc = p->side.results[y - first].max_concurrency;
-    return ABVIEW_REDRAW;
+    return true;
   }
-  return ABVIEW_NONE;
+  return false;
 }
 
-enum abview_action abview_wheel(struct abview *ab, const struct ui_layout *l, int x, int y,
-                                int lines) {
-  if (ab->help_shown || ab->confirm_quit)
-    return ABVIEW_NONE;
-  if (ab->picker.open) {
-    pastpicker_wheel(&ab->picker, l->cols, l->rows, lines);
-    return ABVIEW_REDRAW;
-  }
+static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
+  struct abview *ab = self;
+  const struct ui_layout *l = ctx->layout;
+  if (ab->confirm != RUNVIEW_CONFIRM_NONE)
+    return false;
   bool over_columns = ui_rect_contains(l->slot[UI_SLOT_ARM_A], x, y) ||
                       ui_rect_contains(l->slot[UI_SLOT_RATIO], x, y) ||
                       ui_rect_contains(l->slot[UI_SLOT_ARM_B], x, y);
   if (!over_columns || (!ab->past[AB_OFF].loaded && !ab->past[AB_MTP].loaded))
-    return ABVIEW_NONE;
+    return false;
   abview_step_conc(ab, lines > 0 ? 1 : -1);
-  return ABVIEW_REDRAW;
+  return true;
 }
+
+static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
+  abview_render(self, g, ctx->layout, ctx->gl);
+}
+
+const struct ui_screen abview_screen = {
+    .name = "ab",
+    .help_title = "A/B view keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
+    .view = UI_VIEW_AB,
+    .key = on_key,
+    .click = on_click,
+    .wheel = on_wheel,
+    .render = render,
+    .footer = footer,
+};

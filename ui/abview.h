@@ -6,10 +6,10 @@
 #define SERVETOP_UI_ABVIEW_H
 
 #include "layout.h"
-#include "pastruns.h"
 #include "recipe/recipe.h"
 #include "run/run.h"
 #include "runview.h"
+#include "screen.h"
 #include "widgets.h"
 
 enum { AB_OFF = 0, AB_MTP = 1 };
@@ -29,11 +29,9 @@ struct abview {
   int shown_conc;                   /* past runs: the concurrency shown ([ ]); 0 = automatic */
   int column;                       /* the selected column (click, Tab): where L loads */
   bool running;                     /* an arm is being measured (set by the program) */
-  struct pastpicker picker;         /* L: the list of past runs */
   char results_dir[512];            /* where L looks */
-  bool confirm_quit;                /* "stop the server and quit? y/n" is showing */
-  bool help_shown;
-  char status[256];                 /* footer line: which arm runs, errors */
+  enum runview_confirm confirm;     /* a y / n question is showing */
+  char status[256];                 /* footer status: which arm runs, errors */
   enum theme_role status_role;
 };
 
@@ -54,24 +52,6 @@ const struct results_file *abview_past_result(const struct abview *ab, int arm);
 /* [ / ]: the shown concurrency steps through the past columns' points. */
 void abview_step_conc(struct abview *ab, int step);
 
-/* What a key or click in the A/B view asks the program to do. */
-enum abview_action {
-  ABVIEW_NONE,
-  ABVIEW_REDRAW,
-  ABVIEW_LOAD_PAST,      /* load picker's selection into picker.column (abview_load_past) */
-  ABVIEW_BACK,           /* back to the recipes */
-  ABVIEW_QUIT,           /* nothing runs: quit */
-  ABVIEW_STOP_AND_QUIT,  /* stop the arm that runs (and its server), then quit */
-};
-enum abview_action abview_key(struct abview *ab, int key, const struct ui_layout *l);
-/* A click on a column selects it (on a past run's point: shows that
- * concurrency); on a footer hint, does what its key does. */
-enum abview_action abview_click(struct abview *ab, const struct ui_layout *l, int x, int y);
-/* The wheel over the columns steps the shown concurrency; in the list of
- * past runs it scrolls. */
-enum abview_action abview_wheel(struct abview *ab, const struct ui_layout *l, int x, int y,
-                                int lines);
-
 /* One row of the comparison: the same figure for both arms. */
 struct ab_row {
   const char *label;
@@ -87,11 +67,16 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
  * Returns the number written. */
 size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size_t max_points);
 
-/* The A/B view's keys, for its help overlay and the docs. */
-extern const struct ui_key_help abview_key_help[];
-extern const size_t abview_key_help_count;
-
+/* Draws the A/B view but the footer. */
 void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout *l,
                    const struct ui_glyphs *gl);
+
+/* Keys: L asks for the past runs (UI_CMD_PAST_RUNS into the selected
+ * column), l for the running arm's log, b for the recipes (while an arm runs
+ * it asks first: y stops it), q for UI_CMD_QUIT (asks first while an arm
+ * runs); Tab / Left / Right select a column, [ ] and x act on past columns.
+ * Mouse: a click selects a column (on a past point: shows that concurrency);
+ * the wheel over the columns steps the concurrency. */
+extern const struct ui_screen abview_screen;
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "problems.h"
 #include "ui_util.h"
 
 #define NO_PAIR SIZE_MAX
@@ -16,23 +17,25 @@
  * MTP side + summary. A side is its label and one cell for the findings marker. */
 enum { SIDE_W = 5, TAG_MAX = 10 };
 
-/* Each line fits the help box at 80 columns. */
-const struct ui_key_help browser_key_help[] = {
-    {"Up/Down k/j", "select a recipe row"},
-    {"Left/Right h/l Tab", "the row's off or MTP recipe"},
-    {"PgUp/PgDn Home/End g/G", "page through the list, first / last row"},
-    {"J / K", "scroll the detail pane down / up"},
-    {"/", "filter: words match name, model, GPU, engine..."},
-    {"Enter/Esc/Bksp", "(filter) keep it / clear it / delete a character"},
-    {"Esc", "clear the filter"},
-    {"Enter", "run the selected recipe (servetop run: engine)"},
-    {"a", "run the row's off/MTP pair as an A/B comparison"},
-    {"L", "open the A/B view's list of past runs"},
-    {"mouse", "click selects; the wheel scrolls list or detail"},
-    {"?", "this help (any key closes it)"},
-    {"q", "quit"},
+/* The key table: `?` lists it, the footer shows the hints (each line fits
+ * the help box at 80 columns, the hints the footer). */
+enum { KEY_A = 1, KEY_PROBLEMS = 4 }; /* indexes of hints that can be inactive */
+static const struct ui_key_help keys[] = {
+    {"Enter", "run the selected recipe (pick conc, sweep, flags)", "run", NULL, UI_KEY_ENTER, 0},
+    {"a", "run the row's off/MTP pair as an A/B comparison", "A/B", NULL, 'a', 3},
+    {"Left/Right h/l Tab", "the row's off or MTP recipe", "off/mtp", "Tab", UI_KEY_TAB, 4},
+    {"/", "filter: words match name, model, GPU, engine...", "filter", NULL, '/', 2},
+    {"p", "problems: every load error and doctor's finding", "problems", NULL, 'p', 1},
+    {"L", "open the A/B view's list of past runs", "past runs", NULL, 'L', 5},
+    {"Up/Down k/j", "select a recipe row", NULL, NULL, 0, 0},
+    {"PgUp/PgDn Home/End g/G", "page through the list, first / last row", NULL, NULL, 0, 0},
+    {"J / K", "scroll the detail pane down / up", NULL, NULL, 0, 0},
+    {"Enter/Esc/Bksp", "(filter) keep it / clear it / delete a character", NULL, NULL, 0, 0},
+    {"Esc", "clear the filter", NULL, NULL, 0, 0},
+    {"mouse", "click selects, wheel scrolls (findings: problems)", NULL, NULL, 0, 0},
+    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    {"q", "quit", "quit", NULL, 'q', 0},
 };
-const size_t browser_key_help_count = ST_ARRAY_LEN(browser_key_help);
 
 /* ---------------------------------------------------------------- model */
 
@@ -70,14 +73,22 @@ static int cmp_pair_sort(const void *a, const void *b) {
   return strcmp(rx->name, ry->name);
 }
 
-static int worst_severity(const struct browser *b, const struct recipe *r) {
+static bool finding_is_of(const struct recipe_finding *f, const struct recipe *r) {
+  return f->recipe && (strcmp(f->recipe, r->name) == 0 || strcmp(f->recipe, r->entry) == 0);
+}
+
+/* The worst severity of r's findings (-1: none), and how many (errors). */
+static int count_findings(const struct browser *b, const struct recipe *r, int *n, int *errors) {
   int worst = -1;
+  *n = *errors = 0;
   if (!r)
     return worst;
   for (size_t i = 0; i < b->findings.n; i++) {
     const struct recipe_finding *f = &b->findings.items[i];
-    if (!f->recipe || (strcmp(f->recipe, r->name) != 0 && strcmp(f->recipe, r->entry) != 0))
+    if (!finding_is_of(f, r))
       continue;
+    (*n)++;
+    *errors += f->severity == RECIPE_SEV_ERROR;
     /* RECIPE_SEV_ERROR is 0: the lowest number is the worst */
     if (worst < 0 || (int)f->severity < worst)
       worst = (int)f->severity;
@@ -129,8 +140,8 @@ void browser_init(struct browser *b, const struct recipe_set *set) {
     struct browser_pair *p = &b->pairs[b->n_pairs++];
     *p = sorted[i].pair;
     p->group = b->n_groups - 1;
-    p->worst_off = worst_severity(b, p->off);
-    p->worst_spec = worst_severity(b, p->spec);
+    p->worst_off = count_findings(b, p->off, &p->findings[0], &p->errors[0]);
+    p->worst_spec = count_findings(b, p->spec, &p->findings[1], &p->errors[1]);
   }
   for (size_t i = 0; i < n_sorted; i++)
     free(sorted[i].title);
@@ -339,23 +350,15 @@ static void detail_sweep(struct browser *b, const struct recipe *r) {
   sbuf_free(&sb);
 }
 
-static enum theme_role severity_role(int sev) {
-  switch (sev) {
-  case RECIPE_SEV_ERROR: return THEME_ERROR;
-  case RECIPE_SEV_WARNING: return THEME_WARNING;
-  default: return THEME_NOTE;
-  }
-}
-
 static void detail_findings(struct browser *b, const struct recipe *r) {
   size_t n = 0;
   for (size_t i = 0; i < b->findings.n; i++) {
     const struct recipe_finding *f = &b->findings.items[i];
-    if (!f->recipe || (strcmp(f->recipe, r->name) != 0 && strcmp(f->recipe, r->entry) != 0))
+    if (!finding_is_of(f, r))
       continue;
     if (n++ == 0)
       detail_heading(b, "Doctor's findings");
-    detail_add(b, severity_role((int)f->severity), 4,
+    detail_add(b, ui_severity_role(f->severity), 4,
                xasprintf("  %s %s %s:%d: %s", recipe_severity_name(f->severity), f->rule,
                          str_or(f->file, "?"), f->line, str_or(f->message, "")));
   }
@@ -448,7 +451,7 @@ static void scroll_detail(struct browser *b, int lines) {
   /* the upper bound depends on the wrap width: browser_render clamps it */
 }
 
-static enum browser_action filter_key(struct browser *b, int key) {
+static bool filter_key(struct browser *b, int key) {
   size_t len = strlen(b->filter);
   if (key == UI_KEY_ENTER) {
     b->filter_editing = false;
@@ -467,33 +470,28 @@ static enum browser_action filter_key(struct browser *b, int key) {
       browser_set_filter(b, b->filter);
     }
   } else {
-    return BROWSER_NONE;
+    return false;
   }
-  return BROWSER_REDRAW;
+  return true;
 }
 
-enum browser_action browser_key(struct browser *b, int key, const struct ui_layout *l) {
-  if (b->help_shown) {
-    b->help_shown = false;
-    return BROWSER_REDRAW;
-  }
+static bool on_key(void *self, int key, struct ui_ctx *ctx) {
+  struct browser *b = self;
+  const struct ui_layout *l = ctx->layout;
   if (b->filter_editing)
     return filter_key(b, key);
-  b->message[0] = '\0';
   int page = list_height(l) > 1 ? list_height(l) - 1 : 1;
   switch (key) {
   case 'q':
   case 'Q':
-    return BROWSER_QUIT;
-  case '?':
-    b->help_shown = true;
-    break;
+    ctx->cmd.kind = UI_CMD_QUIT;
+    return true;
   case '/':
     b->filter_editing = true;
     break;
   case UI_KEY_ESCAPE:
     if (!b->filter[0])
-      return BROWSER_NONE;
+      return false;
     browser_set_filter(b, "");
     break;
   case UI_KEY_UP:
@@ -539,25 +537,40 @@ enum browser_action browser_key(struct browser *b, int key, const struct ui_layo
     if (!browser_selected(b)) {
       snprintf(b->message, sizeof b->message, "no recipe selected");
       b->message_role = THEME_WARNING;
-      return BROWSER_REDRAW;
+      return true;
     }
-    return BROWSER_RUN;
+    ctx->cmd.kind = UI_CMD_LAUNCH_FORM;
+    ctx->cmd.recipe = browser_selected(b);
+    return true;
   case 'L':
-    return BROWSER_LOAD_PAST;
+    ctx->cmd.kind = UI_CMD_PAST_RUNS;
+    ctx->cmd.column = 0;
+    return true;
+  case 'p':
+    ctx->cmd.kind = UI_CMD_OPEN;
+    ctx->cmd.screen = &problems_screen;
+    return true;
   case 'a': {
     const struct browser_pair *p = browser_selected_pair(b);
-    if (p && p->off && p->spec)
-      return BROWSER_RUN_AB;
+    if (p && p->off && p->spec) {
+      ctx->cmd.kind = UI_CMD_LAUNCH_FORM;
+      ctx->cmd.recipe = p->off;
+      ctx->cmd.twin = p->spec;
+      return true;
+    }
     snprintf(b->message, sizeof b->message, "%s has no %s twin: no A/B run",
              p ? pair_first(p)->name : "nothing selected", p && p->off ? "MTP" : "non-MTP");
     b->message_role = THEME_WARNING;
     break;
   }
   default:
-    return BROWSER_NONE;
+    return false;
   }
+  /* a message is about the last key; moving on clears it */
+  if (key != 'a')
+    b->message[0] = '\0';
   keep_selection_visible(b, l);
-  return BROWSER_REDRAW;
+  return true;
 }
 
 /* Column where the spec side of a list row starts (see render_list). */
@@ -569,44 +582,49 @@ static int tag_width(const struct browser *b) {
   return 2 + b->tag_cells + 1;
 }
 
-enum browser_action browser_click(struct browser *b, const struct ui_layout *l, int x, int y) {
+static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
+  struct browser *b = self;
+  const struct ui_layout *l = ctx->layout;
   struct ui_rect in = ui_rect_inner(l->slot[UI_SLOT_LIST]);
-  if (b->help_shown) {
-    b->help_shown = false;
-    return BROWSER_REDRAW;
+  struct ui_rect head = l->slot[UI_SLOT_HEADER];
+  if (b->findings_w > 0 && y == head.y && x >= b->findings_x && x < b->findings_x + b->findings_w) {
+    ctx->cmd.kind = UI_CMD_OPEN;
+    ctx->cmd.screen = &problems_screen;
+    return true;
   }
   if (!ui_rect_contains(in, x, y))
-    return BROWSER_NONE;
+    return false;
   size_t line = (size_t)(b->list_top + (y - in.y));
   if (line >= b->n_lines || b->lines[line].pair == NO_PAIR)
-    return BROWSER_NONE;
+    return false;
   b->sel_line = line;
   int col = x - in.x, tag_w = tag_width(b);
   if (col >= tag_w && col < tag_w + SIDE_W)
     b->sel_side = 0;
   else if (col >= tag_w + SIDE_W && col < tag_w + 2 * SIDE_W)
     b->sel_side = 1;
-  return BROWSER_REDRAW;
+  return true;
 }
 
-enum browser_action browser_wheel(struct browser *b, const struct ui_layout *l, int x, int y,
-                                  int lines) {
+static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
+  struct browser *b = self;
+  const struct ui_layout *l = ctx->layout;
   if (ui_rect_contains(l->slot[UI_SLOT_DETAIL], x, y)) {
     scroll_detail(b, lines);
-    return BROWSER_REDRAW;
+    return true;
   }
   if (ui_rect_contains(l->slot[UI_SLOT_LIST], x, y)) {
     move_selection(b, lines);
     keep_selection_visible(b, l);
-    return BROWSER_REDRAW;
+    return true;
   }
-  return BROWSER_NONE;
+  return false;
 }
 
 /* ---------------------------------------------------------------- rendering */
 
 static enum theme_role marker_role(int sev) {
-  return sev < 0 ? THEME_MAIN : severity_role(sev);
+  return sev < 0 ? THEME_MAIN : ui_severity_role((enum recipe_severity)sev);
 }
 
 static void render_side(struct ui_grid *g, int x, int y, const struct recipe *r, int worst,
@@ -641,7 +659,14 @@ static void render_list(struct browser *b, struct ui_grid *g, const struct ui_la
                         const struct ui_glyphs *gl) {
   struct ui_rect box = l->slot[UI_SLOT_LIST];
   char title[64];
-  snprintf(title, sizeof title, "Recipes %zu", b->n_pairs ? recipe_set_count(b->set) : 0);
+  size_t n_shown = 0, total = b->n_pairs ? recipe_set_count(b->set) : 0;
+  for (size_t i = 0; i < b->n_lines; i++)
+    if (b->lines[i].pair != NO_PAIR)
+      n_shown += (b->pairs[b->lines[i].pair].off != NULL) + (b->pairs[b->lines[i].pair].spec != NULL);
+  if (b->filter[0])
+    snprintf(title, sizeof title, "Recipes %zu/%zu", n_shown, total);
+  else
+    snprintf(title, sizeof title, "Recipes %zu", total);
   ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
   if (b->n_lines == 0) {
@@ -673,60 +698,13 @@ static void render_list(struct browser *b, struct ui_grid *g, const struct ui_la
     const struct recipe *shown = browser_selected(b);
     render_side(g, in.x + tag_w, y, p->off, p->worst_off, sel && shown == p->off);
     render_side(g, in.x + tag_w + SIDE_W, y, p->spec, p->worst_spec, sel && shown == p->spec);
+    /* the numbers of the side the selection shows (the other where it is missing) */
+    const struct recipe *side = b->sel_side ? p->spec : p->off;
     char summary[48];
-    point_summary(first, summary, sizeof summary);
+    point_summary(side ? side : first, summary, sizeof summary);
     int sx = in.x + tag_w + 2 * SIDE_W;
     ui_grid_text(g, sx, y, in.x + in.w - sx, summary, THEME_INACTIVE, gl->braille);
   }
-}
-
-/* Byte offset of the n-th UTF-8 character of s (or its end). */
-static size_t utf8_offset(const char *s, int n) {
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p && n > 0) {
-    p++;
-    while ((*p & 0xc0) == 0x80)
-      p++;
-    n--;
-  }
-  return (size_t)(p - (const unsigned char *)s);
-}
-
-/* Word-wraps text to width w, continuation lines starting at indent, and
- * draws the visual lines first..first+h-1 of it at (x, y) (g NULL: count
- * only). Returns the number of visual lines. */
-static int wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const char *text,
-                     int indent, enum theme_role role, bool unicode) {
-  if (w < 1)
-    return 1;
-  int n = 0;
-  const char *rest = text;
-  do {
-    int lead = n == 0 ? 0 : indent;
-    int avail = w - lead > 1 ? w - lead : w;
-    if (avail == w)
-      lead = 0;
-    int cells = ui_text_cells(rest);
-    size_t take = utf8_offset(rest, cells <= avail ? cells : avail);
-    size_t skip = take;
-    if (cells > avail) {
-      /* break after the last blank that fits, when there is one */
-      for (size_t i = take; i > 0; i--)
-        if (rest[i] == ' ') {
-          take = i;
-          skip = i + 1;
-          break;
-        }
-    }
-    if (g && n >= first && n < first + h) {
-      char *piece = xstrndup(rest, take);
-      ui_grid_text(g, x + lead, y + n - first, avail, piece, role, unicode);
-      free(piece);
-    }
-    rest += skip;
-    n++;
-  } while (*rest);
-  return n;
 }
 
 static void render_detail(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
@@ -743,7 +721,7 @@ static void render_detail(struct browser *b, struct ui_grid *g, const struct ui_
   }
   int total = 0;
   for (size_t i = 0; i < b->n_detail; i++)
-    total += wrap_text(NULL, 0, 0, 0, 0, in.w, b->detail[i].text, b->detail[i].indent, THEME_MAIN,
+    total += ui_wrap_text(NULL, 0, 0, 0, 0, in.w, b->detail[i].text, b->detail[i].indent, THEME_MAIN,
                        gl->braille);
   int max_top = total - in.h;
   if (b->detail_top > max_top)
@@ -755,7 +733,7 @@ static void render_detail(struct browser *b, struct ui_grid *g, const struct ui_
     int first = b->detail_top - vline > 0 ? b->detail_top - vline : 0;
     int y0 = in.y + (vline + first) - b->detail_top;
     int rows_left = in.y + in.h - y0;
-    vline += wrap_text(g, in.x, y0, first, rows_left, in.w, t->text, t->indent, t->role,
+    vline += ui_wrap_text(g, in.x, y0, first, rows_left, in.w, t->text, t->indent, t->role,
                        gl->braille);
   }
   if (total > in.h) {
@@ -771,50 +749,64 @@ static void render_header(struct browser *b, struct ui_grid *g, const struct ui_
                           const struct ui_glyphs *gl) {
   struct ui_rect r = l->slot[UI_SLOT_HEADER];
   ui_grid_fill(g, r, THEME_HEADER);
+  /* what the filter shows: groups, rows, MTP twins, findings */
+  size_t groups = 0, rows = 0, n_spec = 0, findings = 0, errors = 0;
+  for (size_t i = 0; i < b->n_lines; i++) {
+    if (b->lines[i].pair == NO_PAIR) {
+      groups++;
+      continue;
+    }
+    const struct browser_pair *p = &b->pairs[b->lines[i].pair];
+    rows++;
+    n_spec += p->spec != NULL;
+    findings += (size_t)(p->findings[0] + p->findings[1]);
+    errors += (size_t)(p->errors[0] + p->errors[1]);
+  }
+  if (!b->filter[0]) { /* every finding, those of no recipe (load errors) too */
+    findings = b->findings.n;
+    errors = recipe_findings_errors(&b->findings);
+  }
   char text[256];
-  size_t n_spec = 0;
-  for (size_t i = 0; i < b->n_pairs; i++)
-    n_spec += b->pairs[i].spec != NULL;
-  snprintf(text, sizeof text, " servetop " SERVETOP_VERSION "%srecipes%s%zu groups%s%zu rows%s%zu MTP",
-           gl->separator, gl->separator, b->n_groups, gl->separator, b->n_pairs, gl->separator, n_spec);
-  ui_grid_text(g, r.x, r.y, r.w, text, THEME_HEADER, gl->braille);
-  size_t errors = recipe_findings_errors(&b->findings);
+  snprintf(text, sizeof text, " servetop " SERVETOP_VERSION "%srecipes%s%zu group%s%s%zu row%s%s%zu MTP",
+           gl->separator, gl->separator, groups, groups == 1 ? "" : "s", gl->separator, rows,
+           rows == 1 ? "" : "s", gl->separator, n_spec);
+  int w_left = ui_grid_text(g, r.x, r.y, r.w, text, THEME_HEADER, gl->braille);
+  b->findings_w = 0;
   if (b->findings.n) {
-    snprintf(text, sizeof text, "findings: %zu (%zu errors) ", b->findings.n, errors);
+    char of[32] = "";
+    if (b->filter[0])
+      snprintf(of, sizeof of, "/%zu", b->findings.n);
+    snprintf(text, sizeof text, "%zu%s finding%s, %zu error%s", findings, of,
+             findings == 1 && !of[0] ? "" : "s", errors, errors == 1 ? "" : "s");
     int w = ui_text_cells(text);
-    if (w < r.w / 2)
-      ui_grid_text(g, r.x + r.w - w, r.y, w, text, errors ? THEME_ERROR : THEME_WARNING, gl->braille);
+    if (w <= r.w - w_left - 1) {
+      b->findings_x = r.x + r.w - w;
+      b->findings_w = w;
+      ui_grid_text(g, b->findings_x, r.y, w, text, errors ? THEME_ERROR : THEME_WARNING, gl->braille);
+    }
   }
 }
 
-static void render_footer(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
-                          const struct ui_glyphs *gl) {
-  struct ui_rect r = l->slot[UI_SLOT_FOOTER];
-  int x = r.x;
+static void footer(void *self, struct ui_footer *f) {
+  struct browser *b = self;
   if (b->filter_editing) {
-    x += ui_grid_text(g, x, r.y, r.w, "filter: /", THEME_HOTKEY, gl->braille);
-    x += ui_grid_text(g, x, r.y, r.x + r.w - x, b->filter, THEME_MAIN, gl->braille);
-    ui_grid_put(g, x, r.y, "_", THEME_HOTKEY);
-    ui_grid_text(g, x + 2, r.y, r.x + r.w - x - 2, "(Enter keeps, Esc clears)", THEME_INACTIVE,
-                 gl->braille);
+    f->prompt = "filter: /";
+    f->input = b->filter;
+    f->prompt_hint = "(Enter keeps, Esc clears)";
     return;
   }
+  const struct browser_pair *p = browser_selected_pair(b);
+  if (!p || !p->off || !p->spec)
+    f->inactive |= 1u << KEY_A;
+  if (b->findings.n == 0)
+    f->inactive |= 1u << KEY_PROBLEMS;
   if (b->message[0]) {
-    ui_grid_text(g, x, r.y, r.w, b->message, b->message_role, gl->braille);
-    return;
-  }
-  static const char *const hints[][2] = {
-      {"Enter", "run"}, {"a", "A/B"}, {"L", "past runs"}, {"/", "filter"}, {"←→", "off/mtp"}, {"?", "help"}, {"q", "quit"},
-  };
-  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
-    const char *key = !gl->braille && strcmp(hints[i][0], "←→") == 0 ? "<>" : hints[i][0];
-    x += ui_grid_text(g, x, r.y, r.x + r.w - x, key, THEME_HOTKEY, gl->braille);
-    x += ui_grid_text(g, x + 1, r.y, r.x + r.w - x - 1, hints[i][1], THEME_MAIN, gl->braille) + 3;
-  }
-  if (b->filter[0]) {
-    char text[160];
-    snprintf(text, sizeof text, "filter: %s", b->filter);
-    ui_grid_text(g, x, r.y, r.x + r.w - x, text, THEME_WARNING, gl->braille);
+    f->status = b->message;
+    f->status_role = b->message_role;
+  } else if (b->filter[0]) {
+    snprintf(b->footer_text, sizeof b->footer_text, "filter: %s", b->filter);
+    f->status = b->footer_text;
+    f->status_role = THEME_WARNING;
   }
 }
 
@@ -825,7 +817,21 @@ void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout
   render_header(b, g, l, gl);
   render_list(b, g, l, gl);
   render_detail(b, g, l, gl);
-  render_footer(b, g, l, gl);
-  if (b->help_shown)
-    ui_help_box(g, l->cols, l->rows, "Recipe browser keys", browser_key_help, browser_key_help_count, gl);
 }
+
+static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
+  browser_render(self, g, ctx->layout, ctx->gl);
+}
+
+const struct ui_screen browser_screen = {
+    .name = "browser",
+    .help_title = "Recipe browser keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
+    .view = UI_VIEW_BROWSER,
+    .key = on_key,
+    .click = on_click,
+    .wheel = on_wheel,
+    .render = render,
+    .footer = footer,
+};

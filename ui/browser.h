@@ -10,23 +10,15 @@
 
 #include "layout.h"
 #include "recipe/recipe.h"
+#include "screen.h"
 #include "widgets.h"
-
-/* What a key asks the program to do. */
-enum browser_action {
-  BROWSER_NONE,    /* nothing changed */
-  BROWSER_REDRAW,  /* state changed: draw again */
-  BROWSER_QUIT,
-  BROWSER_RUN,     /* run browser_selected() */
-  BROWSER_RUN_AB,  /* run the selected row's off/MTP pair */
-  BROWSER_LOAD_PAST, /* open the A/B view with the list of past runs */
-};
 
 /* One row of the list: twins side by side; either side may be missing. */
 struct browser_pair {
   const struct recipe *off;   /* spec-decoding none */
   const struct recipe *spec;  /* MTP or draft model */
   int worst_off, worst_spec;  /* worst finding severity, -1 = none */
+  int findings[2], errors[2]; /* findings (of them errors) of the off / spec recipe */
   size_t group;
 };
 
@@ -63,8 +55,9 @@ struct browser {
   int tag_cells;                 /* width of the sequence-tag column */
   int list_top;                  /* first list line shown */
   int detail_top;                /* first detail line shown */
-  bool help_shown;
-  char message[256];             /* footer message; "" = key hints */
+  int findings_x, findings_w;    /* where the header shows the findings count (a click opens them) */
+  char message[256];             /* footer status; "" = none */
+  char footer_text[160];         /* the footer's "filter: ..." */
   enum theme_role message_role;
   /* the detail pane for the selected recipe, rebuilt when it changes */
   const struct recipe *detail_of;
@@ -83,19 +76,14 @@ void browser_set_filter(struct browser *b, const char *filter);
 const struct recipe *browser_selected(const struct browser *b);
 const struct browser_pair *browser_selected_pair(const struct browser *b);
 
-enum browser_action browser_key(struct browser *b, int key, const struct ui_layout *l);
-/* Mouse: a click on a list line selects it (and the side under the pointer);
- * the wheel scrolls the list or the detail pane under the pointer. */
-enum browser_action browser_click(struct browser *b, const struct ui_layout *l, int x, int y);
-enum browser_action browser_wheel(struct browser *b, const struct ui_layout *l, int x, int y,
-                                  int lines);
-
-/* Draws the whole browser screen (header, list, detail, footer, help). */
+/* Draws the whole browser screen but the footer (header, list, detail). */
 void browser_render(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
                     const struct ui_glyphs *gl);
 
-/* The browser's keys, for its help overlay. */
-extern const struct ui_key_help browser_key_help[];
-extern const size_t browser_key_help_count;
+/* Keys: Enter asks for the launch form of the selected recipe, a for the
+ * pair's A/B run, p opens the problems, L the past runs, q quits. Mouse: a
+ * click selects a row and side (on the header's findings count: the
+ * problems); the wheel scrolls the list or the detail pane. */
+extern const struct ui_screen browser_screen;
 
 #endif

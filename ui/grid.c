@@ -207,3 +207,75 @@ void ui_help_box(struct ui_grid *g, int cols, int rows, const char *title,
                  gl->braille);
   }
 }
+
+/* Byte offset of the n-th UTF-8 character of s (or its end). */
+static size_t utf8_offset(const char *s, int n) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p && n > 0) {
+    p++;
+    while ((*p & 0xc0) == 0x80)
+      p++;
+    n--;
+  }
+  return (size_t)(p - (const unsigned char *)s);
+}
+
+/* Word-wraps text to width w, continuation lines starting at indent, and
+ * draws the visual lines first..first+h-1 of it at (x, y) (g NULL: count
+ * only). Returns the number of visual lines. */
+int ui_wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const char *text,
+                 int indent, enum theme_role role, bool unicode) {
+  if (w < 1)
+    return 1;
+  int n = 0;
+  const char *rest = text;
+  do {
+    int lead = n == 0 ? 0 : indent;
+    int avail = w - lead > 1 ? w - lead : w;
+    if (avail == w)
+      lead = 0;
+    int cells = ui_text_cells(rest);
+    size_t take = utf8_offset(rest, cells <= avail ? cells : avail);
+    size_t skip = take;
+    if (cells > avail) {
+      /* break after the last blank that fits, when there is one */
+      for (size_t i = take; i > 0; i--)
+        if (rest[i] == ' ') {
+          take = i;
+          skip = i + 1;
+          break;
+        }
+    }
+    if (g && n >= first && n < first + h) {
+      char *piece = xstrndup(rest, take);
+      ui_grid_text(g, x + lead, y + n - first, avail, piece, role, unicode);
+      free(piece);
+    }
+    rest += skip;
+    n++;
+  } while (*rest);
+  return n;
+}
+
+int ui_put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
+           const struct ui_glyphs *gl) {
+  if (x >= x_end || !text)
+    return x;
+  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
+}
+
+void ui_list_select(size_t *sel, size_t *top, size_t n, long row, size_t visible) {
+  if (n == 0)
+    return;
+  if (row < 0)
+    row = 0;
+  if (row >= (long)n)
+    row = (long)n - 1;
+  *sel = (size_t)row;
+  if (visible == 0)
+    visible = 1;
+  if (*sel < *top)
+    *top = *sel;
+  if (*sel >= *top + visible)
+    *top = *sel - visible + 1;
+}

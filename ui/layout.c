@@ -12,7 +12,7 @@ static const char *const slot_names[UI_SLOT_COUNT] = {
     [UI_SLOT_SERVER_LOAD] = "server_load", [UI_SLOT_GPU] = "gpu",
     [UI_SLOT_LOG] = "log",               [UI_SLOT_ARM_A] = "arm_a",
     [UI_SLOT_RATIO] = "ratio",           [UI_SLOT_ARM_B] = "arm_b",
-    [UI_SLOT_CURVE] = "curve",
+    [UI_SLOT_CURVE] = "curve",           [UI_SLOT_BODY] = "body",
 };
 
 const char *ui_slot_name(enum ui_slot slot) {
@@ -106,6 +106,9 @@ void ui_layout_compute(int cols, int rows, enum ui_view view, struct ui_layout *
     break;
   case UI_VIEW_AB:
     layout_ab(out);
+    break;
+  case UI_VIEW_PAGE:
+    out->slot[UI_SLOT_BODY] = rect(0, 1, cols, rows - 2);
     break;
   default:  /* not a view: header and footer only */
     break;

@@ -16,6 +16,7 @@ enum ui_view {
   UI_VIEW_BROWSER, /* recipe list + detail pane */
   UI_VIEW_RUN,     /* one run: charts, latency, server, GPUs, log */
   UI_VIEW_AB,      /* two arms side by side + throughput/interactivity curve */
+  UI_VIEW_PAGE,    /* one body between header and footer: the log view, the problems list */
   UI_VIEW_COUNT
 };
 
@@ -35,6 +36,7 @@ enum ui_slot {
   UI_SLOT_RATIO,       /* A/B: ratio column */
   UI_SLOT_ARM_B,       /* A/B: second arm (MTP) */
   UI_SLOT_CURVE,       /* A/B: throughput per GPU vs interactivity */
+  UI_SLOT_BODY,        /* page: everything between header and footer */
   UI_SLOT_COUNT
 };
 

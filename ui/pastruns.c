@@ -18,16 +18,17 @@ const char *pastruns_fmt_date(double unix_s, char *buf, size_t n) {
 
 /* ---------------------------------------------------------------- picker */
 
-const struct ui_key_help pastpicker_key_help[] = {
-    {"Up/Down k/j", "select a past run"},
-    {"PgUp/PgDn Home/End", "page, first / last run"},
-    {"Tab Left/Right h/l", "which column it goes into: off or MTP"},
-    {"o / m", "into the off / the MTP column"},
-    {"Enter", "load the selected run into that column"},
-    {"Esc q", "close the list"},
-    {"mouse", "click selects (again: loads); wheel scrolls"},
+/* The key table: `?` lists it, the footer shows the hints. */
+static const struct ui_key_help keys[] = {
+    {"Enter", "load the selected run into that column", "load", NULL, UI_KEY_ENTER, 0},
+    {"Tab Left/Right h/l", "which column it goes into: off or MTP", "column", "Tab", UI_KEY_TAB, 1},
+    {"o / m", "into the off / the MTP column", NULL, NULL, 0, 0},
+    {"Up/Down k/j", "select a past run", NULL, NULL, 0, 0},
+    {"PgUp/PgDn Home/End", "page, first / last run", NULL, NULL, 0, 0},
+    {"mouse", "click selects (again: loads); wheel scrolls", NULL, NULL, 0, 0},
+    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    {"Esc q", "close the list", "close", "Esc", UI_KEY_ESCAPE, 0},
 };
-const size_t pastpicker_key_help_count = ST_ARRAY_LEN(pastpicker_key_help);
 
 void pastpicker_open(struct pastpicker *p, const char *dir, int column) {
   run_summary_list_free(&p->list);
@@ -68,29 +69,35 @@ static int visible_rows(int cols, int rows) {
 }
 
 static void select_row(struct pastpicker *p, long row, int cols, int rows) {
-  if (p->list.n == 0)
-    return;
-  if (row < 0)
-    row = 0;
-  if (row >= (long)p->list.n)
-    row = (long)p->list.n - 1;
-  p->selected = (size_t)row;
-  size_t vis = (size_t)visible_rows(cols, rows);
-  if (p->selected < p->top)
-    p->top = p->selected;
-  if (p->selected >= p->top + vis)
-    p->top = p->selected - vis + 1;
+  ui_list_select(&p->selected, &p->top, p->list.n, row, (size_t)visible_rows(cols, rows));
 }
 
-enum pastpicker_action pastpicker_key(struct pastpicker *p, int key, int cols, int rows) {
+/* Asks the program to load the selected run into the chosen column. */
+static bool load(struct pastpicker *p, struct ui_ctx *ctx) {
+  const struct run_summary *r = pastpicker_selected(p);
+  if (!r)
+    return false;
+  ctx->cmd.kind = UI_CMD_LOAD_PAST;
+  ctx->cmd.path = r->dir;
+  ctx->cmd.column = p->column;
+  return true;
+}
+
+static bool close_list(struct pastpicker *p, struct ui_ctx *ctx) {
+  pastpicker_close(p);
+  ctx->cmd.kind = UI_CMD_CLOSE;
+  return true;
+}
+
+static bool on_key(void *self, int key, struct ui_ctx *ctx) {
+  struct pastpicker *p = self;
+  int cols = ctx->layout->cols, rows = ctx->layout->rows;
   long page = visible_rows(cols, rows);
   long sel = (long)p->selected;
   switch (key) {
   case UI_KEY_ESCAPE:
   case 'q':
-  case 'Q':
-    pastpicker_close(p);
-    return PASTPICKER_CLOSE;
+  case 'Q': return close_list(p, ctx);
   case UI_KEY_UP:
   case 'k': select_row(p, sel - 1, cols, rows); break;
   case UI_KEY_DOWN:
@@ -106,21 +113,21 @@ enum pastpicker_action pastpicker_key(struct pastpicker *p, int key, int cols, i
   case UI_KEY_RIGHT:
   case 'l':
   case 'm': p->column = 1; break;
-  case UI_KEY_ENTER: return pastpicker_selected(p) ? PASTPICKER_LOAD : PASTPICKER_NONE;
-  default: return PASTPICKER_NONE;
+  case UI_KEY_ENTER: return load(p, ctx);
+  default: return false;
   }
-  return PASTPICKER_REDRAW;
+  return true;
 }
 
 /* Columns of the switch line: "into column:  off   MTP" (see render). */
 enum { SWITCH_OFF_X = 15, SWITCH_MTP_X = 21, SWITCH_W = 5 };
 
-enum pastpicker_action pastpicker_click(struct pastpicker *p, int cols, int rows, int x, int y) {
+static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
+  struct pastpicker *p = self;
+  int cols = ctx->layout->cols, rows = ctx->layout->rows;
   struct ui_rect box = pastpicker_box(cols, rows);
-  if (!ui_rect_contains(box, x, y)) {
-    pastpicker_close(p);
-    return PASTPICKER_CLOSE;
-  }
+  if (!ui_rect_contains(box, x, y))
+    return close_list(p, ctx);
   struct ui_rect in = ui_rect_inner(box);
   int rel_x = x - in.x, rel_y = y - in.y;
   if (rel_y == PICK_COLUMN_Y) {
@@ -129,21 +136,24 @@ enum pastpicker_action pastpicker_click(struct pastpicker *p, int cols, int rows
     else if (rel_x >= SWITCH_MTP_X && rel_x < SWITCH_MTP_X + SWITCH_W)
       p->column = 1;
     else
-      return PASTPICKER_NONE;
-    return PASTPICKER_REDRAW;
+      return false;
+    return true;
   }
   int row = rel_y - PICK_ROWS_Y;
   if (row < 0 || row >= visible_rows(cols, rows) || p->top + (size_t)row >= p->list.n)
-    return PASTPICKER_NONE;
+    return false;
   size_t idx = p->top + (size_t)row;
   if (idx == p->selected)
-    return PASTPICKER_LOAD;
+    return load(p, ctx);
   p->selected = idx;
-  return PASTPICKER_REDRAW;
+  return true;
 }
 
-enum pastpicker_action pastpicker_wheel(struct pastpicker *p, int cols, int rows, int lines) {
-  size_t vis = (size_t)visible_rows(cols, rows);
+static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
+  (void)x;
+  (void)y;
+  struct pastpicker *p = self;
+  size_t vis = (size_t)visible_rows(ctx->layout->cols, ctx->layout->rows);
   size_t max_top = p->list.n > vis ? p->list.n - vis : 0;
   long top = (long)p->top + lines;
   p->top = top < 0 ? 0 : (size_t)top > max_top ? max_top : (size_t)top;
@@ -152,14 +162,7 @@ enum pastpicker_action pastpicker_wheel(struct pastpicker *p, int cols, int rows
     p->selected = p->top;
   if (p->list.n && p->selected >= p->top + vis)
     p->selected = p->top + vis - 1;
-  return PASTPICKER_REDRAW;
-}
-
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
+  return true;
 }
 
 static enum theme_role status_role(const char *status) {
@@ -177,23 +180,22 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
   ui_box(g, box, "Load a past run into the A/B view", THEME_BORDER, THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
-  int x = put(g, in.x + 1, in.y + PICK_DIR_Y, end, "from ", THEME_INACTIVE, gl);
-  put(g, x, in.y + PICK_DIR_Y, end, p->dir, THEME_MAIN, gl);
-  put(g, in.x + 1, in.y + PICK_COLUMN_Y, end, "into column:", THEME_INACTIVE, gl);
-  put(g, in.x + SWITCH_OFF_X + 1, in.y + PICK_COLUMN_Y, end, "off",
+  int x = ui_put(g, in.x + 1, in.y + PICK_DIR_Y, end, "from ", THEME_INACTIVE, gl);
+  ui_put(g, x, in.y + PICK_DIR_Y, end, p->dir, THEME_MAIN, gl);
+  ui_put(g, in.x + 1, in.y + PICK_COLUMN_Y, end, "into column:", THEME_INACTIVE, gl);
+  ui_put(g, in.x + SWITCH_OFF_X + 1, in.y + PICK_COLUMN_Y, end, "off",
       p->column == 0 ? THEME_SELECTED : THEME_ARM_OFF, gl);
-  put(g, in.x + SWITCH_MTP_X + 1, in.y + PICK_COLUMN_Y, end, "MTP",
+  ui_put(g, in.x + SWITCH_MTP_X + 1, in.y + PICK_COLUMN_Y, end, "MTP",
       p->column == 1 ? THEME_SELECTED : THEME_ARM_MTP, gl);
-  put(g, in.x + SWITCH_MTP_X + SWITCH_W + 2, in.y + PICK_COLUMN_Y, end, "(Tab switches)",
+  ui_put(g, in.x + SWITCH_MTP_X + SWITCH_W + 2, in.y + PICK_COLUMN_Y, end, "(Tab switches)",
       THEME_INACTIVE, gl);
-  put(g, in.x + 1, in.y + in.h - 1, end, "Enter loads, Esc closes, ? help", THEME_INACTIVE, gl);
 
   if (p->error[0]) {
-    put(g, in.x + 1, in.y + PICK_ROWS_Y, end, p->error, THEME_ERROR, gl);
+    ui_put(g, in.x + 1, in.y + PICK_ROWS_Y, end, p->error, THEME_ERROR, gl);
     return;
   }
   if (p->list.n == 0) {
-    put(g, in.x + 1, in.y + PICK_ROWS_Y, end, "no run folders here yet (servetop run writes them)",
+    ui_put(g, in.x + 1, in.y + PICK_ROWS_Y, end, "no run folders here yet (servetop run writes them)",
         THEME_INACTIVE, gl);
     return;
   }
@@ -204,7 +206,7 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
   int hx = in.x + 2;
   for (size_t c = 0; c < ST_ARRAY_LEN(head); c++) {
     int pad = head[c].align_right ? head[c].width - ui_text_cells(head[c].header) : 0;
-    put(g, hx + pad, in.y + PICK_HEADER_Y, end, head[c].header, THEME_HEADER, gl);
+    ui_put(g, hx + pad, in.y + PICK_HEADER_Y, end, head[c].header, THEME_HEADER, gl);
     hx += head[c].width + 1;
   }
   int vis = visible_rows(cols, rows);
@@ -222,7 +224,7 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
                            r->spec_label[0] ? r->spec_label : "-", r->label[0] ? r->label : "-",
                            r->recipe[0] ? r->recipe : r->folder};
     int cx = in.x + 2;
-    put(g, in.x, y, end, sel ? ">" : " ", sel ? THEME_SELECTED : THEME_MAIN, gl);
+    ui_put(g, in.x, y, end, sel ? ">" : " ", sel ? THEME_SELECTED : THEME_MAIN, gl);
     for (size_t c = 0; c < ST_ARRAY_LEN(head) && cx < end; c++) {
       enum theme_role role = sel ? THEME_SELECTED : c == 1 ? status_role(r->status) : THEME_MAIN;
       int w = head[c].width < end - cx ? head[c].width : end - cx;
@@ -236,3 +238,20 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
     }
   }
 }
+
+static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
+  if (!ctx->layout->too_small)
+    pastpicker_render(self, g, ctx->layout->cols, ctx->layout->rows, ctx->gl);
+}
+
+const struct ui_screen pastpicker_screen = {
+    .name = "past runs",
+    .help_title = "Past-run list keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
+    .overlay = true,
+    .key = on_key,
+    .click = on_click,
+    .wheel = on_wheel,
+    .render = render,
+};

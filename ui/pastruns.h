@@ -9,6 +9,7 @@
 
 #include "layout.h"
 #include "run/run.h"
+#include "screen.h"
 #include "widgets.h"
 
 struct st_err;
@@ -27,13 +28,6 @@ struct pastpicker {
   int column;                 /* 0 = off column, 1 = MTP column */
 };
 
-enum pastpicker_action {
-  PASTPICKER_NONE,
-  PASTPICKER_REDRAW,
-  PASTPICKER_CLOSE,   /* cancelled */
-  PASTPICKER_LOAD,    /* load pastpicker_selected() into column */
-};
-
 /* Opens the picker on dir: scans it, selects the newest run, keeps column. */
 void pastpicker_open(struct pastpicker *p, const char *dir, int column);
 void pastpicker_close(struct pastpicker *p);
@@ -42,17 +36,12 @@ const struct run_summary *pastpicker_selected(const struct pastpicker *p);
 /* Where the picker box goes on a cols x rows screen (centred). */
 struct ui_rect pastpicker_box(int cols, int rows);
 
-enum pastpicker_action pastpicker_key(struct pastpicker *p, int key, int cols, int rows);
-/* A click on a row selects it; a click on the selected row loads it; a click
- * on the "off" / "MTP" switch picks the column. Outside the box: close. */
-enum pastpicker_action pastpicker_click(struct pastpicker *p, int cols, int rows, int x, int y);
-enum pastpicker_action pastpicker_wheel(struct pastpicker *p, int cols, int rows, int lines);
-
 void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, int rows,
                        const struct ui_glyphs *gl);
 
-/* The picker's keys, for the help overlay and the docs. */
-extern const struct ui_key_help pastpicker_key_help[];
-extern const size_t pastpicker_key_help_count;
+/* Drawn over the A/B view. Keys: Enter (or a click on the selected row)
+ * asks for UI_CMD_LOAD_PAST of the selected run into the chosen column; Tab,
+ * Left / Right, o / m choose the column; Esc, q or a click outside close it. */
+extern const struct ui_screen pastpicker_screen;
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "logview.h"
+#include "overrides.h"
 #include "ui_util.h"
 
 void runview_init(struct runview *rv) {
@@ -127,13 +129,6 @@ bool runview_finished(const struct runview *rv) {
 /* ---------------------------------------------------------------- drawing helpers */
 
 /* Writes pieces left to right; returns the next column. */
-static int put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
-               const struct ui_glyphs *gl) {
-  if (x >= x_end)
-    return x;
-  return x + ui_grid_text(g, x, y, x_end - x, text, role, gl->braille);
-}
-
 static enum theme_role server_role(enum snap_server_state st) {
   switch (st) {
   case SNAP_SERVER_READY: return THEME_OK;
@@ -153,26 +148,26 @@ static void render_header(const struct runview *rv, struct ui_grid *g, struct ui
   /* most important first: a narrow terminal cuts the end */
   snprintf(buf, sizeof buf, " %s%s%s ", sv->recipe_name[0] ? sv->recipe_name : "-", gl->separator,
            sv->engine[0] ? sv->engine : "-");
-  x = put(g, x, r.y, end, buf, THEME_HEADER, gl);
+  x = ui_put(g, x, r.y, end, buf, THEME_HEADER, gl);
   if (sv->simulated)
-    x = put(g, x, r.y, end, "SIMULATED ", THEME_WARNING, gl);
-  x = put(g, x, r.y, end, gl->separator + 1, THEME_HEADER, gl);
+    x = ui_put(g, x, r.y, end, "SIMULATED ", THEME_WARNING, gl);
+  x = ui_put(g, x, r.y, end, gl->separator + 1, THEME_HEADER, gl);
   snprintf(buf, sizeof buf, "server %s", snap_server_state_name(sv->state));
   bool clean_exit = sv->state == SNAP_SERVER_EXITED && sv->exited_valid && sv->exit_code == 0 &&
                     sv->exit_signal == 0;
-  x = put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);
+  x = ui_put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);
   if (sv->pid > 0 && sv->state != SNAP_SERVER_EXITED) {
     char up[16];
     snprintf(buf, sizeof buf, " up %s%spid %d :%d", ui_fmt_duration_s(sv->uptime_s, up, sizeof up),
              gl->separator, sv->pid, sv->port);
-    x = put(g, x, r.y, end, buf, THEME_HEADER, gl);
+    x = ui_put(g, x, r.y, end, buf, THEME_HEADER, gl);
   }
   if (sv->state == SNAP_SERVER_EXITED && sv->exited_valid) {
     if (sv->exit_signal)
       snprintf(buf, sizeof buf, " (killed by signal %d)", sv->exit_signal);
     else
       snprintf(buf, sizeof buf, " (status %d)", sv->exit_code);
-    put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : THEME_ERROR, gl);
+    ui_put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : THEME_ERROR, gl);
   }
 }
 
@@ -185,10 +180,10 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
                                : p->phase == SNAP_PHASE_DONE        ? THEME_OK
                                : p->phase == SNAP_PHASE_INTERRUPTED ? THEME_WARNING
                                                                     : THEME_TITLE;
-  x = put(g, x, r.y, end, snap_run_phase_name(p->phase), phase_role, gl);
+  x = ui_put(g, x, r.y, end, snap_run_phase_name(p->phase), phase_role, gl);
   snprintf(buf, sizeof buf, " point %d/%d conc %d ", p->point_index + 1,
            p->n_points > 0 ? p->n_points : 1, rv->snap.concurrency.target);
-  x = put(g, x, r.y, end, buf, THEME_MAIN, gl);
+  x = ui_put(g, x, r.y, end, buf, THEME_MAIN, gl);
   snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed %lld in flight %s ETA %s",
            (long long)p->done, (long long)p->total, (long long)p->failed, (long long)p->in_flight,
            ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
@@ -205,9 +200,9 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
     ui_bar(g, x, r.y, bar_w, segs, 2, (double)p->total, THEME_BAR_FREE, gl);
     x += bar_w;
   }
-  x = put(g, x, r.y, end, buf, p->failed ? THEME_WARNING : THEME_MAIN, gl);
+  x = ui_put(g, x, r.y, end, buf, p->failed ? THEME_WARNING : THEME_MAIN, gl);
   if (p->mislabelled)
-    put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
+    ui_put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
         gl);
 }
 
@@ -256,14 +251,14 @@ static void render_throughput(const struct runview *rv, struct ui_grid *g, struc
   char v[16], buf[64];
   int end = in.x + in.w, x = in.x + 1;
   snprintf(buf, sizeof buf, "output %s tok/s", w->valid ? ui_fmt_si(w->output_tok_per_s, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_OUTPUT, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_OUTPUT, gl) + 2;
   snprintf(buf, sizeof buf, "total %s tok/s", w->valid ? ui_fmt_si(w->total_tok_per_s, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_TOTAL, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_TOTAL, gl) + 2;
   snprintf(buf, sizeof buf, "%s req/s", w->valid ? ui_fmt_si(w->req_per_s, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_RPS, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_RPS, gl) + 2;
   if (t->server_gen_valid) {
     snprintf(buf, sizeof buf, "server says %s tok/s", ui_fmt_si(t->server_gen_tok_per_s, v, sizeof v));
-    put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
   }
   int chart_h = in.h - 1;
   if (chart_h <= 0)
@@ -300,27 +295,27 @@ static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui
   int end = in.x + in.w, x = in.x + 1;
   char buf[128], v[16];
   if (!sp->enabled_valid && !sp->accept_length_valid) {
-    put(g, x, in.y, end, "unknown: the server has not reported speculative decoding", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, "unknown: the server has not reported speculative decoding", THEME_INACTIVE, gl);
     return;
   }
   if (sp->enabled_valid && !sp->enabled) {
-    put(g, x, in.y, end, "off: the server reports no speculative decoding", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, "off: the server reports no speculative decoding", THEME_INACTIVE, gl);
     return;
   }
   snprintf(buf, sizeof buf, "accept length %s",
            sp->accept_length_valid ? (snprintf(v, sizeof v, "%.2f", sp->accept_length), v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_CHART_ACCEPT, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_CHART_ACCEPT, gl) + 2;
   snprintf(buf, sizeof buf, "rate %s", sp->accept_rate_valid ? ui_fmt_pct(sp->accept_rate_frac, v, sizeof v) : "-");
-  x = put(g, x, in.y, end, buf, THEME_MAIN, gl) + 2;
+  x = ui_put(g, x, in.y, end, buf, THEME_MAIN, gl) + 2;
   snprintf(buf, sizeof buf, "%s %s", sp->algorithm[0] ? sp->algorithm : "", source_name(sp->source));
-  put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
+  ui_put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
   int y = in.y + 1;
   if (sp->n_positions > 0 && in.h >= 3) {
     struct sbuf sb = {0};
     sbuf_puts(&sb, "per position");
     for (int i = 0; i < sp->n_positions && i < SNAP_MAX_SPEC_POSITIONS; i++)
       sbuf_printf(&sb, " %s", ui_fmt_pct(sp->per_position_rate_frac[i], v, sizeof v));
-    put(g, in.x + 1, y++, end, sb.data, THEME_MAIN, gl);
+    ui_put(g, in.x + 1, y++, end, sb.data, THEME_MAIN, gl);
     sbuf_free(&sb);
   }
   static const enum runview_series len[] = {RUNVIEW_ACCEPT_LENGTH};
@@ -369,7 +364,7 @@ static void render_latency(const struct runview *rv, struct ui_grid *g, struct u
     snprintf(buf, sizeof buf, "tokens/chunk %s",
              lat->tokens_per_chunk_valid ? (snprintf(v, sizeof v, "%.2f", lat->tokens_per_chunk_mean), v)
                                          : "-");
-    put(g, in.x + 1, in.y + 5, in.x + in.w, buf, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y + 5, in.x + in.w, buf, THEME_INACTIVE, gl);
   }
 }
 
@@ -382,14 +377,14 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   const struct snap_server_load *ld = &rv->snap.load;
   int end = in.x + in.w, x = in.x + 1;
   char buf[160], v[16], w[16];
-  x = put(g, x, in.y, end, "KV ", THEME_MAIN, gl);
+  x = ui_put(g, x, in.y, end, "KV ", THEME_MAIN, gl);
   int bar_w = in.w - 12;
   if (ld->kv_usage_valid && bar_w > 4) {
     struct ui_bar_segment seg = {ld->kv_usage_frac, THEME_BAR_SERVER, '#'};
     ui_bar(g, x, in.y, bar_w, &seg, 1, 1.0, THEME_BAR_FREE, gl);
-    put(g, x + bar_w + 1, in.y, end, ui_fmt_pct(ld->kv_usage_frac, v, sizeof v), THEME_MAIN, gl);
+    ui_put(g, x + bar_w + 1, in.y, end, ui_fmt_pct(ld->kv_usage_frac, v, sizeof v), THEME_MAIN, gl);
   } else {
-    put(g, x, in.y, end, "use unknown", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y, end, "use unknown", THEME_INACTIVE, gl);
   }
   if (in.h < 2)
     return;
@@ -397,18 +392,18 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   snprintf(buf, sizeof buf, "running %s  queued %s  ",
            ld->running_valid ? (snprintf(v, sizeof v, "%lld", (long long)ld->num_running), v) : "-",
            ld->queued_valid ? (snprintf(w, sizeof w, "%lld", (long long)ld->num_queued), w) : "-");
-  x = put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
+  x = ui_put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
   if (ld->max_total_num_tokens_valid) {
     snprintf(buf, sizeof buf, "KV %s tok", ui_fmt_si((double)ld->max_total_num_tokens, v, sizeof v));
-    x = put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
+    x = ui_put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
     if (rv->max_total_num_tokens_before >= 0 &&
         rv->max_total_num_tokens_before != ld->max_total_num_tokens) {
       snprintf(buf, sizeof buf, " (was %s)",
                ui_fmt_si((double)rv->max_total_num_tokens_before, w, sizeof w));
-      put(g, x, in.y + 1, end, buf, THEME_WARNING, gl);
+      ui_put(g, x, in.y + 1, end, buf, THEME_WARNING, gl);
     }
   } else {
-    put(g, x, in.y + 1, end, "KV capacity unknown", THEME_INACTIVE, gl);
+    ui_put(g, x, in.y + 1, end, "KV capacity unknown", THEME_INACTIVE, gl);
   }
 }
 
@@ -425,7 +420,7 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
     char buf[SNAP_MESSAGE_BYTES + 32];
     snprintf(buf, sizeof buf, "no GPU data: %s",
              gp->unavailable_reason[0] ? gp->unavailable_reason : "unknown");
-    put(g, in.x + 1, in.y, end, buf, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y, end, buf, THEME_INACTIVE, gl);
     return;
   }
   int shown = gp->n_gpus <= in.h ? gp->n_gpus : in.h - 1;
@@ -434,7 +429,7 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
     int y = in.y + i, x = in.x + 1;
     char buf[96], a[16], b[16], c[16];
     snprintf(buf, sizeof buf, "%d", u->index);
-    x = put(g, x, y, end, buf, THEME_MAIN, gl) + 1;
+    x = ui_put(g, x, y, end, buf, THEME_MAIN, gl) + 1;
     /* the right side: used/total and power */
     double used = (double)u->mem_server_bytes + (double)u->mem_other_bytes;
     if (u->valid_mask & SNAP_GPU_MEM_TOTAL)
@@ -453,23 +448,13 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
       ui_bar(g, x, y, bar_w, segs, 2, (double)u->mem_total_bytes, THEME_BAR_FREE, gl);
       x += bar_w;
     }
-    put(g, x, y, end, buf, THEME_MAIN, gl);
+    ui_put(g, x, y, end, buf, THEME_MAIN, gl);
   }
   if (shown < gp->n_gpus) {
     char more[32];
     snprintf(more, sizeof more, "+%d more", gp->n_gpus - shown);
-    put(g, in.x + 1, in.y + shown, end, more, THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y + shown, end, more, THEME_INACTIVE, gl);
   }
-}
-
-static enum theme_role log_role(const char *line) {
-  if (strstr(line, "Traceback") || strstr(line, "Error") || strstr(line, "error"))
-    return THEME_ERROR;
-  if (strstr(line, "WARNING") || strstr(line, "Warning"))
-    return THEME_WARNING;
-  if (strstr(line, "ready to roll"))
-    return THEME_OK;
-  return THEME_INACTIVE;
 }
 
 static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box,
@@ -490,65 +475,62 @@ static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box
     snprintf(title, sizeof title, "Server log");
   ui_box(g, box, title, THEME_BORDER, rv->log_back > 0 ? THEME_WARNING : THEME_TITLE, gl);
   if (lg->n_lines == 0)
-    put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
   for (int i = 0; i < n; i++) {
     const char *line = lg->lines[lg->n_lines - rv->log_back - n + i];
-    put(g, in.x + 1, in.y + i, in.x + in.w, line, log_role(line), gl);
+    ui_put(g, in.x + 1, in.y + i, in.x + in.w, line, ui_log_line_role(line), gl);
   }
 }
 
-/* The plain footer, left to right: keys (ASCII) and what they do. */
-static const char *const footer_hints[][2] = {
-    {"+/-", "concurrency"}, {"m", "mem-fraction"}, {"b", "browser"}, {"?", "help"}, {"q", "quit"},
+/* ---------------------------------------------------------------- keys */
+
+/* The key table: `?` lists it, the footer shows the hints. */
+enum { KEY_CONC = 0, KEY_KNOB = 1 }; /* indexes of hints that can be inactive */
+static const struct ui_key_help keys[] = {
+    {"+ / -", "double / halve the concurrency now (no restart)", "conc", "+/-", '+', 3},
+    {"m", "new mem-fraction-static (or KEY=VALUE): restarts", "knob", NULL, 'm', 2},
+    {"l", "the whole server log, full screen, with search", "log", NULL, 'l', 1},
+    {"b", "back to the recipes (stops the run first: asks)", "back", NULL, 'b', 0},
+    {"Enter/Esc/Bksp", "(m prompt) restart with it / cancel / delete", NULL, NULL, 0, 0},
+    {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
+    {"PgUp/PgDn Home/End", "scroll the log pane back / forward, oldest / newest", NULL, NULL, 0, 0},
+    {"mouse", "wheel scrolls the log pane; a click on it: full log", NULL, NULL, 0, 0},
+    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    {"q", "quit; asks first and stops the server when it is up", "quit", NULL, 'q', 0},
 };
 
-static void render_footer(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
-                          const struct ui_glyphs *gl) {
-  int end = r.x + r.w, x = r.x;
+static void footer(void *self, struct ui_footer *f) {
+  struct runview *rv = self;
   if (rv->editing_knob) {
-    x = put(g, x, r.y, end, "mem-fraction-static or KEY=VALUE: ", THEME_HOTKEY, gl);
-    x = put(g, x, r.y, end, rv->knob_value, THEME_MAIN, gl);
-    x = put(g, x, r.y, end, "_", THEME_HOTKEY, gl);
-    put(g, x + 2, r.y, end, "Enter restarts the server, Esc cancels", THEME_INACTIVE, gl);
+    f->prompt = "mem-fraction-static or KEY=VALUE: ";
+    f->input = rv->knob_value;
+    f->prompt_hint = "Enter restarts the server, Esc cancels";
     return;
   }
-  if (rv->confirm_quit) {
-    put(g, x, r.y, end, "The server is up: stop it and quit? y / n", THEME_WARNING, gl);
+  if (rv->confirm == RUNVIEW_CONFIRM_QUIT) {
+    f->prompt = "The server is up: stop it and quit? y / n";
+    f->prompt_role = THEME_WARNING;
     return;
   }
+  if (rv->confirm == RUNVIEW_CONFIRM_BACK) {
+    f->prompt = "Stop the run and go back to the recipes? y / n";
+    f->prompt_role = THEME_WARNING;
+    f->prompt_hint = "(what was measured stays in its run folder)";
+    return;
+  }
+  bool measuring = rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING;
+  if (!measuring)
+    f->inactive |= 1u << KEY_CONC;
+  if (runview_finished(rv))
+    f->inactive |= 1u << KEY_KNOB;
   /* how the run ended matters more than the last change made to it */
   if (rv->snap.progress.message[0] && runview_finished(rv)) {
-    x = put(g, x, r.y, end, rv->snap.progress.message,
-            rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR, gl);
-    x = put(g, x + 2, r.y, end, "b", THEME_HOTKEY, gl);
-    x = put(g, x + 1, r.y, end, "recipes", THEME_MAIN, gl);
-    x = put(g, x + 2, r.y, end, "q", THEME_HOTKEY, gl);
-    put(g, x + 1, r.y, end, "quit", THEME_MAIN, gl);
-    return;
+    f->status = rv->snap.progress.message;
+    f->status_role = rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR;
+  } else if (rv->status[0]) {
+    f->status = rv->status;
+    f->status_role = rv->status_role;
   }
-  if (rv->status[0]) {
-    put(g, x, r.y, end, rv->status, rv->status_role, gl);
-    return;
-  }
-  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
-    x = put(g, x, r.y, end, footer_hints[i][0], THEME_HOTKEY, gl) + 1;
-    x = put(g, x, r.y, end, footer_hints[i][1], THEME_MAIN, gl) + 2;
-  }
-}
-
-/* The key under column x of the footer hints: a character of the key part
- * ("+" or "-" of "+/-"), or the hint's first key when x is on its label. */
-static int footer_key_at(int x0, int x) {
-  for (size_t i = 0; i < ST_ARRAY_LEN(footer_hints); i++) {
-    const char *key = footer_hints[i][0];
-    int key_w = (int)strlen(key), w = key_w + 1 + ui_text_cells(footer_hints[i][1]);
-    if (x >= x0 && x < x0 + w) {
-      char c = x < x0 + key_w ? key[x - x0] : key[0];
-      return c == '/' ? 0 : c;
-    }
-    x0 += w + 2;
-  }
-  return 0;
 }
 
 void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layout *l,
@@ -563,24 +545,7 @@ void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layou
   render_server_load(rv, g, l->slot[UI_SLOT_SERVER_LOAD], gl);
   render_gpus(rv, g, l->slot[UI_SLOT_GPU], gl);
   render_log(rv, g, l->slot[UI_SLOT_LOG], gl);
-  render_footer(rv, g, l->slot[UI_SLOT_FOOTER], gl);
-  if (rv->help_shown)
-    ui_help_box(g, l->cols, l->rows, "Run view keys", runview_key_help, runview_key_help_count, gl);
 }
-
-/* ---------------------------------------------------------------- keys */
-
-const struct ui_key_help runview_key_help[] = {
-    {"+ / -", "double / halve the concurrency now (no restart)"},
-    {"m", "new mem-fraction-static (or KEY=VALUE): restarts"},
-    {"Enter/Esc/Bksp", "(m prompt) restart with it / cancel / delete"},
-    {"b", "back to the recipes (when the run is over)"},
-    {"PgUp/PgDn Home/End", "scroll the log back / forward, to oldest / newest"},
-    {"mouse", "wheel scrolls the log; click a footer key to press it"},
-    {"?", "this help (any key closes it)"},
-    {"q", "quit; asks first and stops the server when it is up"},
-};
-const size_t runview_key_help_count = ST_ARRAY_LEN(runview_key_help);
 
 void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...) {
   va_list ap;
@@ -592,7 +557,7 @@ void runview_set_status(struct runview *rv, enum theme_role role, const char *fm
 
 /* The m prompt: a bare number is a new --mem-fraction-static; KEY=VALUE
  * sets any other server flag (as --set does). */
-static enum runview_action knob_key(struct runview *rv, int key, struct runview_command *cmd) {
+static bool knob_key(struct runview *rv, int key, struct ui_cmd *cmd) {
   size_t len = strlen(rv->knob_value);
   if (key == UI_KEY_ESCAPE) {
     rv->editing_knob = false;
@@ -601,24 +566,21 @@ static enum runview_action knob_key(struct runview *rv, int key, struct runview_
       rv->knob_value[len - 1] = '\0';
   } else if (key == UI_KEY_ENTER) {
     rv->editing_knob = false;
-    const char *eq = strchr(rv->knob_value, '=');
-    if (eq) {
-      size_t key_len = (size_t)(eq - rv->knob_value);
-      if (key_len == 0 || key_len >= sizeof cmd->knob || !eq[1]) {
-        runview_set_status(rv, THEME_ERROR, "write KEY=VALUE (e.g. max-running-requests=64), not '%s'",
-                           rv->knob_value);
-        return RUNVIEW_REDRAW;
+    if (strchr(rv->knob_value, '=')) {
+      struct st_err err = {{0}};
+      const char *value;
+      if (ui_override_split(rv->knob_value, cmd->knob, sizeof cmd->knob, &value, &err) != 0) {
+        runview_set_status(rv, THEME_ERROR, "%s", err.msg);
+        return true;
       }
-      memcpy(cmd->knob, rv->knob_value, key_len);
-      cmd->knob[key_len] = '\0';
-      snprintf(cmd->value, sizeof cmd->value, "%s", eq + 1);
+      snprintf(cmd->value, sizeof cmd->value, "%s", value);
     } else {
       double v;
       if (parse_double(rv->knob_value, &v) != 0 || !(v > 0 && v < 1)) {
         runview_set_status(rv, THEME_ERROR,
                            "mem-fraction-static must be a number between 0 and 1, not '%s'",
                            rv->knob_value);
-        return RUNVIEW_REDRAW;
+        return true;
       }
       snprintf(cmd->knob, sizeof cmd->knob, "mem-fraction-static");
       snprintf(cmd->value, sizeof cmd->value, "%s", rv->knob_value);
@@ -626,25 +588,25 @@ static enum runview_action knob_key(struct runview *rv, int key, struct runview_
     /* keep the capacity before the restart to show it beside the new one */
     if (rv->snap.load.max_total_num_tokens_valid)
       rv->max_total_num_tokens_before = rv->snap.load.max_total_num_tokens;
-    return RUNVIEW_RESTART_WITH;
+    cmd->kind = UI_CMD_RESTART_WITH;
   } else if (key > 0x20 && key < 0x7f && len + 1 < sizeof rv->knob_value) {
     rv->knob_value[len] = (char)key;
     rv->knob_value[len + 1] = '\0';
   } else {
-    return RUNVIEW_NONE;
+    return false;
   }
-  return RUNVIEW_REDRAW;
+  return true;
 }
 
-enum runview_action runview_key(struct runview *rv, int key, struct runview_command *cmd) {
-  memset(cmd, 0, sizeof *cmd);
-  if (rv->help_shown) {
-    rv->help_shown = false;
-    return RUNVIEW_REDRAW;
-  }
-  if (rv->confirm_quit) {
-    rv->confirm_quit = false;
-    return key == 'y' || key == 'Y' ? RUNVIEW_STOP_AND_QUIT : RUNVIEW_REDRAW;
+static bool on_key(void *self, int key, struct ui_ctx *ctx) {
+  struct runview *rv = self;
+  struct ui_cmd *cmd = &ctx->cmd;
+  if (rv->confirm != RUNVIEW_CONFIRM_NONE) {
+    enum runview_confirm asked = rv->confirm;
+    rv->confirm = RUNVIEW_CONFIRM_NONE;
+    if (key == 'y' || key == 'Y')
+      cmd->kind = asked == RUNVIEW_CONFIRM_QUIT ? UI_CMD_QUIT : UI_CMD_HOME;
+    return true;
   }
   if (rv->editing_knob)
     return knob_key(rv, key, cmd);
@@ -655,76 +617,88 @@ enum runview_action runview_key(struct runview *rv, int key, struct runview_comm
   case '-':
     if (!measuring) {
       runview_set_status(rv, THEME_WARNING, "concurrency changes while a point is measured");
-      return RUNVIEW_REDRAW;
+      return true;
     }
+    cmd->kind = UI_CMD_SET_CONCURRENCY;
     cmd->conc = key == '+' ? (target > 0 ? target * 2 : 1) : (target > 1 ? target / 2 : 1);
-    return RUNVIEW_SET_CONCURRENCY;
+    return true;
   case 'm':
     if (runview_finished(rv)) {
       runview_set_status(rv, THEME_WARNING, "the run is over: no server to restart");
-      return RUNVIEW_REDRAW;
+      return true;
     }
     rv->editing_knob = true;
     rv->knob_value[0] = '\0';
-    return RUNVIEW_REDRAW;
+    return true;
+  case 'l':
+    cmd->kind = UI_CMD_OPEN_LOG;
+    return true;
   case 'b':
     if (runview_finished(rv) || !rv->have_snap)
-      return RUNVIEW_BACK;
-    runview_set_status(rv, THEME_WARNING, "the run is still going: q stops it");
-    return RUNVIEW_REDRAW;
-  case '?':
-    rv->help_shown = true;
-    return RUNVIEW_REDRAW;
+      cmd->kind = UI_CMD_HOME;
+    else
+      rv->confirm = RUNVIEW_CONFIRM_BACK;
+    return true;
   case UI_KEY_PAGE_UP:
   case UI_KEY_PAGE_DOWN:
     rv->log_back += key == UI_KEY_PAGE_UP ? 5 : -5; /* clamped when drawn */
     if (rv->log_back < 0)
       rv->log_back = 0;
-    return RUNVIEW_REDRAW;
+    return true;
   case UI_KEY_HOME:
     rv->log_back = SNAP_LOG_LINES;
-    return RUNVIEW_REDRAW;
+    return true;
   case UI_KEY_END:
     rv->log_back = 0;
-    return RUNVIEW_REDRAW;
+    return true;
   case 'q':
   case 'Q':
-    if (runview_server_up(rv) || (rv->have_snap && !runview_finished(rv))) {
-      rv->confirm_quit = true;
-      return RUNVIEW_REDRAW;
-    }
-    return RUNVIEW_QUIT;
+    if (runview_server_up(rv) || (rv->have_snap && !runview_finished(rv)))
+      rv->confirm = RUNVIEW_CONFIRM_QUIT;
+    else
+      cmd->kind = UI_CMD_QUIT;
+    return true;
   default:
-    return RUNVIEW_NONE;
+    return false;
   }
 }
 
-enum runview_action runview_click(struct runview *rv, const struct ui_layout *l, int x, int y,
-                                  struct runview_command *cmd) {
-  memset(cmd, 0, sizeof *cmd);
-  if (rv->help_shown || rv->confirm_quit || rv->editing_knob)
-    return RUNVIEW_NONE;
-  struct ui_rect f = l->slot[UI_SLOT_FOOTER];
-  if (ui_rect_contains(f, x, y)) {
-    /* only the plain footer has hints (see render_footer) */
-    if (rv->status[0] || (rv->snap.progress.message[0] && runview_finished(rv)))
-      return RUNVIEW_NONE;
-    int key = footer_key_at(f.x, x);
-    return key ? runview_key(rv, key, cmd) : RUNVIEW_NONE;
-  }
-  if (ui_rect_contains(l->slot[UI_SLOT_LOG], x, y) && rv->log_back > 0) {
-    rv->log_back = 0;
-    return RUNVIEW_REDRAW;
-  }
-  return RUNVIEW_NONE;
+static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
+  struct runview *rv = self;
+  if (rv->confirm != RUNVIEW_CONFIRM_NONE || rv->editing_knob)
+    return false;
+  if (!ui_rect_contains(ctx->layout->slot[UI_SLOT_LOG], x, y))
+    return false;
+  if (rv->log_back > 0)
+    rv->log_back = 0; /* follows again */
+  else
+    ctx->cmd.kind = UI_CMD_OPEN_LOG;
+  return true;
 }
 
-enum runview_action runview_wheel(struct runview *rv, const struct ui_layout *l, int x, int y,
-                                  int lines) {
-  if (rv->help_shown || !ui_rect_contains(l->slot[UI_SLOT_LOG], x, y))
-    return RUNVIEW_NONE;
+static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
+  struct runview *rv = self;
+  if (!ui_rect_contains(ctx->layout->slot[UI_SLOT_LOG], x, y))
+    return false;
   rv->log_back -= lines; /* wheel up (negative) goes back in time */
   if (rv->log_back < 0)
     rv->log_back = 0;
-  return RUNVIEW_REDRAW;
+  return true;
 }
+
+static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
+  runview_render(self, g, ctx->layout, ctx->gl);
+}
+
+const struct ui_screen runview_screen = {
+    .name = "run",
+    .help_title = "Run view keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
+    .view = UI_VIEW_RUN,
+    .key = on_key,
+    .click = on_click,
+    .wheel = on_wheel,
+    .render = render,
+    .footer = footer,
+};

@@ -10,8 +10,16 @@
 #include <stdint.h>
 
 #include "layout.h"
+#include "screen.h"
 #include "snapshot/snapshot.h"
 #include "widgets.h"
+
+/* The y / n questions of the run view. */
+enum runview_confirm {
+  RUNVIEW_CONFIRM_NONE,
+  RUNVIEW_CONFIRM_QUIT, /* the server is up: stop it and quit? */
+  RUNVIEW_CONFIRM_BACK, /* the run goes on: stop it and go back to the recipes? */
+};
 
 /* Samples kept per series: one per RUNVIEW_SAMPLE_S of run time; enough for
  * a 320-column chart in braille (2 samples per cell). */
@@ -57,44 +65,22 @@ struct runview {
   int recorded_point_index;  /* last point recorded; -1 none */
   /* knob edits (m): the KV capacity before the restart, for "new (was old)" */
   int64_t max_total_num_tokens_before;
-  char status[256];       /* footer line: last change or error */
+  char status[256];       /* footer status: last change or error */
   enum theme_role status_role;
-  bool help_shown;
-  bool confirm_quit;      /* "stop the server and quit? y/n" is showing */
+  enum runview_confirm confirm; /* a y / n question is showing */
   bool editing_knob;      /* m: typing a new mem-fraction-static or KEY=VALUE */
   char knob_value[96];
   /* the log pane scrolled back this many lines from the newest (0 = follows) */
   int log_back;
 };
 
-/* What a key in the run view asks the program to do (tui.c calls the run API). */
-enum runview_action {
-  RUNVIEW_NONE,
-  RUNVIEW_REDRAW,
-  RUNVIEW_SET_CONCURRENCY,  /* run_set_concurrency(cmd.conc) */
-  RUNVIEW_RESTART_WITH,     /* run_restart_with(cmd.knob, cmd.value) */
-  RUNVIEW_STOP_AND_QUIT,    /* stop the run (and its server), then quit */
-  RUNVIEW_QUIT,             /* nothing is running: quit */
-  RUNVIEW_BACK,             /* the run is over: back to the browser */
-};
+/* Keys: + / - ask for UI_CMD_SET_CONCURRENCY, m (then Enter) for
+ * UI_CMD_RESTART_WITH, l for the full log (UI_CMD_OPEN_LOG), b for the
+ * recipes (UI_CMD_HOME; while the run goes it asks first: y stops it), q for
+ * UI_CMD_QUIT (asks first while a server is up). Mouse: the wheel over the
+ * log pane scrolls it; a click on it follows again, or opens the full log. */
+extern const struct ui_screen runview_screen;
 
-struct runview_command {
-  int conc;
-  char knob[64];
-  char value[96];
-};
-
-/* The run view's keys, for its help overlay and the docs. */
-extern const struct ui_key_help runview_key_help[];
-extern const size_t runview_key_help_count;
-
-enum runview_action runview_key(struct runview *rv, int key, struct runview_command *cmd);
-/* Mouse: the wheel over the log scrolls it; a click on a footer hint does
- * what its key does (a click on the log while scrolled back follows again). */
-enum runview_action runview_click(struct runview *rv, const struct ui_layout *l, int x, int y,
-                                  struct runview_command *cmd);
-enum runview_action runview_wheel(struct runview *rv, const struct ui_layout *l, int x, int y,
-                                  int lines);
 /* Notes a change the program made on the run view's behalf, for the footer. */
 void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

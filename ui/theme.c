@@ -10,7 +10,9 @@
 
 /* The built-in default theme (dark terminal) is written in the theme
  * language itself, so it documents the format and goes through the same
- * parser as every file. themes/default.theme carries the same values. */
+ * parser as every file. It is compiled in: `--theme default` needs no file.
+ * themes/default.theme carries the same values (a test checks) as a starting
+ * point for one's own. */
 struct role_info {
   const char *name;
   const char *default_value;
@@ -381,7 +383,7 @@ int theme_load_file(struct theme *t, const char *path, struct st_err *err) {
 }
 
 char *theme_find_path_alloc(const char *name, const char *themes_env, const char *exe_dir,
-                            struct st_err *err) {
+                            const char *source_dir, struct st_err *err) {
   if (strchr(name, '/') || str_ends_with(name, ".theme")) {
     if (path_exists(name))
       return xstrdup(name);
@@ -402,12 +404,13 @@ char *theme_find_path_alloc(const char *name, const char *themes_env, const char
     }
     free(env);
   }
+  dirs = xreallocarray(dirs, n_dirs + 4, sizeof *dirs);
   if (exe_dir) {
-    dirs = xreallocarray(dirs, n_dirs + 2, sizeof *dirs);
-    dirs[n_dirs++] = xasprintf("%s/../themes", exe_dir);
     dirs[n_dirs++] = xasprintf("%s/../share/servetop/themes", exe_dir);
+    dirs[n_dirs++] = xasprintf("%s/../themes", exe_dir);
   }
-  dirs = xreallocarray(dirs, n_dirs + 1, sizeof *dirs);
+  if (source_dir && *source_dir)
+    dirs[n_dirs++] = xstrdup(source_dir);
   dirs[n_dirs++] = xstrdup("./themes");
   for (size_t i = 0; i < n_dirs; i++) {
     char *path = path_join_alloc(dirs[i], file);

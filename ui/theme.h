@@ -97,11 +97,14 @@ int theme_color_to_terminal(struct theme_color c, int n_colors);
 
 /* Where `--theme` finds a theme: a value with a '/' or ending in ".theme" is a
  * path; otherwise NAME.theme in each of: every directory of themes_env
- * (colon-separated, may be NULL), exe_dir/../themes,
- * exe_dir/../share/servetop/themes, ./themes. Returns the first that exists
- * (heap string) or NULL with err listing where it looked. */
+ * (colon-separated, may be NULL), exe_dir/../share/servetop/themes (an
+ * installed binary), exe_dir/../themes (a build folder in the source tree),
+ * source_dir (the source tree's themes/ the binary was built from; may be
+ * NULL), ./themes. Returns the first that exists (heap string) or NULL with
+ * err listing where it looked. The default theme needs no file: it is
+ * theme_init_default(). */
 char *theme_find_path_alloc(const char *name, const char *themes_env, const char *exe_dir,
-                            struct st_err *err);
+                            const char *source_dir, struct st_err *err);
 
 /* What one role looks like on this terminal: colour indexes (-1 = default)
  * and attributes. Pure: screens and tests resolve a theme without ncurses. */

@@ -1,22 +1,33 @@
-/* The dashboard's ncurses side: terminal setup, the theme's colour pairs, key
- * and mouse translation, and copying the cell grid to the screen. Everything
- * that decides what is drawn lives in the pure files (browser.c, layout.c,
- * widgets); this file is the only one that calls ncurses. */
+/* The dashboard's program side: the screen table and stack, the main loop,
+ * the commands screens ask for (starting and stopping runs, the engine probe,
+ * past runs), and ncurses — terminal setup, the theme's colour pairs, key and
+ * mouse translation, copying the cell grid to the screen. Everything that
+ * decides what is drawn lives in the screens' pure files (screen.h); this is
+ * the only file that calls ncurses or the run module's run control. */
 #include "tui.h"
 
 #include <curses.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "abview.h"
 #include "browser.h"
+#include "help.h"
+#include "launchform.h"
+#include "layout.h"
+#include "logview.h"
+#include "pastruns.h"
+#include "probe.h"
+#include "problems.h"
 #include "run/run.h"
 #include "runview.h"
-#include "layout.h"
+#include "screen.h"
 #include "theme.h"
 #include "widgets.h"
 #include "ui_util.h"
@@ -121,16 +132,25 @@ static bool locale_is_utf8(void) {
   return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
-/* --theme NAME|PATH (default: "default"; a missing default theme file falls
- * back to the same colours built in). */
+#ifndef SERVETOP_SOURCE_THEMES_DIR
+#define SERVETOP_SOURCE_THEMES_DIR NULL
+#endif
+
+/* --theme NAME|PATH. "default" (and no --theme) is the theme built into the
+ * binary; other names are found next to the binary, installed or in the
+ * source tree (theme_find_path_alloc). */
 static int load_theme(const char *name, struct theme *t, struct st_err *err) {
+  if (!name || strcmp(name, "default") == 0) {
+    theme_init_default(t);
+    return 0;
+  }
   char *exe_dir = path_self_dir_alloc();
-  const char *want = name ? name : "default";
-  char *path = theme_find_path_alloc(want, getenv("SERVETOP_THEMES"), exe_dir, err);
+  char *path = theme_find_path_alloc(name, getenv("SERVETOP_THEMES"), exe_dir,
+                                     SERVETOP_SOURCE_THEMES_DIR, err);
   free(exe_dir);
   if (!path) {
     theme_init_default(t);
-    return name ? -1 : 0;
+    return -1;
   }
   int rc = theme_load_file(t, path, err);
   free(path);
@@ -150,72 +170,233 @@ static struct recipe_set *load_recipes(const struct tui_options *o, char *note, 
 
 /* ---------------------------------------------------------------- the dashboard */
 
+#define STACK_MAX 8
+#define RETIRED_PROBES 4
+
+/* A launch the form decided, kept until every arm has started. */
+struct launch {
+  const struct recipe *recipe, *twin;
+  int conc;
+  bool sweep;
+  char **overrides;  /* owned */
+  size_t n_overrides;
+  struct ui_probe_answer engine[2];  /* the probe's answers: recipe, twin */
+};
+
 struct dashboard {
   struct recipe_set *set;
+  const char *results_dir;  /* --results, or NULL (the run's default) */
+  const struct ui_glyphs *gl;
+  struct palette palette;
+  struct ui_grid grid;
+  struct ui_layout layout;  /* of the screen at the bottom of what is drawn */
+  /* every screen's state; the screen table says which is whose */
   struct browser browser;
+  struct problems problems;
+  struct launchform form;
   struct runview rv;
-  struct run *run;        /* the run on screen, or NULL */
+  struct logview log;
+  struct abview ab;
+  struct pastpicker picker;
+  struct helpview help;
+  /* the screens open, the browser at the bottom */
+  const struct ui_screen *stack[STACK_MAX];
+  size_t depth;
+  /* the run view's run */
+  struct run *run;
   uint64_t run_seq;
   struct snap_run incoming;  /* copied out of a run, then pushed into a view */
   /* A/B: the arms run one after the other (one GPU set), off first */
-  struct abview ab;
   bool ab_initialised;    /* ab holds an A/B view (abview_fini owed) */
   struct run *ab_run;     /* the arm running now, or NULL */
   int ab_arm;             /* which arm ab_run is */
   uint64_t ab_seq;
-  enum ui_view view;
-  const struct ui_glyphs *gl;
-  struct palette palette;
-  struct ui_grid grid;
-  struct ui_layout layout;
-  const char *results_dir;  /* --results, or NULL (the run's default) */
+  char ab_dir[2][1024];   /* each arm's run folder, once known */
+  /* launching: the engine probe runs off this thread */
+  struct ui_probe *probe;
+  struct ui_probe *retired[RETIRED_PROBES]; /* abandoned probes, freed once done */
+  struct launch launch;
+  bool launch_pending;    /* the form said go; waiting for the probe */
 };
 
-/* Starts a recipe with the engine `servetop run` would pick; why gets
- * "engine sim: <reason>" for the footer. */
-static struct run *start_recipe(const struct dashboard *d, const struct recipe *r, const char *label,
-                                bool sweep, char *why, size_t why_n, struct st_err *err) {
-  char reason[200] = "";
-  const struct eng_ops *engine = run_pick_engine(r, reason, sizeof reason);
-  if (!engine) {
-    err_setf(err, "%.400s", reason);
+/* The screen table: every screen and where its state lives. Adding a screen
+ * is its file, one row here (and the field of struct dashboard it names). */
+static const struct {
+  const struct ui_screen *screen;
+  size_t state;
+} screen_table[] = {
+    {&browser_screen, offsetof(struct dashboard, browser)},
+    {&problems_screen, offsetof(struct dashboard, problems)},
+    {&launchform_screen, offsetof(struct dashboard, form)},
+    {&runview_screen, offsetof(struct dashboard, rv)},
+    {&logview_screen, offsetof(struct dashboard, log)},
+    {&abview_screen, offsetof(struct dashboard, ab)},
+    {&pastpicker_screen, offsetof(struct dashboard, picker)},
+    {&help_screen, offsetof(struct dashboard, help)},
+};
+
+size_t tui_screen_count(void) {
+  return ST_ARRAY_LEN(screen_table);
+}
+
+const struct ui_screen *tui_screen_at(size_t i) {
+  return i < ST_ARRAY_LEN(screen_table) ? screen_table[i].screen : NULL;
+}
+
+static void *state_of(struct dashboard *d, const struct ui_screen *s) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(screen_table); i++)
+    if (screen_table[i].screen == s)
+      return (char *)d + screen_table[i].state;
+  return NULL; /* not in the table: a programming error the tests catch */
+}
+
+static const struct ui_screen *top(const struct dashboard *d) {
+  return d->stack[d->depth - 1];
+}
+
+/* The lowest screen drawn: the top one, or the first below it that is not
+ * drawn over another. */
+static size_t base_index(const struct dashboard *d) {
+  size_t i = d->depth - 1;
+  while (i > 0 && d->stack[i]->overlay)
+    i--;
+  return i;
+}
+
+static bool on_stack(const struct dashboard *d, const struct ui_screen *s) {
+  for (size_t i = 0; i < d->depth; i++)
+    if (d->stack[i] == s)
+      return true;
+  return false;
+}
+
+static void push(struct dashboard *d, const struct ui_screen *s) {
+  if (d->depth < STACK_MAX && top(d) != s)
+    d->stack[d->depth++] = s;
+}
+
+static void pop(struct dashboard *d) {
+  if (d->depth > 1)
+    d->depth--;
+}
+
+static void compute_layout(struct dashboard *d) {
+  ui_layout_compute(COLS, LINES, d->stack[base_index(d)]->view, &d->layout);
+}
+
+/* Draws the screens from the base up, then the top one's footer. */
+static void draw(struct dashboard *d) {
+  compute_layout(d);
+  struct ui_ctx ctx = {.layout = &d->layout, .gl = d->gl};
+  for (size_t i = base_index(d); i < d->depth; i++)
+    d->stack[i]->render(state_of(d, d->stack[i]), &d->grid, &ctx);
+  ui_screen_draw_footer(top(d), state_of(d, top(d)), &d->grid, &ctx);
+  grid_blit(&d->grid, &d->palette);
+  wnoutrefresh(stdscr);
+  doupdate();
+}
+
+/* ---------------------------------------------------------------- the engine probe */
+
+static void retire_probe(struct dashboard *d) {
+  if (!d->probe)
+    return;
+  if (d->retired[RETIRED_PROBES - 1]) { /* full: wait for the oldest */
+    ui_probe_free(d->retired[0]);
+    memmove(d->retired, d->retired + 1, (RETIRED_PROBES - 1) * sizeof d->retired[0]);
+    d->retired[RETIRED_PROBES - 1] = NULL;
+  }
+  for (size_t i = 0; i < RETIRED_PROBES; i++)
+    if (!d->retired[i]) {
+      d->retired[i] = d->probe;
+      break;
+    }
+  d->probe = NULL;
+}
+
+static void reap_retired(struct dashboard *d) {
+  for (size_t i = 0; i < RETIRED_PROBES; i++)
+    if (d->retired[i] && ui_probe_done(d->retired[i])) {
+      ui_probe_free(d->retired[i]);
+      d->retired[i] = NULL;
+    }
+}
+
+static void start_probe(struct dashboard *d, const struct recipe *r, const struct recipe *twin) {
+  retire_probe(d);
+  const struct recipe *recipes[2] = {r, twin};
+  d->probe = ui_probe_start(recipes, twin ? 2 : 1, NULL);
+  launchform_set_engine(&d->form, true, NULL);
+}
+
+/* The form's engine line from the probe's answers. */
+static void show_probe_answer(struct dashboard *d) {
+  const struct ui_probe_answer *a = ui_probe_answer(d->probe, 0), *b = ui_probe_answer(d->probe, 1);
+  char text[600];
+  if (b && strcmp(a->text, b->text) != 0)
+    snprintf(text, sizeof text, "off: %s; MTP: %s", a->text, b->text);
+  else
+    snprintf(text, sizeof text, "%s", a->text);
+  launchform_set_engine(&d->form, false, text);
+}
+
+/* ---------------------------------------------------------------- runs */
+
+static void launch_clear(struct launch *l) {
+  for (size_t i = 0; i < l->n_overrides; i++)
+    free(l->overrides[i]);
+  free(l->overrides);
+  memset(l, 0, sizeof *l);
+}
+
+static void launch_copy(struct launch *l, const struct ui_launch *from) {
+  launch_clear(l);
+  l->recipe = from->recipe;
+  l->twin = from->twin;
+  l->conc = from->conc;
+  l->sweep = from->sweep;
+  l->overrides = xcalloc(from->n_overrides + 1, sizeof *l->overrides);
+  for (size_t i = 0; i < from->n_overrides; i++)
+    l->overrides[i] = xstrdup(from->overrides[i]);
+  l->n_overrides = from->n_overrides;
+}
+
+/* Starts one recipe of the launch with the engine the probe found. */
+static struct run *start_recipe(const struct dashboard *d, const struct recipe *r,
+                                const struct ui_probe_answer *engine, const char *label,
+                                struct st_err *err) {
+  if (!engine->engine) {
+    err_setf(err, "%.240s", engine->text);
     return NULL;
   }
-  snprintf(why, why_n, "engine %s%s%s", engine->name, reason[0] ? ": " : "", reason);
   struct run_config cfg;
   run_config_init(&cfg);
   cfg.recipe = r;
-  cfg.engine = engine;
+  cfg.engine = engine->engine;
   cfg.label = label;
-  cfg.sweep = sweep;
+  cfg.conc = d->launch.conc;
+  cfg.sweep = d->launch.sweep;
+  cfg.overrides = d->launch.overrides;
+  cfg.n_overrides = d->launch.n_overrides;
   cfg.results_dir = d->results_dir;
   return run_start(&cfg, err);
 }
 
-/* Enter in the browser: start the selected recipe with the engine `servetop
- * run` would pick, and show the run view. */
-static void start_run(struct dashboard *d, const struct recipe *r) {
-  char why[256] = "";
-  struct st_err err = {{0}};
-  struct run *run = start_recipe(d, r, NULL, false, why, sizeof why, &err);
-  if (!run) {
-    snprintf(d->browser.message, sizeof d->browser.message, "cannot run %s: %.200s", r->name, err.msg);
-    d->browser.message_role = THEME_ERROR;
-    return;
-  }
-  d->run = run;
-  d->run_seq = 0;
-  runview_init(&d->rv);
-  runview_set_status(&d->rv, THEME_INACTIVE, "%.250s", why);
-  d->view = UI_VIEW_RUN;
+static void browser_say(struct dashboard *d, enum theme_role role, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void browser_say(struct dashboard *d, enum theme_role role, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->browser.message, sizeof d->browser.message, fmt, ap);
+  va_end(ap);
+  d->browser.message_role = role;
 }
 
-/* Starts A/B arm `arm` (off = 0, MTP = 1) over its recipe's sweep. */
+/* Starts A/B arm `arm` (off = 0, MTP = 1). */
 static void start_ab_arm(struct dashboard *d, int arm) {
   const struct recipe *r = d->ab.recipe[arm];
-  char why[256] = "";
   struct st_err err = {{0}};
-  d->ab_run = start_recipe(d, r, arm == AB_MTP ? "mtp" : "off", true, why, sizeof why, &err);
+  d->ab_run = start_recipe(d, r, &d->launch.engine[arm], arm == AB_MTP ? "mtp" : "off", &err);
   d->ab_arm = arm;
   d->ab_seq = 0;
   if (!d->ab_run) {
@@ -223,9 +404,41 @@ static void start_ab_arm(struct dashboard *d, int arm) {
     d->ab.status_role = THEME_ERROR;
     return;
   }
-  snprintf(d->ab.status, sizeof d->ab.status, "running the %s arm, %.200s", arm == AB_MTP ? "MTP" : "off",
-           why);
+  snprintf(d->ab.status, sizeof d->ab.status, "running the %s arm, %.200s",
+           arm == AB_MTP ? "MTP" : "off", d->launch.engine[arm].text);
   d->ab.status_role = THEME_INACTIVE;
+}
+
+/* The probe has answered and the form said go: the run view or the A/B view. */
+static void start_launch(struct dashboard *d) {
+  d->launch.engine[0] = *ui_probe_answer(d->probe, 0);
+  if (d->launch.twin)
+    d->launch.engine[1] = *ui_probe_answer(d->probe, 1);
+  d->launch_pending = false;
+  while (d->depth > 1) /* the form goes; the run's view comes over the browser */
+    pop(d);
+  const struct recipe *r = d->launch.recipe;
+  if (d->launch.twin) {
+    if (d->ab_initialised)
+      abview_fini(&d->ab);
+    abview_init(&d->ab, r, d->launch.twin, d->results_dir);
+    d->ab_initialised = true;
+    d->ab_dir[0][0] = d->ab_dir[1][0] = '\0';
+    push(d, &abview_screen);
+    start_ab_arm(d, AB_OFF);
+    return;
+  }
+  struct st_err err = {{0}};
+  struct run *run = start_recipe(d, r, &d->launch.engine[0], NULL, &err);
+  if (!run) {
+    browser_say(d, THEME_ERROR, "cannot run %s: %.200s", r->name, err.msg);
+    return;
+  }
+  d->run = run;
+  d->run_seq = 0;
+  runview_init(&d->rv);
+  runview_set_status(&d->rv, THEME_INACTIVE, "%.250s", d->launch.engine[0].text);
+  push(d, &runview_screen);
 }
 
 /* Polls the A/B arm that runs; when it is over, starts the next one. */
@@ -236,6 +449,11 @@ static bool poll_ab(struct dashboard *d) {
   if (run_snapshot(d->ab_run, &d->incoming, &d->ab_seq)) {
     runview_push(&d->ab.arm[d->ab_arm], &d->incoming);
     changed = true;
+  }
+  if (!d->ab_dir[d->ab_arm][0]) {
+    struct run_outcome out;
+    run_get_outcome(d->ab_run, &out);
+    snprintf(d->ab_dir[d->ab_arm], sizeof d->ab_dir[0], "%s", out.dir);
   }
   if (run_wait(d->ab_run, 0)) {
     /* the last snapshot of the finished arm, then the next arm */
@@ -252,50 +470,65 @@ static bool poll_ab(struct dashboard *d) {
   return changed;
 }
 
+/* Waits up to 30 s for a stopping run, drawing so the user sees it go. */
+static void wait_drawing(struct dashboard *d, struct run *run, struct runview *rv, uint64_t *seq) {
+  for (int i = 0; i < 300 && !run_wait(run, 100); i++) {
+    if (run_snapshot(run, &d->incoming, seq))
+      runview_push(rv, &d->incoming);
+    draw(d);
+  }
+}
+
 static void stop_ab(struct dashboard *d) {
   if (!d->ab_run)
     return;
   run_stop(d->ab_run);
   snprintf(d->ab.status, sizeof d->ab.status, "stopping the server...");
-  for (int i = 0; i < 300 && !run_wait(d->ab_run, 100); i++) {
-    abview_render(&d->ab, &d->grid, &d->layout, d->gl);
-    grid_blit(&d->grid, &d->palette);
-    wnoutrefresh(stdscr);
-    doupdate();
-  }
+  d->ab.status_role = THEME_WARNING;
+  wait_drawing(d, d->ab_run, &d->ab.arm[d->ab_arm], &d->ab_seq);
   run_free(d->ab_run);
   d->ab_run = NULL;
+  d->ab.running = false;
+  snprintf(d->ab.status, sizeof d->ab.status, "stopped: what was measured is in its run folder");
 }
 
 /* Stops the run (and so its server) and waits for it; the screen keeps
- * drawing so the user sees the server go down. */
+ * drawing so the user sees the server go down. The browser then says where
+ * its folder is. */
 static void stop_run(struct dashboard *d) {
   if (!d->run)
     return;
-  run_stop(d->run);
-  runview_set_status(&d->rv, THEME_WARNING, "stopping the server...");
-  for (int i = 0; i < 300 && !run_wait(d->run, 100); i++) {
-    if (run_snapshot(d->run, &d->incoming, &d->run_seq))
-      runview_push(&d->rv, &d->incoming);
-    runview_render(&d->rv, &d->grid, &d->layout, d->gl);
-    grid_blit(&d->grid, &d->palette);
-    wnoutrefresh(stdscr);
-    doupdate();
+  bool was_running = !run_wait(d->run, 0);
+  if (was_running) {
+    run_stop(d->run);
+    runview_set_status(&d->rv, THEME_WARNING, "stopping the server...");
+    wait_drawing(d, d->run, &d->rv, &d->run_seq);
   }
-  run_free(d->run);  /* stops and joins whatever is left */
+  struct run_outcome out;
+  run_get_outcome(d->run, &out);
+  run_free(d->run); /* stops and joins whatever is left */
   d->run = NULL;
+  if (out.dir[0]) { /* the folder, ~ for the home directory */
+    const char *home = getenv("HOME");
+    size_t n = home && *home ? strlen(home) : 0;
+    bool in_home = n && strncmp(out.dir, home, n) == 0 && out.dir[n] == '/';
+    browser_say(d, out.status == RUN_STATUS_OK ? THEME_OK : THEME_WARNING, "run %s: %s%s",
+                was_running ? "stopped" : run_status_name(out.status), in_home ? "~" : "",
+                in_home ? out.dir + n : out.dir);
+  }
 }
 
-static void run_command(struct dashboard *d, enum runview_action action,
-                        const struct runview_command *cmd) {
+static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
   struct st_err err = {{0}};
-  if (action == RUNVIEW_SET_CONCURRENCY) {
+  if (!d->run)
+    return;
+  if (cmd->kind == UI_CMD_SET_CONCURRENCY) {
     int was = d->rv.snap.concurrency.target;
     if (run_set_concurrency(d->run, cmd->conc, &err) == 0)
       runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d (marked on the charts)", was, cmd->conc);
     else
       runview_set_status(&d->rv, THEME_ERROR, "concurrency: %.200s", err.msg);
-  } else if (action == RUNVIEW_RESTART_WITH) {
+  } else {
     if (run_restart_with(d->run, cmd->knob, cmd->value, &err) == 0)
       runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s", cmd->knob, cmd->value);
     else
@@ -305,12 +538,8 @@ static void run_command(struct dashboard *d, enum runview_action action,
 
 /* The picker's choice goes into its column, unless that column's arm is
  * being measured right now. */
-static void load_past(struct dashboard *d) {
+static void load_past(struct dashboard *d, const char *path, int column) {
   struct abview *ab = &d->ab;
-  const struct run_summary *r = pastpicker_selected(&ab->picker);
-  int column = ab->picker.column;
-  if (!r)
-    return;
   if (d->ab_run && d->ab_arm == column) {
     snprintf(ab->status, sizeof ab->status, "the %s arm is running: pick the other column",
              column == AB_MTP ? "MTP" : "off");
@@ -318,110 +547,147 @@ static void load_past(struct dashboard *d) {
     return;
   }
   struct st_err err = {{0}};
-  if (abview_load_past(ab, column, r->dir, &err) != 0) {
+  if (abview_load_past(ab, column, path, &err) != 0) {
     snprintf(ab->status, sizeof ab->status, "%.250s", err.msg);
     ab->status_role = THEME_ERROR;
     return;
   }
+  const char *base = strrchr(path, '/');
   snprintf(ab->status, sizeof ab->status, "%s column: loaded %.200s", column == AB_MTP ? "MTP" : "off",
-           r->folder);
+           base ? base + 1 : path);
   ab->status_role = THEME_OK;
   ab->column = column;
-  pastpicker_close(&ab->picker);
+  pastpicker_close(&d->picker);
+  pop(d);
+}
+
+/* The log of the server on screen: the run view's run, or the A/B arm that
+ * runs (else the last one that ran). */
+static void open_log(struct dashboard *d) {
+  char dir[1024] = "";
+  const char *title = "";
+  if (on_stack(d, &runview_screen) && d->run) {
+    struct run_outcome out;
+    run_get_outcome(d->run, &out);
+    snprintf(dir, sizeof dir, "%s", out.dir);
+    title = d->rv.snap.server.recipe_name;
+  } else if (on_stack(d, &abview_screen)) {
+    int arm = d->ab_run ? d->ab_arm : d->ab_dir[AB_MTP][0] ? AB_MTP : AB_OFF;
+    snprintf(dir, sizeof dir, "%s", d->ab_dir[arm]);
+    title = d->ab.recipe[arm] ? d->ab.recipe[arm]->name : "";
+  }
+  if (!dir[0]) {
+    if (top(d) == &runview_screen)
+      runview_set_status(&d->rv, THEME_WARNING, "no run folder yet: no log to show");
+    return;
+  }
+  char *path = path_join_alloc(dir, "server.log");
+  logview_open(&d->log, path, title);
+  free(path);
+  logview_poll(&d->log);
+  push(d, &logview_screen);
+}
+
+/* Back to the recipes: whatever runs stops first (its folder stays). */
+static void go_home(struct dashboard *d) {
+  compute_layout(d);
+  stop_run(d);
+  stop_ab(d);
+  d->launch_pending = false;
+  d->depth = 1;
+}
+
+/* Does what a screen asked; false when the dashboard should close. */
+static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
+  switch (cmd->kind) {
+  case UI_CMD_NONE: return true;
+  case UI_CMD_QUIT: return false;
+  case UI_CMD_CLOSE:
+    if (top(d) == &launchform_screen) /* a launch waiting for the probe is called off */
+      d->launch_pending = false;
+    pop(d);
+    return true;
+  case UI_CMD_HOME: go_home(d); return true;
+  case UI_CMD_OPEN: push(d, cmd->screen); return true;
+  case UI_CMD_LAUNCH_FORM:
+    launchform_open(&d->form, cmd->recipe, cmd->twin);
+    start_probe(d, cmd->recipe, cmd->twin);
+    push(d, &launchform_screen);
+    return true;
+  case UI_CMD_RUN:
+    launch_copy(&d->launch, &cmd->launch);
+    if (d->probe && ui_probe_done(d->probe)) {
+      start_launch(d);
+    } else {
+      d->launch_pending = true;
+      d->form.waiting = true;
+    }
+    return true;
+  case UI_CMD_PAST_RUNS:
+    if (!d->ab_initialised) {
+      abview_init(&d->ab, NULL, NULL, d->results_dir);
+      d->ab_initialised = true;
+    }
+    if (!on_stack(d, &abview_screen)) { /* the A/B view as it was, over the browser */
+      d->depth = 1;
+      push(d, &abview_screen);
+    }
+    pastpicker_open(&d->picker, d->ab.results_dir, cmd->column);
+    push(d, &pastpicker_screen);
+    return true;
+  case UI_CMD_LOAD_PAST: load_past(d, cmd->path, cmd->column); return true;
+  case UI_CMD_SET_CONCURRENCY:
+  case UI_CMD_RESTART_WITH: run_command(d, cmd); return true;
+  case UI_CMD_OPEN_LOG: open_log(d); return true;
+  }
+  return true;
 }
 
 /* One input event; returns false when the dashboard should close. */
 static bool handle_input(struct dashboard *d, int ch) {
   int key = translate_key(ch);
-  int mouse_x = -1, mouse_y = -1, wheel = 0;
+  const struct ui_screen *s = top(d);
+  void *self = state_of(d, s);
+  compute_layout(d);
+  struct ui_ctx ctx = {.layout = &d->layout, .gl = d->gl};
+  bool acted = false;
   if (ch == KEY_MOUSE) {
     MEVENT ev;
     if (getmouse(&ev) != OK)
       return true;
-    mouse_x = ev.x;
-    mouse_y = ev.y;
-    wheel = ev.bstate & BUTTON4_PRESSED ? -3 : ev.bstate & BUTTON5_PRESSED ? 3 : 0;
+    int wheel = ev.bstate & BUTTON4_PRESSED ? -3 : ev.bstate & BUTTON5_PRESSED ? 3 : 0;
+    struct ui_rect foot = d->layout.slot[UI_SLOT_FOOTER];
+    if (!wheel && ui_rect_contains(foot, ev.x, ev.y)) {
+      /* a click on a footer hint presses its key */
+      struct ui_footer f;
+      ui_screen_footer(s, self, &f);
+      key = ui_footer_key_at(&f, foot, ev.x);
+      if (key)
+        acted = s->key(self, key, &ctx);
+    } else if (wheel && s->wheel) {
+      acted = s->wheel(self, ev.x, ev.y, wheel, &ctx);
+    } else if (!wheel && s->click) {
+      acted = s->click(self, ev.x, ev.y, &ctx);
+    }
+  } else {
+    acted = s->key(self, key, &ctx);
   }
-  if (d->view == UI_VIEW_BROWSER) {
-    enum browser_action a = BROWSER_NONE;
-    if (ch == KEY_MOUSE)
-      a = wheel ? browser_wheel(&d->browser, &d->layout, mouse_x, mouse_y, wheel)
-                : browser_click(&d->browser, &d->layout, mouse_x, mouse_y);
-    else
-      a = browser_key(&d->browser, key, &d->layout);
-    if (a == BROWSER_RUN) {
-      start_run(d, browser_selected(&d->browser));
-      return true;
-    }
-    if (a == BROWSER_RUN_AB) {
-      const struct browser_pair *p = browser_selected_pair(&d->browser);
-      if (d->ab_initialised)
-        abview_fini(&d->ab);
-      abview_init(&d->ab, p->off, p->spec, d->results_dir);
-      d->ab_initialised = true;
-      d->view = UI_VIEW_AB;
-      start_ab_arm(d, AB_OFF);
-      return true;
-    }
-    if (a == BROWSER_LOAD_PAST) {
-      /* the A/B view as it was (its arms and past runs), with the list open */
-      if (!d->ab_initialised) {
-        abview_init(&d->ab, NULL, NULL, d->results_dir);
-        d->ab_initialised = true;
-      }
-      d->view = UI_VIEW_AB;
-      abview_key(&d->ab, 'L', &d->layout);
-      return true;
-    }
-    return a != BROWSER_QUIT;
-  }
-  if (d->view == UI_VIEW_AB) {
-    enum abview_action a = ABVIEW_NONE;
-    if (ch == KEY_MOUSE)
-      a = wheel ? abview_wheel(&d->ab, &d->layout, mouse_x, mouse_y, wheel)
-                : abview_click(&d->ab, &d->layout, mouse_x, mouse_y);
-    else
-      a = abview_key(&d->ab, key, &d->layout);
-    switch (a) {
-    case ABVIEW_LOAD_PAST:
-      load_past(d);
-      return true;
-    case ABVIEW_BACK:
-      d->view = UI_VIEW_BROWSER;
-      return true;
-    case ABVIEW_QUIT:
-      return false;
-    case ABVIEW_STOP_AND_QUIT:
-      stop_ab(d);
-      return false;
-    default:
-      return true;
-    }
-  }
-  struct runview_command cmd;
-  enum runview_action a = RUNVIEW_NONE;
-  if (ch == KEY_MOUSE)
-    a = wheel ? runview_wheel(&d->rv, &d->layout, mouse_x, mouse_y, wheel)
-              : runview_click(&d->rv, &d->layout, mouse_x, mouse_y, &cmd);
-  else
-    a = runview_key(&d->rv, key, &cmd);
-  switch (a) {
-  case RUNVIEW_SET_CONCURRENCY:
-  case RUNVIEW_RESTART_WITH:
-    run_command(d, a, &cmd);
-    return true;
-  case RUNVIEW_STOP_AND_QUIT:
-    stop_run(d);
-    return false;
-  case RUNVIEW_QUIT:
-    return false;
-  case RUNVIEW_BACK:
-    stop_run(d);
-    d->view = UI_VIEW_BROWSER;
-    return true;
-  default:
+  if (!acted && key == '?') {
+    d->help.of = s;
+    push(d, &help_screen);
     return true;
   }
+  return execute(d, &ctx.cmd);
+}
+
+static void poll_probe(struct dashboard *d, bool *dirty) {
+  reap_retired(d);
+  if (!d->probe || !ui_probe_done(d->probe) || !d->form.probing)
+    return;
+  show_probe_answer(d);
+  *dirty = true;
+  if (d->launch_pending)
+    start_launch(d);
 }
 
 int tui_run(const struct tui_options *opts) {
@@ -434,7 +700,9 @@ int tui_run(const struct tui_options *opts) {
     return 2;
   }
   char note[512] = "";
-  struct dashboard d = {.view = UI_VIEW_BROWSER, .results_dir = opts->results_dir};
+  static struct dashboard d; /* large (the views keep their chart history); one per process */
+  memset(&d, 0, sizeof d);
+  d.results_dir = opts->results_dir;
   d.set = load_recipes(opts, note, sizeof note, &err);
   if (!d.set) {
     fprintf(stderr, "servetop: %s\n", err.msg);
@@ -446,10 +714,12 @@ int tui_run(const struct tui_options *opts) {
   d.gl = ui_glyphs_get(!opts->ascii && locale_is_utf8());
 
   browser_init(&d.browser, d.set);
-  if (note[0] || theme.n_warnings) {
-    snprintf(d.browser.message, sizeof d.browser.message, "%.200s", note[0] ? note : theme.warnings[0]);
-    d.browser.message_role = THEME_WARNING;
-  }
+  problems_init(&d.problems, &d.browser.findings);
+  logview_init(&d.log);
+  d.stack[0] = &browser_screen;
+  d.depth = 1;
+  if (note[0] || theme.n_warnings)
+    browser_say(&d, THEME_WARNING, "%.200s", note[0] ? note : theme.warnings[0]);
 
   util_set_oom_hook(restore_terminal);
   struct sigaction sa = {0};
@@ -476,7 +746,6 @@ int tui_run(const struct tui_options *opts) {
       ui_grid_resize(&d.grid, COLS, LINES);
       dirty = true;
     }
-    ui_layout_compute(COLS, LINES, d.view, &d.layout);
     if (d.run && run_snapshot(d.run, &d.incoming, &d.run_seq)) {
       runview_push(&d.rv, &d.incoming);
       dirty = true;
@@ -484,21 +753,22 @@ int tui_run(const struct tui_options *opts) {
     if (poll_ab(&d))
       dirty = true;
     d.ab.running = d.ab_run != NULL;
+    poll_probe(&d, &dirty);
+    bool ticking = false;
+    for (size_t i = base_index(&d); i < d.depth; i++)
+      if (d.stack[i]->tick) {
+        ticking = true;
+        if (d.stack[i]->tick(state_of(&d, d.stack[i])))
+          dirty = true;
+      }
     if (dirty) {
-      if (d.view == UI_VIEW_RUN)
-        runview_render(&d.rv, &d.grid, &d.layout, d.gl);
-      else if (d.view == UI_VIEW_AB)
-        abview_render(&d.ab, &d.grid, &d.layout, d.gl);
-      else
-        browser_render(&d.browser, &d.grid, &d.layout, d.gl);
-      grid_blit(&d.grid, &d.palette);
-      wnoutrefresh(stdscr);
-      doupdate();
+      draw(&d);
       dirty = false;
     }
-    /* 10 Hz while a run publishes snapshots; otherwise wait for keys, waking
-     * now and then to notice signals */
-    timeout(d.run || d.ab_run ? 100 : 1000);
+    /* 10 Hz while something publishes or is awaited; otherwise wait for
+     * keys, waking now and then to notice signals */
+    bool busy = d.run || d.ab_run || ticking || (d.probe && d.form.probing) || d.retired[0];
+    timeout(busy ? 100 : 1000);
     int ch = getch();
     if (ch == ERR)
       continue;
@@ -508,19 +778,21 @@ int tui_run(const struct tui_options *opts) {
     open = handle_input(&d, ch);
   }
   /* the server never outlives the dashboard */
-  if (d.run) {
-    ui_layout_compute(COLS, LINES, UI_VIEW_RUN, &d.layout);
-    stop_run(&d);
-  }
-  if (d.ab_run) {
-    ui_layout_compute(COLS, LINES, UI_VIEW_AB, &d.layout);
-    stop_ab(&d);
-  }
+  compute_layout(&d);
+  stop_run(&d);
+  stop_ab(&d);
   endwin();
 
+  ui_probe_free(d.probe);
+  for (size_t i = 0; i < RETIRED_PROBES; i++)
+    ui_probe_free(d.retired[i]);
+  launch_clear(&d.launch);
   ui_grid_fini(&d.grid);
   if (d.ab_initialised)
     abview_fini(&d.ab);
+  pastpicker_close(&d.picker);
+  launchform_fini(&d.form);
+  logview_fini(&d.log);
   browser_fini(&d.browser);
   recipe_set_free(d.set);
   theme_fini(&theme);

@@ -1,9 +1,11 @@
 /* ui: the ncurses dashboard. It reads snapshots published by the core and
- * sends commands; it never touches sockets, processes or files of a run. */
+ * sends commands; it never touches sockets or processes of a run, and of its
+ * files only reads the server log (the log view). */
 #ifndef SERVETOP_UI_TUI_H
 #define SERVETOP_UI_TUI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Options of the dashboard, filled by the program from its command line. */
 struct tui_options {
@@ -19,5 +21,10 @@ struct tui_options {
  * found before the screen starts (no such theme, unreadable recipes) are
  * printed to stderr with a non-zero status. */
 int tui_run(const struct tui_options *opts);
+
+/* The screen table (for tests: every screen's keys, help and footer). */
+struct ui_screen;
+size_t tui_screen_count(void);
+const struct ui_screen *tui_screen_at(size_t i);
 
 #endif

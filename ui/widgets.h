@@ -43,11 +43,26 @@ const struct ui_cell *ui_grid_at(const struct ui_grid *g, int x, int y);
  * become '?'. Returns the cells written. */
 int ui_grid_text(struct ui_grid *g, int x, int y, int max_cols, const char *text,
                  enum theme_role role, bool unicode);
+struct ui_glyphs;
+/* Writes text from x up to (not including) x_end, as ui_grid_text does (NULL
+ * writes nothing); returns the column after it. Screens write a line of
+ * pieces left to right with it. */
+int ui_put(struct ui_grid *g, int x, int y, int x_end, const char *text, enum theme_role role,
+           const struct ui_glyphs *gl);
 /* The glyphs of row y as one string (heap), for tests and dumps. */
 char *ui_grid_row_alloc(const struct ui_grid *g, int y);
 
 /* Number of UTF-8 characters (cells) in s. */
 int ui_text_cells(const char *s);
+/* Word-wraps text to width w, continuation lines starting at indent, and
+ * draws the visual lines first..first+h-1 of it at (x, y) (g NULL: count
+ * only). Returns the number of visual lines. */
+int ui_wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const char *text,
+                 int indent, enum theme_role role, bool unicode);
+
+/* A selection in a scrolled list of n rows, visible at a time: *sel moves to
+ * row (clamped to the list) and *top follows so that it stays in view. */
+void ui_list_select(size_t *sel, size_t *top, size_t n, long row, size_t visible);
 
 /* ---------------------------------------------------------------- glyph sets */
 struct ui_glyphs {
@@ -148,9 +163,15 @@ enum ui_key {
 };
 
 /* ---------------------------------------------------------------- key help overlay */
+/* One entry of a screen's key table: the `?` help lists every entry; those
+ * with a hint also show in the footer (screen.h lays it out). */
 struct ui_key_help {
-  const char *keys;
-  const char *what;
+  const char *keys;       /* as the help lists them: "Up/Down k/j", "+ / -" */
+  const char *what;       /* what they do; fits the help box at 80 columns */
+  const char *hint;       /* footer label ("run"); NULL: help only */
+  const char *hint_keys;  /* the footer's key text when it differs ("+/-"); NULL: keys */
+  int code;               /* the key a click on the hint presses (0: none) */
+  int drop;               /* footer: hints with the highest drop go first when narrow; 0 never */
 };
 /* A box centred on a cols x rows screen listing keys and what they do. */
 void ui_help_box(struct ui_grid *g, int cols, int rows, const char *title,

@@ -64,6 +64,12 @@ PANE_PID=$(tm display-message -p -t cost '#{pane_pid}')
 UI_PID=$(pgrep -P "$PANE_PID" | head -1)
 [ -n "$UI_PID" ] || { echo "ui_cost: no dashboard process" >&2; exit 2; }
 tm send-keys -t cost Enter
+# Enter opens the launch form (its default: the recipe's first point); Enter starts
+for _ in $(seq 50); do
+  screen | grep -qF "Enter start" && { tm send-keys -t cost Enter; break; }
+  screen | grep -qF "SIMULATED" && break # a dashboard without the form
+  sleep 0.1
+done
 wait_for "measuring point 1/1" 60
 T0=$(date +%s.%N)
 UI0=$(ticks "/proc/$UI_PID/task/$UI_PID/stat")

@@ -433,6 +433,8 @@ if command -v tmux >/dev/null; then
     "exec env LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_DATA_HOME=$WORK/xdg $S --configs $FAULT_DATA/dashboard"
   dash_pid=$(tm display-message -p -t dash '#{pane_pid}')
   for _ in $(seq 100); do tm capture-pane -p -t dash | grep -q "llama" && break; sleep 0.1; done
+  tm send-keys -t dash Enter # the launch form; Enter again starts the run
+  for _ in $(seq 100); do tm capture-pane -p -t dash | grep -q "Enter start" && break; sleep 0.1; done
   tm send-keys -t dash Enter
   runs=$WORK/xdg/servetop/runs
   for _ in $(seq 300); do

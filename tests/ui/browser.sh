@@ -1,64 +1,18 @@
 #!/bin/bash
 # The recipe browser in a real terminal: servetop runs in a detached tmux
 # session (its own server socket), keys go in with send-keys and the screen
-# comes back with capture-pane. 80x24, a resize to 200x50, and too small.
+# comes back with capture-pane. 80x24, a resize to 200x50, and too small;
+# header counts that follow the filter; the footer's keys; the problems list
+# (a file that does not load, doctor's findings) at 100x32 and in ASCII; the
+# launch form opened and cancelled.
 set -euo pipefail
 
-: "${SERVETOP:?path of the servetop binary}"
 : "${TEST_DATA_DIR:?tests/data}"
-command -v tmux >/dev/null || { echo "SKIP: no tmux"; exit 0; }
-
-SESSION=browser
-RUN=0   # each start gets its own tmux server: a dying one cannot be reused
-tm() { tmux -L "servetop-ui-$$-$RUN" "$@"; }
-# tmux leaves its socket file behind after kill-server
-cleanup() {
-  tm kill-server 2>/dev/null || true
-  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/servetop-ui-$$-$RUN"
-}
-trap cleanup EXIT INT TERM
-
-fail() {
-  echo "FAIL: $*" >&2
-  echo "---- screen ----" >&2
-  tm capture-pane -p -t "$SESSION" >&2 || true
-  exit 1
-}
-
-screen() { tm capture-pane -p -t "$SESSION"; }
-
-# Waits (up to 5 s) until the screen shows the text.
-wait_for() {
-  local text=$1
-  for _ in $(seq 50); do
-    if screen | grep -qF -- "$text"; then return 0; fi
-    sleep 0.1
-  done
-  fail "screen never showed '$text'"
-}
-
-# Waits until the text is gone from the screen.
-wait_gone() {
-  local text=$1
-  for _ in $(seq 50); do
-    if ! screen | grep -qF -- "$text"; then return 0; fi
-    sleep 0.1
-  done
-  fail "screen still shows '$text'"
-}
-
-start() {  # start COLS ROWS servetop-args...
-  local cols=$1 rows=$2
-  shift 2
-  cleanup
-  RUN=$((RUN + 1))
-  # The pane reports servetop's exit status, then stays for us to read it.
-  tm new-session -d -s "$SESSION" -x "$cols" -y "$rows" \
-    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $* ; echo \"EXIT=\$?\"; sleep 30"
-}
+UI_NAME=browser
+source "$(dirname "$0")/../lib/tmux.sh"
 
 # ---------------------------------------------------------------- 80x24
-start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui"
+ui_start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui"
 wait_for "Recipes 4"
 wait_for "demo fp8 · h200 · sglang"
 wait_for "other bf16 · b200 · vllm"
@@ -66,37 +20,49 @@ screen | grep -qE "> 8k1k +off +mtp" || fail "the first row is not the 8k1k off/
 wait_for "Server command"
 wait_for "Enter run"
 
-# incremental filter: each key narrows the list at once
-tm send-keys -t "$SESSION" / v l
+wait_for "Enter run  a A/B  Tab off/mtp  / filter  p problems  L past runs  ? help  q quit"
+wait_for "2 groups · 3 rows · 1 MTP"
+
+# incremental filter: each key narrows the list at once, the counts follow it
+tm send-keys -t "$UI_SESSION" / v l
 wait_for "filter: /vl_"
 wait_gone "demo fp8"
 wait_for "other bf16 · b200 · vllm"
-tm send-keys -t "$SESSION" x
+wait_for "1 group · 1 row · 0 MTP"
+wait_for "Recipes 1/4"
+tm send-keys -t "$UI_SESSION" x
 wait_for "no recipe matches the filter"
-tm send-keys -t "$SESSION" BSpace Enter
+tm send-keys -t "$UI_SESSION" BSpace Enter
 wait_for "filter: vl"
-tm send-keys -t "$SESSION" Escape
+tm send-keys -t "$UI_SESSION" Escape
 wait_for "demo fp8 · h200 · sglang"
 wait_for "other-bf16-b200-vllm"   # the selection stays where the filter left it
 
 # right picks the MTP side; its detail shows the speculative flags
-tm send-keys -t "$SESSION" Home Right
+tm send-keys -t "$UI_SESSION" Home Right
 wait_for "demo-fp8-h200-sglang-mtp"
-tm send-keys -t "$SESSION" J J   # scroll the detail pane to the rest of the command
+tm send-keys -t "$UI_SESSION" J J   # scroll the detail pane to the rest of the command
 wait_for "--speculative-algorithm EAGLE"
 
 # help lists the keys; any key closes it
-tm send-keys -t "$SESSION" '?'
+tm send-keys -t "$UI_SESSION" '?'
 wait_for "this help (any key closes it)"
-tm send-keys -t "$SESSION" x
+tm send-keys -t "$UI_SESSION" x
 wait_gone "this help (any key closes it)"
 
 # a row without an MTP twin cannot run as A/B, and says why
-tm send-keys -t "$SESSION" End a
+tm send-keys -t "$UI_SESSION" End a
 wait_for "has no MTP twin: no A/B run"
 
+# Enter: the launch form over the browser; Esc closes it, nothing ran
+tm send-keys -t "$UI_SESSION" Enter
+wait_for "Run other-bf16-b200-vllm"
+wait_for "[conc 16]"
+tm send-keys -t "$UI_SESSION" Escape
+wait_gone "Run other-bf16-b200-vllm"
+
 # ---------------------------------------------------------------- resize to 200x50
-tm resize-window -t "$SESSION" -x 200 -y 50
+tm resize-window -t "$UI_SESSION" -x 200 -y 50
 wait_for "tp4 c16"
 wait_for "1024_8192"   # the sequence-tag column fits the longest tag
 [ "$(screen | wc -l)" -ge 50 ] || fail "screen is not 50 rows"
@@ -104,25 +70,60 @@ screen | awk 'length($0) > 150 { wide = 1 } END { exit !wide }' || fail "not red
 wait_for "Doctor's findings"
 
 # too small: says so, and comes back when the terminal grows again
-tm resize-window -t "$SESSION" -x 60 -y 20
+tm resize-window -t "$UI_SESSION" -x 60 -y 20
 wait_for "too small: servetop needs 80x24"
-tm resize-window -t "$SESSION" -x 80 -y 24
+tm resize-window -t "$UI_SESSION" -x 80 -y 24
 wait_for "Recipes 4"
 
 # q quits with status 0
-tm send-keys -t "$SESSION" q
+tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0"
 
 # ---------------------------------------------------------------- 200x50 from the start, ASCII, mono, NO_COLOR
-start 200 50 NO_COLOR=1 "$SERVETOP" --configs "$TEST_DATA_DIR/ui" --ascii --theme mono
+ui_start 200 50 NO_COLOR=1 "$SERVETOP" --configs "$TEST_DATA_DIR/ui" --ascii --theme mono
 wait_for "+-[ Recipes 4 ]"
 wait_for "demo fp8 | h200 | sglang"
 screen | grep -q "[╭│·]" && fail "UTF-8 glyphs in --ascii mode"
-tm send-keys -t "$SESSION" q
+tm send-keys -t "$UI_SESSION" q
+wait_for "EXIT=0"
+
+# ---------------------------------------------------------------- problems, 100x32
+ui_start 100 32 "$SERVETOP" --configs "$TEST_DATA_DIR/ui/problems"
+wait_for "Recipes 1"
+wait_for " findings, " # the header counts them
+tm send-keys -t "$UI_SESSION" p
+wait_for "Problems "
+wait_for "problems · "
+wait_for "broken.yaml:6" # a file that does not load: file:line
+wait_for "lint.yaml:2"   # the doctor's findings of the recipe that loaded
+wait_for "Enter message  ? help  q back"
+tm send-keys -t "$UI_SESSION" Home Enter
+wait_for "any key closes"
+wait_for "recipe (the file as a whole)"
+tm send-keys -t "$UI_SESSION" x
+wait_gone "any key closes"
+tm send-keys -t "$UI_SESSION" q
+wait_for "Enter run"
+tm resize-window -t "$UI_SESSION" -x 80 -y 24
+tm send-keys -t "$UI_SESSION" p
+wait_for "broken.yaml:6"
+tm send-keys -t "$UI_SESSION" q q
+wait_for "EXIT=0"
+
+# ---------------------------------------------------------------- problems, ASCII, NO_COLOR
+ui_start 80 24 NO_COLOR=1 "$SERVETOP" --configs "$TEST_DATA_DIR/ui/problems" --ascii
+wait_for "+-[ Recipes 1 ]"
+tm send-keys -t "$UI_SESSION" p
+wait_for "+-[ Problems "
+screen | grep -q "[╭│·…]" && fail "UTF-8 glyphs in --ascii mode"
+tm send-keys -t "$UI_SESSION" Enter
+wait_for "any key closes"
+screen | grep -q "[╭│·…]" && fail "UTF-8 glyphs in --ascii mode"
+tm send-keys -t "$UI_SESSION" x q q
 wait_for "EXIT=0"
 
 # ---------------------------------------------------------------- a theme that does not exist
-start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui" --theme no-such-theme
+ui_start 80 24 "$SERVETOP" --configs "$TEST_DATA_DIR/ui" --theme no-such-theme
 wait_for "theme 'no-such-theme': no no-such-theme.theme in"
 wait_for "EXIT=2"
 

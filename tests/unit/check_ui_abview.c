@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui_util.h"
+#include "help.h"
+#include "pastruns.h"
+#include "ui_test.h"
 
 #define PAST_DIR TEST_DATA_DIR "/ui/past"
 #define PAST_OFF PAST_DIR "/20261201-040000-qwen3.5-fp8-h200-sglang-off"
@@ -84,25 +86,13 @@ static void teardown(void) {
 }
 
 static char *render(int cols, int rows, bool unicode) {
-  struct ui_grid g;
-  struct ui_layout l;
-  ui_grid_init(&g, cols, rows);
-  ui_layout_compute(cols, rows, UI_VIEW_AB, &l);
-  abview_render(&ab, &g, &l, ui_glyphs_get(unicode));
-  struct sbuf sb = {0};
-  for (int y = 0; y < g.rows; y++) {
-    char *row = ui_grid_row_alloc(&g, y);
-    sbuf_printf(&sb, "%s\n", row);
-    free(row);
-  }
-  ui_grid_fini(&g);
-  return sbuf_take(&sb);
+  return ut_frame(&abview_screen, &ab, NULL, NULL, cols, rows, unicode);
 }
 
-static void assert_has(const char *frame, const char *text) {
-  if (!strstr(frame, text))
-    fprintf(stderr, "frame:\n%s", frame);
-  ck_assert_msg(strstr(frame, text) != NULL, "frame lacks '%s'", text);
+#define assert_has ut_assert_has
+
+static struct ui_cmd key(int k) {
+  return ut_key(&abview_screen, &ab, k, 80, 24, NULL);
 }
 
 START_TEST(rows_compare_the_last_point) {
@@ -163,13 +153,12 @@ START_TEST(frames_at_80x24_and_200x50) {
 END_TEST
 
 START_TEST(help_and_quit_prompt) {
-  ab.help_shown = true;
-  char *f = render(80, 24, true);
-  for (size_t i = 0; i < abview_key_help_count; i++)
-    assert_has(f, abview_key_help[i].what);
+  struct helpview h = {.of = &abview_screen};
+  char *f = ut_frame(&help_screen, &h, &abview_screen, &ab, 80, 24, true);
+  for (size_t i = 0; i < abview_screen.n_keys; i++)
+    assert_has(f, abview_screen.keys[i].what);
   free(f);
-  ab.help_shown = false;
-  ab.confirm_quit = true;
+  ab.confirm = RUNVIEW_CONFIRM_QUIT;
   f = render(80, 24, true);
   assert_has(f, "A server is up: stop it and quit? y / n");
   free(f);
@@ -242,22 +231,24 @@ END_TEST
 
 START_TEST(past_concurrency_steps) {
   load_both_past();
-  ck_assert_int_eq(abview_key(&ab, '[', NULL), ABVIEW_REDRAW);
+  key('[');
   ck_assert_int_eq(ab.shown_conc, 4);
   ck_assert_int_eq(abview_past_result(&ab, AB_OFF)->max_concurrency, 4);
   ck_assert_int_eq(abview_past_result(&ab, AB_MTP)->max_concurrency, 8); /* nearest it has */
   struct ab_row rows[16];
   abview_rows(&ab, rows, 16);
   ck_assert(rows[0].value[AB_OFF] == 10000);
-  abview_key(&ab, '[', NULL); /* stays on the lowest */
+  key('['); /* stays on the lowest */
   ck_assert_int_eq(ab.shown_conc, 4);
-  abview_key(&ab, ']', NULL);
+  key(']');
   ck_assert_int_eq(ab.shown_conc, 8);
   /* the wheel over the columns steps too; a click on a past point shows it */
   struct ui_layout l;
   ui_layout_compute(100, 32, UI_VIEW_AB, &l);
   struct ui_rect a = l.slot[UI_SLOT_ARM_A];
-  ck_assert_int_eq(abview_wheel(&ab, &l, a.x + 2, a.y + 2, -3), ABVIEW_REDRAW);
+  bool acted;
+  ut_mouse(&abview_screen, &ab, a.x + 2, a.y + 2, -3, 100, 32, &acted);
+  ck_assert(acted);
   ck_assert_int_eq(ab.shown_conc, 4);
   char *f = render(100, 32, true);
   /* find the conc 8 line of the off column's point list and click it */
@@ -275,13 +266,16 @@ START_TEST(past_concurrency_steps) {
   free(f);
   ck_assert_int_ge(y8, 0);
   ab.column = AB_MTP;
-  ck_assert_int_eq(abview_click(&ab, &l, a.x + 3, y8), ABVIEW_REDRAW);
+  ut_mouse(&abview_screen, &ab, a.x + 3, y8, 0, 100, 32, &acted);
+  ck_assert(acted);
   ck_assert_int_eq(ab.shown_conc, 8);
   ck_assert_int_eq(ab.column, AB_OFF);
   /* x clears the selected column's past run */
-  ck_assert_int_eq(abview_key(&ab, 'x', &l), ABVIEW_REDRAW);
+  ut_key(&abview_screen, &ab, 'x', 80, 24, &acted);
+  ck_assert(acted);
   ck_assert(!ab.past[AB_OFF].loaded);
-  ck_assert_int_eq(abview_key(&ab, 'x', &l), ABVIEW_NONE);
+  ut_key(&abview_screen, &ab, 'x', 80, 24, &acted);
+  ck_assert(!acted);
 }
 END_TEST
 
@@ -300,39 +294,41 @@ START_TEST(past_run_beside_a_live_arm) {
 END_TEST
 
 START_TEST(keys_open_the_list_and_load) {
-  struct ui_layout l;
-  ui_layout_compute(80, 24, UI_VIEW_AB, &l);
-  ck_assert_int_eq(abview_key(&ab, UI_KEY_RIGHT, &l), ABVIEW_REDRAW);
-  ck_assert_int_eq(abview_key(&ab, 'L', &l), ABVIEW_REDRAW);
-  ck_assert(ab.picker.open);
-  ck_assert_int_eq(ab.picker.column, AB_MTP); /* the selected column */
-  ck_assert_uint_eq(ab.picker.list.n, 2);
-  char *f = render(80, 24, true);
+  key(UI_KEY_RIGHT);
+  struct ui_cmd c = key('L');
+  ck_assert_int_eq(c.kind, UI_CMD_PAST_RUNS);
+  ck_assert_int_eq(c.column, AB_MTP); /* the selected column */
+  /* the list: a screen of its own over the A/B view */
+  static struct pastpicker p;
+  pastpicker_open(&p, ab.results_dir, c.column);
+  ck_assert_uint_eq(p.list.n, 2);
+  char *f = ut_frame(&pastpicker_screen, &p, &abview_screen, &ab, 80, 24, true);
   assert_has(f, "Load a past run into the A/B view");
+  assert_has(f, "Enter load  Tab column  ? help  Esc close");
   free(f);
-  ck_assert_int_eq(abview_key(&ab, '?', &l), ABVIEW_REDRAW);
-  f = render(80, 24, true);
-  for (size_t i = 0; i < pastpicker_key_help_count; i++)
-    assert_has(f, pastpicker_key_help[i].what);
-  free(f);
-  abview_key(&ab, 'z', &l); /* closes the help only */
-  ck_assert(ab.picker.open);
-  ck_assert_int_eq(abview_key(&ab, UI_KEY_ENTER, &l), ABVIEW_LOAD_PAST);
-  ck_assert_int_eq(abview_key(&ab, UI_KEY_ESCAPE, &l), ABVIEW_REDRAW);
-  ck_assert(!ab.picker.open);
+  c = ut_key(&pastpicker_screen, &p, UI_KEY_ENTER, 80, 24, NULL);
+  ck_assert_int_eq(c.kind, UI_CMD_LOAD_PAST);
+  ck_assert_int_eq(c.column, AB_MTP);
+  ck_assert_str_eq(c.path, pastpicker_selected(&p)->dir);
+  ck_assert_int_eq(ut_press(&pastpicker_screen, &p, UI_KEY_ESCAPE), UI_CMD_CLOSE);
+  ck_assert(!p.open);
+  /* l: the log of the arm that ran */
+  ck_assert_int_eq(key('l').kind, UI_CMD_OPEN_LOG);
   /* b and q: straight away when nothing runs, asked first while an arm runs */
-  ck_assert_int_eq(abview_key(&ab, 'b', &l), ABVIEW_BACK);
-  ck_assert_int_eq(abview_key(&ab, 'q', &l), ABVIEW_QUIT);
+  ck_assert_int_eq(key('b').kind, UI_CMD_HOME);
+  ck_assert_int_eq(key('q').kind, UI_CMD_QUIT);
   ab.running = true;
-  ck_assert_int_eq(abview_key(&ab, 'b', &l), ABVIEW_REDRAW);
-  ck_assert_int_eq(abview_key(&ab, 'q', &l), ABVIEW_REDRAW);
-  ck_assert(ab.confirm_quit);
-  ck_assert_int_eq(abview_key(&ab, 'y', &l), ABVIEW_STOP_AND_QUIT);
-  /* a click on the footer's L hint opens the list */
+  ck_assert_int_eq(key('b').kind, UI_CMD_NONE);
+  f = render(80, 24, true);
+  assert_has(f, "Stop the A/B run and go back to the recipes? y / n");
+  free(f);
+  ck_assert_int_eq(key('y').kind, UI_CMD_HOME);
+  ck_assert_int_eq(key('q').kind, UI_CMD_NONE);
+  ck_assert_int_eq(ab.confirm, RUNVIEW_CONFIRM_QUIT);
+  ck_assert_int_eq(key('y').kind, UI_CMD_QUIT);
+  /* a click on the footer's L hint presses L */
   ab.running = false;
-  struct ui_rect foot = l.slot[UI_SLOT_FOOTER];
-  ck_assert_int_eq(abview_click(&ab, &l, foot.x + 1, foot.y), ABVIEW_REDRAW);
-  ck_assert(ab.picker.open);
+  ck_assert_int_eq(ut_footer_key_at(&abview_screen, &ab, 1, 80, 24), 'L');
 }
 END_TEST
 

@@ -1,5 +1,6 @@
-/* ui browser: grouping and pairing, the filter, keys, mouse, and frames
- * rendered at 80x24 and 200x50 from a fixed recipe file. */
+/* ui browser: grouping and pairing, the filter, keys, mouse, header counts
+ * that follow the filter, and frames rendered at 80x24 and 200x50 from a
+ * fixed recipe file. */
 #include "browser.h"
 
 #include <check.h>
@@ -7,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui_util.h"
+#include "help.h"
+#include "problems.h"
+#include "ui_test.h"
 
 static struct recipe_set *set;
 static struct browser b;
@@ -15,15 +18,7 @@ static struct ui_layout layout;
 static struct ui_grid grid;
 
 static void setup(void) {
-  set = recipe_set_new();
-  struct st_err err = {{0}};
-  char *path = xasprintf("%s/ui/recipes.yaml", TEST_DATA_DIR);
-  size_t len = 0;
-  char *text = file_read_all(path, &len, &err);
-  ck_assert_msg(text != NULL, "%s", err.msg);
-  recipe_set_add_yaml_buffer(set, "recipes.yaml", text, len);
-  free(text);
-  free(path);
+  set = ut_fixture_recipes();
   ck_assert_msg(recipe_set_diag_count(set) == 0, "fixture: %s",
                 recipe_set_diag_count(set) ? recipe_set_diag_at(set, 0)->message : "");
   browser_init(&b, set);
@@ -39,26 +34,34 @@ static void teardown(void) {
 
 /* The whole frame as text, one line per row. */
 static char *frame_alloc(void) {
-  struct sbuf sb = {0};
-  for (int y = 0; y < grid.rows; y++) {
-    char *row = ui_grid_row_alloc(&grid, y);
-    sbuf_printf(&sb, "%s\n", row);
-    free(row);
-  }
-  return sbuf_take(&sb);
+  return ut_grid_text(&grid);
 }
 
 static void render_at(int cols, int rows, bool unicode) {
   ui_grid_resize(&grid, cols, rows);
   ui_layout_compute(cols, rows, UI_VIEW_BROWSER, &layout);
-  browser_render(&b, &grid, &layout, ui_glyphs_get(unicode));
+  struct ui_ctx ctx = {.layout = &layout, .gl = ui_glyphs_get(unicode)};
+  browser_screen.render(&b, &grid, &ctx);
+  ui_screen_draw_footer(&browser_screen, &b, &grid, &ctx);
 }
 
-/* On failure the frame goes to stderr (too long for a check message). */
-static void assert_frame_has(const char *frame, const char *text) {
-  if (!strstr(frame, text))
-    fprintf(stderr, "frame:\n%s", frame);
-  ck_assert_msg(strstr(frame, text) != NULL, "frame lacks '%s'", text);
+#define assert_frame_has ut_assert_has
+
+/* A key; returns the command it asked for. */
+static enum ui_cmd_kind key(int k) {
+  return ut_press(&browser_screen, &b, k);
+}
+
+static bool acts_on(int k) {
+  bool acted;
+  ut_key(&browser_screen, &b, k, 80, 24, &acted);
+  return acted;
+}
+
+static bool click(int x, int y, int lines) {
+  bool acted;
+  ut_mouse(&browser_screen, &b, x, y, lines, layout.cols, layout.rows, &acted);
+  return acted;
 }
 
 START_TEST(groups_and_pairs) {
@@ -82,7 +85,7 @@ START_TEST(groups_and_pairs) {
 END_TEST
 
 START_TEST(filter_narrows_and_keeps_selection) {
-  browser_key(&b, UI_KEY_RIGHT, &layout);
+  key(UI_KEY_RIGHT);
   const struct recipe *mtp = browser_selected(&b);
   ck_assert_int_eq(mtp->spec, RECIPE_SPEC_MTP);
   browser_set_filter(&b, "VLLM");
@@ -97,29 +100,29 @@ START_TEST(filter_narrows_and_keeps_selection) {
   browser_set_filter(&b, "nothing-like-this");
   ck_assert_int_eq(b.n_lines, 0);
   ck_assert_ptr_null(browser_selected(&b));
-  ck_assert_int_eq(browser_key(&b, UI_KEY_ENTER, &layout), BROWSER_REDRAW);
+  ck_assert_int_eq(key(UI_KEY_ENTER), UI_CMD_NONE);
   ck_assert(strstr(b.message, "no recipe selected"));
 }
 END_TEST
 
 START_TEST(filter_is_typed_incrementally) {
-  ck_assert_int_eq(browser_key(&b, '/', &layout), BROWSER_REDRAW);
+  ck_assert(acts_on('/'));
   ck_assert(b.filter_editing);
   const char *typed = "b200";
   for (const char *c = typed; *c; c++)
-    browser_key(&b, *c, &layout);
+    key(*c);
   ck_assert_str_eq(b.filter, "b200");
   ck_assert_int_eq(b.n_lines, 2);
   /* 'q' while typing is text, not quit */
-  ck_assert_int_eq(browser_key(&b, 'q', &layout), BROWSER_REDRAW);
+  ck_assert_int_eq(key('q'), UI_CMD_NONE);
   ck_assert_int_eq(b.n_lines, 0);
-  browser_key(&b, UI_KEY_BACKSPACE, &layout);
+  key(UI_KEY_BACKSPACE);
   ck_assert_int_eq(b.n_lines, 2);
-  browser_key(&b, UI_KEY_ENTER, &layout);
+  key(UI_KEY_ENTER);
   ck_assert(!b.filter_editing);
   ck_assert_str_eq(b.filter, "b200");
   /* Esc outside the prompt clears the filter */
-  browser_key(&b, UI_KEY_ESCAPE, &layout);
+  key(UI_KEY_ESCAPE);
   ck_assert_str_eq(b.filter, "");
   ck_assert_int_eq(b.n_lines, 5);
 }
@@ -127,32 +130,41 @@ END_TEST
 
 START_TEST(keys_move_run_and_quit) {
   const struct recipe *first = browser_selected(&b);
-  browser_key(&b, UI_KEY_DOWN, &layout);
+  key(UI_KEY_DOWN);
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[1].off);
   /* down skips the heading of the next group */
-  browser_key(&b, 'j', &layout);
+  key('j');
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[2].off);
   ck_assert_int_eq(b.sel_line, 4);
-  browser_key(&b, UI_KEY_DOWN, &layout);
+  key(UI_KEY_DOWN);
   ck_assert_int_eq(b.sel_line, 4);
   /* a row without an MTP side: right keeps the off recipe, a says why */
-  browser_key(&b, UI_KEY_RIGHT, &layout);
+  key(UI_KEY_RIGHT);
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[2].off);
-  ck_assert_int_eq(browser_key(&b, 'a', &layout), BROWSER_REDRAW);
+  ck_assert_int_eq(key('a'), UI_CMD_NONE);
   ck_assert(strstr(b.message, "no MTP twin"));
-  browser_key(&b, UI_KEY_HOME, &layout);
+  key(UI_KEY_HOME);
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[0].spec);
-  browser_key(&b, UI_KEY_TAB, &layout);
+  key(UI_KEY_TAB);
   ck_assert_ptr_eq(browser_selected(&b), first);
-  ck_assert_int_eq(browser_key(&b, UI_KEY_ENTER, &layout), BROWSER_RUN);
-  ck_assert_int_eq(browser_key(&b, 'a', &layout), BROWSER_RUN_AB);
-  ck_assert_int_eq(browser_key(&b, 'x', &layout), BROWSER_NONE);
-  /* help: shown by '?', closed by any key (which does nothing else) */
-  browser_key(&b, '?', &layout);
-  ck_assert(b.help_shown);
-  ck_assert_int_eq(browser_key(&b, 'q', &layout), BROWSER_REDRAW);
-  ck_assert(!b.help_shown);
-  ck_assert_int_eq(browser_key(&b, 'q', &layout), BROWSER_QUIT);
+  /* Enter: the launch form for the selected recipe; a: for the pair */
+  struct ui_cmd c = ut_key(&browser_screen, &b, UI_KEY_ENTER, 80, 24, NULL);
+  ck_assert_int_eq(c.kind, UI_CMD_LAUNCH_FORM);
+  ck_assert_ptr_eq(c.recipe, first);
+  ck_assert_ptr_null(c.twin);
+  c = ut_key(&browser_screen, &b, 'a', 80, 24, NULL);
+  ck_assert_int_eq(c.kind, UI_CMD_LAUNCH_FORM);
+  ck_assert_ptr_eq(c.recipe, b.pairs[0].off);
+  ck_assert_ptr_eq(c.twin, b.pairs[0].spec);
+  c = ut_key(&browser_screen, &b, 'p', 80, 24, NULL);
+  ck_assert_int_eq(c.kind, UI_CMD_OPEN);
+  ck_assert_ptr_eq(c.screen, &problems_screen);
+  c = ut_key(&browser_screen, &b, 'L', 80, 24, NULL);
+  ck_assert_int_eq(c.kind, UI_CMD_PAST_RUNS);
+  ck_assert(!acts_on('x'));
+  /* '?' is not the browser's: the program opens the help over it */
+  ck_assert(!acts_on('?'));
+  ck_assert_int_eq(key('q'), UI_CMD_QUIT);
 }
 END_TEST
 
@@ -161,25 +173,25 @@ START_TEST(mouse_selects_and_scrolls) {
   struct ui_rect in = ui_rect_inner(layout.slot[UI_SLOT_LIST]);
   int off_x = in.x + 2 + b.tag_cells + 1 + 1, mtp_x = off_x + 5;  /* inside each side's label */
   /* line 4 is the vLLM row; click on its left side */
-  ck_assert_int_eq(browser_click(&b, &layout, off_x, in.y + 4), BROWSER_REDRAW);
+  ck_assert(click(off_x, in.y + 4, 0));
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[2].off);
   /* a heading or empty space is not a row */
-  ck_assert_int_eq(browser_click(&b, &layout, off_x, in.y + 3), BROWSER_NONE);
-  ck_assert_int_eq(browser_click(&b, &layout, off_x, in.y + 12), BROWSER_NONE);
+  ck_assert(!click(off_x, in.y + 3, 0));
+  ck_assert(!click(off_x, in.y + 12, 0));
   /* the right side of the first row is its MTP recipe */
-  browser_click(&b, &layout, mtp_x, in.y + 1);
+  click(mtp_x, in.y + 1, 0);
   ck_assert_ptr_eq(browser_selected(&b), b.pairs[0].spec);
   /* the wheel over the detail pane scrolls it and stays in range */
   struct ui_rect d = layout.slot[UI_SLOT_DETAIL];
   render_at(80, 24, true);
-  ck_assert_int_eq(browser_wheel(&b, &layout, d.x + 5, d.y + 5, 3), BROWSER_REDRAW);
+  ck_assert(click(d.x + 5, d.y + 5, 3));
   ck_assert_int_eq(b.detail_top, 3);
-  browser_wheel(&b, &layout, d.x + 5, d.y + 5, 1000);
+  click(d.x + 5, d.y + 5, 1000);
   render_at(80, 24, true);
   ck_assert_int_lt(b.detail_top, 1000);
   ck_assert_int_gt(b.detail_top, 0);
   /* the wheel over the list moves the selection */
-  browser_wheel(&b, &layout, in.x + 1, in.y + 1, 1);
+  click(in.x + 1, in.y + 1, 1);
   ck_assert_ptr_eq(browser_selected_pair(&b), &b.pairs[1]);
 }
 END_TEST
@@ -202,8 +214,8 @@ START_TEST(frame_80x24) {
   assert_frame_has(f, "quit");
   free(f);
   /* the environment is further down the detail pane: J scrolls to it */
-  browser_key(&b, 'J', &layout);
-  browser_key(&b, 'J', &layout);
+  key('J');
+  key('J');
   render_at(80, 24, true);
   f = frame_alloc();
   assert_frame_has(f, "PYTHONNOUSERSITE=1");
@@ -217,7 +229,7 @@ START_TEST(frame_80x24) {
 END_TEST
 
 START_TEST(frame_200x50_shows_everything_of_mtp) {
-  browser_key(&b, UI_KEY_RIGHT, &layout);
+  key(UI_KEY_RIGHT);
   render_at(200, 50, true);
   char *f = frame_alloc();
   assert_frame_has(f, "demo-fp8-h200-sglang-mtp");
@@ -235,13 +247,12 @@ START_TEST(frame_200x50_shows_everything_of_mtp) {
 END_TEST
 
 START_TEST(frame_ascii_and_help) {
-  browser_key(&b, '?', &layout);
-  render_at(80, 24, false);
-  char *f = frame_alloc();
+  struct helpview h = {.of = &browser_screen};
+  char *f = ut_frame(&help_screen, &h, &browser_screen, &b, 80, 24, false);
   for (const unsigned char *c = (const unsigned char *)f; *c; c++)
     ck_assert_msg(*c < 0x80, "not ASCII at %ld", (long)((const char *)c - f));
-  for (size_t i = 0; i < browser_key_help_count; i++)
-    assert_frame_has(f, browser_key_help[i].what);
+  for (size_t i = 0; i < browser_screen.n_keys; i++)
+    assert_frame_has(f, browser_screen.keys[i].what);
   free(f);
   /* too small: one line that says so */
   render_at(60, 20, true);
@@ -251,9 +262,56 @@ START_TEST(frame_ascii_and_help) {
 }
 END_TEST
 
+/* The header counts what the filter shows; the list title says how many of
+ * all; a row shows the numbers of the side selected. */
+START_TEST(counts_follow_the_filter) {
+  render_at(100, 32, true);
+  char *f = frame_alloc();
+  assert_frame_has(f, "2 groups · 3 rows · 1 MTP");
+  assert_frame_has(f, "Recipes 4 ");
+  free(f);
+  browser_set_filter(&b, "vllm");
+  render_at(100, 32, true);
+  f = frame_alloc();
+  assert_frame_has(f, "1 group · 1 row · 0 MTP");
+  assert_frame_has(f, "Recipes 1/4");
+  assert_frame_has(f, "filter: vllm");
+  free(f);
+  browser_set_filter(&b, "");
+  /* the 8k1k row: off sweeps conc 4-16, its MTP twin 4-32 */
+  render_at(100, 32, true);
+  f = frame_alloc();
+  assert_frame_has(f, "mtp tp8 c4-16");
+  free(f);
+  key(UI_KEY_RIGHT);
+  render_at(100, 32, true);
+  f = frame_alloc();
+  assert_frame_has(f, "mtp tp8 c4-32");
+  free(f);
+}
+END_TEST
+
+/* Every hint of the footer fits at 80 columns; a click on one presses its key. */
+START_TEST(footer_lists_the_keys) {
+  render_at(80, 24, true);
+  char *row = ui_grid_row_alloc(&grid, 23);
+  for (size_t i = 0; i < browser_screen.n_keys; i++)
+    if (browser_screen.keys[i].hint)
+      ck_assert_msg(strstr(row, browser_screen.keys[i].hint), "footer lacks %s: %s",
+                    browser_screen.keys[i].hint, row);
+  free(row);
+  int x = ui_text_cells("Enter run  a A/B  Tab off/mtp  ");
+  ck_assert_int_eq(ut_footer_key_at(&browser_screen, &b, x, 80, 24), '/');
+  /* no findings in this set: p is dim and presses nothing */
+  x = ui_text_cells("Enter run  a A/B  Tab off/mtp  / filter  ");
+  ck_assert_int_eq(ut_footer_key_at(&browser_screen, &b, x, 80, 24), 0);
+  ck_assert_int_eq(ut_footer_key_at(&browser_screen, &b, 0, 80, 24), UI_KEY_ENTER);
+}
+END_TEST
+
 START_TEST(filter_prompt_in_footer) {
-  browser_key(&b, '/', &layout);
-  browser_key(&b, 'v', &layout);
+  key('/');
+  key('v');
   render_at(80, 24, true);
   char *row = ui_grid_row_alloc(&grid, 23);
   ck_assert_msg(strstr(row, "filter: /v_"), "footer: %s", row);
@@ -274,6 +332,8 @@ int main(void) {
   tcase_add_test(tc, frame_200x50_shows_everything_of_mtp);
   tcase_add_test(tc, frame_ascii_and_help);
   tcase_add_test(tc, filter_prompt_in_footer);
+  tcase_add_test(tc, counts_follow_the_filter);
+  tcase_add_test(tc, footer_lists_the_keys);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

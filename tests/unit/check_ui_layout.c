@@ -26,8 +26,15 @@ static const struct slot_need ab_needs[] = {
     {UI_SLOT_RATIO, 14, 12}, {UI_SLOT_ARM_B, 32, 12}, {UI_SLOT_CURVE, 80, 8},
 };
 
+static const struct slot_need page_needs[] = {
+    {UI_SLOT_HEADER, 80, 1}, {UI_SLOT_FOOTER, 80, 1}, {UI_SLOT_BODY, 80, 22},
+};
+
 static const struct slot_need *needs_of(enum ui_view v, size_t *n) {
   switch (v) {
+  case UI_VIEW_PAGE:
+    *n = sizeof page_needs / sizeof page_needs[0];
+    return page_needs;
   case UI_VIEW_BROWSER:
     *n = sizeof browser_needs / sizeof browser_needs[0];
     return browser_needs;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui_util.h"
+#include "ui_test.h"
 
 #define PAST_DIR TEST_DATA_DIR "/ui/past"
 #define OFF_FOLDER "20261201-040000-qwen3.5-fp8-h200-sglang-off"
@@ -49,18 +49,21 @@ START_TEST(scan_of_a_missing_dir_is_empty) {
 }
 END_TEST
 
-static char *frame(const struct pastpicker *p, int cols, int rows) {
-  struct ui_grid g;
-  ui_grid_init(&g, cols, rows);
-  pastpicker_render(p, &g, cols, rows, ui_glyphs_get(true));
-  struct sbuf sb = {0};
-  for (int y = 0; y < rows; y++) {
-    char *row = ui_grid_row_alloc(&g, y);
-    sbuf_printf(&sb, "%s\n", row);
-    free(row);
-  }
-  ui_grid_fini(&g);
-  return sbuf_take(&sb);
+static char *frame(struct pastpicker *p, int cols, int rows) {
+  return ut_frame(&pastpicker_screen, p, NULL, NULL, cols, rows, true);
+}
+
+/* A key: the command asked for; UI_CMD_NONE + acted false when ignored. */
+static int key(struct pastpicker *p, int k) {
+  bool acted;
+  struct ui_cmd c = ut_key(&pastpicker_screen, p, k, 80, 24, &acted);
+  return acted ? (int)c.kind : -1;
+}
+
+static int click(struct pastpicker *p, int x, int y, int lines) {
+  bool acted;
+  struct ui_cmd c = ut_mouse(&pastpicker_screen, p, x, y, lines, 80, 24, &acted);
+  return acted ? (int)c.kind : -1;
 }
 
 START_TEST(picker_keys) {
@@ -69,27 +72,27 @@ START_TEST(picker_keys) {
   ck_assert(p.open);
   ck_assert_int_eq(p.column, 1);
   ck_assert_str_eq(pastpicker_selected(&p)->folder, OFF_FOLDER);
-  ck_assert_int_eq(pastpicker_key(&p, UI_KEY_DOWN, 80, 24), PASTPICKER_REDRAW);
+  ck_assert_int_eq(key(&p, UI_KEY_DOWN), UI_CMD_NONE);
   ck_assert_str_eq(pastpicker_selected(&p)->folder, MTP_FOLDER);
-  pastpicker_key(&p, 'j', 80, 24); /* stays on the last */
+  key(&p, 'j'); /* stays on the last */
   ck_assert_uint_eq(p.selected, 1);
-  pastpicker_key(&p, UI_KEY_HOME, 80, 24);
+  key(&p, UI_KEY_HOME);
   ck_assert_uint_eq(p.selected, 0);
-  pastpicker_key(&p, UI_KEY_TAB, 80, 24);
+  key(&p, UI_KEY_TAB);
   ck_assert_int_eq(p.column, 0);
-  pastpicker_key(&p, 'm', 80, 24);
+  key(&p, 'm');
   ck_assert_int_eq(p.column, 1);
-  pastpicker_key(&p, 'o', 80, 24);
+  key(&p, 'o');
   ck_assert_int_eq(p.column, 0);
-  ck_assert_int_eq(pastpicker_key(&p, 'z', 80, 24), PASTPICKER_NONE);
-  ck_assert_int_eq(pastpicker_key(&p, UI_KEY_ENTER, 80, 24), PASTPICKER_LOAD);
-  ck_assert_int_eq(pastpicker_key(&p, UI_KEY_ESCAPE, 80, 24), PASTPICKER_CLOSE);
+  ck_assert_int_eq(key(&p, 'z'), -1);
+  ck_assert_int_eq(key(&p, UI_KEY_ENTER), UI_CMD_LOAD_PAST);
+  ck_assert_int_eq(key(&p, UI_KEY_ESCAPE), UI_CMD_CLOSE);
   ck_assert(!p.open);
   ck_assert_uint_eq(p.list.n, 0);
   /* an empty folder: nothing to load */
   pastpicker_open(&p, PAST_DIR "/not-a-run", 0);
   ck_assert_ptr_null(pastpicker_selected(&p));
-  ck_assert_int_eq(pastpicker_key(&p, UI_KEY_ENTER, 80, 24), PASTPICKER_NONE);
+  ck_assert_int_eq(key(&p, UI_KEY_ENTER), -1);
   char *f = frame(&p, 80, 24);
   ck_assert_ptr_nonnull(strstr(f, "no run folders here yet"));
   free(f);
@@ -102,22 +105,22 @@ START_TEST(picker_mouse) {
   pastpicker_open(&p, PAST_DIR, 0);
   struct ui_rect in = ui_rect_inner(pastpicker_box(80, 24));
   /* rows start three lines into the box: folder, column switch, header */
-  ck_assert_int_eq(pastpicker_click(&p, 80, 24, in.x + 5, in.y + 4), PASTPICKER_REDRAW);
+  ck_assert_int_eq(click(&p, in.x + 5, in.y + 4, 0), UI_CMD_NONE);
   ck_assert_uint_eq(p.selected, 1);
-  ck_assert_int_eq(pastpicker_click(&p, 80, 24, in.x + 5, in.y + 4), PASTPICKER_LOAD);
-  ck_assert_int_eq(pastpicker_click(&p, 80, 24, in.x + 5, in.y + 9), PASTPICKER_NONE); /* no row */
+  ck_assert_int_eq(click(&p, in.x + 5, in.y + 4, 0), UI_CMD_LOAD_PAST);
+  ck_assert_int_eq(click(&p, in.x + 5, in.y + 9, 0), -1); /* no row */
   char *f = frame(&p, 80, 24);
   const char *line = strstr(f, "into column:");
   ck_assert_ptr_nonnull(line);
   /* a click on "MTP" of the switch */
-  ck_assert_int_eq(pastpicker_click(&p, 80, 24, in.x + 23, in.y + 1), PASTPICKER_REDRAW);
+  ck_assert_int_eq(click(&p, in.x + 23, in.y + 1, 0), UI_CMD_NONE);
   ck_assert_int_eq(p.column, 1);
   free(f);
-  pastpicker_wheel(&p, 80, 24, -3);
+  click(&p, 1, 1, -3);
   ck_assert_uint_eq(p.top, 0);
-  pastpicker_wheel(&p, 80, 24, 3); /* two runs fit: nothing to scroll */
+  click(&p, 1, 1, 3); /* two runs fit: nothing to scroll */
   ck_assert_uint_eq(p.top, 0);
-  ck_assert_int_eq(pastpicker_click(&p, 80, 24, 0, 0), PASTPICKER_CLOSE);
+  ck_assert_int_eq(click(&p, 0, 0, 0), UI_CMD_CLOSE);
   ck_assert(!p.open);
 }
 END_TEST
@@ -130,7 +133,7 @@ START_TEST(picker_frame) {
   ck_assert_ptr_nonnull(strstr(f, "Load a past run into the A/B view"));
   ck_assert_ptr_nonnull(strstr(f, "> 2026-12-02 04:33  interrupted     2 none  off    qwen3.5-fp8-h200-sglang"));
   ck_assert_ptr_nonnull(strstr(f, "  2026-12-01 04:33  ok              1 mtp   ab     qwen3.5-fp8-h200-sglan…"));
-  ck_assert_ptr_nonnull(strstr(f, "Enter loads, Esc closes"));
+  ck_assert_ptr_nonnull(strstr(f, "Enter load  Tab column  ? help  Esc close"));
   free(f);
   pastpicker_close(&p);
 }

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui_util.h"
+#include "help.h"
+#include "ui_test.h"
 
 /* A run of a simulated MTP recipe in the middle of its first point. */
 static void fixture(struct snap_run *s) {
@@ -127,31 +128,19 @@ START_TEST(marks_for_points_concurrency_and_restarts) {
 }
 END_TEST
 
-static char *frame_alloc(const struct ui_grid *g) {
-  struct sbuf sb = {0};
-  for (int y = 0; y < g->rows; y++) {
-    char *row = ui_grid_row_alloc(g, y);
-    sbuf_printf(&sb, "%s\n", row);
-    free(row);
-  }
-  return sbuf_take(&sb);
-}
-
-static void assert_has(const char *frame, const char *text) {
-  if (!strstr(frame, text))
-    fprintf(stderr, "frame:\n%s", frame);
-  ck_assert_msg(strstr(frame, text) != NULL, "frame lacks '%s'", text);
-}
+#define assert_has ut_assert_has
 
 static char *render(struct runview *rv, int cols, int rows, bool unicode) {
-  struct ui_grid g;
-  struct ui_layout l;
-  ui_grid_init(&g, cols, rows);
-  ui_layout_compute(cols, rows, UI_VIEW_RUN, &l);
-  runview_render(rv, &g, &l, ui_glyphs_get(unicode));
-  char *f = frame_alloc(&g);
-  ui_grid_fini(&g);
-  return f;
+  return ut_frame(&runview_screen, rv, NULL, NULL, cols, rows, unicode);
+}
+
+/* A key to the run view: the command it asked for. */
+static struct ui_cmd key(struct runview *rv, int k) {
+  return ut_key(&runview_screen, rv, k, 80, 24, NULL);
+}
+
+static void type(struct runview *rv, const char *text) {
+  ut_type(&runview_screen, rv, text, 80, 24);
 }
 
 START_TEST(frame_80x24_shows_the_run) {
@@ -177,7 +166,7 @@ START_TEST(frame_80x24_shows_the_run) {
   assert_has(f, "KV 512k tok");
   assert_has(f, "64.0GiB/80.0GiB 350W");
   assert_has(f, "ready to roll");
-  assert_has(f, "+/- concurrency");
+  assert_has(f, "+/- conc  m knob  l log  b back  ? help  q quit");
   /* the chart has drawn braille dots */
   ck_assert_msg(strstr(f, "⣀") || strstr(f, "⡀") || strstr(f, "⢀") || strstr(f, "⠁"),
                 "no braille in the chart");
@@ -242,79 +231,112 @@ END_TEST
 START_TEST(keys_ask_for_run_commands) {
   static struct runview rv;
   struct snap_run s;
-  struct runview_command cmd;
   runview_init(&rv);
   fixture(&s);
   runview_push(&rv, &s);
-  ck_assert_int_eq(runview_key(&rv, '+', &cmd), RUNVIEW_SET_CONCURRENCY);
-  ck_assert_int_eq(cmd.conc, 32);
-  ck_assert_int_eq(runview_key(&rv, '-', &cmd), RUNVIEW_SET_CONCURRENCY);
-  ck_assert_int_eq(cmd.conc, 8);
+  struct ui_cmd c = key(&rv, '+');
+  ck_assert_int_eq(c.kind, UI_CMD_SET_CONCURRENCY);
+  ck_assert_int_eq(c.conc, 32);
+  c = key(&rv, '-');
+  ck_assert_int_eq(c.kind, UI_CMD_SET_CONCURRENCY);
+  ck_assert_int_eq(c.conc, 8);
+  ck_assert_int_eq(key(&rv, 'l').kind, UI_CMD_OPEN_LOG);
   /* m: type a value, Enter asks for a restart and keeps the old KV capacity */
-  ck_assert_int_eq(runview_key(&rv, 'm', &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(key(&rv, 'm').kind, UI_CMD_NONE);
   ck_assert(rv.editing_knob);
-  const char *typed = "0.78";
-  for (const char *c = typed; *c; c++)
-    runview_key(&rv, *c, &cmd);
+  type(&rv, "0.78");
   ck_assert_str_eq(rv.knob_value, "0.78");
   char *f = render(&rv, 80, 24, true);
   assert_has(f, "mem-fraction-static or KEY=VALUE: 0.78_");
   free(f);
-  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_RESTART_WITH);
-  ck_assert_str_eq(cmd.knob, "mem-fraction-static");
-  ck_assert_str_eq(cmd.value, "0.78");
+  c = key(&rv, UI_KEY_ENTER);
+  ck_assert_int_eq(c.kind, UI_CMD_RESTART_WITH);
+  ck_assert_str_eq(c.knob, "mem-fraction-static");
+  ck_assert_str_eq(c.value, "0.78");
   ck_assert_int_eq(rv.max_total_num_tokens_before, 512000);
   /* out of range is refused before anything restarts */
-  runview_key(&rv, 'm', &cmd);
-  runview_key(&rv, '2', &cmd);
-  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_REDRAW);
+  key(&rv, 'm');
+  key(&rv, '2');
+  ck_assert_int_eq(key(&rv, UI_KEY_ENTER).kind, UI_CMD_NONE);
   ck_assert(strstr(rv.status, "between 0 and 1"));
   /* KEY=VALUE sets another server flag */
-  runview_key(&rv, 'm', &cmd);
-  for (const char *c = "max-running-requests=64"; *c; c++)
-    runview_key(&rv, *c, &cmd);
-  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_RESTART_WITH);
-  ck_assert_str_eq(cmd.knob, "max-running-requests");
-  ck_assert_str_eq(cmd.value, "64");
-  runview_key(&rv, 'm', &cmd);
-  for (const char *c = "=64"; *c; c++)
-    runview_key(&rv, *c, &cmd);
-  ck_assert_int_eq(runview_key(&rv, UI_KEY_ENTER, &cmd), RUNVIEW_REDRAW);
-  ck_assert(strstr(rv.status, "write KEY=VALUE"));
+  key(&rv, 'm');
+  type(&rv, "max-running-requests=64");
+  c = key(&rv, UI_KEY_ENTER);
+  ck_assert_int_eq(c.kind, UI_CMD_RESTART_WITH);
+  ck_assert_str_eq(c.knob, "max-running-requests");
+  ck_assert_str_eq(c.value, "64");
+  key(&rv, 'm');
+  type(&rv, "=64");
+  ck_assert_int_eq(key(&rv, UI_KEY_ENTER).kind, UI_CMD_NONE);
+  ck_assert_msg(strstr(rv.status, "no flag name"), "%s", rv.status);
+  key(&rv, 'm');
+  type(&rv, "max running=64");
+  ck_assert_str_eq(rv.knob_value, "maxrunning=64"); /* blanks are not typed */
+  key(&rv, UI_KEY_ESCAPE);
   /* Esc cancels an edit */
-  runview_key(&rv, 'm', &cmd);
-  ck_assert_int_eq(runview_key(&rv, UI_KEY_ESCAPE, &cmd), RUNVIEW_REDRAW);
+  key(&rv, 'm');
+  ck_assert_int_eq(key(&rv, UI_KEY_ESCAPE).kind, UI_CMD_NONE);
   ck_assert(!rv.editing_knob);
   /* q while the server is up asks first; n keeps running, y stops */
-  ck_assert_int_eq(runview_key(&rv, 'q', &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(key(&rv, 'q').kind, UI_CMD_NONE);
   f = render(&rv, 80, 24, true);
   assert_has(f, "The server is up: stop it and quit? y / n");
   free(f);
-  ck_assert_int_eq(runview_key(&rv, 'n', &cmd), RUNVIEW_REDRAW);
-  ck_assert_int_eq(runview_key(&rv, 'b', &cmd), RUNVIEW_REDRAW);  /* still running */
-  ck_assert(strstr(rv.status, "still going"));
-  runview_key(&rv, 'q', &cmd);
-  ck_assert_int_eq(runview_key(&rv, 'y', &cmd), RUNVIEW_STOP_AND_QUIT);
-  /* help lists every key, and any key closes it */
-  runview_key(&rv, '?', &cmd);
+  ck_assert_int_eq(key(&rv, 'n').kind, UI_CMD_NONE);
+  key(&rv, 'q');
+  ck_assert_int_eq(key(&rv, 'y').kind, UI_CMD_QUIT);
+  /* b while it runs: asks to stop it and go back; y does */
+  ck_assert_int_eq(key(&rv, 'b').kind, UI_CMD_NONE);
   f = render(&rv, 80, 24, true);
-  for (size_t i = 0; i < runview_key_help_count; i++)
-    assert_has(f, runview_key_help[i].what);
+  assert_has(f, "Stop the run and go back to the recipes? y / n");
   free(f);
-  ck_assert_int_eq(runview_key(&rv, 'q', &cmd), RUNVIEW_REDRAW);
-  ck_assert(!rv.help_shown);
+  ck_assert_int_eq(key(&rv, 'x').kind, UI_CMD_NONE);
+  ck_assert_int_eq(rv.confirm, RUNVIEW_CONFIRM_NONE);
+  key(&rv, 'b');
+  ck_assert_int_eq(key(&rv, 'y').kind, UI_CMD_HOME);
+  /* help lists every key of the table */
+  struct helpview h = {.of = &runview_screen};
+  f = ut_frame(&help_screen, &h, &runview_screen, &rv, 80, 24, true);
+  for (size_t i = 0; i < runview_screen.n_keys; i++)
+    assert_has(f, runview_screen.keys[i].what);
+  free(f);
   /* once the run is over: no concurrency changes, b goes back, q quits at once */
   s.progress.phase = SNAP_PHASE_DONE;
   s.server.state = SNAP_SERVER_EXITED;
   runview_push(&rv, &s);
-  ck_assert_int_eq(runview_key(&rv, '+', &cmd), RUNVIEW_REDRAW);
-  ck_assert_int_eq(runview_key(&rv, 'm', &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(key(&rv, '+').kind, UI_CMD_NONE);
+  ck_assert_int_eq(key(&rv, 'm').kind, UI_CMD_NONE);
   ck_assert(!rv.editing_knob);
-  ck_assert_int_eq(runview_key(&rv, 'b', &cmd), RUNVIEW_BACK);
-  ck_assert_int_eq(runview_key(&rv, 'q', &cmd), RUNVIEW_QUIT);
+  ck_assert_int_eq(key(&rv, 'b').kind, UI_CMD_HOME);
+  ck_assert_int_eq(key(&rv, 'q').kind, UI_CMD_QUIT);
 }
 END_TEST
 
+/* The footer always lists the keys, beside the last change or how the run ended. */
+START_TEST(footer_keys_beside_the_status) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv);
+  fixture(&s);
+  runview_push(&rv, &s);
+  runview_set_status(&rv, THEME_INACTIVE, "engine sim: no GPU device (/dev/nvidia0, /dev/kfd)");
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "? help");
+  assert_has(f, "q quit");
+  assert_has(f, "engine sim: no GPU");
+  free(f);
+  f = render(&rv, 120, 36, true);
+  assert_has(f, "+/- conc  m knob  l log  b back  ? help  q quit  engine sim: no GPU device");
+  free(f);
+  s.progress.phase = SNAP_PHASE_DONE;
+  snprintf(s.progress.message, sizeof s.progress.message, "1 point(s) measured");
+  runview_push(&rv, &s);
+  f = render(&rv, 100, 32, true);
+  assert_has(f, "b back  ? help  q quit  1 point(s) measured");
+  free(f);
+}
+END_TEST
 
 /* The wheel over the log pane scrolls it back; new lines keep the view on
  * the same lines; End or a click on the log follows the newest again. */
@@ -336,7 +358,9 @@ START_TEST(log_scrolls_with_the_wheel) {
   char *f = render(&rv, 100, 32, true);
   assert_has(f, "log line 29");
   free(f);
-  ck_assert_int_eq(runview_wheel(&rv, &l, log.x + 2, log.y + 1, -3), RUNVIEW_REDRAW);
+  bool acted;
+  ut_mouse(&runview_screen, &rv, log.x + 2, log.y + 1, -3, 100, 32, &acted);
+  ck_assert(acted);
   ck_assert_int_eq(rv.log_back, 3);
   f = render(&rv, 100, 32, true);
   assert_has(f, "Server log · 3 lines back (End: newest)");
@@ -345,23 +369,28 @@ START_TEST(log_scrolls_with_the_wheel) {
   free(f);
   /* outside the log the wheel does nothing */
   struct ui_rect lat = l.slot[UI_SLOT_LATENCY];
-  ck_assert_int_eq(runview_wheel(&rv, &l, lat.x + 1, lat.y + 1, -3), RUNVIEW_NONE);
+  ut_mouse(&runview_screen, &rv, lat.x + 1, lat.y + 1, -3, 100, 32, &acted);
+  ck_assert(!acted);
   /* two new lines: still the same last line on screen */
   snap_log_tail_push(&s.log, "log line 30");
   snap_log_tail_push(&s.log, "log line 31");
   runview_push(&rv, &s);
   ck_assert_int_eq(rv.log_back, 5);
   /* scrolled past the oldest: clamped when drawn */
-  runview_wheel(&rv, &l, log.x + 2, log.y + 1, -300);
+  ut_mouse(&runview_screen, &rv, log.x + 2, log.y + 1, -300, 100, 32, NULL);
   f = render(&rv, 100, 32, true);
   assert_has(f, "Decode batch"); /* the oldest line kept */
   free(f);
-  struct runview_command cmd;
-  ck_assert_int_eq(runview_click(&rv, &l, log.x + 2, log.y + 1, &cmd), RUNVIEW_REDRAW);
+  /* a click on the log follows again; on a log that follows, opens the full log */
+  ck_assert_int_eq(ut_mouse(&runview_screen, &rv, log.x + 2, log.y + 1, 0, 100, 32, &acted).kind,
+                   UI_CMD_NONE);
+  ck_assert(acted);
   ck_assert_int_eq(rv.log_back, 0);
-  ck_assert_int_eq(runview_key(&rv, UI_KEY_PAGE_UP, &cmd), RUNVIEW_REDRAW);
+  ck_assert_int_eq(ut_mouse(&runview_screen, &rv, log.x + 2, log.y + 1, 0, 100, 32, NULL).kind,
+                   UI_CMD_OPEN_LOG);
+  key(&rv, UI_KEY_PAGE_UP);
   ck_assert_int_eq(rv.log_back, 5);
-  ck_assert_int_eq(runview_key(&rv, UI_KEY_END, &cmd), RUNVIEW_REDRAW);
+  key(&rv, UI_KEY_END);
   ck_assert_int_eq(rv.log_back, 0);
 }
 END_TEST
@@ -373,15 +402,10 @@ START_TEST(footer_clicks_press_keys) {
   runview_init(&rv);
   fixture(&s);
   runview_push(&rv, &s);
-  struct ui_layout l;
-  ui_layout_compute(100, 32, UI_VIEW_RUN, &l);
-  struct ui_rect f = l.slot[UI_SLOT_FOOTER];
-  struct runview_command cmd;
-  ck_assert_int_eq(runview_click(&rv, &l, f.x, f.y, &cmd), RUNVIEW_SET_CONCURRENCY);
-  ck_assert_int_eq(cmd.conc, 32);
-  ck_assert_int_eq(runview_click(&rv, &l, f.x + 2, f.y, &cmd), RUNVIEW_SET_CONCURRENCY);
-  ck_assert_int_eq(cmd.conc, 8);
-  ck_assert_int_eq(runview_click(&rv, &l, f.x + 1, f.y, &cmd), RUNVIEW_NONE); /* the '/' */
+  ck_assert_int_eq(ut_footer_key_at(&runview_screen, &rv, 0, 100, 32), '+');
+  ck_assert_int_eq(ut_footer_key_at(&runview_screen, &rv, 2, 100, 32), '-');
+  ck_assert_int_eq(ut_footer_key_at(&runview_screen, &rv, 1, 100, 32), 0); /* the '/' */
+  ck_assert_int_eq(ut_footer_key_at(&runview_screen, &rv, 4, 100, 32), '+'); /* its label */
   char *frame = render(&rv, 100, 32, true);
   const char *help = strstr(frame, "? help");
   ck_assert_ptr_nonnull(help);
@@ -390,8 +414,11 @@ START_TEST(footer_clicks_press_keys) {
     line--;
   int col = ui_text_cells(line) - ui_text_cells(help);
   free(frame);
-  ck_assert_int_eq(runview_click(&rv, &l, col + 3, f.y, &cmd), RUNVIEW_REDRAW);
-  ck_assert(rv.help_shown);
+  ck_assert_int_eq(ut_footer_key_at(&runview_screen, &rv, col + 3, 100, 32), '?');
+  /* an inactive hint presses nothing: no concurrency change between points */
+  s.progress.phase = SNAP_PHASE_BETWEEN;
+  runview_push(&rv, &s);
+  ck_assert_int_eq(ut_footer_key_at(&runview_screen, &rv, 0, 100, 32), 0);
 }
 END_TEST
 
@@ -406,6 +433,7 @@ int main(void) {
   tcase_add_test(tc, keys_ask_for_run_commands);
   tcase_add_test(tc, log_scrolls_with_the_wheel);
   tcase_add_test(tc, footer_clicks_press_keys);
+  tcase_add_test(tc, footer_keys_beside_the_status);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -233,12 +233,12 @@ START_TEST(find_theme_in_search_path) {
   char *env = xasprintf("%s:%s", a, b);
   struct st_err err = {{0}};
 
-  char *found = theme_find_path_alloc("ocean", env, NULL, &err);
+  char *found = theme_find_path_alloc("ocean", env, NULL, NULL, &err);
   ck_assert_ptr_nonnull(found);
   ck_assert_str_eq(found, in_b);
   free(found);
   /* a path is taken as is */
-  found = theme_find_path_alloc(in_b, NULL, NULL, &err);
+  found = theme_find_path_alloc(in_b, NULL, NULL, NULL, &err);
   ck_assert_str_eq(found, in_b);
   free(found);
   /* exe_dir/../themes */
@@ -248,14 +248,39 @@ START_TEST(find_theme_in_search_path) {
   ck_assert_int_eq(mkdir(themes_dir, 0700), 0);
   char *in_themes = xasprintf("%s/reef.theme", themes_dir);
   ck_assert_int_eq(file_write_atomic(in_themes, "", 0, 0600, NULL), 0);
-  found = theme_find_path_alloc("reef", env, exe_dir, &err);
+  found = theme_find_path_alloc("reef", env, exe_dir, NULL, &err);
   ck_assert_ptr_nonnull(found);
   ck_assert(path_exists(found) && str_ends_with(found, "/../themes/reef.theme"));
   free(found);
+  /* an installed binary: exe_dir/../share/servetop/themes, before ../themes */
+  char *share = xasprintf("%s/share", tmpl), *share_st = xasprintf("%s/share/servetop", tmpl);
+  char *installed = xasprintf("%s/share/servetop/themes", tmpl);
+  ck_assert_int_eq(mkdir(share, 0700), 0);
+  ck_assert_int_eq(mkdir(share_st, 0700), 0);
+  ck_assert_int_eq(mkdir(installed, 0700), 0);
+  char *in_installed = xasprintf("%s/reef.theme", installed);
+  ck_assert_int_eq(file_write_atomic(in_installed, "", 0, 0600, NULL), 0);
+  found = theme_find_path_alloc("reef", NULL, exe_dir, NULL, &err);
+  ck_assert_ptr_nonnull(found);
+  ck_assert(str_ends_with(found, "/../share/servetop/themes/reef.theme"));
+  free(found);
+  /* a build folder anywhere: the source tree's themes/ it was built from */
+  found = theme_find_path_alloc("ocean", NULL, "/nonexistent/bin", b, &err);
+  ck_assert_ptr_nonnull(found);
+  ck_assert_str_eq(found, in_b);
+  free(found);
+  unlink(in_installed);
+  rmdir(installed);
+  rmdir(share_st);
+  rmdir(share);
+  free(in_installed);
+  free(installed);
+  free(share_st);
+  free(share);
   /* not found: the message lists where it looked */
-  ck_assert_ptr_null(theme_find_path_alloc("nope", env, NULL, &err));
+  ck_assert_ptr_null(theme_find_path_alloc("nope", env, NULL, NULL, &err));
   ck_assert(strstr(err.msg, "nope.theme") && strstr(err.msg, a) && strstr(err.msg, "./themes"));
-  ck_assert_ptr_null(theme_find_path_alloc("/no/such.theme", NULL, NULL, &err));
+  ck_assert_ptr_null(theme_find_path_alloc("/no/such.theme", NULL, NULL, NULL, &err));
 
   unlink(in_b);
   unlink(in_themes);
