@@ -63,6 +63,15 @@ def read_vocab(path):
     return out
 
 
+def never_emitted(vocab):
+    types = np.asarray(vocab["tokenizer.ggml.token_type"][0])
+    rows = (types == gguf.TokenType.BYTE) | (types == gguf.TokenType.UNKNOWN)
+    bos = vocab.get("tokenizer.ggml.bos_token_id")
+    if bos is not None:
+        rows[int(bos[0])] = True
+    return rows
+
+
 def tensor(seed, name, shape, std):
     rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
     return (rng.standard_normal(shape, dtype=np.float32) * std).astype(np.float16)
@@ -93,8 +102,12 @@ def write_model(path, vocab, a, n_layer, label):
     w.add_tensor("token_embd.weight", tensor(a.seed, "token_embd.weight", (n_vocab, embd), 1.0))
     w.add_tensor("output_norm.weight", ones)
     # logits = output · rms_norm(h): a larger spread makes the next token less random.
-    w.add_tensor("output.weight",
-                 tensor(a.seed, "output.weight", (n_vocab, embd), a.logit_std / np.sqrt(embd)))
+    output = tensor(a.seed, "output.weight", (n_vocab, embd), a.logit_std / np.sqrt(embd))
+    # A trained model never emits <unk>, <s> or a lone byte token (bytes come in valid UTF-8
+    # runs); a random one would, and llama-server ends a stream whose text is not valid UTF-8
+    # with an error event. Their logits are 0, far below the top of 32,000 random ones.
+    output[never_emitted(vocab)] = 0
+    w.add_tensor("output.weight", output)
     for i in range(n_layer):
         # The layers beyond the draft's write into the residual stream at a reduced scale.
         scale = 1.0 if i < a.draft_layers else a.extra_layer_scale
@@ -136,10 +149,10 @@ def main():
     ap.add_argument("--layers", type=int, default=4, help="target layers (default 4)")
     ap.add_argument("--draft-layers", type=int, default=1, help="draft layers (default 1)")
     ap.add_argument("--ctx", type=int, default=4096, help="training context length (default 4096)")
-    ap.add_argument("--logit-std", type=float, default=6.0,
-                    help="spread of the output logits (default 6)")
-    ap.add_argument("--extra-layer-scale", type=float, default=0.5,
-                    help="output scale of the target's layers beyond the draft's (default 0.5)")
+    ap.add_argument("--logit-std", type=float, default=20.0,
+                    help="spread of the output logits (default 20)")
+    ap.add_argument("--extra-layer-scale", type=float, default=0.04,
+                    help="output scale of the target's layers beyond the draft's (default 0.04)")
     a = ap.parse_args()
     if a.embd % a.heads:
         ap.error("--embd must be a multiple of --heads")
