@@ -115,10 +115,19 @@ report() {
   echo "source         $(path_state "$src_dir")"
 }
 
-# ---- temporary files: removed on every exit -----------------------------------------------
-tmp_files=()
+# ---- exits: temporary files removed, a running build stopped -------------------------------
+tmp_files=() build_pgid=""
 cleanup() { local f; for f in "${tmp_files[@]}"; do rm -rf -- "$f"; done; }
 new_tmp() { tmp_files+=("$1"); } # new_tmp PATH: PATH is removed when the script exits
+on_signal() {
+  if [[ -n $build_pgid ]]; then
+    kill -TERM -- "-$build_pgid" 2>/dev/null || true
+    wait "$build_pgid" 2>/dev/null || true
+  fi
+  echo >&2
+  echo "$prog: interrupted; nothing half-done was installed (a new call resumes the build)" >&2
+  exit 130
+}
 
 # ---- packages -----------------------------------------------------------------------------
 # install_missing: the commands the remaining steps need; as root with apt-get, installs the
@@ -169,7 +178,7 @@ get_tarball() {
   curl -fsSL --retry 3 --connect-timeout 20 -o "$tmp" "$NLC_URL" || rc=$?
   (( rc == 0 )) || die "download of $NLC_URL failed (curl exit $rc)"
   tarball_ok "$tmp" ||
-    die "$NLC_URL: its sha512 ($(sha512sum <"$tmp" | cut -c1-16)...) is not the pinned $NLC_INTEGRITY"
+    die "$NLC_URL: sha512 $(sha512sum <"$tmp" | cut -c1-16)..., not the pinned $(integrity_hex | cut -c1-16)... ($NLC_INTEGRITY)"
   mv -f "$tmp" "$tarball"
 }
 
@@ -212,23 +221,32 @@ build() {
     flags+=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$cuda_arch" "-DCMAKE_CUDA_COMPILER=$nvcc")
   fi
   (( force )) && rm -rf "$build_dir"
-  mkdir -p "$build_dir" "$out_dir"
+  mkdir -p "$build_dir"
   rm -f "$out_dir"/*.tmp.* # left by a call that was killed outright
   log=$build_dir/build.log
   note "building llama-server ($variant, commit $LLAMA_SHORT) with -j$jobs; log: $log"
   t0=$(date +%s)
   cmake -S "$src_dir" -B "$build_dir" "${flags[@]}" >"$log" 2>&1 ||
     { tail -n 40 "$log" >&2; die "cmake configure failed (full log: $log)"; }
-  if ! cmake --build "$build_dir" -j"$jobs" --target llama-server 2>&1 | tee -a "$log" |
-       progress "$t0"; then
+  # The build runs in its own process group and the script waits for it: a signal to the
+  # script alone (a CI timeout, kill) stops the whole build at once (see on_signal).
+  setsid cmake --build "$build_dir" -j"$jobs" --target llama-server >>"$log" 2>&1 &
+  build_pgid=$!
+  tail -n +1 -f --pid="$build_pgid" "$log" | progress "$t0" &
+  local rc=0
+  wait "$build_pgid" || rc=$?
+  build_pgid=""
+  wait
+  if (( rc != 0 )); then
     tail -n 40 "$log" >&2
-    die "build failed (full log: $log); a new call resumes it, --force starts over"
+    die "build failed (exit $rc; full log: $log); a new call resumes it, --force starts over"
   fi
   t1=$(date +%s)
   built=$build_dir/bin/llama-server
   [[ -x $built ]] || die "the build finished but made no $built (log: $log)"
   "$built" --version >/dev/null 2>&1 || die "the new $built does not run: $built --version fails"
   # Install by renames: the final names only ever hold a complete, working binary.
+  mkdir -p "$out_dir"
   new_tmp "$binary.tmp.$$"
   new_tmp "$out_dir/build-info.tmp.$$"
   cp "$built" "$binary.tmp.$$"
@@ -304,7 +322,7 @@ main() {
     flock 9
   fi
   trap cleanup EXIT
-  trap 'echo >&2; die "interrupted; nothing half-done was installed (a new call resumes the build)"' INT TERM HUP
+  trap on_signal INT TERM HUP
 
   need_binary=1 need_models=1
   if (( ! force )); then
