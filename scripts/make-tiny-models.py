@@ -72,11 +72,6 @@ def never_emitted(vocab):
     return rows
 
 
-def tensor(seed, name, shape, std):
-    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
-    return (rng.standard_normal(shape, dtype=np.float32) * std).astype(np.float16)
-
-
 def write_model(path, vocab, a, n_layer, label):
     n_vocab = len(vocab["tokenizer.ggml.tokens"][0])
     embd, ff, heads = a.embd, a.ff, a.heads
@@ -98,16 +93,22 @@ def write_model(path, vocab, a, n_layer, label):
         w.add_key_value(key, value, vtype, sub_type=sub)
     w.add_chat_template(CHAT_TEMPLATE)
 
-    ones = np.ones(embd, dtype=np.float32)
-    w.add_tensor("token_embd.weight", tensor(a.seed, "token_embd.weight", (n_vocab, embd), 1.0))
+    def add(name, shape, std):  # a random F16 tensor, the same numbers in every model
+        rng = np.random.default_rng([a.seed, zlib.crc32(name.encode())])
+        t = (rng.standard_normal(shape, dtype=np.float32) * std).astype(np.float16)
+        if name == "output.weight":
+            # A trained model never emits <unk>, <s> or a lone byte token (bytes come in valid
+            # UTF-8 runs); a random one would, and llama-server ends a stream whose text is not
+            # valid UTF-8 with an error event. Their logits are 0, far below the top of 32,000
+            # random ones.
+            t[never_emitted(vocab)] = 0
+        w.add_tensor(name, t)
+
+    ones = np.ones(embd, dtype=np.float32)  # RMS norm weights (F32)
+    add("token_embd.weight", (n_vocab, embd), 1.0)
     w.add_tensor("output_norm.weight", ones)
     # logits = output · rms_norm(h): a larger spread makes the next token less random.
-    output = tensor(a.seed, "output.weight", (n_vocab, embd), a.logit_std / np.sqrt(embd))
-    # A trained model never emits <unk>, <s> or a lone byte token (bytes come in valid UTF-8
-    # runs); a random one would, and llama-server ends a stream whose text is not valid UTF-8
-    # with an error event. Their logits are 0, far below the top of 32,000 random ones.
-    output[never_emitted(vocab)] = 0
-    w.add_tensor("output.weight", output)
+    add("output.weight", (n_vocab, embd), a.logit_std / np.sqrt(embd))
     for i in range(n_layer):
         # The layers beyond the draft's write into the residual stream at a reduced scale.
         scale = 1.0 if i < a.draft_layers else a.extra_layer_scale
@@ -115,14 +116,11 @@ def write_model(path, vocab, a, n_layer, label):
         w.add_tensor(p + "attn_norm.weight", ones)
         w.add_tensor(p + "ffn_norm.weight", ones)
         for part in ("attn_q", "attn_k", "attn_v"):
-            w.add_tensor(p + part + ".weight",
-                         tensor(a.seed, p + part, (embd, embd), 1 / np.sqrt(embd)))
-        w.add_tensor(p + "attn_output.weight",
-                     tensor(a.seed, p + "attn_output", (embd, embd), scale / np.sqrt(embd)))
-        w.add_tensor(p + "ffn_gate.weight", tensor(a.seed, p + "ffn_gate", (ff, embd), 1 / np.sqrt(embd)))
-        w.add_tensor(p + "ffn_up.weight", tensor(a.seed, p + "ffn_up", (ff, embd), 1 / np.sqrt(embd)))
-        w.add_tensor(p + "ffn_down.weight",
-                     tensor(a.seed, p + "ffn_down", (embd, ff), scale / np.sqrt(ff)))
+            add(p + part + ".weight", (embd, embd), 1 / np.sqrt(embd))
+        add(p + "attn_output.weight", (embd, embd), scale / np.sqrt(embd))
+        add(p + "ffn_gate.weight", (ff, embd), 1 / np.sqrt(embd))
+        add(p + "ffn_up.weight", (ff, embd), 1 / np.sqrt(embd))
+        add(p + "ffn_down.weight", (embd, ff), scale / np.sqrt(ff))
     try:
         w.write_header_to_file()
         w.write_kv_data_to_file()
@@ -133,7 +131,8 @@ def write_model(path, vocab, a, n_layer, label):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB, {n_layer} layers, "
+    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB, {n_layer} "
+          f"layer{'s' if n_layer != 1 else ''}, "
           f"n_embd {embd}, n_ff {ff}, {heads} heads, context {a.ctx})")
 
 

@@ -49,15 +49,15 @@ second call downloads and builds nothing.
   --help       this text
 
 Cache (\${XDG_CACHE_HOME:-\$HOME/.cache}/servetop, here $cache):
-  bin/llama-server          symlink to the build made or found by the last call
-  llama.cpp/$LLAMA_SHORT-cpu/     the CPU build (-march=native: build it where it runs)
-  llama.cpp/$LLAMA_SHORT-cuda90/  a --cuda 90 build
-  models/tiny-target.gguf   random-weight llama model (4 layers, n_embd 128, 18 MiB)
-  models/tiny-draft.gguf    its draft: the target's first layer, same embeddings and output
+  bin/llama-server         symlink to the build made or found by the last call
+  llama.cpp/$LLAMA_SHORT-cpu/    the CPU build (-march=native: build it where it runs)
+  llama.cpp/$LLAMA_SHORT-cuda90/ a --cuda 90 build
+  models/tiny-target.gguf  random-weight llama target (scripts/make-tiny-models.py)
+  models/tiny-draft.gguf   its 1-layer draft (same embeddings, output and first layer)
 
 As root on Debian 12 the missing build packages (cmake ninja-build git build-essential curl
 python3-numpy) are installed with apt-get; otherwise the script names them. The first CPU
-build takes about 13 minutes on 2 cores.
+build takes 6 to 13 minutes on 2 cores.
 EOF
 }
 
