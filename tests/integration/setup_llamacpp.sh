@@ -1,0 +1,110 @@
+# scripts/setup-llamacpp.sh against its cache: --help and bad options, --print on an empty
+# cache (says what is missing, creates nothing) and on the real one, a second call that
+# downloads and builds nothing (curl, git, tar, cmake and ninja replaced by shims that record
+# any call and fail), and the cached llama-server serving the tiny target with its draft:
+# /health, /props, /tokenize, /apply-template, a completion, the draft's tokens accepted.
+# Skips (77) when the cache has no CPU build or models, unless SERVETOP_REQUIRE_LLAMA_SERVER=1.
+source "$(dirname "$0")/../lib/harness.sh"
+SETUP=$PROJECT_DIR/scripts/setup-llamacpp.sh
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/servetop
+
+has() { grep -qF -- "$1" <<<"$2"; } # has TEXT IN
+
+out=$(bash "$SETUP" --help); rc=$?
+check "--help exits 0" test "$rc" = 0
+check "--help names every option" eval 'has "--cuda ARCH" "$out" && has --print "$out" && has --force "$out"'
+err=$(bash "$SETUP" --bogus 2>&1 >/dev/null); rc=$?
+check "an unknown option exits 2" test "$rc" = 2
+check "an unknown option is named" has "'--bogus'" "$err"
+bash "$SETUP" --cuda 'x;y' >/dev/null 2>&1; rc=$?
+check "--cuda with a bad architecture exits 2" test "$rc" = 2
+bash "$SETUP" --cuda >/dev/null 2>&1; rc=$?
+check "--cuda without an architecture exits 2" test "$rc" = 2
+
+# --print on an empty cache: exit 1, every path marked missing, nothing created.
+empty=$WORK/empty-cache
+out=$(XDG_CACHE_HOME=$empty bash "$SETUP" --print); rc=$?
+check "--print on an empty cache exits 1" test "$rc" = 1
+check "--print on an empty cache marks the binary and both models missing" \
+  test "$(grep -c '(missing)' <<<"$out")" -ge 4
+check "--print creates nothing" test ! -e "$empty"
+
+out=$(bash "$SETUP" --print); rc=$?
+if [[ $rc != 0 ]]; then
+  echo "$out"
+  if [[ ${SERVETOP_REQUIRE_LLAMA_SERVER:-0} == 1 ]]; then
+    fail "SERVETOP_REQUIRE_LLAMA_SERVER=1 but $CACHE has no CPU llama-server or models (run scripts/setup-llamacpp.sh)"
+    finish
+  fi
+  echo "SKIP: no llama-server CPU build and tiny models in $CACHE (run scripts/setup-llamacpp.sh)"
+  exit 77
+fi
+ok "--print on the warm cache exits 0"
+binary=$(readlink -f "$CACHE/bin/llama-server")
+target=$CACHE/models/tiny-target.gguf
+draft=$CACHE/models/tiny-draft.gguf
+check "--print names the binary and the models" \
+  eval 'has "$CACHE/bin/llama-server" "$out" && has "$target" "$out" && has "$draft" "$out"'
+
+# A second call touches nothing: every tool of a download or build is a failing shim.
+mkdir -p "$WORK/shim"
+for tool in curl git tar cmake ninja cc c++ make; do
+  printf '#!/bin/sh\necho "%s $*" >>"%s"\nexit 1\n' "$tool" "$WORK/shim.calls" >"$WORK/shim/$tool"
+  chmod +x "$WORK/shim/$tool"
+done
+before=$(stat -c '%Y %s' "$binary" "$target" "$draft")
+out=$(PATH=$WORK/shim:$PATH bash "$SETUP" 2>&1); rc=$?
+check "the second call exits 0" test "$rc" = 0
+check "the second call runs no download or build tool" test ! -e "$WORK/shim.calls"
+[[ -e $WORK/shim.calls ]] && cat "$WORK/shim.calls"
+check "the second call leaves the binary and models as they were" \
+  test "$before" = "$(stat -c '%Y %s' "$binary" "$target" "$draft")"
+check "the second call prints where the binary is" has "$CACHE/bin/llama-server" "$out"
+check "bin/llama-server points at the build" test "$(readlink -f "$CACHE/bin/llama-server")" = "$binary"
+
+# The cached binary serves the tiny target with its draft.
+"$CACHE/bin/llama-server" -m "$target" -md "$draft" --spec-type draft-simple --spec-draft-n-max 8 \
+  -td 1 --host 127.0.0.1 --port 0 -c 1024 -np 2 -t 1 --metrics --no-webui >"$WORK/server.log" 2>&1 &
+PIDS+=("$!")
+server=$!
+port=""
+for _ in $(seq 300); do
+  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/server.log" | head -1)
+  [[ -n $port ]] && break
+  kill -0 "$server" 2>/dev/null || break
+  sleep 0.1
+done
+[[ -n $port ]] || { fail "llama-server did not start"; tail -30 "$WORK/server.log"; finish; }
+url=http://127.0.0.1:$port
+health=""
+for _ in $(seq 300); do
+  health=$(curl -s -o /dev/null -w '%{http_code}' "$url/health")
+  [[ $health == 200 ]] && break
+  sleep 0.1
+done
+check "/health answers 200 once the models are loaded" test "$health" = 200
+
+props=$(curl -sf "$url/props")
+check "/props serves the target model with 2 slots" \
+  python3 -c 'import json,sys; p=json.load(sys.stdin); sys.exit(not (p["total_slots"] == 2 and p["model_path"].endswith("tiny-target.gguf")))' <<<"$props"
+check "/props has the chat template" \
+  python3 -c 'import json,sys; sys.exit("im_start" not in json.load(sys.stdin)["chat_template"])' <<<"$props"
+tok=$(curl -sf "$url/tokenize" -d '{"content": "Hello world"}')
+check "/tokenize gives the llama SPM tokens" \
+  python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["tokens"] != [15043, 3186])' <<<"$tok"
+tpl=$(curl -sf "$url/apply-template" -d '{"messages": [{"role": "user", "content": "hi"}]}')
+check "/apply-template renders the chat template" \
+  python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["prompt"] != "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")' <<<"$tpl"
+# Token ids as the prompt, so no sampled byte sequence of the random model matters here.
+cmpl=$(curl -sf "$url/v1/completions" -d '{"prompt": [1, 15043, 3186], "max_tokens": 32, "ignore_eos": true, "temperature": 0}')
+check "a completion generates 32 tokens with the draft" \
+  python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(not (r["usage"]["completion_tokens"] == 32 and r["timings"]["draft_n"] > 0))' <<<"$cmpl"
+accepted=$(curl -sf "$url/metrics" | sed -n 's/^llamacpp:spec_decode_num_accepted_tokens_total \([0-9.e+]*\)$/\1/p')
+check "the draft's tokens are accepted (llamacpp:spec_decode_num_accepted_tokens_total $accepted)" \
+  python3 -c "import sys; sys.exit(not float('${accepted:-0}') > 0)"
+
+kill -TERM "$server"
+wait "$server"; rc=$?
+check "llama-server exits cleanly on SIGTERM" test "$rc" = 0
+PIDS=()
+finish setup-llamacpp
