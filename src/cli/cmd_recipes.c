@@ -40,6 +40,15 @@ static void print_diags(const struct recipe_set *set) {
   }
 }
 
+/* "read 2 files (0 failed to load), 208 entries (0 failed to load)" */
+static void print_counts(const struct recipe_set *set) {
+  struct recipe_counts c;
+  recipe_set_counts(set, &c);
+  printf("read %zu file%s (%zu failed to load), %zu entr%s (%zu failed to load)", c.files,
+         c.files == 1 ? "" : "s", c.files_failed, c.entries, c.entries == 1 ? "y" : "ies",
+         c.entries_failed);
+}
+
 /* "tp8/ep8" or "tp8/ep8+dpa" for a recipe's distinct topologies. */
 static char *topology_alloc(const struct recipe *r) {
   struct sbuf sb = {0};
@@ -199,10 +208,8 @@ int cmd_recipes_main(int argc, char **argv) {
       free(topo);
       free(concs);
     }
-    struct recipe_counts c;
-    recipe_set_counts(set, &c);
-    printf("\n%zu recipes from %zu entries in %zu files", recipe_set_count(set), c.entries,
-           c.files);
+    printf("\n%zu recipes; ", recipe_set_count(set));
+    print_counts(set);
     if (recipe_set_multinode_count(set))
       printf("; %zu multinode entries listed, not resolved:", recipe_set_multinode_count(set));
     printf("\n");
@@ -453,6 +460,14 @@ int cmd_lint_main(int argc, char **argv) {
       cJSON_AddStringToObject(j, "file", x->file);
       cJSON_AddNumberToObject(j, "line", x->line);
       cJSON_AddStringToObject(j, "message", x->message);
+      cJSON *rel = cJSON_AddArrayToObject(j, "related");
+      for (size_t k = 0; k < x->n_related; k++) {
+        cJSON *rj = cJSON_CreateObject();
+        cJSON_AddStringToObject(rj, "file", x->related[k].file);
+        cJSON_AddNumberToObject(rj, "line", x->related[k].line);
+        cJSON_AddStringToObject(rj, "what", x->related[k].what);
+        cJSON_AddItemToArray(rel, rj);
+      }
       cJSON_AddItemToArray(arr, j);
     }
     print_json(arr);
@@ -462,9 +477,13 @@ int cmd_lint_main(int argc, char **argv) {
       const struct recipe_finding *x = &f.items[i];
       printf("%s:%d: %s: %s [%s %s]%s%s\n", x->file, x->line, recipe_severity_name(x->severity),
              x->message, x->rule, x->rule_id, x->recipe[0] ? " " : "", x->recipe);
+      for (size_t k = 0; k < x->n_related; k++)
+        printf("  %s:%d: note: %s\n", x->related[k].file, x->related[k].line, x->related[k].what);
     }
     size_t errors = recipe_findings_errors(&f);
-    printf("%zu findings (%zu errors) in %zu recipes\n", f.n, errors, recipe_set_count(set));
+    printf("%zu findings (%zu errors) in %zu recipes; ", f.n, errors, recipe_set_count(set));
+    print_counts(set);
+    printf("\n");
   }
   status = recipe_findings_errors(&f) ? EXIT_FINDINGS : EXIT_OK;
   recipe_findings_fini(&f);
