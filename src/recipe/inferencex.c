@@ -130,25 +130,28 @@ static bool is_directory(const char *path) {
  * sweep generator derives: exp-name, conc, scenario-type, ...). */
 enum gv_kind { GV_NULL, GV_BOOL, GV_STR, GV_UNKNOWN };
 
+/* A value: strings point into the expression or the inputs (no copies). */
 struct gv {
   enum gv_kind kind;
   bool b;
-  char *s; /* GV_STR (owned) */
+  const char *s;
+  size_t len;
+};
+
+/* One workflow input: inputs.<k> reads v. */
+struct gin {
+  const char *k;
+  size_t klen;
+  const char *v;
 };
 
 struct gexpr {
   const char *p;
-  const char *const *inputs; /* key, value, ..., NULL (last pair wins) */
+  const struct gin *inputs; /* the last one of a key wins */
+  size_t n_inputs;
 };
 
-static struct gv gv_str(const char *s, size_t n) {
-  return (struct gv){.kind = GV_STR, .s = xstrndup(s, n)};
-}
-
-static void gv_free(struct gv *v) {
-  free(v->s);
-  v->s = NULL;
-}
+static const struct gv gv_unknown = {.kind = GV_UNKNOWN};
 
 /* 1 truthy, 0 falsy, -1 unknown (GitHub: null, false, 0, '' are falsy). */
 static int gv_truth(const struct gv *v) {
@@ -158,15 +161,24 @@ static int gv_truth(const struct gv *v) {
   case GV_BOOL:
     return v->b;
   case GV_STR:
-    return v->s[0] != '\0' && strcmp(v->s, "0") != 0;
+    return v->len > 0 && !(v->len == 1 && v->s[0] == '0');
   case GV_UNKNOWN:
     break;
   }
   return -1;
 }
 
-static const char *gv_text(const struct gv *v) {
-  return v->kind == GV_STR ? v->s : v->kind == GV_BOOL ? (v->b ? "true" : "false") : "";
+static void gv_text(const struct gv *v, const char **s, size_t *len) {
+  if (v->kind == GV_STR) {
+    *s = v->s;
+    *len = v->len;
+  } else if (v->kind == GV_BOOL) {
+    *s = v->b ? "true" : "false";
+    *len = strlen(*s);
+  } else {
+    *s = "";
+    *len = 0;
+  }
 }
 
 static void g_ws(struct gexpr *g) {
@@ -177,11 +189,10 @@ static void g_ws(struct gexpr *g) {
 static struct gv g_or(struct gexpr *g);
 
 static const char *input_value(const struct gexpr *g, const char *name, size_t len) {
-  const char *found = NULL;
-  for (size_t i = 0; g->inputs[i] && g->inputs[i + 1]; i += 2)
-    if (strlen(g->inputs[i]) == len && memcmp(g->inputs[i], name, len) == 0)
-      found = g->inputs[i + 1];
-  return found;
+  for (size_t i = g->n_inputs; i-- > 0;)
+    if (g->inputs[i].klen == len && memcmp(g->inputs[i].k, name, len) == 0)
+      return g->inputs[i].v;
+  return NULL;
 }
 
 static struct gv g_primary(struct gexpr *g) {
@@ -198,22 +209,17 @@ static struct gv g_primary(struct gexpr *g) {
     g->p++;
     struct gv v = g_primary(g);
     int t = gv_truth(&v);
-    gv_free(&v);
-    return t < 0 ? (struct gv){.kind = GV_UNKNOWN} : (struct gv){.kind = GV_BOOL, .b = !t};
+    return t < 0 ? gv_unknown : (struct gv){.kind = GV_BOOL, .b = !t};
   }
   if (*g->p == '\'') {
-    struct sbuf sb = {0};
-    for (g->p++; *g->p; g->p++) {
-      if (*g->p == '\'' && g->p[1] == '\'')
-        sbuf_putc(&sb, '\''), g->p++;
-      else if (*g->p == '\'')
-        break;
-      else
-        sbuf_putc(&sb, *g->p);
-    }
+    const char *start = ++g->p;
+    while (*g->p && *g->p != '\'')
+      g->p++;
+    struct gv v = {.kind = GV_STR, .s = start, .len = (size_t)(g->p - start)};
     if (*g->p == '\'')
       g->p++;
-    struct gv v = {.kind = GV_STR, .s = sb.data ? sbuf_take(&sb) : xstrdup("")};
+    if (*g->p == '\'') /* '' inside a literal: not read here */
+      return gv_unknown;
     return v;
   }
   const char *start = g->p;
@@ -224,7 +230,7 @@ static struct gv g_primary(struct gexpr *g) {
   if (len == 0) {
     if (*g->p)
       g->p++; /* an operator this reader does not know */
-    return (struct gv){.kind = GV_UNKNOWN};
+    return gv_unknown;
   }
   if (*g->p == '(') { /* contains(), format(), fromJSON(), ...: not evaluated */
     int depth = 0;
@@ -236,7 +242,7 @@ static struct gv g_primary(struct gexpr *g) {
         break;
       }
     }
-    return (struct gv){.kind = GV_UNKNOWN};
+    return gv_unknown;
   }
   if (len == 4 && memcmp(start, "true", 4) == 0)
     return (struct gv){.kind = GV_BOOL, .b = true};
@@ -245,16 +251,16 @@ static struct gv g_primary(struct gexpr *g) {
   if (len == 4 && memcmp(start, "null", 4) == 0)
     return (struct gv){.kind = GV_NULL};
   if (isdigit((unsigned char)start[0]) || start[0] == '-')
-    return gv_str(start, len);
+    return (struct gv){.kind = GV_STR, .s = start, .len = len};
   if (len > 7 && memcmp(start, "inputs.", 7) == 0) {
     const char *v = input_value(g, start + 7, len - 7);
     if (!v)
       return (struct gv){.kind = GV_NULL};
     if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
       return (struct gv){.kind = GV_BOOL, .b = v[0] == 't'};
-    return gv_str(v, strlen(v));
+    return (struct gv){.kind = GV_STR, .s = v, .len = strlen(v)};
   }
-  return (struct gv){.kind = GV_UNKNOWN}; /* secrets, github, env, vars, matrix... */
+  return gv_unknown; /* secrets, github, env, vars, matrix... */
 }
 
 static struct gv g_cmp(struct gexpr *g) {
@@ -265,16 +271,15 @@ static struct gv g_cmp(struct gexpr *g) {
     return a;
   g->p += 2;
   struct gv b = g_primary(g);
-  struct gv out = {.kind = GV_UNKNOWN};
-  if (a.kind != GV_UNKNOWN && b.kind != GV_UNKNOWN) {
-    /* GitHub compares strings case-insensitively */
-    bool same = strcasecmp(gv_text(&a), gv_text(&b)) == 0 &&
-                (a.kind == GV_NULL) == (b.kind == GV_NULL || (b.kind == GV_STR && !b.s[0]));
-    out = (struct gv){.kind = GV_BOOL, .b = eq ? same : !same};
-  }
-  gv_free(&a);
-  gv_free(&b);
-  return out;
+  if (a.kind == GV_UNKNOWN || b.kind == GV_UNKNOWN)
+    return gv_unknown;
+  /* GitHub compares strings case-insensitively; null equals '' */
+  const char *as, *bs;
+  size_t al, bl;
+  gv_text(&a, &as, &al);
+  gv_text(&b, &bs, &bl);
+  bool same = al == bl && strncasecmp(as, bs, al) == 0;
+  return (struct gv){.kind = GV_BOOL, .b = eq ? same : !same};
 }
 
 static struct gv g_and(struct gexpr *g) {
@@ -286,14 +291,7 @@ static struct gv g_and(struct gexpr *g) {
     g->p += 2;
     struct gv r = g_cmp(g);
     int t = gv_truth(&v);
-    if (t == 0) {
-      gv_free(&r); /* a && b is a when a is falsy */
-    } else if (t > 0) {
-      gv_free(&v);
-      v = r;
-    } else {
-      gv_free(&r);
-    }
+    v = t == 0 ? v : t > 0 ? r : gv_unknown; /* a && b is a when a is falsy */
   }
 }
 
@@ -306,20 +304,13 @@ static struct gv g_or(struct gexpr *g) {
     g->p += 2;
     struct gv r = g_and(g);
     int t = gv_truth(&v);
-    if (t > 0) {
-      gv_free(&r); /* a || b is a when a is truthy */
-    } else if (t == 0) {
-      gv_free(&v);
-      v = r;
-    } else {
-      gv_free(&r);
-    }
+    v = t > 0 ? v : t == 0 ? r : gv_unknown; /* a || b is a when a is truthy */
   }
 }
 
 /* A workflow value with its ${{ }} parts evaluated; NULL when one of them
  * reads something not known statically (a secret, the run's context). */
-static char *workflow_value_alloc(const char *text, const char *const *inputs) {
+static char *workflow_value_alloc(const char *text, const struct gin *inputs, size_t n_inputs) {
   struct sbuf sb = {0};
   const char *p = text;
   for (;;) {
@@ -334,15 +325,25 @@ static char *workflow_value_alloc(const char *text, const char *const *inputs) {
       sbuf_free(&sb);
       return NULL;
     }
-    char *body = xstrndup(open + 3, (size_t)(close - open - 3));
-    struct gexpr g = {.p = body, .inputs = inputs};
+    /* the expression ends at "}}": evaluate a copy-free view by bounding the
+     * parser with a NUL written into a small local copy when needed */
+    size_t blen = (size_t)(close - open - 3);
+    char stackbuf[256];
+    char *body = blen < sizeof stackbuf ? stackbuf : xmalloc(blen + 1);
+    memcpy(body, open + 3, blen);
+    body[blen] = '\0';
+    struct gexpr g = {.p = body, .inputs = inputs, .n_inputs = n_inputs};
     struct gv v = g_or(&g);
     g_ws(&g);
     bool ok = v.kind != GV_UNKNOWN && *g.p == '\0';
-    if (ok)
-      sbuf_puts(&sb, gv_text(&v));
-    gv_free(&v);
-    free(body);
+    if (ok) {
+      const char *vs;
+      size_t vl;
+      gv_text(&v, &vs, &vl);
+      sbuf_append(&sb, vs, vl); /* a literal points into body: copy before it goes */
+    }
+    if (body != stackbuf)
+      free(body);
     if (!ok) {
       sbuf_free(&sb);
       return NULL;
@@ -351,6 +352,14 @@ static char *workflow_value_alloc(const char *text, const char *const *inputs) {
   }
   return sb.data ? sbuf_take(&sb) : xstrdup("");
 }
+
+/* What the workflow file sets that servetop's defaults also set: without a
+ * line in env: the launcher sees it unset (as it did in that state). */
+static const char *const workflow_owned[] = {
+    "MODEL", "MODEL_PREFIX", "PRECISION", "FRAMEWORK", "IMAGE", "TP", "EP_SIZE", "PP_SIZE",
+    "DCP_SIZE", "PCP_SIZE", "DP_ATTENTION", "CONC", "SPEC_DECODING", "DISAGG", "RUN_EVAL",
+    "EVAL_ONLY", "RANDOM_RANGE_RATIO", "SCENARIO_TYPE", "SCENARIO_SUBDIR", "IS_AGENTIC",
+    "KV_OFFLOADING", "ISL", "OSL", "MAX_MODEL_LEN", "EXP_NAME"};
 
 /* `env:` and the declared input defaults of the workflow file. */
 static void load_workflow(struct recipe_set *set, const char *root) {
@@ -382,15 +391,14 @@ static void load_workflow(struct recipe_set *set, const char *root) {
     strv_push(&wf->values, &n, env->kids[i + 1]->scalar);
   }
   ytree_free(doc);
+  for (size_t i = 0; i < ST_ARRAY_LEN(workflow_owned); i++) {
+    bool defined = false;
+    for (size_t k = 0; k < wf->n && !defined; k++)
+      defined = strcmp(wf->names[k], workflow_owned[i]) == 0;
+    if (!defined)
+      wf->undefined[wf->n_undefined++] = workflow_owned[i];
+  }
 }
-
-/* What the workflow file sets that servetop's defaults also set: without a
- * line in env: the launcher sees it unset (as it did in that state). */
-static const char *const workflow_owned[] = {
-    "MODEL", "MODEL_PREFIX", "PRECISION", "FRAMEWORK", "IMAGE", "TP", "EP_SIZE", "PP_SIZE",
-    "DCP_SIZE", "PCP_SIZE", "DP_ATTENTION", "CONC", "SPEC_DECODING", "DISAGG", "RUN_EVAL",
-    "EVAL_ONLY", "RANDOM_RANGE_RATIO", "SCENARIO_TYPE", "SCENARIO_SUBDIR", "IS_AGENTIC",
-    "KV_OFFLOADING", "ISL", "OSL", "MAX_MODEL_LEN", "EXP_NAME"};
 
 void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
                      struct sh_env *env) {
@@ -418,42 +426,35 @@ void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
       {"kv-offloading", "KV_OFFLOADING"}, {"dp-attn", "DP_ATTENTION"}, {"model", "MODEL"},
       {"model-prefix", "MODEL_PREFIX"}, {"precision", "PRECISION"}, {"framework", "FRAMEWORK"},
       {"image", "IMAGE"}, {"tp", "TP"}, {"ep", "EP_SIZE"}, {"conc", "CONC"}};
-  static const char *const fixed[] = {"pp", "1", "dcp-size", "1", "pcp-size", "1",
-                                      "disagg", "false", "run-eval", "false", "eval-only", "false"};
-  size_t cap = n_raw + 2 * ST_ARRAY_LEN(from_env) + ST_ARRAY_LEN(fixed) + 3;
-  const char **in = xcalloc(cap, sizeof *in);
+  static const char *const fixed[][2] = {{"pp", "1"},         {"dcp-size", "1"},
+                                         {"pcp-size", "1"},   {"disagg", "false"},
+                                         {"run-eval", "false"}, {"eval-only", "false"}};
+  size_t cap = n_raw / 2 + ST_ARRAY_LEN(from_env) + ST_ARRAY_LEN(fixed) + 1;
+  struct gin *in = xcalloc(cap, sizeof *in);
   size_t n = 0;
-  for (size_t i = 0; i < n_raw; i++)
-    in[n++] = raw[i];
-  /* values read from env are copied: setting the workflow's values below
-   * replaces them */
+#define GIN(key, val) (in[n++] = (struct gin){(key), strlen(key), (val)})
+  for (size_t i = 0; i + 1 < n_raw; i += 2)
+    GIN(raw[i], raw[i + 1]);
+  /* values read from env are copied: the workflow's values replace them */
   char *owned[ST_ARRAY_LEN(from_env)];
   size_t n_owned = 0;
   for (size_t i = 0; i < ST_ARRAY_LEN(from_env); i++) {
     const char *v = sh_env_get(env, from_env[i][1]);
-    if (v) {
-      in[n++] = from_env[i][0];
-      in[n++] = owned[n_owned++] = xstrdup(v);
-    }
+    if (v)
+      GIN(from_env[i][0], owned[n_owned++] = xstrdup(v));
   }
   for (size_t i = 0; i < ST_ARRAY_LEN(fixed); i++)
-    in[n++] = fixed[i];
-  in[n++] = "runner";
-  in[n++] = r->runner;
-  in[n] = NULL;
-  for (size_t i = 0; i < ST_ARRAY_LEN(workflow_owned); i++) {
-    bool defined = false;
-    for (size_t k = 0; k < wf->n && !defined; k++)
-      defined = strcmp(wf->names[k], workflow_owned[i]) == 0;
-    if (!defined)
-      sh_env_unset(env, workflow_owned[i]);
-  }
+    GIN(fixed[i][0], fixed[i][1]);
+  GIN("runner", r->runner);
+#undef GIN
+  for (size_t i = 0; i < wf->n_undefined; i++)
+    sh_env_unset(env, wf->undefined[i]);
   for (size_t k = 0; k < wf->n; k++) {
     if (!strstr(wf->values[k], "${{")) {
       sh_env_set(env, wf->names[k], wf->values[k]);
       continue;
     }
-    char *v = workflow_value_alloc(wf->values[k], in);
+    char *v = workflow_value_alloc(wf->values[k], in, n);
     if (v)
       sh_env_set(env, wf->names[k], v);
     else

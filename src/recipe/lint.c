@@ -933,7 +933,12 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
         }
         lint_routes(set, p, out);
       }
-      if (p->script)
+      /* a script of the other scenario (ROUTE_SCENARIO_MISMATCH) is not
+       * judged against this scenario's sweep */
+      bool other_scenario =
+          r->script_path && (r->scenario == RECIPE_SCENARIO_AGENTIC) !=
+                                path_has_dir(r->script_path, "agentic");
+      if (p->script && !other_scenario)
         lint_points(p, out);
     } else {
       if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN && r->spec != RECIPE_SPEC_NONE &&

@@ -64,6 +64,7 @@ void sh_script_fini(struct sh_script *s);
 
 struct sh_var {
   char *name;
+  size_t name_len;
   char **values;          /* scalar: 1 value; array: n values */
   size_t n_values;
   bool is_array;
@@ -183,6 +184,8 @@ struct ix_workflow {
   size_t n;
   char *file;                     /* NULL: no workflow file */
   const char *fixed_subdir;       /* inferred: "fixed_seq_len/" or "" */
+  const char *undefined[32];      /* servetop defaults the file does not set */
+  size_t n_undefined;
 };
 
 struct recipe_set {
@@ -243,6 +246,7 @@ void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_
 int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *script,
                              const char *script_file, const struct recipe_point *point,
                              struct recipe_cmd *out, struct st_err *err);
+
 /* The workflow's env: values for a point, over env (inferencex.c). */
 void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
                      struct sh_env *env);

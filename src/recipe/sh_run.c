@@ -22,7 +22,8 @@ enum { SH_MAX_STEPS = 5000 };
 /* ---------------------------------------------------------------- env */
 static struct sh_var *var_find(const struct sh_env *env, const char *name, size_t len) {
   for (size_t i = env->n_vars; i-- > 0;)
-    if (strlen(env->vars[i].name) == len && memcmp(env->vars[i].name, name, len) == 0)
+    if (env->vars[i].name_len == len && env->vars[i].name[0] == name[0] &&
+        memcmp(env->vars[i].name, name, len) == 0)
       return &env->vars[i];
   return NULL;
 }
@@ -35,6 +36,7 @@ static struct sh_var *var_get_or_add(struct sh_env *env, const char *name) {
   v = &env->vars[env->n_vars++];
   memset(v, 0, sizeof *v);
   v->name = xstrdup(name);
+  v->name_len = strlen(name);
   return v;
 }
 
