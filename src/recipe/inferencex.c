@@ -143,12 +143,14 @@ struct gin {
   const char *k;
   size_t klen;
   const char *v;
+  bool per_point;  /* differs between the points of one recipe */
 };
 
 struct gexpr {
   const char *p;
   const struct gin *inputs; /* the last one of a key wins */
   size_t n_inputs;
+  bool read_per_point;      /* the expression read a per_point input */
 };
 
 static const struct gv gv_unknown = {.kind = GV_UNKNOWN};
@@ -188,10 +190,32 @@ static void g_ws(struct gexpr *g) {
 
 static struct gv g_or(struct gexpr *g);
 
-static const char *input_value(const struct gexpr *g, const char *name, size_t len) {
+/* Search-space keys, and what the sweep generator derives per point. */
+static bool per_point_input(const char *k) {
+  static const char *const keys[] = {
+      "conc-list", "conc-start", "conc-end", "spec-decoding", "tp", "ep", "dp-attn",
+      "kv-offloading", "kv-offload-backend", "router", "kv-p2p-transfer", "dcp-size", "pp",
+      "pcp-size", "offloading", "conc", "exp-name"};
+  for (size_t i = 0; i < ST_ARRAY_LEN(keys); i++)
+    if (strcmp(k, keys[i]) == 0)
+      return true;
+  return false;
+}
+
+static const char *input_value(struct gexpr *g, const char *name, size_t len) {
   for (size_t i = g->n_inputs; i-- > 0;)
-    if (g->inputs[i].klen == len && memcmp(g->inputs[i].k, name, len) == 0)
+    if (g->inputs[i].klen == len && memcmp(g->inputs[i].k, name, len) == 0) {
+      g->read_per_point = g->read_per_point || g->inputs[i].per_point;
       return g->inputs[i].v;
+    }
+  char key[64];
+  if (len < sizeof key) { /* absent here; a row of the recipe may still give it */
+    memcpy(key, name, len);
+    key[len] = '\0';
+    g->read_per_point = g->read_per_point || per_point_input(key);
+  } else {
+    g->read_per_point = true;
+  }
   return NULL;
 }
 
@@ -310,7 +334,8 @@ static struct gv g_or(struct gexpr *g) {
 
 /* A workflow value with its ${{ }} parts evaluated; NULL when one of them
  * reads something not known statically (a secret, the run's context). */
-static char *workflow_value_alloc(const char *text, const struct gin *inputs, size_t n_inputs) {
+static char *workflow_value_alloc(const char *text, const struct gin *inputs, size_t n_inputs,
+                                  bool *per_point) {
   struct sbuf sb = {0};
   const char *p = text;
   for (;;) {
@@ -335,6 +360,8 @@ static char *workflow_value_alloc(const char *text, const struct gin *inputs, si
     struct gexpr g = {.p = body, .inputs = inputs, .n_inputs = n_inputs};
     struct gv v = g_or(&g);
     g_ws(&g);
+    if (per_point)
+      *per_point = *per_point || g.read_per_point;
     bool ok = v.kind != GV_UNKNOWN && *g.p == '\0';
     if (ok) {
       const char *vs;
@@ -400,19 +427,13 @@ static void load_workflow(struct recipe_set *set, const char *root) {
   }
 }
 
-void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
-                     struct sh_env *env) {
-  const struct ix_workflow *wf = p->workflow;
+/* The workflow's inputs for point pt (servetop's defaults in env): the row
+ * as written, then what the sweep generator derives (the last of a key
+ * wins). Values read from env are copied into *owned. */
+static struct gin *workflow_inputs(const struct recipe_priv *p, const struct recipe_point *pt,
+                                   const struct sh_env *env, size_t *n_out, char ***owned,
+                                   size_t *n_owned) {
   const struct recipe *r = &p->pub;
-  if (!wf)
-    return;
-  if (!wf->file) {
-    if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN)
-      sh_env_set(env, "SCENARIO_SUBDIR", wf->fixed_subdir);
-    return;
-  }
-  /* inputs: the row as written, then what the sweep generator derives (the
-   * last pair of a key wins); pointers only, into the set and env */
   const char *const *raw = NULL;
   for (size_t i = 0; p->point_inputs && i < r->n_points && !raw; i++)
     if (r->points[i].line == pt->line) /* pt may be a copy with another conc */
@@ -432,40 +453,89 @@ void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
   size_t cap = n_raw / 2 + ST_ARRAY_LEN(from_env) + ST_ARRAY_LEN(fixed) + 1;
   struct gin *in = xcalloc(cap, sizeof *in);
   size_t n = 0;
-#define GIN(key, val) (in[n++] = (struct gin){(key), strlen(key), (val)})
+#define GIN(key, val) (in[n] = (struct gin){(key), strlen(key), (val), per_point_input(key)}, n++)
   for (size_t i = 0; i + 1 < n_raw; i += 2)
     GIN(raw[i], raw[i + 1]);
-  /* values read from env are copied: the workflow's values replace them */
-  char *owned[ST_ARRAY_LEN(from_env)];
-  size_t n_owned = 0;
+  *owned = xcalloc(ST_ARRAY_LEN(from_env), sizeof **owned);
+  *n_owned = 0;
   for (size_t i = 0; i < ST_ARRAY_LEN(from_env); i++) {
     const char *v = sh_env_get(env, from_env[i][1]);
     if (v)
-      GIN(from_env[i][0], owned[n_owned++] = xstrdup(v));
+      GIN(from_env[i][0], (*owned)[(*n_owned)++] = xstrdup(v));
   }
   for (size_t i = 0; i < ST_ARRAY_LEN(fixed); i++)
     GIN(fixed[i][0], fixed[i][1]);
   GIN("runner", r->runner);
 #undef GIN
+  *n_out = n;
+  return in;
+}
+
+void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
+                     struct sh_env *env) {
+  const struct ix_workflow *wf = p->workflow;
+  const struct recipe *r = &p->pub;
+  if (!wf)
+    return;
+  if (!wf->file) {
+    if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN)
+      sh_env_set(env, "SCENARIO_SUBDIR", wf->fixed_subdir);
+    return;
+  }
+  size_t n;
+  char **owned;
+  size_t n_owned;
+  struct gin *in = workflow_inputs(p, pt, env, &n, &owned, &n_owned);
   for (size_t i = 0; i < wf->n_undefined; i++)
     sh_env_unset(env, wf->undefined[i]);
   for (size_t k = 0; k < wf->n; k++) {
-    if (!strstr(wf->values[k], "${{")) {
-      sh_env_set(env, wf->names[k], wf->values[k]);
+    /* what reads only the recipe's constants was evaluated at load */
+    const struct wf_value *c = p->wf_cache ? &p->wf_cache[k] : NULL;
+    if (c && !c->per_point) {
+      if (c->value)
+        sh_env_set(env, wf->names[k], c->value);
+      else
+        sh_env_unset(env, wf->names[k]);
       continue;
     }
-    char *v = workflow_value_alloc(wf->values[k], in, n);
+    char *v = workflow_value_alloc(wf->values[k], in, n, NULL);
     if (v)
       sh_env_set(env, wf->names[k], v);
     else
       sh_env_unset(env, wf->names[k]);
     free(v);
   }
-  for (size_t i = 0; i < n_owned; i++)
-    free(owned[i]);
+  strv_free(owned, n_owned);
   free(in);
   for (size_t i = 0; i < env->n_vars; i++)
     env->vars[i].exported = false;
+}
+
+/* The workflow values that are the same at every point of the recipe. */
+static void workflow_cache(struct recipe_set *set, struct recipe_priv *p) {
+  const struct ix_workflow *wf = p->workflow;
+  if (!wf || !wf->file || p->pub.n_points == 0)
+    return;
+  struct recipe_priv plain = *p; /* servetop's defaults alone */
+  plain.workflow = NULL;
+  struct sh_env env = {0};
+  point_env(&plain.pub, &plain.pub.points[0], &env);
+  size_t n, n_owned;
+  char **owned;
+  struct gin *in = workflow_inputs(p, &p->pub.points[0], &env, &n, &owned, &n_owned);
+  struct wf_value *cache = set_block(set, (wf->n ? wf->n : 1) * sizeof *cache);
+  for (size_t k = 0; k < wf->n; k++) {
+    bool per_point = false;
+    char *v = strstr(wf->values[k], "${{") ? workflow_value_alloc(wf->values[k], in, n, &per_point)
+                                            : xstrdup(wf->values[k]);
+    cache[k].per_point = per_point;
+    cache[k].value = v ? set_str(set, v) : NULL;
+    free(v);
+  }
+  strv_free(owned, n_owned);
+  free(in);
+  sh_env_fini(&env);
+  p->wf_cache = cache;
 }
 
 /* ---------------------------------------------------------------- scripts */
@@ -723,6 +793,7 @@ void ix_resolve_routes(struct recipe_set *set, const char *root) {
       continue;
     p->checkout = set_str(set, root);
     p->workflow = set->workflow;
+    workflow_cache(set, p);
     size_t only;
     int li = ix_label_index(set, r->runner, &only);
     if (li >= 0) /* else RUNNER_LABEL_UNKNOWN (lint) */

@@ -279,8 +279,11 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
   for (size_t i = 0; i < r->n_points; i++) {
     const struct recipe_point *pt = &r->points[i];
     struct recipe_cmd cmd;
-    if (recipe_server_cmd(r, pt, &cmd, NULL) < 0)
+    if (recipe_server_cmd(r, pt, &cmd, NULL) < 0) {
+      if (have_first)
+        recipe_cmd_fini(&first);
       return;
+    }
     cmd_seen = true;
     file = file ? file : cmd.file;
     cmd_line = cmd.line;

@@ -140,6 +140,8 @@ int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *scr
     return err_setf(err, "%s: no launch script resolved%s", r->name,
                     r->multinode ? " (multinode recipes are not resolved)" : "");
   }
+  /* nothing after the launch and the benchmark call changes them */
+  env.stop = r->scenario == RECIPE_SCENARIO_AGENTIC ? SH_STOP_AFTER_SERVER : SH_STOP_AFTER_BENCH;
   struct sh_result res;
   sh_run(script, &env, &res);
   sh_env_fini(&env);

@@ -50,10 +50,21 @@ struct sh_cmd {
   bool background;
 };
 
+struct sh_sub;
+
 struct sh_script {
   char *file;
   struct sh_cmd *cmds;
   size_t n_cmds;
+  struct sh_sub *subs;    /* array bodies and $(...) bodies, parsed once */
+  size_t n_subs;
+};
+
+/* A body of the script's text read as a script of its own. */
+struct sh_sub {
+  char *text;
+  size_t len;
+  struct sh_script parsed;
 };
 
 /* Tokenizes; -1 with err "file:line:col: ..." on an unterminated quote,
@@ -61,6 +72,9 @@ struct sh_script {
 int sh_parse(const char *data, size_t len, const char *file, struct sh_script *out,
              struct st_err *err);
 void sh_script_fini(struct sh_script *s);
+/* Parses the array bodies and $(...) bodies of s's words into s->subs
+ * (sh_parse does it; the interpreter reads them from there). */
+void sh_index_bodies(struct sh_script *s);
 
 struct sh_var {
   char *name;
@@ -78,6 +92,12 @@ struct sh_env {
   const char *root_dir;   /* for [[ -f path ]] tests; NULL: file tests are unknown */
   bool unset_is_empty;    /* unset variables expand to "" (launchers: the workflow's
                              env is known); otherwise they are unresolved */
+  enum sh_stop {
+    SH_STOP_NEVER,
+    SH_STOP_AFTER_BENCH,  /* once the server launch and run_benchmark_serving are
+                             recorded outside undecided branches */
+    SH_STOP_AFTER_SERVER, /* once the server launch is */
+  } stop;                 /* what follows cannot change what was recorded */
 };
 
 void sh_env_set(struct sh_env *env, const char *name, const char *value);
@@ -150,6 +170,7 @@ struct recipe_priv {
    * NULL; owned by the set, shared by the points of one row */
   const char *const **point_inputs;
   const struct ix_workflow *workflow; /* InferenceX: the checkout's workflow */
+  const struct wf_value *wf_cache;    /* per workflow env entry, from load */
   struct route_extra *route_x;    /* per route, what lint needs beyond recipe_route */
   /* agentic MTP: the checkout's fixed-seq-len MTP script of the same model,
    * precision and GPU (the proven MTP setting), parsed; NULL: none */
@@ -174,6 +195,13 @@ struct ix_schema {
   bool seq_len_configs_ok;    /* no entry uses scenarios: yet (#1201) */
   bool agentic_legacy_ok;     /* agentic duration: / row offloading: (before #1970) */
   bool agentic_cluster_label; /* agentic entries need cluster: labels (#1970) */
+};
+
+/* A workflow env value evaluated at load: per_point ones are evaluated at
+ * each point (they read conc, tp, the row...); value NULL: unset. */
+struct wf_value {
+  bool per_point;
+  const char *value;
 };
 
 /* The workflow's env: block (.github/workflows/benchmark-tmpl.yml). Without

@@ -429,6 +429,7 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
   if (lx.heredoc_delim)
     scan_heredoc_body(&lx);
   sbuf_free(&lx.word);
+  sh_index_bodies(out);
   return 0;
 fail:
   for (size_t k = 0; k < lx.cur.n_words; k++)
@@ -441,6 +442,11 @@ fail:
 }
 
 void sh_script_fini(struct sh_script *s) {
+  for (size_t i = 0; i < s->n_subs; i++) {
+    free(s->subs[i].text);
+    sh_script_fini(&s->subs[i].parsed);
+  }
+  free(s->subs);
   for (size_t i = 0; i < s->n_cmds; i++) {
     for (size_t k = 0; k < s->cmds[i].n_words; k++)
       free(s->cmds[i].words[k].raw);

@@ -70,6 +70,11 @@ static struct sh_var *vars_copy(const struct sh_var *vars, size_t n) {
 
 void sh_env_set(struct sh_env *env, const char *name, const char *value) {
   struct sh_var *v = var_get_or_add(env, name);
+  if (v->n_values == 1 && !v->is_array) { /* a scalar again: keep its vector */
+    free(v->values[0]);
+    v->values[0] = xstrdup(value);
+    return;
+  }
   var_clear(v);
   v->is_array = false;
   strv_push(&v->values, &v->n_values, value);
@@ -163,6 +168,8 @@ static struct frame *push(struct interp *in, enum frame_kind kind, enum tri stat
 /* Drops frames [first, n): a subshell among them gives back the variables
  * it started from (the outermost one's, as bash would). */
 static void drop_frames(struct interp *in, size_t first) {
+  if (first >= in->n_frames)
+    return; /* already gone (a ')' inside a function closed a frame of its caller) */
   for (size_t k = in->n_frames; k-- > first;) {
     struct frame *f = &in->frames[k];
     free(f->case_subject);
@@ -466,6 +473,17 @@ static char *trim_pattern(const char *val, const char *pat, bool suffix, bool lo
 /* ${...} body (between the braces). Appends to fields. */
 static void expand_braced(struct interp *in, const char *body, size_t len, bool quoted,
                           struct fields *f) {
+  /* $NAME and ${NAME}: the value as it is, no copies */
+  size_t plain = 0;
+  while (plain < len && (isalnum((unsigned char)body[plain]) || body[plain] == '_'))
+    plain++;
+  if (plain == len && len > 0 && !isdigit((unsigned char)body[0])) {
+    struct sh_var *pv = var_find(in->env, body, len);
+    if (pv && pv->n_values > 0) {
+      f_value(f, pv->values[0], quoted);
+      return;
+    }
+  }
   char *b = xstrndup(body, len);
   size_t nlen = 0;
   bool count = b[0] == '#' && len > 1;
@@ -919,6 +937,9 @@ static int alias_line(const struct interp *in, const char *raw) {
   return v ? v->line : 0;
 }
 
+static const struct sh_script *indexed_body(const struct sh_script *s, const char *text,
+                                            size_t len);
+
 static void assign(struct interp *in, const char *raw, int line, bool exported, enum tri m) {
   size_t nlen;
   bool append;
@@ -930,14 +951,15 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
   if (val_at[0] == '(') {
     size_t blen = strlen(val_at);
     size_t inner = blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1;
-    struct sh_script body;
+    struct sh_script own = {0};
+    const struct sh_script *body = indexed_body(in->s, val_at + 1, inner);
+    if (!body && sh_parse(val_at + 1, inner, in->s ? in->s->file : "", &own, NULL) == 0)
+      body = &own;
     char **elems = NULL;
     size_t n_elems = 0;
-    if (sh_parse(val_at + 1, inner, in->s ? in->s->file : "", &body, NULL) == 0) {
-      for (size_t c = 0; c < body.n_cmds; c++)
-        expand_words(in, body.cmds[c].words, body.cmds[c].n_words, &elems, &n_elems);
-      sh_script_fini(&body);
-    }
+    for (size_t c = 0; body && c < body->n_cmds; c++)
+      expand_words(in, body->cmds[c].words, body->cmds[c].n_words, &elems, &n_elems);
+    sh_script_fini(&own);
     struct sh_var *v = var_get_or_add(in->env, name);
     v->exported = v->exported || exported;
     v->line = line;
@@ -1384,6 +1406,12 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
       strv_push(&rec->words, &rec->n_words, ew[i]);
     rec->line = c->line;
     rec->conditional = m != T_TRUE;
+    const struct sh_result *r = in->res;
+    bool server = r->server.n_words > 0 && !r->server.conditional;
+    bool bench = r->bench.n_words > 0 && !r->bench.conditional;
+    if (!in->capture && ((in->env->stop == SH_STOP_AFTER_SERVER && server) ||
+                         (in->env->stop == SH_STOP_AFTER_BENCH && server && bench)))
+      in->stopped = true;
   }
   note_bench_script(in, w + first, n - first, ew, n_ew, c->line);
   /* `bash -c STRING` (also behind srun, docker, timeout): STRING is read
@@ -1625,14 +1653,18 @@ done:
 
 static void command(struct interp *in, size_t idx) {
   const struct sh_cmd *c = &in->s->cmds[idx];
-  struct sh_word *ws = xreallocarray(NULL, c->n_words ? c->n_words : 1, sizeof *ws);
+  struct sh_word stack[64];
+  struct sh_word *ws = c->n_words <= ST_ARRAY_LEN(stack)
+                           ? stack
+                           : xreallocarray(NULL, c->n_words, sizeof *ws);
   size_t n = strip_redirects(c->words, c->n_words, ws);
   /* "... )" closes a subshell after its last command */
   bool closes = n > 1 && strcmp(ws[n - 1].raw, ")") == 0 && in_frame(in, F_SUBSHELL);
   command_words(in, c, ws, closes ? n - 1 : n);
   if (closes)
     pop(in, F_SUBSHELL);
-  free(ws);
+  if (ws != stack)
+    free(ws);
 }
 
 /* "name" of "name()": bash allows '-', '.' and ':' besides identifier
@@ -1743,22 +1775,64 @@ static bool may_assign(struct interp *in, const struct sh_script *s) {
   return false;
 }
 
+static void add_body(struct sh_script *s, const char *text, size_t len) {
+  for (size_t i = 0; i < s->n_subs; i++)
+    if (s->subs[i].len == len && memcmp(s->subs[i].text, text, len) == 0)
+      return;
+  struct sh_script parsed;
+  if (sh_parse(text, len, s->file ? s->file : "", &parsed, NULL) < 0)
+    return; /* read again (and refused) where it is used */
+  s->subs = xreallocarray(s->subs, s->n_subs + 1, sizeof *s->subs);
+  s->subs[s->n_subs++] = (struct sh_sub){xstrndup(text, len), len, parsed};
+}
+
+void sh_index_bodies(struct sh_script *s) {
+  for (size_t c = 0; c < s->n_cmds; c++)
+    for (size_t k = 0; k < s->cmds[c].n_words; k++) {
+      const char *raw = s->cmds[c].words[k].raw;
+      size_t nlen;
+      bool append;
+      const char *val_at;
+      if (is_assignment(raw, &nlen, &append, &val_at) && val_at[0] == '(') {
+        size_t blen = strlen(val_at);
+        add_body(s, val_at + 1, blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1);
+      }
+      for (const char *p = strstr(raw, "$("); p; p = strstr(p + 1, "$(")) {
+        if (p[2] == '(')
+          continue; /* $(( arithmetic )) */
+        size_t n = group_len(p + 1, '(', ')');
+        add_body(s, p + 2, n >= 2 ? n - 2 : 0);
+      }
+    }
+}
+
+/* The parsed body text[0, len) of script s (NULL: not indexed). */
+static const struct sh_script *indexed_body(const struct sh_script *s, const char *text,
+                                            size_t len) {
+  for (size_t i = 0; s && i < s->n_subs; i++)
+    if (s->subs[i].len == len && memcmp(s->subs[i].text, text, len) == 0)
+      return &s->subs[i].parsed;
+  return NULL;
+}
+
 static char *command_subst_alloc(struct interp *in, const char *body, size_t len) {
   if (in->depth >= 8)
     return unresolved_alloc(body, len);
-  struct sh_script sub;
-  if (sh_parse(body, len, in->s ? in->s->file : "", &sub, NULL) < 0)
+  const struct sh_script *known = indexed_body(in->s, body, len);
+  struct sh_script own = {0};
+  if (!known && sh_parse(body, len, in->s ? in->s->file : "", &own, NULL) < 0)
     return xasprintf(SH_UNRESOLVED_PREFIX "$(%.*s)>", (int)len, body);
+  const struct sh_script *sub = known ? known : &own;
   struct sbuf out = {0};
   struct sh_result dummy = {0};
-  struct interp child = {.s = &sub, .env = in->env, .res = &dummy, .rec = in->rec,
+  struct interp child = {.s = sub, .env = in->env, .res = &dummy, .rec = in->rec,
                          .capture = &out, .depth = in->depth + 1, .last_status = T_TRUE,
                          .steps_left = in->steps_left};
   /* $(...) runs in a subshell: what it assigns stays there */
-  bool assigns = may_assign(in, &sub);
+  bool assigns = may_assign(in, sub);
   struct sh_var *saved = assigns ? vars_copy(in->env->vars, in->env->n_vars) : NULL;
   size_t n_saved = in->env->n_vars;
-  run_range(&child, 0, sub.n_cmds);
+  run_range(&child, 0, sub->n_cmds);
   drop_frames(&child, 0);
   if (assigns) {
     vars_free(in->env->vars, in->env->n_vars);
@@ -1779,7 +1853,7 @@ static char *command_subst_alloc(struct interp *in, const char *body, size_t len
   free(child.fn_first);
   free(child.fn_end);
   sh_result_fini(&dummy);
-  sh_script_fini(&sub);
+  sh_script_fini(&own);
   return result;
 }
 

@@ -268,6 +268,21 @@ START_TEST(launcher_probes_and_container_env) {
 }
 END_TEST
 
+/* A ')' inside a function closes a subshell its caller opened: the frames
+ * are gone once, never again when the call returns (fuzzer find). */
+START_TEST(unbalanced_subshell_in_function) {
+  static const char *const vars[] = {"PRECISION", "fp8", NULL};
+  struct sh_env env;
+  struct sh_result res;
+  run_text("(\nf() {\n  )\n  A=1\n}\nf\nB=2 C=3 D=4 E=5 F=6 G=7 H=8\n"
+           "bash benchmarks/x_${PRECISION}.sh\n",
+           vars, &env, &res);
+  ck_assert_str_eq(res.bench_script, "benchmarks/x_fp8.sh");
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+END_TEST
+
 START_TEST(parse_errors_have_positions) {
   expect_parse_error("echo ok\nX='abc\n", "t.sh:2:3: unterminated single quote");
   expect_parse_error("X=\"abc\n", "t.sh:1:3: unterminated double quote");
@@ -290,6 +305,7 @@ int main(void) {
   tcase_add_test(tc, continuation_at_end_of_file_ends_the_command);
   tcase_add_test(tc, launcher_paths_subshells_groups_bash_c);
   tcase_add_test(tc, launcher_probes_and_container_env);
+  tcase_add_test(tc, unbalanced_subshell_in_function);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
