@@ -437,12 +437,15 @@ int cmd_lint_main(int argc, char **argv) {
   int status;
   struct recipe_set *set = parse_and_load(
       "lint", "servetop lint [--configs DIR | --inferencex DIR] [--json]",
-      "The recipe doctor: checks routes to launch scripts, MTP vs non-MTP flags, "
-      "chat template on MTP benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs "
-      "the sweep's concurrency, runner labels and launchers, and the schema. "
-      "Each finding names rule, severity, recipe, file and line (docs/recipes.md "
-      "lists the rules). Exit status: 1 when any error-level finding, 0 otherwise, "
-      "2 for usage errors.",
+      "The recipe doctor: checks routes to launch scripts (as each launcher "
+      "builds them), MTP vs non-MTP flags and siblings, chat template on MTP "
+      "benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs the sweep's concurrency, "
+      "engines and variables a launcher hands a script, runner labels and "
+      "launchers, and the schema of the checkout's generation. Each finding names "
+      "rule, severity, recipe and the file and line to change, with the entry, "
+      "sibling or launcher line as notes (--json: \"related\"); docs/recipes.md "
+      "lists the rules. Exit status: 1 when any error-level finding, 0 otherwise, "
+      "2 for usage errors and a source without recipe files.",
       argc, argv, &o, &status);
   if (!set)
     return status;

@@ -123,7 +123,8 @@ if [ -f "$cases" ]; then
     else
       missed=$((missed + 1)); verdict=missed
     fi
-    printf '%s\t%s..%s\t%s\t%s\n' "$verdict" "${broken:0:9}" "${fixed:0:9}" "$rule" "$note" >>"$out/cases.txt"
+    printf '%s\t%s..%s\t%s\t%s\n' "$verdict" "$(git -C "$mirror" rev-parse --short=9 "$broken")" \
+      "$(git -C "$mirror" rev-parse --short=9 "$fixed")" "$rule" "$note" >>"$out/cases.txt"
   done <"$cases"
 fi
 
