@@ -139,6 +139,11 @@ static cJSON *recipe_json(const struct recipe *r, const struct recipe_set *set) 
       else
         cJSON_AddNullToObject(rj, "script");
       cJSON_AddBoolToObject(rj, "exists", rt->exists);
+      cJSON_AddNumberToObject(rj, "launcher_line", rt->launcher_line);
+      cJSON_AddNumberToObject(rj, "run_line", rt->run_line);
+      cJSON *tried = cJSON_AddArrayToObject(rj, "tried");
+      for (size_t k = 0; k < rt->n_tried; k++)
+        cJSON_AddItemToArray(tried, cJSON_CreateString(rt->tried[k]));
       cJSON_AddItemToArray(routes, rj);
     }
   }
@@ -394,10 +399,13 @@ int cmd_show_main(int argc, char **argv) {
       printf("  script      %s\n", r->script_path ? r->script_path : "(none resolved)");
       for (size_t i = 0; i < r->n_routes; i++) {
         const struct recipe_route *rt = &r->routes[i];
-        printf("    route %-18s %s%s\n", rt->family,
+        printf("    route %-18s %s%s", rt->family,
                rt->launcher ? (rt->script ? rt->script : "(launcher names no script)")
                             : "(no launcher)",
                rt->script && !rt->exists ? "  [missing]" : "");
+        if (rt->script)
+          printf("  (%s:%d)", rt->launcher, rt->launcher_line);
+        printf("\n");
       }
     }
     printf("  benchmark   range-ratio %g, chat template %s, num-prompts %d x conc, warmups %s, "

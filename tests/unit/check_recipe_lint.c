@@ -274,6 +274,15 @@ START_TEST(legacy_checkout_layout) {
 }
 END_TEST
 
+/* The first recipe whose name starts with prefix ("entry:agentic@" names
+ * carry a line). */
+static const struct recipe *find_prefix(const struct recipe_set *set, const char *prefix) {
+  for (size_t i = 0; i < recipe_set_count(set); i++)
+    if (str_starts_with(recipe_set_at(set, i)->name, prefix))
+      return recipe_set_at(set, i);
+  return NULL;
+}
+
 static const char *route_of(const struct recipe *r, const char *family) {
   for (size_t i = 0; i < r->n_routes; i++)
     if (strcmp(r->routes[i].family, family) == 0)
@@ -316,18 +325,12 @@ START_TEST(launchers_resolve_as_they_run) {
   r = recipe_set_find(set, "dsv4-fp8-h200-sglang");
   ck_assert(str_ends_with(route_of(r, "h200-cw"), "/dsv4_fp8_h200.sh"));
   /* ${SCENARIO_SUBDIR:-fixed_seq_len/} with the workflow's agentic/ */
-  r = NULL;
-  for (size_t i = 0; i < recipe_set_count(set) && !r; i++)
-    if (str_starts_with(recipe_set_at(set, i)->name, "qwen3.5-fp8-mi355x-sglang-agentic-mtp:"))
-      r = recipe_set_at(set, i);
+  r = find_prefix(set, "qwen3.5-fp8-mi355x-sglang-agentic-mtp:");
   ck_assert_ptr_nonnull(r);
   ck_assert_str_eq(r->script_path, "benchmarks/single_node/agentic/qwen3.5_fp8_mi355x_sglang_mtp.sh");
   /* both scenario types in one entry */
   ck_assert_ptr_nonnull(recipe_set_find(set, "glm5.2-fp4-mi355x-sglang:8192_1024"));
-  const struct recipe *ag = NULL;
-  for (size_t i = 0; i < recipe_set_count(set) && !ag; i++)
-    if (str_starts_with(recipe_set_at(set, i)->name, "glm5.2-fp4-mi355x-sglang:agentic"))
-      ag = recipe_set_at(set, i);
+  const struct recipe *ag = find_prefix(set, "glm5.2-fp4-mi355x-sglang:agentic");
   ck_assert_ptr_nonnull(ag);
   ck_assert_str_eq(ag->script_path, "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang.sh");
   recipe_set_free(set);
@@ -408,10 +411,7 @@ START_TEST(history_single_node_era) {
                  recipe_set_diag_at(set, i)->message);
   const struct recipe *r = recipe_set_find(set, "qwen3.5-fp8-h200-sglang:8192_1024");
   ck_assert_str_eq(r->script_path, "benchmarks/single_node/qwen3.5_fp8_h200.sh");
-  const struct recipe *a = NULL;
-  for (size_t i = 0; i < recipe_set_count(set); i++)
-    if (str_starts_with(recipe_set_at(set, i)->name, "qwen3.5-fp8-h200-sglang:agentic"))
-      a = recipe_set_at(set, i);
+  const struct recipe *a = find_prefix(set, "qwen3.5-fp8-h200-sglang:agentic");
   ck_assert_ptr_nonnull(a);
   ck_assert_str_eq(a->script_path, "benchmarks/single_node/agentic/qwen3.5_fp8_h200.sh");
   ck_assert_str_eq(a->points[a->n_points - 1].kv_offloading, "cpu"); /* offloading: */
