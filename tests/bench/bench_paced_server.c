@@ -1,7 +1,9 @@
 /* A paced streaming server for client benchmarks (not a test, not the sim):
  * OpenAI /v1/completions SSE in SGLang's shape over HTTP/1.1 chunked encoding,
  * one token chunk every --tpot-ms after a first one --ttft-ms after the
- * request arrived, or with --fast as fast as the sockets take them. It
+ * request arrived, all streams on one step clock like a batching server's
+ * decode steps (--staggered: each stream on its own phase), or with --fast as
+ * fast as the sockets take them. It
  * timestamps its own writes (CLOCK_MONOTONIC, right before each send) and
  * the arrival of each request (the kernel's receive timestamp of its last
  * bytes, SO_TIMESTAMPNS), and writes them all to --trace at exit, so a
@@ -42,6 +44,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -59,7 +62,7 @@ enum {
 static struct {
   int port, threads, vocab;
   int64_t tpot_ns, ttft_ns;
-  bool fast;
+  bool fast, staggered;
   const char *port_file, *trace_path, *model;
 } opt = {.threads = 1, .vocab = 32000, .tpot_ns = 10000000, .ttft_ns = 10000000, .model = "bench"};
 
@@ -431,6 +434,16 @@ static void respond_json(struct conn *c, cJSON *j) {
   cJSON_Delete(j);
 }
 
+/* Paced streams tick together like a batching server's decode steps: every
+ * token is written at a multiple of --tpot-ms on the server's clock (the
+ * first at the first step after --ttft-ms), unless --staggered gives each
+ * stream its own phase. */
+static int64_t step_after(int64_t t) {
+  if (opt.staggered || opt.fast || opt.tpot_ns == 0)
+    return t;
+  return (t + opt.tpot_ns - 1) / opt.tpot_ns * opt.tpot_ns;
+}
+
 static void start_completion(struct worker *w, struct conn *c, const cJSON *body, int64_t now) {
   const cJSON *mt = cJSON_GetObjectItem(body, "max_tokens");
   int max_tokens = cJSON_IsNumber(mt) && mt->valuedouble >= 1 ? (int)mt->valuedouble : 16;
@@ -479,7 +492,7 @@ static void start_completion(struct worker *w, struct conn *c, const cJSON *body
   if (opt.fast && opt.ttft_ns == 0) {
     set_events(w, c, true);
   } else {
-    c->next_due_ns = now + opt.ttft_ns;
+    c->next_due_ns = step_after(now + opt.ttft_ns);
     heap_push(w, c);
   }
 }
@@ -724,7 +737,7 @@ static void write_trace(void) {
   uint64_t *late = calloc(LATE_BUCKETS, sizeof(*late));
   uint64_t late_n = 0, writes = 0, blocked = 0;
   fprintf(f, "# {\"mode\":\"%s\",\"tpot_ms\":%.3f,\"ttft_ms\":%.3f,\"threads\":%d,\"cpu_ns\":[",
-          opt.fast ? "fast" : "paced", (double)opt.tpot_ns / 1e6, (double)opt.ttft_ns / 1e6,
+          opt.fast ? "fast" : opt.staggered ? "staggered" : "paced", (double)opt.tpot_ns / 1e6, (double)opt.ttft_ns / 1e6,
           opt.threads);
   for (int t = 0; t < opt.threads; t++) {
     struct worker *w = &workers[t];
@@ -761,7 +774,7 @@ static void write_trace(void) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench_paced_server --port-file FILE --trace FILE [--port N] [--threads N]\n"
-                  "         [--tpot-ms MS] [--ttft-ms MS] [--fast] [--vocab N] [--model NAME]\n");
+                  "         [--tpot-ms MS] [--ttft-ms MS] [--staggered | --fast] [--vocab N] [--model NAME]\n");
   exit(2);
 }
 
@@ -769,8 +782,8 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--fast") == 0) {
-      opt.fast = true;
+    if (strcmp(a, "--fast") == 0 || strcmp(a, "--staggered") == 0) {
+      *(a[2] == 'f' ? &opt.fast : &opt.staggered) = true;
       continue;
     }
     if (!v)
@@ -799,6 +812,11 @@ int main(int argc, char **argv) {
       opt.vocab < 1 || opt.tpot_ns < 0 || opt.ttft_ns < 0 || strlen(opt.model) > 100)
     usage();
 
+  struct rlimit nofile; /* one descriptor per stream */
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);

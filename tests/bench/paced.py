@@ -26,8 +26,13 @@ import sys
 import time
 
 
+_comms = {}
+
+
 def task_times(pid):
-    """{tid: (comm, ns on CPU)} for every live thread of pid."""
+    """{tid: (comm, ns on CPU)} for every live thread of pid (a thread's name
+    is read only in its first samples: the sampler shares a core with the
+    server)."""
     out = {}
     base = f"/proc/{pid}/task"
     try:
@@ -38,8 +43,11 @@ def task_times(pid):
         try:
             with open(f"{base}/{tid}/schedstat") as f:
                 ns = int(f.read().split()[0])
-            with open(f"{base}/{tid}/comm") as f:
-                comm = f.read().strip()
+            comm, seen = _comms.get((pid, tid), (None, 0))
+            if seen < 5:  # a new thread may still be renaming itself
+                with open(f"{base}/{tid}/comm") as f:
+                    comm = f.read().strip()
+            _comms[(pid, tid)] = (comm, seen + 1)
         except (OSError, ValueError, IndexError):
             continue
         out[int(tid)] = (comm, ns)
@@ -143,6 +151,33 @@ def cpu_between(points, t0, t1):
     return max(0.0, at(t1) - at(t0))
 
 
+# A side is the limit when it could not keep up: the server when it wrote
+# tokens more than 1 ms after they were due (p99) or one of its threads was
+# busy more than 90% of the run; the client when one of its loop threads (any
+# thread, for a client without named loops) was busy more than 90%.
+LATE_LIMIT_US = 1000
+BUSY_LIMIT = 0.9
+
+
+def limit_of(r):
+    sides = []
+    late = (r.get("server_late_us") or {}).get("p99", 0)
+    if late > LATE_LIMIT_US or r["server_busiest_thread_core_use"] > BUSY_LIMIT:
+        sides.append("server")
+    loops = r["client_loop_threads_core_use"] or [r["client_busiest_thread_core_use"]]
+    if max(loops) > BUSY_LIMIT:
+        sides.append("client")
+    return "+".join(sides) or "neither"
+
+
+def summary_line(r):
+    t, i = r["ttft_err_ms"], r["itl_err_ms"]
+    return (f"   {r['events_per_s']:,.0f} events/s  {r['cpu_us_per_event']:.2f} us/event  "
+            f"TTFT err p50/p99 {t.get('p50', float('nan')):.3f}/{t.get('p99', float('nan')):.3f} ms  "
+            f"ITL err p50/p99 {i.get('p50', float('nan')):.3f}/{i.get('p99', float('nan')):.3f} ms  "
+            f"matched {r['matched']}/{r['completed']}  limit: {r['limit']}")
+
+
 def cmd_report(args):
     meta, reqs = read_trace(args.trace)
     with open(args.result) as f:
@@ -197,8 +232,12 @@ def cmd_report(args):
         "itl_abs_err_ms_p99": percentile(sorted(abs(x) for x in itl_err), 99),
         "load_avg": os.getloadavg()[0],
     }
+    out["limit"] = limit_of(out)
     line = json.dumps(out)
-    print(line)
+    if args.summary:
+        print(summary_line(out))
+    else:
+        print(line)
     if args.out:
         with open(args.out, "a") as f:
             f.write(line + "\n")
@@ -233,12 +272,19 @@ def cmd_table(args):
             ("server core", ".2f", lambda r: r["server_core_use"]),
             ("server late p99 µs", ".0f", lambda r: (r["server_late_us"] or {}).get("p99", nan)),
             ("load", ".1f", lambda r: r["load_avg"])]
-    print("| point | client | runs | " + " | ".join(c for c, _, _ in cols) + " |")
-    print("|---" * (len(cols) + 3) + "|")
+    limits = {}
+    for key, rs in rows.items():
+        names = sorted({r.get("limit", "?") for r in rs})
+        limits[key] = "/".join(names)
+    print("| point | client | runs | " + " | ".join(c for c, _, _ in cols) + " | limit |")
+    print("|---" * (len(cols) + 4) + "|")
     for (point, client), rs in rows.items():
         print(f"| {point} | {client} | {len(rs)} | " +
-              " | ".join(med([fn(r) for r in rs], fmt) for _, fmt, fn in cols) + " |")
-    print("\nmedian (min–max) over the runs; errors are client minus server truth")
+              " | ".join(med([fn(r) for r in rs], fmt) for _, fmt, fn in cols) +
+              f" | {limits[(point, client)]} |")
+    print("\nmedian (min–max) over the runs; errors are client minus server truth; limit: which side "
+          f"could not keep up (server: writes > {LATE_LIMIT_US} µs late at p99 or a thread > "
+          f"{BUSY_LIMIT:.0%} busy; client: a loop thread > {BUSY_LIMIT:.0%} busy)")
 
 
 def main():
@@ -257,6 +303,7 @@ def main():
     p.add_argument("--client", default="")
     p.add_argument("--point", default="")
     p.add_argument("--out")
+    p.add_argument("--summary", action="store_true", help="print one summary line, not the JSON")
     t = sub.add_parser("table")
     t.add_argument("jsonl")
     args = ap.parse_args()
