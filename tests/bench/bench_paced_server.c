@@ -28,6 +28,7 @@
  * with read_ns the server's own delay from arrival to reading the request and
  * t_k the ns from arrival to the write of token chunk k. */
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/net_tstamp.h>
@@ -51,6 +52,8 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sim/sim_internal.h"
 
 enum {
   MAX_THREADS = 64,
@@ -79,59 +82,6 @@ static int64_t ts_ns(const struct timespec *ts) {
   return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) {
-    perror("bench_paced_server");
-    abort();
-  }
-  return p;
-}
-
-/* ---------------------------------------------------------------- buffers */
-struct buf {
-  char *data;
-  size_t len, cap, off; /* off: bytes already consumed (sent / parsed) */
-};
-
-static void buf_reserve(struct buf *b, size_t more) {
-  if (b->len + more <= b->cap)
-    return;
-  while (b->len + more > b->cap)
-    b->cap = b->cap ? b->cap * 2 : 1024;
-  b->data = xrealloc(b->data, b->cap);
-}
-
-static void buf_add(struct buf *b, const char *s, size_t n) {
-  buf_reserve(b, n);
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    size_t room = b->cap - b->len;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->data + b->len, room, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n < room) {
-      b->len += (size_t)n;
-      return;
-    }
-    buf_reserve(b, (size_t)(n > 0 ? n : 64) + 1);
-  }
-}
-
-static void buf_compact(struct buf *b) {
-  if (b->off == 0)
-    return;
-  memmove(b->data, b->data + b->off, b->len - b->off);
-  b->len -= b->off;
-  b->off = 0;
-}
-
 /* ---------------------------------------------------------------- requests, connections */
 struct request_trace {
   uint64_t id;
@@ -150,21 +100,19 @@ struct conn {
   enum conn_state state;
   bool close_after;
   bool want_out; /* EPOLLOUT registered */
-  struct buf in, out;
+  struct sbuf in, out;
   int64_t last_rx_ns; /* kernel receive timestamp of the latest bytes read */
   int64_t last_read_ns; /* when they were read */
   struct request_trace *req;
   int tokens_sent;
-  int64_t next_due_ns;
-  int heap_pos; /* -1: not scheduled */
+  struct sim_timer due; /* armed while a paced token is due */
 };
 
 struct worker {
   int id;
   pthread_t thread;
   int lfd, epfd, tfd, wfd;
-  struct conn **heap;
-  size_t n_heap, heap_cap;
+  struct sim_timer_heap heap;
   int64_t armed_ns;
   struct request_trace **reqs;
   size_t n_reqs, reqs_cap;
@@ -176,59 +124,16 @@ struct worker {
 
 static struct worker workers[MAX_THREADS];
 
-/* Min-heap of paced streams by next due time. */
-static void heap_swap(struct worker *w, size_t a, size_t b) {
-  struct conn *t = w->heap[a];
-  w->heap[a] = w->heap[b];
-  w->heap[b] = t;
-  w->heap[a]->heap_pos = (int)a;
-  w->heap[b]->heap_pos = (int)b;
-}
-
-static void heap_up(struct worker *w, size_t i) {
-  while (i > 0 && w->heap[(i - 1) / 2]->next_due_ns > w->heap[i]->next_due_ns) {
-    heap_swap(w, i, (i - 1) / 2);
-    i = (i - 1) / 2;
-  }
-}
-
-static void heap_down(struct worker *w, size_t i) {
-  for (;;) {
-    size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < w->n_heap && w->heap[l]->next_due_ns < w->heap[m]->next_due_ns)
-      m = l;
-    if (r < w->n_heap && w->heap[r]->next_due_ns < w->heap[m]->next_due_ns)
-      m = r;
-    if (m == i)
-      return;
-    heap_swap(w, i, m);
-    i = m;
-  }
-}
-
-static void heap_push(struct worker *w, struct conn *c) {
-  if (w->n_heap == w->heap_cap) {
-    w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 256;
-    w->heap = xrealloc(w->heap, w->heap_cap * sizeof(*w->heap));
-  }
-  w->heap[w->n_heap] = c;
-  c->heap_pos = (int)w->n_heap++;
-  heap_up(w, w->n_heap - 1);
-}
-
-static void heap_remove(struct worker *w, struct conn *c) {
-  size_t i = (size_t)c->heap_pos;
-  c->heap_pos = -1;
-  if (i != --w->n_heap) {
-    w->heap[i] = w->heap[w->n_heap];
-    w->heap[i]->heap_pos = (int)i;
-    heap_up(w, i);
-    heap_down(w, (size_t)w->heap[i]->heap_pos);
-  }
+/* Paced streams wait in the sim's deadline heap (their due time is the
+ * timer's at_ns); the heap is used without its fire callbacks. */
+static struct conn *due_first(const struct worker *w) {
+  struct sim_timer *t = sim_timer_peek(&w->heap);
+  return t ? (struct conn *)((char *)t - offsetof(struct conn, due)) : NULL;
 }
 
 static void arm_timer(struct worker *w) {
-  int64_t due = w->n_heap ? w->heap[0]->next_due_ns : 0;
+  struct conn *first = due_first(w);
+  int64_t due = first ? first->due.at_ns : 0;
   if (due == w->armed_ns)
     return;
   struct itimerspec its = {0};
@@ -249,22 +154,21 @@ static void set_events(struct worker *w, struct conn *c, bool out) {
 }
 
 static void conn_close(struct worker *w, struct conn *c) {
-  if (c->heap_pos >= 0)
-    heap_remove(w, c);
+  sim_timer_cancel(&w->heap, &c->due);
   epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
-  free(c->in.data);
-  free(c->out.data);
+  sbuf_free(&c->in);
+  sbuf_free(&c->out);
   free(c);
 }
 
 /* Sends what is queued; false when the connection is gone. */
 static bool flush_out(struct worker *w, struct conn *c) {
-  while (c->out.off < c->out.len) {
-    ssize_t n = send(c->fd, c->out.data + c->out.off, c->out.len - c->out.off, MSG_NOSIGNAL);
+  while (c->out.len > 0) {
+    ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
     w->writes++;
     if (n > 0) {
-      c->out.off += (size_t)n;
+      sbuf_consume(&c->out, (size_t)n);
       continue;
     }
     if (n < 0 && errno == EINTR)
@@ -275,20 +179,16 @@ static bool flush_out(struct worker *w, struct conn *c) {
     }
     return false;
   }
-  if (c->out.off == c->out.len)
-    c->out.off = c->out.len = 0;
-  else
-    buf_compact(&c->out);
   if (!opt.fast || c->state != STREAMING)
     set_events(w, c, c->out.len > 0);
   return true;
 }
 
 /* ---------------------------------------------------------------- SSE */
-static void add_chunk(struct buf *b, const char *payload, size_t len) {
-  buf_printf(b, "%zx\r\n", len);
-  buf_add(b, payload, len);
-  buf_add(b, "\r\n", 2);
+static void add_chunk(struct sbuf *b, const char *payload, size_t len) {
+  sbuf_printf(b, "%zx\r\n", len);
+  sbuf_append(b, payload, len);
+  sbuf_append(b, "\r\n", 2);
 }
 
 /* Appends token chunk k of c's request (one SSE event in one HTTP chunk). */
@@ -317,7 +217,7 @@ static void add_token(struct conn *c, int k) {
                  r->max_tokens);
     add_chunk(&c->out, ev, (size_t)n);
     add_chunk(&c->out, "data: [DONE]\n\n", 14);
-    buf_add(&c->out, "0\r\n\r\n", 5);
+    sbuf_append(&c->out, "0\r\n\r\n", 5);
     r->events += 2;
   }
 }
@@ -333,7 +233,7 @@ static void stream_done(struct worker *w, struct conn *c) {
 
 /* Paced: the token due now. */
 static bool emit_due(struct worker *w, struct conn *c, int64_t now) {
-  int64_t late_us = (now - c->next_due_ns) / 1000;
+  int64_t late_us = (now - c->due.at_ns) / 1000;
   w->late_us[late_us < 0 ? 0 : late_us >= LATE_BUCKETS ? LATE_BUCKETS - 1 : late_us]++;
   w->late_n++;
   int k = c->tokens_sent++;
@@ -343,8 +243,7 @@ static bool emit_due(struct worker *w, struct conn *c, int64_t now) {
   if (c->tokens_sent == c->req->max_tokens) {
     stream_done(w, c);
   } else {
-    c->next_due_ns += opt.tpot_ns;
-    heap_push(w, c);
+    sim_timer_arm(&w->heap, &c->due, c->due.at_ns + opt.tpot_ns);
   }
   return ok;
 }
@@ -420,7 +319,7 @@ static int prompt_tokens(const cJSON *prompt) {
 /* ---------------------------------------------------------------- HTTP */
 static void respond(struct conn *c, int status, const char *type, const char *body) {
   const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : "Bad Request";
-  buf_printf(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n%s",
+  sbuf_printf(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n%s",
              status, reason, type, strlen(body), c->close_after ? "Connection: close\r\n" : "",
              body);
   if (c->close_after)
@@ -482,7 +381,7 @@ static void start_completion(struct worker *w, struct conn *c, const cJSON *body
   r->token_ns = calloc((size_t)max_tokens, sizeof(*r->token_ns));
   if (!r->token_ns)
     abort();
-  buf_printf(&c->out,
+  sbuf_printf(&c->out,
              "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
              "Transfer-Encoding: chunked\r\n%s\r\n",
              c->close_after ? "Connection: close\r\n" : "");
@@ -492,8 +391,7 @@ static void start_completion(struct worker *w, struct conn *c, const cJSON *body
   if (opt.fast && opt.ttft_ns == 0) {
     set_events(w, c, true);
   } else {
-    c->next_due_ns = step_after(now + opt.ttft_ns);
-    heap_push(w, c);
+    sim_timer_arm(&w->heap, &c->due, step_after(now + opt.ttft_ns));
   }
 }
 
@@ -516,15 +414,15 @@ static void handle_request(struct worker *w, struct conn *c, const char *method,
     respond_json(c, out);
   } else if (strcmp(path, "/detokenize") == 0 && j) {
     const cJSON *toks = cJSON_GetObjectItem(j, "tokens");
-    struct buf text = {0};
+    struct sbuf text = {0};
     const cJSON *t;
-    cJSON_ArrayForEach(t, toks) { buf_printf(&text, "%sw%d", text.len ? " " : "", (int)t->valuedouble); }
-    buf_add(&text, "", 1);
+    cJSON_ArrayForEach(t, toks) { sbuf_printf(&text, "%sw%d", text.len ? " " : "", (int)t->valuedouble); }
+    sbuf_reserve(&text, 0); /* "" for no tokens */
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "prompt", text.data);
     cJSON_AddStringToObject(out, "content", text.data);
     cJSON_AddStringToObject(out, "text", text.data);
-    free(text.data);
+    sbuf_free(&text);
     respond_json(c, out);
   } else if (strcmp(path, "/health") == 0 || strcmp(path, "/v1/models") == 0) {
     char models[256];
@@ -541,9 +439,9 @@ static void handle_request(struct worker *w, struct conn *c, const char *method,
 
 /* Parses complete requests out of c->in; false on a bad request. */
 static bool parse_requests(struct worker *w, struct conn *c, int64_t now) {
-  while (c->state == READING) {
-    char *start = c->in.data + c->in.off;
-    size_t avail = c->in.len - c->in.off;
+  while (c->state == READING && c->in.len > 0) {
+    char *start = c->in.data;
+    size_t avail = c->in.len;
     char *end = memmem(start, avail, "\r\n\r\n", 4);
     if (!end)
       return avail < MAX_REQUEST_BYTES;
@@ -571,9 +469,9 @@ static bool parse_requests(struct worker *w, struct conn *c, int64_t now) {
     char saved = start[head_len + body_len];
     start[head_len + body_len] = '\0';
     c->close_after = close_after;
-    c->in.off += head_len + body_len;
     handle_request(w, c, method, path, start + head_len, now);
-    c->in.data[c->in.off] = saved;
+    start[head_len + body_len] = saved;
+    sbuf_consume(&c->in, head_len + body_len);
   }
   return true;
 }
@@ -581,8 +479,7 @@ static bool parse_requests(struct worker *w, struct conn *c, int64_t now) {
 /* Reads what is there, keeping the kernel's receive time of the last bytes. */
 static bool conn_read(struct worker *w, struct conn *c) {
   for (;;) {
-    buf_compact(&c->in);
-    buf_reserve(&c->in, 65536 + 1);
+    sbuf_reserve(&c->in, 65536);
     char ctl[CMSG_SPACE(sizeof(struct timespec) * 3)];
     struct iovec iov = {.iov_base = c->in.data + c->in.len, .iov_len = c->in.cap - c->in.len - 1};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
@@ -628,7 +525,7 @@ static void accept_all(struct worker *w) {
     if (!c)
       abort();
     c->fd = fd;
-    c->heap_pos = -1;
+    sim_timer_init(&c->due, NULL);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
   }
@@ -674,9 +571,8 @@ static void *worker_main(void *arg) {
     }
     /* Paced streams that are due (a closed connection left the heap). */
     int64_t now = mono_ns();
-    while (w->n_heap > 0 && w->heap[0]->next_due_ns <= now) {
-      struct conn *c = w->heap[0];
-      heap_remove(w, c);
+    for (struct conn *c; (c = due_first(w)) && c->due.at_ns <= now;) {
+      sim_timer_cancel(&w->heap, &c->due);
       if (opt.fast) { /* first token of a fast stream: stream from now on */
         set_events(w, c, true);
         continue;
