@@ -46,6 +46,7 @@ struct xfer {
   int64_t last_token_abs_ns;
   int64_t now_ns;           /* timestamp of the bytes being parsed */
   int64_t ready_ns;         /* epoll return that reported its socket ready; 0: none */
+  uintptr_t ready_end;      /* end of the bytes handed over under that stamp */
   uint32_t gaps_cap;
   uint32_t n_token_chunks;
   bool status_checked;
@@ -320,13 +321,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
   struct xfer *x = userp;
   size_t len = size * nmemb;
   int64_t now_ns = clock_mono_ns();
-  /* The bytes of the first callback after epoll reported this socket ready
-   * were there when epoll_wait returned: they get that moment, so the time
-   * the loop took to reach this socket is not added to them. Later callbacks
-   * of the same socket action read bytes that may have come after it, and
-   * get the moment libcurl hands them over. */
+  /* The bytes of the first read after epoll reported this socket ready were
+   * there when epoll_wait returned: they get that moment, so the time the
+   * loop spent on other sockets before this one is not added to them. One
+   * read can come in several callbacks (one per HTTP chunk), each further
+   * into libcurl's receive buffer; a callback that starts before the end of
+   * the previous one is a new read, whose bytes may have come after that
+   * moment: it and the rest get the moment libcurl hands them over. */
+  uintptr_t at = (uintptr_t)data;
+  if (x->ready_ns && at < x->ready_end)
+    x->ready_ns = 0;
   x->now_ns = x->ready_ns ? x->ready_ns : now_ns;
-  x->ready_ns = 0;
+  if (x->ready_ns)
+    x->ready_end = at + len;
   x->worker->body_bytes += len;
   /* How long after the epoll return the loop got to these bytes. */
   live_hist_record_us(&x->worker->callback_delay,
@@ -720,8 +727,10 @@ static void *worker_main(void *arg) {
                     (events[i].events & EPOLLERR ? CURL_CSELECT_ERR : 0);
         /* The transfer stays allocated until reap_done(), so x outlives the call. */
         struct xfer *x = (size_t)fd < w->by_fd_cap ? w->by_fd[fd] : NULL;
-        if (x)
+        if (x) {
           x->ready_ns = w->batch_start_ns;
+          x->ready_end = 0;
+        }
         curl_multi_socket_action(w->multi, fd, flags, &running);
         if (x)
           x->ready_ns = 0;
