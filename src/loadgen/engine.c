@@ -47,6 +47,7 @@ struct xfer {
   int64_t now_ns;           /* timestamp of the bytes being parsed */
   int64_t ready_ns;         /* epoll return that reported its socket ready; 0: none */
   uintptr_t ready_end;      /* end of the bytes handed over under that stamp */
+  curl_socket_t connecting; /* socket libcurl waits on to finish connecting; -1: none */
   uint32_t gaps_cap;
   uint32_t n_token_chunks;
   bool status_checked;
@@ -449,10 +450,17 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   w->in_flight++;
   w->dispatched++;
   active_add(w, x);
+  x->connecting = CURL_SOCKET_BAD;
   curl_multi_add_handle(w->multi, e);
   /* Start connecting now rather than after the timer round trip. */
   int running;
   curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  /* A connect to a nearby server is done by now: let libcurl see it at once
+   * and send the request in this pass, instead of after the next epoll_wait
+   * (with a burst of starts that pass is inside this request's TTFT).
+   * libcurl checks the socket itself and keeps waiting if it is not. */
+  if (x->connecting != CURL_SOCKET_BAD)
+    curl_multi_socket_action(w->multi, x->connecting, CURL_CSELECT_OUT, &running);
 }
 
 static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result, int64_t now_ns) {
@@ -625,6 +633,8 @@ static int on_curl_socket(CURL *easy, curl_socket_t s, int what, void *userp, vo
   struct xfer *x = NULL;
   curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
   by_fd_set(w, s, x);
+  if (x)
+    x->connecting = what == CURL_POLL_OUT ? s : CURL_SOCKET_BAD;
   ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
   if (socketp) {
     epoll_ctl(w->epfd, EPOLL_CTL_MOD, s, &ev);
