@@ -12,6 +12,10 @@ tests/bench/paced_scaling.sh); plain python3, no numpy.
       the server puts in the first token ("r<id>"), and prints one JSON line:
       events/s, CPU us per event, the added error (client minus server
       truth) for TTFT and every chunk gap, the server's own load.
+  paced.py quiet [--max-busy CORES] [--wait S]
+      waits until the machine is quiet (a shared machine: other users' load
+      lands in every timing figure); each run also records the other
+      processes' CPU use over its window.
   paced.py table JSONL
       medians and spreads over repeated runs, one row per (point, client).
 """
@@ -54,6 +58,32 @@ def task_times(pid):
     return out
 
 
+TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_ns():
+    """CPU time all CPUs spent busy (not idle, not waiting for I/O), ns."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) * TICK_NS  # user nice system idle iowait irq softirq steal
+
+
+def cmd_quiet(args):
+    """Waits until the machine is quiet: the other processes' CPU use over
+    one second at most --max-busy cores, for at most --wait seconds."""
+    deadline = time.monotonic() + args.wait
+    while True:
+        b0, t0 = machine_busy_ns(), time.monotonic()
+        time.sleep(1.0)
+        busy = (machine_busy_ns() - b0) / 1e9 / (time.monotonic() - t0)
+        if busy <= args.max_busy:
+            print(f"quiet: {busy:.2f} cores busy")
+            return
+        if time.monotonic() > deadline:
+            print(f"quiet: still {busy:.2f} cores busy after {args.wait:.0f} s, going on")
+            return
+
+
 def cmd_run(args):
     client = args.client
     if client and client[0] == "--":
@@ -79,6 +109,7 @@ def cmd_run(args):
                 proc.terminate()
                 deadline = float("inf")
             wall = time.time()
+            out.write(f"{wall:.6f} machine 0 0 all {machine_busy_ns():.0f}\n")
             for role, pid in watched:
                 for tid, (comm, ns) in task_times(pid).items():
                     out.write(f"{wall:.6f} {role} {pid} {tid} {comm} {ns}\n")
@@ -204,8 +235,8 @@ def cmd_report(args):
     t0 = float(res["benchmark_start_time_unix"])
     t1 = t0 + dur
     series, comms = read_samples(args.samples)
-    cpu = {"client": 0.0, "server": 0.0}
-    busiest = {"client": 0.0, "server": 0.0}
+    cpu = {"client": 0.0, "server": 0.0, "machine": 0.0}
+    busiest = {"client": 0.0, "server": 0.0, "machine": 0.0}
     for key, pts in series.items():
         ns = cpu_between(pts, t0, t1)
         cpu[key[0]] += ns
@@ -224,6 +255,8 @@ def cmd_report(args):
         "client_loop_threads_core_use": [ns / 1e9 / dur for ns in loop_ns] if dur > 0 else [],
         "server_core_use": cpu["server"] / 1e9 / dur if dur > 0 else 0,
         "server_busiest_thread_core_use": busiest["server"] / 1e9 / dur if dur > 0 else 0,
+        "others_cores": max(0.0, cpu["machine"] - cpu["client"] - cpu["server"]) / 1e9 / dur
+        if dur > 0 else 0,
         "server_threads": meta.get("threads"), "server_mode": meta.get("mode"),
         "server_late_us": meta.get("late_us"),
         "server_read_delay_us_p99": percentile(
@@ -271,7 +304,7 @@ def cmd_table(args):
             ("abs ITL err p99 ms", ".3f", lambda r: r["itl_abs_err_ms_p99"]),
             ("server core", ".2f", lambda r: r["server_core_use"]),
             ("server late p99 µs", ".0f", lambda r: (r["server_late_us"] or {}).get("p99", nan)),
-            ("load", ".1f", lambda r: r["load_avg"])]
+            ("other load (cores)", ".2f", lambda r: r.get("others_cores", nan))]
     limits = {}
     for key, rs in rows.items():
         names = sorted({r.get("limit", "?") for r in rs})
@@ -304,10 +337,13 @@ def main():
     p.add_argument("--point", default="")
     p.add_argument("--out")
     p.add_argument("--summary", action="store_true", help="print one summary line, not the JSON")
+    q = sub.add_parser("quiet")
+    q.add_argument("--max-busy", type=float, default=0.3)
+    q.add_argument("--wait", type=float, default=300)
     t = sub.add_parser("table")
     t.add_argument("jsonl")
     args = ap.parse_args()
-    {"run": cmd_run, "report": cmd_report, "table": cmd_table}[args.cmd](args)
+    {"run": cmd_run, "report": cmd_report, "quiet": cmd_quiet, "table": cmd_table}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@
 #               stand-in (transformers, huggingface_hub) the reference imports
 #   REFERENCE_DIR [../shared/data/inferencex/utils/bench_serving]
 #   PYTHON      a python3 with aiohttp, numpy, tqdm [python3, else /usr/bin/python3]
+#   QUIET_MAX_BUSY, QUIET_WAIT_S: before each run wait (up to QUIET_WAIT_S [300])
+#               until the rest of the machine uses at most QUIET_MAX_BUSY cores
 # The reference is skipped, with the reason, when any of these is missing.
 # OUT_DIR gets raw/ (traces, results, samples, logs), results.jsonl, table.md.
 set -euo pipefail

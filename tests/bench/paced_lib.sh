@@ -15,8 +15,13 @@ paced_cleanup() {
 }
 
 # paced_start_server TAG MODE [SERVER ARGS...]: MODE paced, staggered or fast.
+# With QUIET_MAX_BUSY set (cores), first waits up to QUIET_WAIT_S [300] for the
+# rest of the machine to be that quiet.
 paced_start_server() {
   local tag=$1 mode=$2
+  if [[ -n ${QUIET_MAX_BUSY:-} ]]; then
+    "${paced_helper[@]}" quiet --max-busy "$QUIET_MAX_BUSY" --wait "${QUIET_WAIT_S:-300}"
+  fi
   shift 2
   local args=(--tpot-ms "$TPOT_MS" --ttft-ms "$TTFT_MS")
   [[ $mode == staggered ]] && args+=(--staggered)

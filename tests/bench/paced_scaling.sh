@@ -17,6 +17,7 @@
 #   TPOT_MS [10]  TTFT_MS [10]
 #   SERVER_CPUS [the first half of the CPUs]  CLIENT_CPUS [the other half]
 #   SERVER_THREADS [as many as SERVER_CPUS]
+#   QUIET_MAX_BUSY, QUIET_WAIT_S: wait for a quiet machine before each run
 #   BUDGET_S [540]: no run starts once this much time has passed (the lead's
 #               device command has 10 minutes), RUN_TIMEOUT_S [150] per run
 # Writes OUT_DIR/results.jsonl, OUT_DIR/table.md (also printed), machine.txt,
