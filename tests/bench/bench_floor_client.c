@@ -62,6 +62,10 @@ static int uniform(int len, double ratio) {
   return lo + (int)(rng_next() % (uint64_t)(len - lo + 1));
 }
 
+static bool send_request(int ep, struct conn *c);
+
+/* Connects and, where the connect is done at once (loopback), sends the
+ * request in the same pass, as servetop does. */
 static void conn_start(int ep, struct conn *c, struct req *r) {
   c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int one = 1;
@@ -76,9 +80,11 @@ static void conn_start(int ep, struct conn *c, struct req *r) {
   }
   struct epoll_event ev = {.events = EPOLLOUT | EPOLLIN, .data.ptr = c};
   epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev);
+  send_request(ep, c);
 }
 
-static void send_request(int ep, struct conn *c) {
+/* Sends the request; false while the connect is not done yet. */
+static bool send_request(int ep, struct conn *c) {
   struct req *r = c->req;
   struct sbuf body = {0}, msg = {0};
   sbuf_printf(&body, "{\"model\":\"%s\",\"prompt\":[", model);
@@ -91,15 +97,22 @@ static void send_request(int ep, struct conn *c) {
                     "Content-Length: %zu\r\n\r\n",
               inet_ntoa(server.sin_addr), body.len);
   sbuf_append(&msg, body.data, body.len);
-  if (send(c->fd, msg.data, msg.len, MSG_NOSIGNAL) != (ssize_t)msg.len) {
+  size_t want = msg.len;
+  ssize_t n = send(c->fd, msg.data, want, MSG_NOSIGNAL);
+  int e = errno;
+  sbuf_free(&body);
+  sbuf_free(&msg);
+  if (n < 0 && (e == EAGAIN || e == ENOTCONN || e == EINPROGRESS))
+    return false;
+  if (n != (ssize_t)want) {
+    errno = e;
     perror("bench_floor_client: send");
     exit(1);
   }
-  sbuf_free(&body);
-  sbuf_free(&msg);
   c->sent = true;
   struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
   epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+  return true;
 }
 
 /* Token events: "data: {" lines with a non-empty choices list. */

@@ -30,6 +30,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/net_tstamp.h>
 #include <netinet/in.h>
@@ -712,6 +713,14 @@ int main(int argc, char **argv) {
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
     nofile.rlim_cur = nofile.rlim_max;
     setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+  /* Grow the descriptor table now, while single-threaded: grown later by an
+   * accept() with the loops running, the kernel waits an RCU grace period
+   * (10-20 ms on a VM) and every stream stalls. */
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, (int)(nofile.rlim_cur - 1 < 65535 ? nofile.rlim_cur - 1 : 65535));
+    if (fd >= 0)
+      close(fd);
   }
   sigset_t sigs;
   sigemptyset(&sigs);

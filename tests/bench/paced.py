@@ -34,7 +34,8 @@ _comms = {}
 
 
 def task_times(pid):
-    """{tid: (comm, ns on CPU)} for every live thread of pid (a thread's name
+    """{tid: (comm, ns on CPU, ns runnable but waiting for a CPU)} for every
+    live thread of pid (a thread's name
     is read only in its first samples: the sampler shares a core with the
     server)."""
     out = {}
@@ -46,7 +47,7 @@ def task_times(pid):
     for tid in tids:
         try:
             with open(f"{base}/{tid}/schedstat") as f:
-                ns = int(f.read().split()[0])
+                ns, wait_ns = (int(x) for x in f.read().split()[:2])
             comm, seen = _comms.get((pid, tid), (None, 0))
             if seen < 5:  # a new thread may still be renaming itself
                 with open(f"{base}/{tid}/comm") as f:
@@ -54,7 +55,7 @@ def task_times(pid):
             _comms[(pid, tid)] = (comm, seen + 1)
         except (OSError, ValueError, IndexError):
             continue
-        out[int(tid)] = (comm, ns)
+        out[int(tid)] = (comm, ns, wait_ns)
     return out
 
 
@@ -109,10 +110,10 @@ def cmd_run(args):
                 proc.terminate()
                 deadline = float("inf")
             wall = time.time()
-            out.write(f"{wall:.6f} machine 0 0 all {machine_busy_ns():.0f}\n")
+            out.write(f"{wall:.6f} machine 0 0 all {machine_busy_ns():.0f} 0\n")
             for role, pid in watched:
-                for tid, (comm, ns) in task_times(pid).items():
-                    out.write(f"{wall:.6f} {role} {pid} {tid} {comm} {ns}\n")
+                for tid, (comm, ns, wait_ns) in task_times(pid).items():
+                    out.write(f"{wall:.6f} {role} {pid} {tid} {comm} {ns} {wait_ns}\n")
             if done:
                 break
             time.sleep(args.interval)
@@ -155,17 +156,19 @@ def read_trace(path):
 
 
 def read_samples(path):
-    """{(role, tid): [(wall, ns)]} and {(role, tid): comm}."""
-    series, comms = {}, {}
+    """{(role, tid): [(wall, ns)]}, the same for the time waiting to run, and
+    {(role, tid): comm}."""
+    series, waits, comms = {}, {}, {}
     with open(path) as f:
         for line in f:
             p = line.split()
-            if len(p) != 6:
+            if len(p) != 7:
                 continue
             key = (p[1], int(p[3]))
             series.setdefault(key, []).append((float(p[0]), int(p[5])))
+            waits.setdefault(key, []).append((float(p[0]), int(p[6])))
             comms[key] = p[4]
-    return series, comms
+    return series, waits, comms
 
 
 def cpu_between(points, t0, t1):
@@ -234,7 +237,7 @@ def cmd_report(args):
     dur = float(res["duration"])
     t0 = float(res["benchmark_start_time_unix"])
     t1 = t0 + dur
-    series, comms = read_samples(args.samples)
+    series, waits, comms = read_samples(args.samples)
     cpu = {"client": 0.0, "server": 0.0, "machine": 0.0}
     busiest = {"client": 0.0, "server": 0.0, "machine": 0.0}
     for key, pts in series.items():
@@ -243,6 +246,9 @@ def cmd_report(args):
         busiest[key[0]] = max(busiest[key[0]], ns)
     loop_ns = [cpu_between(p, t0, t1) for k, p in series.items()
                if k[0] == "client" and comms[k] == "st-loadgen"]
+    # Time the client's threads were ready to run but another task had their
+    # CPU: the shared machine's part of every client-side delay.
+    client_wait_ns = sum(cpu_between(p, t0, t1) for k, p in waits.items() if k[0] == "client")
     out = {
         "label": args.label, "client": args.client, "point": args.point,
         "streams": res.get("max_concurrency"), "completed": res.get("completed"),
@@ -255,6 +261,7 @@ def cmd_report(args):
         "client_loop_threads_core_use": [ns / 1e9 / dur for ns in loop_ns] if dur > 0 else [],
         "server_core_use": cpu["server"] / 1e9 / dur if dur > 0 else 0,
         "server_busiest_thread_core_use": busiest["server"] / 1e9 / dur if dur > 0 else 0,
+        "client_wait_ms_per_s": client_wait_ns / 1e6 / dur if dur > 0 else 0,
         "others_cores": max(0.0, cpu["machine"] - cpu["client"] - cpu["server"]) / 1e9 / dur
         if dur > 0 else 0,
         "server_threads": meta.get("threads"), "server_mode": meta.get("mode"),
@@ -304,7 +311,8 @@ def cmd_table(args):
             ("abs ITL err p99 ms", ".3f", lambda r: r["itl_abs_err_ms_p99"]),
             ("server core", ".2f", lambda r: r["server_core_use"]),
             ("server late p99 µs", ".0f", lambda r: (r["server_late_us"] or {}).get("p99", nan)),
-            ("other load (cores)", ".2f", lambda r: r.get("others_cores", nan))]
+            ("other load (cores)", ".2f", lambda r: r.get("others_cores", nan)),
+            ("client waited ms/s", ".1f", lambda r: r.get("client_wait_ms_per_s", nan))]
     limits = {}
     for key, rs in rows.items():
         names = sorted({r.get("limit", "?") for r in rs})
