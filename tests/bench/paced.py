@@ -186,21 +186,31 @@ def cpu_between(points, t0, t1):
 
 
 # A side is the limit when it could not keep up: the server when it wrote
-# tokens more than 1 ms after they were due (p99) or one of its threads was
+# tokens later than half a token interval after they were due (p99; a
+# batching server writes a step's tokens one after another, so lateness up to
+# the time one step's writes take is its normal work) or one of its threads was
 # busy more than 90% of the run; the client when one of its loop threads (any
-# thread, for a client without named loops) was busy more than 90%.
-LATE_LIMIT_US = 1000
+# thread, for a client without named loops) was busy more than 90%; the
+# machine when the client's threads waited for a CPU more than 50 ms per
+# second (other processes had its core).
 BUSY_LIMIT = 0.9
+WAIT_LIMIT_MS_PER_S = 50
+
+
+def late_limit_us(r):
+    return max(1000.0, (r.get("server_tpot_ms") or 0) * 1000 / 2)
 
 
 def limit_of(r):
     sides = []
     late = (r.get("server_late_us") or {}).get("p99", 0)
-    if late > LATE_LIMIT_US or r["server_busiest_thread_core_use"] > BUSY_LIMIT:
+    if late > late_limit_us(r) or r["server_busiest_thread_core_use"] > BUSY_LIMIT:
         sides.append("server")
     loops = r["client_loop_threads_core_use"] or [r["client_busiest_thread_core_use"]]
     if max(loops) > BUSY_LIMIT:
         sides.append("client")
+    if r.get("client_wait_ms_per_s", 0) > WAIT_LIMIT_MS_PER_S:
+        sides.append("machine")
     return "+".join(sides) or "neither"
 
 
@@ -265,6 +275,7 @@ def cmd_report(args):
         "others_cores": max(0.0, cpu["machine"] - cpu["client"] - cpu["server"]) / 1e9 / dur
         if dur > 0 else 0,
         "server_threads": meta.get("threads"), "server_mode": meta.get("mode"),
+        "server_tpot_ms": meta.get("tpot_ms"),
         "server_late_us": meta.get("late_us"),
         "server_read_delay_us_p99": percentile(
             sorted(r["read_ns"] / 1e3 for r in reqs.values()), 99),
@@ -315,7 +326,7 @@ def cmd_table(args):
             ("client waited ms/s", ".1f", lambda r: r.get("client_wait_ms_per_s", nan))]
     limits = {}
     for key, rs in rows.items():
-        names = sorted({r.get("limit", "?") for r in rs})
+        names = sorted({limit_of(r) for r in rs})
         limits[key] = "/".join(names)
     print("| point | client | runs | " + " | ".join(c for c, _, _ in cols) + " | limit |")
     print("|---" * (len(cols) + 4) + "|")
@@ -324,8 +335,9 @@ def cmd_table(args):
               " | ".join(med([fn(r) for r in rs], fmt) for _, fmt, fn in cols) +
               f" | {limits[(point, client)]} |")
     print("\nmedian (min–max) over the runs; errors are client minus server truth; limit: which side "
-          f"could not keep up (server: writes > {LATE_LIMIT_US} µs late at p99 or a thread > "
-          f"{BUSY_LIMIT:.0%} busy; client: a loop thread > {BUSY_LIMIT:.0%} busy)")
+          "could not keep up (server: writes later than half a token interval, at least 1 ms, at "
+          f"p99 or a thread > {BUSY_LIMIT:.0%} busy; client: a loop thread > {BUSY_LIMIT:.0%} busy; "
+          f"machine: the client waited for its CPU > {WAIT_LIMIT_MS_PER_S} ms/s)")
 
 
 def main():
