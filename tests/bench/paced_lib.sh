@@ -74,7 +74,7 @@ paced_machine() { # FILE: what the machine was and how busy
     echo "# $(date -u +%FT%TZ) $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')),"
     echo "# $(uname -sr), $(curl-config --version 2>/dev/null || echo 'libcurl ?'), server CPUs $server_cpus"
     echo "# uptime: $(uptime)"
-    top -bn1 | head -15
+    { top -bn1 2>/dev/null || ps -eo pid,pcpu,comm --sort=-pcpu 2>/dev/null; } | head -15 || true
   } >"$1"
   head -3 "$1"
 }
