@@ -2,9 +2,11 @@
  *
  * N worker threads, each one epoll loop driving its own libcurl multi handle
  * through the multi-socket interface (curl_multi_socket_action with
- * CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION and timerfd timers). The loops
- * do nothing but network work and timestamping (CLOCK_MONOTONIC, taken in
- * libcurl's write callback when the bytes are handed over). Every request
+ * CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION; libcurl's timeout is the
+ * epoll_wait timeout). The loops do nothing but network work and timestamping
+ * (CLOCK_MONOTONIC: the bytes of a read get the moment epoll_wait reported
+ * their socket ready, so the loop's own delay before it reaches a socket is not
+ * in them; later reads of the same socket action, when libcurl hands them over). Every request
  * leaves one compact struct lg_record; figures are computed after the run
  * (results module) from all samples.
  *
@@ -240,8 +242,10 @@ struct lg_result {
   bool reuse_connections;
   uint64_t events;             /* SSE lines handled by the loops */
   uint64_t body_bytes;         /* response body bytes */
-  /* Client-added delay: from epoll_wait returning to the write callback that
-   * timestamps the bytes, µs, one sample per callback (approximate histogram). */
+  /* How long after epoll_wait returned the loop got to the bytes (the write
+   * callback), µs, one sample per callback (approximate histogram). The first
+   * read of a socket action is stamped at the epoll return, so this delay is
+   * not in its timestamps. */
   struct live_hist callback_delay;
 };
 /* Bytes the records hold (structs + gap arrays + detail strings). */
