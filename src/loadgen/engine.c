@@ -47,13 +47,12 @@ struct xfer {
   int64_t now_ns;           /* timestamp of the bytes being parsed */
   uint32_t gaps_cap;
   uint32_t n_token_chunks;
-  /* Live window: this request's token chunks per second of the window
-   * (index second % LG_LIVE_WINDOW_S; -1 unused) and the tokens counted for
-   * them so far, settled when it ends (live_settle). */
+  /* Live window: this request's token chunks that carry a token, per
+   * second of the window (index second % LG_LIVE_WINDOW_S; -1 unused),
+   * pending until it ends (live_settle). */
   int64_t live_second[LG_LIVE_WINDOW_S];
   uint32_t live_chunks[LG_LIVE_WINDOW_S];
-  uint32_t live_counted[LG_LIVE_WINDOW_S];
-  uint32_t live_counted_total; /* over every chunk, for the point's count */
+  uint32_t live_chunks_total;  /* over the whole request */
   bool status_checked;
   bool parse_failed;
   struct lg_sse sse;
@@ -72,7 +71,8 @@ struct live_lat {
 struct live_second {
   int64_t second;           /* since start; -1: unused */
   int64_t completed;
-  double tokens;            /* output tokens by chunk arrival (lg_live) */
+  double settled;           /* output tokens of ended requests by chunk arrival (lg_live) */
+  int64_t pending;          /* token-carrying chunks of requests still streaming */
   struct live_lat lat;
 };
 
@@ -87,7 +87,9 @@ struct live_accept {
 struct worker_published {
   int64_t dispatched, completed, failed, in_flight, output_tokens, input_tokens;
   int64_t window_completed;
-  double window_tokens, window_s, point_tokens;
+  double window_settled, window_s, point_settled;
+  int64_t window_pending, point_pending, ratio_chunks;
+  double ratio_tokens;
   int64_t window_from_s;
   struct live_lat window, point;
   struct live_accept accept;
@@ -117,7 +119,10 @@ struct lg_worker {
   struct live_second live[LG_LIVE_WINDOW_S];
   struct live_lat window;    /* sum of the live slots' latencies */
   struct live_lat point;     /* every completed request of the run */
-  double point_tokens;       /* output tokens by chunk arrival, the run so far */
+  double point_settled;      /* tokens of the completed requests */
+  int64_t point_pending;     /* chunks of the requests streaming now */
+  double ratio_tokens;       /* completed requests: tokens / their token-carrying chunks */
+  int64_t ratio_chunks;
   struct live_accept accept;
   pthread_mutex_t pub_mu;
   struct worker_published pub;
@@ -215,7 +220,8 @@ static void live_slot_expire(struct lg_worker *w, struct live_second *slot) {
   }
   slot->second = -1;
   slot->completed = 0;
-  slot->tokens = 0;
+  slot->settled = 0;
+  slot->pending = 0;
 }
 
 static int64_t live_second_of(const struct lg_worker *w, int64_t t_ns) {
@@ -234,33 +240,43 @@ static struct live_second *live_slot_at(struct lg_worker *w, int64_t t_ns) {
   return slot;
 }
 
-/* A token chunk arrived: counted now as `counted` tokens (1, or 0 for a
- * finish-only chunk without text), settled when the request ends. */
-static void live_chunk(struct xfer *x, uint32_t counted) {
+/* A token chunk arrived; `carries` is false for a finish-only chunk without
+ * text (llama.cpp's last one). It is pending until the request ends. */
+static void live_chunk(struct xfer *x, bool carries) {
+  if (!carries)
+    return;
   struct live_second *slot = live_slot_at(x->worker, x->now_ns);
   int i = (int)(slot->second % LG_LIVE_WINDOW_S);
   if (x->live_second[i] != slot->second) {
     x->live_second[i] = slot->second;
-    x->live_chunks[i] = x->live_counted[i] = 0;
+    x->live_chunks[i] = 0;
   }
   x->live_chunks[i]++;
-  x->live_counted[i] += counted;
-  x->live_counted_total += counted;
-  slot->tokens += counted;
-  x->worker->point_tokens += counted;
+  x->live_chunks_total++;
+  slot->pending++;
+  x->worker->point_pending++;
 }
 
-/* The request ended: each of its chunks still in the window now counts
- * tokens_per_chunk (output tokens / token chunks; 0 for a failure), as the
- * result's time_series spreads them. */
-static void live_settle(struct lg_worker *w, struct xfer *x, double tokens_per_chunk) {
+/* The request ended: its output tokens (0 for a failure) are spread evenly
+ * over its token-carrying chunks, as the result's time_series spreads them,
+ * into the seconds still in the window. */
+static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_tokens) {
+  double per_chunk =
+      x->live_chunks_total > 0 ? (double)output_tokens / (double)x->live_chunks_total : 0.0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
-    if (x->live_second[i] >= 0 && w->live[i].second == x->live_second[i])
-      w->live[i].tokens += tokens_per_chunk * x->live_chunks[i] - x->live_counted[i];
+    if (x->live_second[i] >= 0 && w->live[i].second == x->live_second[i]) {
+      w->live[i].pending -= x->live_chunks[i];
+      w->live[i].settled += per_chunk * x->live_chunks[i];
+    }
     x->live_second[i] = -1;
   }
-  w->point_tokens += tokens_per_chunk * x->n_token_chunks - x->live_counted_total;
-  x->live_counted_total = 0;
+  w->point_pending -= x->live_chunks_total;
+  w->point_settled += (double)output_tokens;
+  if (output_tokens > 0 && x->live_chunks_total > 0) {
+    w->ratio_tokens += (double)output_tokens;
+    w->ratio_chunks += x->live_chunks_total;
+  }
+  x->live_chunks_total = 0;
 }
 
 static void live_record_us(struct lg_worker *w, struct live_second *slot, int metric,
@@ -298,15 +314,16 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   int64_t first = now_second - (LG_LIVE_WINDOW_S - 1); /* oldest second of the window */
   if (first < 0)
     first = 0;
-  int64_t window_completed = 0;
-  double window_tokens = 0;
+  int64_t window_completed = 0, window_pending = 0;
+  double window_settled = 0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
     struct live_second *slot = &w->live[i];
     if (slot->second >= 0 && slot->second < first) {
       live_slot_expire(w, slot);
     } else if (slot->second >= 0) {
       window_completed += slot->completed;
-      window_tokens += slot->tokens;
+      window_settled += slot->settled;
+      window_pending += slot->pending;
     }
   }
   double window_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)first;
@@ -319,10 +336,14 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   p->output_tokens = w->output_tokens;
   p->input_tokens = w->input_tokens;
   p->window_completed = window_completed;
-  p->window_tokens = window_tokens;
+  p->window_settled = window_settled;
+  p->window_pending = window_pending;
   p->window_s = window_s > 0 ? window_s : 0;
   p->window_from_s = first;
-  p->point_tokens = w->point_tokens;
+  p->point_settled = w->point_settled;
+  p->point_pending = w->point_pending;
+  p->ratio_tokens = w->ratio_tokens;
+  p->ratio_chunks = w->ratio_chunks;
   p->window = w->window;
   p->point = w->point;
   p->accept = w->accept;
@@ -403,7 +424,10 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
   }
   x->n_token_chunks++;
   rec->token_chunks = x->n_token_chunks;
-  live_chunk(x, chunk.has_finish_reason && !chunk.has_text ? 0 : 1);
+  bool carries = !(chunk.has_finish_reason && !chunk.has_text);
+  rec->flags = (uint8_t)(carries ? rec->flags & ~LG_REC_LAST_CHUNK_NO_TOKEN
+                                 : rec->flags | LG_REC_LAST_CHUNK_NO_TOKEN);
+  live_chunk(x, carries);
   x->last_token_abs_ns = x->now_ns;
   if (x->worker->run->cfg.keep_text && chunk.text && !(rec->flags & LG_REC_STREAM_ERROR))
     lg_json_unescape_append(&x->detail, chunk.text, chunk.text_len);
@@ -491,7 +515,7 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   x->n_token_chunks = 0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++)
     x->live_second[i] = -1;
-  x->live_counted_total = 0;
+  x->live_chunks_total = 0;
   x->status_checked = false;
   x->parse_failed = false;
   x->errbuf[0] = '\0';
@@ -569,7 +593,7 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
     lg_sse_finish(&x->sse, on_sse_line, x);
   enum lg_failure failure = classify(x, result);
   rec->failure = (uint8_t)failure;
-  live_settle(w, x, failure == LG_OK ? (double)rec->output_tokens / x->n_token_chunks : 0.0);
+  live_settle(w, x, failure == LG_OK ? rec->output_tokens : 0);
   curl_off_t connect_us = 0;
   if (curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
     rec->connect_us = connect_us > UINT32_MAX ? UINT32_MAX : (uint32_t)connect_us;
@@ -729,7 +753,7 @@ static void cut_in_flight(struct lg_worker *w) {
     struct xfer *x = w->active[w->n_active - 1];
     curl_multi_remove_handle(w->multi, x->easy);
     struct lg_record *rec = x->rec;
-    live_settle(w, x, 0.0);
+    live_settle(w, x, 0);
     w->in_flight--;
     w->failed++;
     rec->failure = LG_FAIL_INTERRUPTED;
@@ -1067,21 +1091,38 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   struct worker_published *sum = xcalloc(1, sizeof(*sum));
   bool all_finished = true;
   struct worker_published *p = xmalloc(sizeof(*p));
+  /* Pending chunks count one token while the point's first window fills
+   * (never above the truth there), then the point's tokens per chunk so far:
+   * the ratio over every loop, read first. */
+  double ratio_tokens = 0;
+  int64_t ratio_chunks = 0;
+  for (int i = 0; i < run->n_workers; i++) {
+    struct lg_worker *w = &run->workers[i];
+    pthread_mutex_lock(&w->pub_mu);
+    ratio_tokens += w->pub.ratio_tokens;
+    ratio_chunks += w->pub.ratio_chunks;
+    pthread_mutex_unlock(&w->pub_mu);
+  }
+  double mean_per_chunk = ratio_chunks > 0 ? ratio_tokens / (double)ratio_chunks : 1.0;
+  double per_chunk = 1.0;
   for (int i = 0; i < run->n_workers; i++) {
     struct lg_worker *w = &run->workers[i];
     pthread_mutex_lock(&w->pub_mu);
     memcpy(p, &w->pub, sizeof(*p));
     pthread_mutex_unlock(&w->pub_mu);
+    if (i == 0 && p->window_s >= LG_LIVE_WINDOW_S - 1)
+      per_chunk = mean_per_chunk;
     sum->dispatched += p->dispatched;
     sum->completed += p->completed;
     sum->failed += p->failed;
     sum->in_flight += p->in_flight;
     sum->output_tokens += p->output_tokens;
     sum->input_tokens += p->input_tokens;
-    sum->point_tokens += p->point_tokens;
+    sum->point_settled += p->point_settled + per_chunk * (double)p->point_pending;
     /* each loop's rate over its own window (their publishes differ by < 100 ms) */
     if (p->window_s > 0) {
-      out->window_output_tok_per_s += p->window_tokens / p->window_s;
+      out->window_output_tok_per_s +=
+          (p->window_settled + per_chunk * (double)p->window_pending) / p->window_s;
       out->window_req_per_s += (double)p->window_completed / p->window_s;
     }
     for (int m = 0; m < LAT_N; m++) {
@@ -1116,7 +1157,7 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   out->window_s = sum->window_s;
   out->window_from_s = (double)sum->window_from_s;
   if (out->elapsed_s > 0) /* settled, the sum is the completed requests' tokens */
-    out->point_output_tok_per_s = (all_finished ? (double)sum->output_tokens : sum->point_tokens) /
+    out->point_output_tok_per_s = (all_finished ? (double)sum->output_tokens : sum->point_settled) /
                                   out->elapsed_s;
   live_latencies(&out->window, &sum->window);
   live_latencies(&out->point, &sum->point);

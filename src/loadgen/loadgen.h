@@ -203,7 +203,9 @@ enum {
   LG_REC_USAGE_SEEN = 1u << 0,   /* a usage object with completion_tokens arrived */
   LG_REC_STREAM_ERROR = 1u << 1, /* a `data: {"error": ...}` line arrived */
   LG_REC_FINISH_SEEN = 1u << 2,  /* a choice carried a finish_reason */
-  LG_REC_USAGE_NO_COUNT = 1u << 3/* the last usage object had no completion_tokens */
+  LG_REC_USAGE_NO_COUNT = 1u << 3,/* the last usage object had no completion_tokens */
+  LG_REC_LAST_CHUNK_NO_TOKEN = 1u << 4 /* the last token chunk was finish-only, without text
+                                           (llama.cpp's): it carries no token */
 };
 
 /* One request, as compact as the figures allow (88 bytes + 4 per chunk gap).
@@ -266,13 +268,17 @@ struct lg_live_latencies {
  * so far when it is shorter; window_s is the time that covers, and every
  * window rate is divided by it -- never by a shorter span, so a window that
  * is not full yet is not inflated. Window output tokens are counted where
- * their chunks arrived, as the result's time_series does: a request's tokens
- * spread evenly over its token chunks once it completes; while it streams,
- * each chunk counts one token (a finish-only chunk without text none), the
- * difference settled when it ends (a failed request's chunks then count 0).
- * So with one token per chunk the window is exact at every moment; with more
- * (speculative decoding, stream intervals) it lags below the truth by the
- * tokens in flight and never above.
+ * their chunks arrived, as the result's time_series does: a completed
+ * request's tokens spread evenly over its token-carrying chunks (not a
+ * finish-only chunk without text); a failed request's count 0. A chunk of a
+ * request still streaming counts one token while the point's first window
+ * fills (window_s < LG_LIVE_WINDOW_S - 1), then the point's mean tokens per
+ * chunk so far (completed requests' tokens / their chunks). So with one
+ * token per chunk (llama.cpp, SGLang's default stream interval without
+ * speculative decoding) the window is exact at every moment; with more
+ * (speculative decoding) it is below the truth, never above, while the
+ * first window fills, and then off by the in-flight requests' deviation
+ * from the mean. A stream that later fails counts until it fails.
  *
  * Latency percentiles come from log-linear histograms: each is the value of
  * the ceil(p/100 * n)-th sample to within 1/128 (0.8%); final results never

@@ -1,5 +1,5 @@
 /* measure: one measured point -- the single pipeline behind `servetop bench`
- * (and, next, `servetop run`). In order, on the calling thread:
+ * and `servetop run`. In order, on the calling thread:
  *
  *   prompts   the server's tokenizer endpoints probed; the reference's prompts
  *             built through them (or, where the server has none, token-id

@@ -188,11 +188,15 @@ static void compute_seconds(const struct lg_result *run, struct results_metrics 
     ttfts[n_ttft++] = (struct second_value){(int64_t)sc, (double)r->ttft_ns / 1e6};
     if (r->output_tokens > 1)
       tpots[n_tpot++] = (struct second_value){(int64_t)sc, record_tpot_s(r) * 1e3};
-    /* Tokens by chunk arrival, a request's tokens spread evenly over its chunks. */
-    double per_chunk = (double)r->output_tokens / (double)(r->n_chunk_gaps + 1);
+    /* Tokens by chunk arrival, a request's tokens spread evenly over its
+     * token-carrying chunks (a finish-only last chunk without text has none). */
+    uint32_t n_chunks = r->n_chunk_gaps + 1;
+    uint32_t carrying = (r->flags & LG_REC_LAST_CHUNK_NO_TOKEN) && n_chunks > 1 ? n_chunks - 1
+                                                                               : n_chunks;
+    double per_chunk = (double)r->output_tokens / (double)carrying;
     double carried = 0;
     int64_t t_ns = r->dispatch_ns + r->ttft_ns;
-    for (uint32_t c = 0; c <= r->n_chunk_gaps; c++) {
+    for (uint32_t c = 0; c < carrying; c++) {
       if (c > 0)
         t_ns += (int64_t)r->chunk_gaps_us[c - 1] * 1000;
       size_t st = (size_t)(t_ns / 1000000000);

@@ -16,7 +16,7 @@
  *    SNAP_WINDOW_S - 1 whole seconds before it (or the point so far when
  *    shorter: span_s says how long, and rates divide by it); "run" figures
  *    cover the current measurement point from its first dispatch, live while
- *    it runs and the saved result's own values once it has ended (`exact`);
+ *    it runs and the saved result's own values once it has ended (snap_latency.run_exact);
  *  - when a point ends, every figure of it (counts, throughput, latency,
  *    acceptance) is replaced by the saved result's, and stays until the next
  *    point starts: the last picture of a point is its result;
