@@ -1091,27 +1091,33 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   struct worker_published *sum = xcalloc(1, sizeof(*sum));
   bool all_finished = true;
   struct worker_published *p = xmalloc(sizeof(*p));
-  /* Pending chunks count one token while the point's first window fills
-   * (never above the truth there), then the point's tokens per chunk so far:
-   * the ratio over every loop, read first. */
+  /* First the small parts: the window of the latest publish (every rate is
+   * over it) and the point's tokens per chunk. Pending chunks count one token
+   * while the first window fills (never above the truth there), then that
+   * mean. */
   double ratio_tokens = 0;
   int64_t ratio_chunks = 0;
   for (int i = 0; i < run->n_workers; i++) {
-    struct lg_worker *w = &run->workers[i];
-    pthread_mutex_lock(&w->pub_mu);
-    ratio_tokens += w->pub.ratio_tokens;
-    ratio_chunks += w->pub.ratio_chunks;
-    pthread_mutex_unlock(&w->pub_mu);
+    struct worker_published *q = &run->workers[i].pub;
+    pthread_mutex_lock(&run->workers[i].pub_mu);
+    ratio_tokens += q->ratio_tokens;
+    ratio_chunks += q->ratio_chunks;
+    if (i == 0 || (double)q->window_from_s + q->window_s >
+                      (double)sum->window_from_s + sum->window_s) {
+      sum->window_s = q->window_s;
+      sum->window_from_s = q->window_from_s;
+    }
+    pthread_mutex_unlock(&run->workers[i].pub_mu);
   }
-  double mean_per_chunk = ratio_chunks > 0 ? ratio_tokens / (double)ratio_chunks : 1.0;
-  double per_chunk = 1.0;
+  double per_chunk = sum->window_s >= LG_LIVE_WINDOW_S - 1 && ratio_chunks > 0
+                         ? ratio_tokens / (double)ratio_chunks
+                         : 1.0;
+  double window_tokens = 0, window_completed = 0;
   for (int i = 0; i < run->n_workers; i++) {
     struct lg_worker *w = &run->workers[i];
     pthread_mutex_lock(&w->pub_mu);
     memcpy(p, &w->pub, sizeof(*p));
     pthread_mutex_unlock(&w->pub_mu);
-    if (i == 0 && p->window_s >= LG_LIVE_WINDOW_S - 1)
-      per_chunk = mean_per_chunk;
     sum->dispatched += p->dispatched;
     sum->completed += p->completed;
     sum->failed += p->failed;
@@ -1119,12 +1125,14 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     sum->output_tokens += p->output_tokens;
     sum->input_tokens += p->input_tokens;
     sum->point_settled += p->point_settled + per_chunk * (double)p->point_pending;
-    /* each loop's rate over its own window (their publishes differ by < 100 ms) */
-    if (p->window_s > 0) {
-      out->window_output_tok_per_s +=
-          (p->window_settled + per_chunk * (double)p->window_pending) / p->window_s;
-      out->window_req_per_s += (double)p->window_completed / p->window_s;
-    }
+    /* A loop's window starting in the same second is inside the latest one
+     * (it misses at most its last 100 ms, or nothing once it has exited);
+     * one that started a second earlier counts at its own rate. */
+    double tokens = p->window_settled + per_chunk * (double)p->window_pending;
+    double scale = p->window_from_s == sum->window_from_s || p->window_s <= 0
+                       ? 1.0 : sum->window_s / p->window_s;
+    window_tokens += tokens * scale;
+    window_completed += (double)p->window_completed * scale;
     for (int m = 0; m < LAT_N; m++) {
       live_hist_add(&sum->window.h[m], &p->window.h[m]);
       live_hist_add(&sum->point.h[m], &p->point.h[m]);
@@ -1135,12 +1143,6 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     sum->accept.rate_sum += p->accept.rate_sum;
     for (int k = 0; k < LG_ACCEPT_BINS; k++)
       sum->accept.bins[k] += p->accept.bins[k];
-    /* the window of the latest publish */
-    if (i == 0 || (double)p->window_from_s + p->window_s >
-                      (double)sum->window_from_s + sum->window_s) {
-      sum->window_s = p->window_s;
-      sum->window_from_s = p->window_from_s;
-    }
     all_finished = all_finished && p->finished;
   }
   out->total = (int64_t)run->cfg.n_prompts;
@@ -1156,6 +1158,10 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   out->elapsed_s = (double)(until_ns - run->start_ns) / 1e9;
   out->window_s = sum->window_s;
   out->window_from_s = (double)sum->window_from_s;
+  if (sum->window_s > 0) {
+    out->window_output_tok_per_s = window_tokens / sum->window_s;
+    out->window_req_per_s = window_completed / sum->window_s;
+  }
   if (out->elapsed_s > 0) /* settled, the sum is the completed requests' tokens */
     out->point_output_tok_per_s = (all_finished ? (double)sum->output_tokens : sum->point_settled) /
                                   out->elapsed_s;
