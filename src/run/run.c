@@ -255,6 +255,17 @@ static void set_rates(struct snap_rates *r, double span_s, double output_tokens,
   r->req_per_s = span_s > 0 ? requests / span_s : 0;
 }
 
+/* llama.cpp's per-request acceptance (struct snap_request_accept). */
+static void set_request_accept(struct snap_request_accept *pr, int64_t requests,
+                               int64_t draft_tokens, int64_t accepted_tokens, double mean_rate) {
+  pr->valid = requests > 0 && draft_tokens > 0;
+  pr->requests = requests;
+  pr->draft_tokens = draft_tokens;
+  pr->accepted_tokens = accepted_tokens;
+  pr->rate_frac = pr->valid ? (double)accepted_tokens / (double)draft_tokens : 0;
+  pr->mean_rate_frac = pr->valid ? mean_rate : 0;
+}
+
 static void fill_load_part(struct run *run, const struct lg_live *live) {
   struct snap_run *s = &run->snap;
   s->progress.done = live->completed;
@@ -286,14 +297,12 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
     copy_latency(&rows[i]->window, win[i]);
     copy_latency(&rows[i]->run, pt[i]);
   }
-  struct snap_request_accept *pr = &s->spec.per_request;
-  pr->valid = live->accept_requests > 0 && live->accept_draft_tokens > 0;
-  pr->requests = live->accept_requests;
-  pr->draft_tokens = live->accept_draft_tokens;
-  pr->accepted_tokens = live->accept_accepted_tokens;
-  pr->rate_frac = pr->valid ? (double)pr->accepted_tokens / (double)pr->draft_tokens : 0;
-  pr->mean_rate_frac = pr->valid ? live->accept_rate_sum / (double)pr->requests : 0;
-  memcpy(pr->rate_bins, live->accept_rate_bins, sizeof(pr->rate_bins));
+  set_request_accept(&s->spec.per_request, live->accept_requests, live->accept_draft_tokens,
+                     live->accept_accepted_tokens,
+                     live->accept_requests > 0 ? live->accept_rate_sum / (double)live->accept_requests
+                                               : 0);
+  memcpy(s->spec.per_request.rate_bins, live->accept_rate_bins,
+         sizeof(s->spec.per_request.rate_bins));
 }
 
 void run_publish(struct run *run) {
@@ -331,13 +340,9 @@ static void fill_from_result(struct run *run, const struct measure_result *res) 
   s->latency.run_exact = true;
   s->latency.tokens_per_chunk_valid = m->tokens_per_chunk.n > 0;
   s->latency.tokens_per_chunk_mean = m->tokens_per_chunk.mean_ms; /* unitless here */
-  struct snap_request_accept *pr = &s->spec.per_request;
-  pr->valid = m->accept_requests > 0 && m->accept_draft_tokens > 0;
-  pr->requests = m->accept_requests;
-  pr->draft_tokens = m->accept_draft_tokens;
-  pr->accepted_tokens = m->accept_accepted_tokens;
-  pr->rate_frac = pr->valid ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens : 0;
-  pr->mean_rate_frac = pr->valid ? m->accept_rate.mean_ms : 0; /* unitless here */
+  /* the bins stay the last live ones: the same requests, the same rule */
+  set_request_accept(&s->spec.per_request, m->accept_requests, m->accept_draft_tokens,
+                     m->accept_accepted_tokens, m->accept_rate.mean_ms /* unitless here */);
   const struct sig_summary *sig = &res->signals;
   if (res->have_signals && sig->accept_length_valid) {
     double span_s = (double)(sig->last_mono_ns - sig->first_mono_ns) / 1e9;
