@@ -129,16 +129,33 @@ static void format_ms(char *buf, size_t len, const struct snap_percentiles *p) {
     snprintf(buf, len, "-");
 }
 
-static void print_status_line(FILE *out, const char *tag, const struct snap_run *s) {
+/* The point's figures: live while it is measured, the saved result's once
+ * it has ended (result: the line printed when a point ends). */
+static void print_point_figures(FILE *out, const struct snap_run *s, bool result) {
   char ttft[32], tpot[32];
-  format_ms(ttft, sizeof(ttft), &s->latency.ttft.window);
-  format_ms(tpot, sizeof(tpot), &s->latency.tpot.window);
+  format_ms(ttft, sizeof(ttft), &s->latency.ttft.run);
+  format_ms(tpot, sizeof(tpot), &s->latency.tpot.run);
+  fprintf(out, " c=%d %lld/%lld done %lld failed", s->concurrency.target,
+          (long long)s->progress.done, (long long)s->progress.total,
+          (long long)s->progress.failed);
+  if (result)
+    fprintf(out, " in %.1fs | out %.0f tok/s", s->progress.elapsed_s,
+            s->throughput.run.output_tok_per_s);
+  else
+    fprintf(out, " | out %.0f tok/s (%.0fs), %.0f (point)", s->throughput.window.output_tok_per_s,
+            s->throughput.window_span_s, s->throughput.run.output_tok_per_s);
+  fprintf(out, " | TTFT p50 %s ms | TPOT p50 %s ms", ttft, tpot);
+  if (s->spec.accept_length_valid)
+    fprintf(out, " | accept %.2f%s", s->spec.accept_length, s->spec.point_scoped ? "" : " (log)");
+  if (s->spec.per_request.valid)
+    fprintf(out, " | drafts accepted %.1f%%", s->spec.per_request.rate_frac * 100.0);
+}
+
+static void print_status_line(FILE *out, const char *tag, const struct snap_run *s) {
   fprintf(out, "%s[%s%s] %s", tag, s->server.engine, s->server.simulated ? " SIMULATED" : "",
           snap_run_phase_name(s->progress.phase));
   if (s->progress.phase == SNAP_PHASE_MEASURING) {
-    fprintf(out, " c=%d %lld/%lld done %lld failed | out %.0f tok/s | TTFT p50 %s ms | TPOT p50 %s ms",
-            s->concurrency.target, (long long)s->progress.done, (long long)s->progress.total,
-            (long long)s->progress.failed, s->throughput.window.output_tok_per_s, ttft, tpot);
+    print_point_figures(out, s, false);
     if (s->load.kv_usage_valid)
       fprintf(out, " | KV %.0f%%", s->load.kv_usage_frac * 100.0);
     if (s->load.running_valid)
@@ -149,15 +166,25 @@ static void print_status_line(FILE *out, const char *tag, const struct snap_run 
     if (s->load.batch_cap_valid && s->concurrency.target > s->load.batch_cap)
       fprintf(out, " | conc %d > batch cap %d: requests queue in the server",
               s->concurrency.target, s->load.batch_cap);
-    if (s->spec.accept_length_valid)
-      fprintf(out, " | accept %.2f", s->spec.accept_length);
     if (s->progress.eta_valid)
       fprintf(out, " | ETA %.0fs", s->progress.eta_s);
   } else if (s->progress.message[0]) {
     fprintf(out, ": %s", s->progress.message);
   }
+  if (s->server.crashed)
+    fputs(" | SERVER EXITED", out);
   if (s->progress.mislabelled)
     fputs(" | MISLABELLED", out);
+  fputc('\n', out);
+  fflush(out);
+}
+
+/* The line for a point that has just ended: the saved result's figures. */
+static void print_point_result(FILE *out, const char *tag, const struct snap_run *s) {
+  fprintf(out, "%s[%s%s] point %d/%d result:", tag, s->server.engine,
+          s->server.simulated ? " SIMULATED" : "", s->progress.point_index + 1,
+          s->progress.n_points);
+  print_point_figures(out, s, true);
   fputc('\n', out);
   fflush(out);
 }
@@ -221,21 +248,28 @@ static void print_outcomes_json(const struct run_outcome *outs, const char *cons
 static void watch_runs(struct run **runs, const char *const *tags, size_t n, bool quiet) {
   struct snap_run *snap = xmalloc(sizeof(*snap));
   uint64_t last_seq[2] = {0, 0};
+  bool point_over[2] = {false, false}; /* the latest picture is a point's result */
   int64_t next_print_ns = 0;
-  for (;;) {
-    bool all_done = true;
+  for (bool all_done = false; !all_done;) {
+    all_done = true;
     for (size_t i = 0; i < n; i++)
       if (!run_wait(runs[i], 0))
         all_done = false;
-    if (all_done)
-      break;
-    clock_sleep_us(100000);
-    if (quiet || clock_mono_ns() < next_print_ns)
-      continue;
-    next_print_ns = clock_mono_ns() + 1000000000LL;
-    for (size_t i = 0; i < n; i++)
-      if (run_snapshot(runs[i], snap, &last_seq[i]))
+    if (!all_done)
+      clock_sleep_us(100000);
+    bool print_now = !quiet && clock_mono_ns() >= next_print_ns;
+    if (print_now)
+      next_print_ns = clock_mono_ns() + 1000000000LL;
+    for (size_t i = 0; i < n && !quiet; i++) {
+      if (!run_snapshot(runs[i], snap, &last_seq[i]))
+        continue;
+      /* a point that has ended gets its result line at once, the last word on it */
+      if (snap->latency.run_exact && !point_over[i])
+        print_point_result(stdout, tags[i], snap);
+      point_over[i] = snap->latency.run_exact;
+      if (print_now && !all_done)
         print_status_line(stdout, tags[i], snap);
+    }
   }
   free(snap);
 }

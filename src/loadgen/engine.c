@@ -52,6 +52,12 @@ struct xfer {
   curl_socket_t connecting; /* socket libcurl waits on to finish connecting; -1: none */
   uint32_t gaps_cap;
   uint32_t n_token_chunks;
+  /* Live window: this request's token chunks that carry a token, per
+   * second of the window (index second % LG_LIVE_WINDOW_S; -1 unused),
+   * pending until it ends (live_settle). */
+  int64_t live_second[LG_LIVE_WINDOW_S];
+  uint32_t live_chunks[LG_LIVE_WINDOW_S];
+  uint32_t live_chunks_total;  /* over the whole request */
   bool status_checked;
   bool parse_failed;
   struct lg_sse sse;
@@ -60,19 +66,38 @@ struct xfer {
   struct xfer *next_free;
 };
 
+/* Live latencies, one histogram per metric. */
+enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_N };
+struct live_lat {
+  struct live_hist h[LAT_N];
+};
+
 /* A one-second slot of live figures. */
 struct live_second {
   int64_t second;           /* since start; -1: unused */
-  int64_t completed, output_tokens;
-  struct live_hist ttft, tpot, itl, e2el;
+  int64_t completed;
+  double settled;           /* output tokens of ended requests by chunk arrival (lg_live) */
+  int64_t pending;          /* token-carrying chunks of requests still streaming */
+  struct live_lat lat;
+};
+
+/* Per-request acceptance sums (llama.cpp timings). */
+struct live_accept {
+  int64_t requests, draft_tokens, accepted_tokens;
+  double rate_sum;
+  int64_t bins[LG_ACCEPT_BINS];
 };
 
 /* What a worker publishes under its mutex every 100 ms. */
 struct worker_published {
   int64_t dispatched, completed, failed, in_flight, output_tokens, input_tokens;
-  int64_t window_completed, window_output_tokens;
-  double window_span_s;
-  struct live_hist ttft, tpot, itl, e2el; /* window */
+  int64_t window_completed;
+  double window_settled, window_s, point_settled;
+  int64_t window_pending, point_pending, ratio_chunks;
+  double ratio_tokens;
+  int64_t window_from_s;
+  struct live_lat window, point;
+  struct live_accept accept;
   bool finished;
 };
 
@@ -100,7 +125,13 @@ struct lg_worker {
   int64_t batch_start_ns;    /* when epoll_wait returned the events being handled */
   struct live_hist callback_delay; /* batch start -> write callback, µs */
   struct live_second live[LG_LIVE_WINDOW_S];
-  struct live_second window; /* sum of the live slots */
+  struct live_lat window;    /* sum of the live slots' latencies */
+  struct live_lat point;     /* every completed request of the run */
+  double point_settled;      /* tokens of the completed requests */
+  int64_t point_pending;     /* chunks of the requests streaming now */
+  double ratio_tokens;       /* completed requests: tokens / their token-carrying chunks */
+  int64_t ratio_chunks;
+  struct live_accept accept;
   pthread_mutex_t pub_mu;
   struct worker_published pub;
 };
@@ -177,9 +208,10 @@ void lg_config_init(struct lg_config *cfg) {
 }
 
 /* ---------------------------------------------------------------- live figures (loop side)
- * One slot per second of the last LG_LIVE_WINDOW_S, plus their running sum
- * (w->window): a sample is added to both, an expiring slot is subtracted, so
- * publishing is one copy instead of a merge of every slot. */
+ * One slot per second of the last LG_LIVE_WINDOW_S, plus the running sum of
+ * their latency histograms (w->window): a sample is added to both, an
+ * expiring slot is subtracted, so publishing is one copy instead of a merge
+ * of every slot. Token counts follow the chunks (see lg_live in loadgen.h). */
 static void hist_subtract(struct live_hist *from, const struct live_hist *h) {
   for (unsigned o = 0; o < LIVE_HIST_OCTAVES; o++)
     for (unsigned k = 0; k < LIVE_HIST_SUB_BUCKETS; k++)
@@ -190,61 +222,119 @@ static void hist_subtract(struct live_hist *from, const struct live_hist *h) {
 static void live_slot_expire(struct lg_worker *w, struct live_second *slot) {
   if (slot->second < 0)
     return;
-  struct live_second *win = &w->window;
-  win->completed -= slot->completed;
-  win->output_tokens -= slot->output_tokens;
-  hist_subtract(&win->ttft, &slot->ttft);
-  hist_subtract(&win->tpot, &slot->tpot);
-  hist_subtract(&win->itl, &slot->itl);
-  hist_subtract(&win->e2el, &slot->e2el);
+  for (int m = 0; m < LAT_N; m++) {
+    hist_subtract(&w->window.h[m], &slot->lat.h[m]);
+    live_hist_reset(&slot->lat.h[m]);
+  }
   slot->second = -1;
-  slot->completed = slot->output_tokens = 0;
-  live_hist_reset(&slot->ttft);
-  live_hist_reset(&slot->tpot);
-  live_hist_reset(&slot->itl);
-  live_hist_reset(&slot->e2el);
+  slot->completed = 0;
+  slot->settled = 0;
+  slot->pending = 0;
 }
 
-static void live_record_us(struct live_hist *slot_hist, struct live_hist *win_hist, uint64_t v_us) {
-  live_hist_record_us(slot_hist, v_us);
-  live_hist_record_us(win_hist, v_us);
+static int64_t live_second_of(const struct lg_worker *w, int64_t t_ns) {
+  int64_t second = (t_ns - w->run->start_ns) / 1000000000;
+  return second < 0 ? 0 : second;
 }
 
-static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
-                                   int64_t now_ns) {
-  int64_t second = (now_ns - w->run->start_ns) / 1000000000;
-  if (second < 0)
-    second = 0;
+/* The slot of the second t_ns falls in (a stale one is recycled). */
+static struct live_second *live_slot_at(struct lg_worker *w, int64_t t_ns) {
+  int64_t second = live_second_of(w, t_ns);
   struct live_second *slot = &w->live[second % LG_LIVE_WINDOW_S];
   if (slot->second != second) {
     live_slot_expire(w, slot);
     slot->second = second;
   }
-  struct live_second *win = &w->window;
+  return slot;
+}
+
+/* A token chunk arrived; `carries` is false for a finish-only chunk without
+ * text (llama.cpp's last one). It is pending until the request ends. */
+static void live_chunk(struct xfer *x, bool carries) {
+  if (!carries)
+    return;
+  struct live_second *slot = live_slot_at(x->worker, x->now_ns);
+  int i = (int)(slot->second % LG_LIVE_WINDOW_S);
+  if (x->live_second[i] != slot->second) {
+    x->live_second[i] = slot->second;
+    x->live_chunks[i] = 0;
+  }
+  x->live_chunks[i]++;
+  x->live_chunks_total++;
+  slot->pending++;
+  x->worker->point_pending++;
+}
+
+/* The request ended: its output tokens (0 for a failure) are spread evenly
+ * over its token-carrying chunks, as the result's time_series spreads them,
+ * into the seconds still in the window. */
+static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_tokens) {
+  double per_chunk =
+      x->live_chunks_total > 0 ? (double)output_tokens / (double)x->live_chunks_total : 0.0;
+  for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
+    if (x->live_second[i] >= 0 && w->live[i].second == x->live_second[i]) {
+      w->live[i].pending -= x->live_chunks[i];
+      w->live[i].settled += per_chunk * x->live_chunks[i];
+    }
+    x->live_second[i] = -1;
+  }
+  w->point_pending -= x->live_chunks_total;
+  w->point_settled += (double)output_tokens;
+  if (output_tokens > 0 && x->live_chunks_total > 0) {
+    w->ratio_tokens += (double)output_tokens;
+    w->ratio_chunks += x->live_chunks_total;
+  }
+  x->live_chunks_total = 0;
+}
+
+static void live_record_us(struct lg_worker *w, struct live_second *slot, int metric,
+                           uint64_t v_us) {
+  live_hist_record_us(&slot->lat.h[metric], v_us);
+  live_hist_record_us(&w->window.h[metric], v_us);
+  live_hist_record_us(&w->point.h[metric], v_us);
+}
+
+static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
+                                   int64_t now_ns) {
+  struct live_second *slot = live_slot_at(w, now_ns);
   slot->completed++;
-  win->completed++;
-  slot->output_tokens += rec->output_tokens;
-  win->output_tokens += rec->output_tokens;
-  live_record_us(&slot->ttft, &win->ttft, (uint64_t)(rec->ttft_ns / 1000));
-  live_record_us(&slot->e2el, &win->e2el, (uint64_t)(rec->e2el_ns / 1000));
+  live_record_us(w, slot, LAT_TTFT, (uint64_t)(rec->ttft_ns / 1000));
+  live_record_us(w, slot, LAT_E2EL, (uint64_t)(rec->e2el_ns / 1000));
   if (rec->output_tokens > 1)
-    live_record_us(&slot->tpot, &win->tpot,
+    live_record_us(w, slot, LAT_TPOT,
                    (uint64_t)((rec->e2el_ns - rec->ttft_ns) / 1000 / (rec->output_tokens - 1)));
   for (uint32_t i = 0; i < rec->n_chunk_gaps; i++)
-    live_record_us(&slot->itl, &win->itl, rec->chunk_gaps_us[i]);
+    live_record_us(w, slot, LAT_ITL, rec->chunk_gaps_us[i]);
+  if (rec->draft_tokens > 0 && rec->draft_accepted >= 0) { /* as results_compute */
+    struct live_accept *a = &w->accept;
+    double rate = (double)rec->draft_accepted / (double)rec->draft_tokens;
+    a->requests++;
+    a->draft_tokens += rec->draft_tokens;
+    a->accepted_tokens += rec->draft_accepted;
+    a->rate_sum += rate;
+    int bin = (int)(rate * LG_ACCEPT_BINS);
+    a->bins[bin < 0 ? 0 : bin >= LG_ACCEPT_BINS ? LG_ACCEPT_BINS - 1 : bin]++;
+  }
 }
 
 static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
-  int64_t now_second = (now_ns - w->run->start_ns) / 1000000000;
-  int64_t oldest = now_second;
+  int64_t now_second = live_second_of(w, now_ns);
+  int64_t first = now_second - (LG_LIVE_WINDOW_S - 1); /* oldest second of the window */
+  if (first < 0)
+    first = 0;
+  int64_t window_completed = 0, window_pending = 0;
+  double window_settled = 0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
     struct live_second *slot = &w->live[i];
-    if (slot->second >= 0 && slot->second <= now_second - LG_LIVE_WINDOW_S)
+    if (slot->second >= 0 && slot->second < first) {
       live_slot_expire(w, slot);
-    else if (slot->second >= 0 && slot->second < oldest)
-      oldest = slot->second;
+    } else if (slot->second >= 0) {
+      window_completed += slot->completed;
+      window_settled += slot->settled;
+      window_pending += slot->pending;
+    }
   }
-  double span_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)oldest;
+  double window_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)first;
   struct worker_published *p = &w->pub;
   pthread_mutex_lock(&w->pub_mu);
   p->dispatched = w->dispatched;
@@ -253,13 +343,18 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   p->in_flight = w->in_flight;
   p->output_tokens = w->output_tokens;
   p->input_tokens = w->input_tokens;
-  p->window_completed = w->window.completed;
-  p->window_output_tokens = w->window.output_tokens;
-  p->ttft = w->window.ttft;
-  p->tpot = w->window.tpot;
-  p->itl = w->window.itl;
-  p->e2el = w->window.e2el;
-  p->window_span_s = span_s > 0 ? span_s : 0;
+  p->window_completed = window_completed;
+  p->window_settled = window_settled;
+  p->window_pending = window_pending;
+  p->window_s = window_s > 0 ? window_s : 0;
+  p->window_from_s = first;
+  p->point_settled = w->point_settled;
+  p->point_pending = w->point_pending;
+  p->ratio_tokens = w->ratio_tokens;
+  p->ratio_chunks = w->ratio_chunks;
+  p->window = w->window;
+  p->point = w->point;
+  p->accept = w->accept;
   p->finished = finished;
   pthread_mutex_unlock(&w->pub_mu);
 }
@@ -337,6 +432,10 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
   }
   x->n_token_chunks++;
   rec->token_chunks = x->n_token_chunks;
+  bool carries = !(chunk.has_finish_reason && !chunk.has_text);
+  rec->flags = (uint8_t)(carries ? rec->flags & ~LG_REC_LAST_CHUNK_NO_TOKEN
+                                 : rec->flags | LG_REC_LAST_CHUNK_NO_TOKEN);
+  live_chunk(x, carries);
   x->last_token_abs_ns = x->now_ns;
   if (x->worker->run->cfg.keep_text && chunk.text && !(rec->flags & LG_REC_STREAM_ERROR))
     lg_json_unescape_append(&x->detail, chunk.text, chunk.text_len);
@@ -452,6 +551,9 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   x->rec = rec;
   x->gaps_cap = 0;
   x->n_token_chunks = 0;
+  for (int i = 0; i < LG_LIVE_WINDOW_S; i++)
+    x->live_second[i] = -1;
+  x->live_chunks_total = 0;
   x->status_checked = false;
   x->parse_failed = false;
   x->errbuf[0] = '\0';
@@ -523,6 +625,7 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
     lg_sse_finish(&x->sse, on_sse_line, x);
   enum lg_failure failure = classify(x, result);
   rec->failure = (uint8_t)failure;
+  live_settle(w, x, failure == LG_OK ? rec->output_tokens : 0);
   curl_off_t connect_us = 0;
   if (curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
     rec->connect_us = connect_us > UINT32_MAX ? UINT32_MAX : (uint32_t)connect_us;
@@ -732,6 +835,7 @@ static void cut_in_flight(struct lg_worker *w) {
     struct xfer *x = w->active[w->n_active - 1];
     curl_multi_remove_handle(w->multi, x->easy);
     struct lg_record *rec = x->rec;
+    live_settle(w, x, 0);
     w->in_flight--;
     w->failed++;
     rec->failure = LG_FAIL_INTERRUPTED;
@@ -1078,12 +1182,48 @@ bool lg_run_wait(struct lg_run *run, int timeout_ms) {
   return done;
 }
 
+static void live_latency(struct lg_live_latency *dst, const struct live_hist *h) {
+  dst->valid = h->total > 0;
+  dst->n = (int64_t)h->total;
+  dst->p50_ms = live_hist_percentile_us(h, 50) / 1000.0;
+  dst->p90_ms = live_hist_percentile_us(h, 90) / 1000.0;
+  dst->p99_ms = live_hist_percentile_us(h, 99) / 1000.0;
+}
+
+static void live_latencies(struct lg_live_latencies *dst, const struct live_lat *src) {
+  live_latency(&dst->ttft, &src->h[LAT_TTFT]);
+  live_latency(&dst->tpot, &src->h[LAT_TPOT]);
+  live_latency(&dst->itl, &src->h[LAT_ITL]);
+  live_latency(&dst->e2el, &src->h[LAT_E2EL]);
+}
+
 void lg_run_live(struct lg_run *run, struct lg_live *out) {
   memset(out, 0, sizeof(*out));
   struct worker_published *sum = xcalloc(1, sizeof(*sum));
-  double span = 0;
   bool all_finished = true;
   struct worker_published *p = xmalloc(sizeof(*p));
+  /* First the small parts: the window of the latest publish (every rate is
+   * over it) and the point's tokens per chunk. Pending chunks count one token
+   * while the first window fills (never above the truth there), then that
+   * mean. */
+  double ratio_tokens = 0;
+  int64_t ratio_chunks = 0;
+  for (int i = 0; i < run->n_workers; i++) {
+    struct worker_published *q = &run->workers[i].pub;
+    pthread_mutex_lock(&run->workers[i].pub_mu);
+    ratio_tokens += q->ratio_tokens;
+    ratio_chunks += q->ratio_chunks;
+    if (i == 0 || (double)q->window_from_s + q->window_s >
+                      (double)sum->window_from_s + sum->window_s) {
+      sum->window_s = q->window_s;
+      sum->window_from_s = q->window_from_s;
+    }
+    pthread_mutex_unlock(&run->workers[i].pub_mu);
+  }
+  double per_chunk = sum->window_s >= LG_LIVE_WINDOW_S - 1 && ratio_chunks > 0
+                         ? ratio_tokens / (double)ratio_chunks
+                         : 1.0;
+  double window_tokens = 0, window_completed = 0;
   for (int i = 0; i < run->n_workers; i++) {
     struct lg_worker *w = &run->workers[i];
     pthread_mutex_lock(&w->pub_mu);
@@ -1095,14 +1235,25 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     sum->in_flight += p->in_flight;
     sum->output_tokens += p->output_tokens;
     sum->input_tokens += p->input_tokens;
-    sum->window_completed += p->window_completed;
-    sum->window_output_tokens += p->window_output_tokens;
-    live_hist_add(&sum->ttft, &p->ttft);
-    live_hist_add(&sum->tpot, &p->tpot);
-    live_hist_add(&sum->itl, &p->itl);
-    live_hist_add(&sum->e2el, &p->e2el);
-    if (p->window_span_s > span)
-      span = p->window_span_s;
+    sum->point_settled += p->point_settled + per_chunk * (double)p->point_pending;
+    /* A loop's window starting in the same second is inside the latest one
+     * (it misses at most its last 100 ms, or nothing once it has exited);
+     * one that started a second earlier counts at its own rate. */
+    double tokens = p->window_settled + per_chunk * (double)p->window_pending;
+    double scale = p->window_from_s == sum->window_from_s || p->window_s <= 0
+                       ? 1.0 : sum->window_s / p->window_s;
+    window_tokens += tokens * scale;
+    window_completed += (double)p->window_completed * scale;
+    for (int m = 0; m < LAT_N; m++) {
+      live_hist_add(&sum->window.h[m], &p->window.h[m]);
+      live_hist_add(&sum->point.h[m], &p->point.h[m]);
+    }
+    sum->accept.requests += p->accept.requests;
+    sum->accept.draft_tokens += p->accept.draft_tokens;
+    sum->accept.accepted_tokens += p->accept.accepted_tokens;
+    sum->accept.rate_sum += p->accept.rate_sum;
+    for (int k = 0; k < LG_ACCEPT_BINS; k++)
+      sum->accept.bins[k] += p->accept.bins[k];
     all_finished = all_finished && p->finished;
   }
   out->total = (int64_t)run->cfg.n_prompts;
@@ -1113,24 +1264,25 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   out->output_tokens = sum->output_tokens;
   out->input_tokens = sum->input_tokens;
   out->max_concurrency = atomic_load(&run->max_concurrency);
-  out->elapsed_s = (double)(clock_mono_ns() - run->start_ns) / 1e9;
-  if (span > 0) {
-    out->window_output_tok_per_s = (double)sum->window_output_tokens / span;
-    out->window_req_per_s = (double)sum->window_completed / span;
+  /* Once over, the span the result divides by: first dispatch to last end. */
+  int64_t until_ns = all_finished ? atomic_load(&run->end_ns) : clock_mono_ns();
+  out->elapsed_s = (double)(until_ns - run->start_ns) / 1e9;
+  out->window_s = sum->window_s;
+  out->window_from_s = (double)sum->window_from_s;
+  if (sum->window_s > 0) {
+    out->window_output_tok_per_s = window_tokens / sum->window_s;
+    out->window_req_per_s = window_completed / sum->window_s;
   }
-  struct {
-    struct lg_live_latency *dst;
-    const struct live_hist *src;
-  } rows[] = {{&out->ttft, &sum->ttft}, {&out->tpot, &sum->tpot}, {&out->itl, &sum->itl},
-              {&out->e2el, &sum->e2el}};
-  for (size_t i = 0; i < ST_ARRAY_LEN(rows); i++) {
-    const struct live_hist *h = rows[i].src;
-    rows[i].dst->valid = h->total > 0;
-    rows[i].dst->n = (int64_t)h->total;
-    rows[i].dst->p50_ms = live_hist_percentile_us(h, 50) / 1000.0;
-    rows[i].dst->p90_ms = live_hist_percentile_us(h, 90) / 1000.0;
-    rows[i].dst->p99_ms = live_hist_percentile_us(h, 99) / 1000.0;
-  }
+  if (out->elapsed_s > 0) /* settled, the sum is the completed requests' tokens */
+    out->point_output_tok_per_s = (all_finished ? (double)sum->output_tokens : sum->point_settled) /
+                                  out->elapsed_s;
+  live_latencies(&out->window, &sum->window);
+  live_latencies(&out->point, &sum->point);
+  out->accept_requests = sum->accept.requests;
+  out->accept_draft_tokens = sum->accept.draft_tokens;
+  out->accept_accepted_tokens = sum->accept.accepted_tokens;
+  out->accept_rate_sum = sum->accept.rate_sum;
+  memcpy(out->accept_rate_bins, sum->accept.bins, sizeof(out->accept_rate_bins));
   out->finished = all_finished;
   free(p);
   free(sum);
