@@ -21,7 +21,9 @@
 #                   .carry/node-llama-cpp-3.21.1.tgz); copied into the cache's downloads/,
 #                   where the setup script checks its sha512. Needed unless the cache
 #                   already has the source.
-#   --cache DIR     XDG cache folder to use (default WORK/xdg, empty: everything built there)
+#   --cache DIR     XDG cache folder to use (default /tmp/servetop-gpu-cache, kept between
+#                   calls so that a second call on the same machine builds nothing; with
+#                   --cpu-dry-run ${XDG_CACHE_HOME:-$HOME/.cache}, where the CPU build is)
 #   --work DIR      scratch folder (default /tmp/servetop-gpu-proof; emptied first)
 #   --conc N        concurrency of the runs (default 8; 2 with --cpu-dry-run)
 #   --side-s S      seconds of measuring to aim for per side of the A/B (default 45; 6 dry)
@@ -76,7 +78,10 @@ SERVETOP=${SERVETOP:-$root/build/servetop}
 mkdir -p "$outdir" && outdir=$(cd "$outdir" && pwd) || { echo "$prog: cannot create $outdir" >&2; exit 2; }
 rm -rf "$work" && mkdir -p "$work/raw" "$work/runs" || { echo "$prog: cannot make $work" >&2; exit 2; }
 raw=$work/raw runs=$work/runs
-xdg=${cache_arg:-$work/xdg}
+if [[ -n $cache_arg ]]; then xdg=$cache_arg
+elif (( dry )); then xdg=${XDG_CACHE_HOME:-$HOME/.cache}
+else xdg=/tmp/servetop-gpu-cache
+fi
 cache=$xdg/servetop
 export XDG_CACHE_HOME=$xdg # the setup script and servetop (its $SERVETOP_CACHE) both use it
 
@@ -224,26 +229,30 @@ st gpus --json >"$raw/gpus-idle.json"
 (( have_smi )) && nvidia-smi --query-gpu=$smi_gpu_fields --format=csv | tee "$raw/nvsmi-gpu-idle.csv"
 
 # ---- 4. calibration: the rate of the off side sizes the A/B ---------------------------------
-section "calibration: servetop run $recipe --conc $conc --num-prompts $((2 * conc))"
-cal_t0=$(date +%s.%N)
-"${st_env[@]}" run "$recipe" --conc "$conc" --num-prompts $((2 * conc)) --headless \
-  --results "$runs" --label calib >"$raw/calib-run.txt" 2>&1 &
-run_pid=$!
-servetop_pids+=("$run_pid")
-wait_run; cal_rc=$run_rc
-cal_wall=$(awk -v a="$cal_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-cat "$raw/calib-run.txt"
-cal_result=$(ls "$runs"/*-"$recipe"-calib/result-conc"$conc".json 2>/dev/null | head -1)
-read -r rate overhead < <("$py" - "$cal_result" "$cal_wall" <<'PY'
+rate=0 overhead=0 cal_rc=skipped cal_wall=0 cal_result=""
+if (( deadline - $(elapsed) < 120 )); then
+  section "calibration skipped: $(( deadline - $(elapsed) )) s left"
+else
+  section "calibration: servetop run $recipe --conc $conc --num-prompts $((2 * conc))"
+  cal_t0=$(date +%s.%N)
+  "${st_env[@]}" run "$recipe" --conc "$conc" --num-prompts $((2 * conc)) --headless \
+    --results "$runs" --label calib >"$raw/calib-run.txt" 2>&1 &
+  run_pid=$!
+  servetop_pids+=("$run_pid")
+  wait_run; cal_rc=$run_rc
+  cal_wall=$(awk -v a="$cal_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  cat "$raw/calib-run.txt"
+  cal_result=$(ls "$runs"/*-"$recipe"-calib/result-conc"$conc".json 2>/dev/null | head -1)
+  read -r rate overhead < <("$py" - "$cal_result" "$cal_wall" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
-    rate = r["completed"] / r["duration"]
-    print(f"{rate:.4f} {max(0.0, float(sys.argv[2]) - r['duration']):.1f}")
+    print(f"{r['completed'] / r['duration']:.4f} {max(0.0, float(sys.argv[2]) - r['duration']):.1f}")
 except Exception:
     print("0 0")
 PY
 )
+fi
 echo "calibration exit $cal_rc in $cal_wall s: $rate requests/s measured, $overhead s of start and warmup"
 
 # num-prompts for side_s seconds of measuring at that rate, within what the deadline leaves

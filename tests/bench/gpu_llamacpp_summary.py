@@ -99,7 +99,7 @@ def side_figures(raw, side, run_dir):
     # nvidia-smi at the same moment
     app = next((a for a in apps if number(a.get("pid")) == f["server_pid"]), None)
     f["nvsmi_process_mem_mib"] = number(col(app, "used")) if app else None
-    f["nvsmi_processes"] = [{"pid": number(a.get("pid")), "name": a.get("process_name"),
+    f["nvsmi_processes"] = [{"pid": int(number(a.get("pid")) or 0), "name": a.get("process_name"),
                              "mem_mib": number(col(a, "used"))} for a in apps]
     f["nvsmi_gpu_mem_used_mib"] = number(col(smi_gpu[0], "memory.used")) if smi_gpu else None
     f["nvsmi_power_w"] = number(col(smi_gpu[0], "power.draw")) if smi_gpu else None
@@ -208,7 +208,8 @@ def main():
     row("run status", "status")
     row("server pid", get=lambda s: None if s.get("server_pid") is None else str(s["server_pid"]))
     row("server GPU memory, servetop gpus --pid (%s)" % (off.get("servetop_backend") or "-"),
-        "servetop_process_mem_bytes", " MiB", 2, mib)
+        get=lambda s: f"{s['servetop_process_mem_bytes']:,} B = {mib(s['servetop_process_mem_bytes']):,.2f} MiB"
+        if s.get("servetop_process_mem_bytes") is not None else None)
     row("server GPU memory, nvidia-smi --query-compute-apps", "nvsmi_process_mem_mib", " MiB", 0)
     row("server GPU memory, servetop gpus --pid <servetop run> (tree)",
         "servetop_tree_server_mem_bytes", " MiB", 2, mib)
