@@ -168,10 +168,12 @@ install_missing() {
   [[ $(git -C "$src_dir" rev-parse HEAD 2>/dev/null) == "$LLAMA_COMMIT" ]] ||
     tarball_ok "$tarball" || wanted+=(curl:curl)
   (( need_binary )) &&
-    wanted+=(cmake:cmake ninja:ninja-build cc:build-essential c++:build-essential make:build-essential)
-  for cmd_pkg in "${wanted[@]}"; do
-    cmd=${cmd_pkg%%:*}
-    command -v "$cmd" >/dev/null 2>&1 || { what+=("$cmd"); pkgs+=("${cmd_pkg#*:}"); }
+    wanted+=(cmake:cmake ninja:ninja-build "cc|gcc:build-essential" "c++|g++:build-essential")
+  local alt found
+  for cmd_pkg in "${wanted[@]}"; do # CMD[|CMD...]:PACKAGE, any one of the commands will do
+    cmd=${cmd_pkg%%:*} found=0
+    for alt in ${cmd//|/ }; do command -v "$alt" >/dev/null 2>&1 && found=1; done
+    (( found )) || { what+=("$cmd"); pkgs+=("${cmd_pkg#*:}"); }
   done
   if (( need_models )); then
     pick_python
