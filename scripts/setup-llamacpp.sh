@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Gets llama.cpp's llama-server for servetop and writes two tiny random-weight models.
+# Gets llama.cpp's llama-server for servetop and writes random-weight model pairs (a target
+# and its draft): tiny ones for CPUs and tests, a small one for GPUs.
 #
 # The source is llama.cpp as bundled in the npm registry package node-llama-cpp (pinned
 # version; the tarball is checked against the sha512 the registry publishes for it), cloned
@@ -13,8 +14,11 @@
 #   llama.cpp/COMMIT-VARIANT/llama-server    a finished build (VARIANT: cpu, cuda90, ...)
 #   llama.cpp/COMMIT-VARIANT/build-info      how and when it was built
 #   bin/llama-server -> the build made or found by the last call (servetop looks here)
-#   models/tiny-target.gguf, tiny-draft.gguf (written by scripts/make-tiny-models.py)
+#   models/SIZE-target.gguf, SIZE-draft.gguf  (scripts/make-tiny-models.py --size SIZE)
+#   models/.SIZE.written-by                    which writer and vocabulary made them
 #
+# The tarball may be placed in downloads/ beforehand (a machine without network access): it
+# is used when it matches the pinned sha512, and curl is then not needed.
 # A finished build appears under its final name only by a rename of a complete, working
 # binary, so an interrupted or failed build never leaves a binary that the symlink reaches.
 # A call that finds everything in place downloads, builds and writes nothing.
@@ -34,30 +38,38 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/servetop
 
 usage() {
   cat <<EOF
-usage: $prog [--cuda ARCH] [--print] [--force] [--help]
+usage: $prog [--cuda ARCH] [--models LIST] [--print] [--force] [--help]
 
 Builds llama.cpp's llama-server (commit $LLAMA_SHORT, from the npm registry package
-node-llama-cpp@$NLC_VERSION, sha512-checked) and writes two tiny random-weight models for
-servetop's tests, demos and bundled llama.cpp recipes. What is already cached is reused: a
-second call downloads and builds nothing.
+node-llama-cpp@$NLC_VERSION, sha512-checked) and writes random-weight model pairs (a target
+and its draft) for servetop's tests, demos and bundled llama.cpp recipes. What is already
+cached is reused: a second call downloads and builds nothing.
 
-  --cuda ARCH  a CUDA build for compute capability ARCH (90 for H100/H200; a CMake
-               CUDA_ARCHITECTURES list such as "80;90" also works); needs nvcc
-  --print      print the paths and whether they exist; build nothing (exit 0 when
-               everything is in place, 1 when a call would build or write something)
-  --force      download, build and write the models again
-  --help       this text
+  --cuda ARCH    a CUDA build for compute capability ARCH (90 for H100/H200; a CMake
+                 CUDA_ARCHITECTURES list such as "80;90" also works); needs nvcc
+  --models LIST  the model pairs to write, comma-separated (default tiny):
+                   tiny   n_embd 128 x 4 layers, 18 MiB (tests, tiny-llamacpp-cpu recipes)
+                   small  n_embd 2048 x 16 layers, 1.8 GiB + a 349 MiB draft (GPU recipes)
+  --print        print the paths and whether they exist; build nothing (exit 0 when
+                 everything is in place, 1 when a call would build or write something)
+  --force        clone, build and write the models again (a cached tarball that matches
+                 the pinned sha512 is kept: it is the same bytes a download would give)
+  --help         this text
 
 Cache (\${XDG_CACHE_HOME:-\$HOME/.cache}/servetop, here $cache):
   bin/llama-server         symlink to the build made or found by the last call
   llama.cpp/$LLAMA_SHORT-cpu/    the CPU build (-march=native: build it where it runs)
   llama.cpp/$LLAMA_SHORT-cuda90/ a --cuda 90 build
-  models/tiny-target.gguf  random-weight llama target (scripts/make-tiny-models.py)
-  models/tiny-draft.gguf   its 1-layer draft (same embeddings, output and first layer)
+  models/SIZE-target.gguf  random-weight llama target (scripts/make-tiny-models.py)
+  models/SIZE-draft.gguf   its 1-layer draft (same embeddings, output and first layer)
+  downloads/node-llama-cpp-$NLC_VERSION.tgz  the source; may be placed there beforehand
+                           (no network needed then; it is still sha512-checked)
 
 As root on Debian 12 the missing build packages (cmake ninja-build git build-essential curl
-python3-numpy) are installed with apt-get; otherwise the script names them. The first CPU
-build takes 6 to 13 minutes on 2 cores.
+python3-numpy) are installed with apt-get; otherwise the script names them. The models are
+written by the first of \$SERVETOP_PYTHON, python3 on PATH and /usr/bin/python3 that has
+numpy. The first CPU build takes 6 to 13 minutes on 2 cores, a CUDA build about 5 minutes on
+16 cores.
 EOF
 }
 
@@ -73,28 +85,42 @@ set_paths() {
   link=$cache/bin/llama-server
   tarball=$cache/downloads/node-llama-cpp-$NLC_VERSION.tgz
   models_dir=$cache/models
-  target_model=$models_dir/tiny-target.gguf
-  draft_model=$models_dir/tiny-draft.gguf
-  models_stamp=$models_dir/.written-by
-  python=/usr/bin/python3 # Debian's, with python3-numpy
-  [[ -x $python ]] || python=$(command -v python3 || echo python3)
+}
+target_of() { echo "$models_dir/$1-target.gguf"; }
+draft_of() { echo "$models_dir/$1-draft.gguf"; }
+stamp_of() { echo "$models_dir/.$1.written-by"; }
+
+# pick_python: the first of $SERVETOP_PYTHON, python3 on PATH (a venv's, pyenv's) and Debian's
+# /usr/bin/python3 that has numpy; empty when none has.
+pick_python() {
+  local p
+  python=""
+  for p in "${SERVETOP_PYTHON:-}" "$(command -v python3 || true)" /usr/bin/python3; do
+    [[ -n $p ]] && "$p" -c 'import numpy' 2>/dev/null && { python=$p; return; }
+  done
 }
 
-# The models' stamp names the writer's content and the vocabulary's commit: models written
-# by another version of make-tiny-models.py are written again.
-writer_id() { echo "$(sha256sum <"$model_writer" | cut -c1-16) $LLAMA_SHORT"; }
+# A size's stamp names the writer's content, the vocabulary's commit and the size: models
+# written by another version of make-tiny-models.py are written again.
+writer_id() { echo "$(sha256sum <"$model_writer" | cut -c1-16) $LLAMA_SHORT $1"; }
+size_ok() {
+  local stamp
+  stamp=$(stamp_of "$1")
+  [[ -s $(target_of "$1") && -s $(draft_of "$1") && -f $stamp ]] &&
+    [[ $(<"$stamp") == "$(writer_id "$1")" ]]
+}
 models_ok() {
-  [[ -s $target_model && -s $draft_model && -f $models_stamp ]] &&
-    [[ $(<"$models_stamp") == "$(writer_id)" ]]
+  local size
+  for size in "${sizes[@]}"; do size_ok "$size" || return 1; done
 }
 # A cached build must run on this machine (a -march=native build from another CPU may not).
 binary_runs() { [[ -x $binary ]] && "$binary" --version >/dev/null 2>&1; }
 info_of() { sed -n "s/^$1=//p" "$out_dir/build-info" 2>/dev/null; }
 
 path_state() { [[ -e $1 ]] && echo "$1" || echo "$1 (missing)"; }
-model_state() {
+model_state() { # model_state FILE SIZE
   if [[ ! -s $1 ]]; then echo "$1 (missing)"
-  elif ! models_ok; then echo "$1 (stale: written by another make-tiny-models.py)"
+  elif ! size_ok "$2"; then echo "$1 (stale: written by another make-tiny-models.py)"
   else echo "$1"
   fi
 }
@@ -110,8 +136,11 @@ report() {
   [[ -f $out_dir/build-info ]] &&
     echo "built          $(info_of built_at) in $(info_of build_seconds) s (-j$(info_of jobs), $(info_of host_cpus) CPUs)"
   echo "commit         $LLAMA_COMMIT (node-llama-cpp@$NLC_VERSION, variant $variant)"
-  echo "target model   $(model_state "$target_model")"
-  echo "draft model    $(model_state "$draft_model")"
+  local size
+  for size in "${sizes[@]}"; do
+    printf '%-15s%s\n' "$size target" "$(model_state "$(target_of "$size")" "$size")" \
+      "$size draft" "$(model_state "$(draft_of "$size")" "$size")"
+  done
   echo "source         $(path_state "$src_dir")"
 }
 
@@ -134,15 +163,21 @@ on_signal() {
 # missing ones' packages, otherwise names them and stops.
 install_missing() {
   local pkgs=() what=() cmd_pkg cmd
-  local wanted=(git:git curl:curl tar:tar sha512sum:coreutils flock:util-linux)
+  local wanted=(git:git tar:tar sha512sum:coreutils flock:util-linux)
+  # curl only for a download: not when the source or a verified tarball is in the cache
+  [[ $(git -C "$src_dir" rev-parse HEAD 2>/dev/null) == "$LLAMA_COMMIT" ]] ||
+    tarball_ok "$tarball" || wanted+=(curl:curl)
   (( need_binary )) &&
-    wanted+=(cmake:cmake ninja:ninja-build cc:build-essential c++:build-essential make:build-essential)
-  for cmd_pkg in "${wanted[@]}"; do
-    cmd=${cmd_pkg%%:*}
-    command -v "$cmd" >/dev/null 2>&1 || { what+=("$cmd"); pkgs+=("${cmd_pkg#*:}"); }
+    wanted+=(cmake:cmake ninja:ninja-build "cc|gcc:build-essential" "c++|g++:build-essential")
+  local alt found
+  for cmd_pkg in "${wanted[@]}"; do # CMD[|CMD...]:PACKAGE, any one of the commands will do
+    cmd=${cmd_pkg%%:*} found=0
+    for alt in ${cmd//|/ }; do command -v "$alt" >/dev/null 2>&1 && found=1; done
+    (( found )) || { what+=("$cmd"); pkgs+=("${cmd_pkg#*:}"); }
   done
-  if (( need_models )) && ! "$python" -c 'import numpy' 2>/dev/null; then
-    what+=("numpy (for $python)"); pkgs+=(python3-numpy)
+  if (( need_models )); then
+    pick_python
+    [[ -n $python ]] || { what+=("numpy (for python3)"); pkgs+=(python3-numpy); }
   fi
   if (( ${#pkgs[@]} )); then
     mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
@@ -277,22 +312,30 @@ link_binary() {
 }
 
 write_models() {
+  local size
   mkdir -p "$models_dir"
-  rm -f "$models_stamp"
-  PYTHONPATH=$src_dir/gguf-py "$python" "$model_writer" \
-      --vocab "$src_dir/models/ggml-vocab-llama-spm.gguf" \
-      --target "$target_model" --draft "$draft_model" ||
-    die "writing the tiny models failed ($model_writer)"
-  writer_id >"$models_stamp"
+  for size in "${sizes[@]}"; do
+    (( force )) || ! size_ok "$size" || continue
+    rm -f "$(stamp_of "$size")"
+    note "writing the $size models with $python"
+    PYTHONPATH=$src_dir/gguf-py "$python" "$model_writer" --size "$size" \
+        --vocab "$src_dir/models/ggml-vocab-llama-spm.gguf" \
+        --target "$(target_of "$size")" --draft "$(draft_of "$size")" ||
+      die "writing the $size models failed ($model_writer, $python)"
+    writer_id "$size" >"$(stamp_of "$size")"
+  done
 }
 
 main() {
-  cuda_arch="" print_only=0 force=0
+  cuda_arch="" print_only=0 force=0 models=tiny
   while (( $# )); do
     case $1 in
       --cuda) (( $# >= 2 )) || { echo "$prog: --cuda needs an architecture (e.g. 90)" >&2; exit 2; }
               cuda_arch=$2; shift ;;
       --cuda=*) cuda_arch=${1#--cuda=} ;;
+      --models) (( $# >= 2 )) || { echo "$prog: --models needs a list (tiny, small)" >&2; exit 2; }
+                models=$2; shift ;;
+      --models=*) models=${1#--models=} ;;
       --print) print_only=1 ;;
       --force) force=1 ;;
       -h|--help) usage; exit 0 ;;
@@ -306,6 +349,12 @@ main() {
       { echo "$prog: --cuda '$cuda_arch': want a compute capability such as 90 or \"80;90\"" >&2; exit 2; }
     variant=cuda${cuda_arch//;/-}
   fi
+  IFS=, read -ra sizes <<<"$models"
+  (( ${#sizes[@]} )) || { echo "$prog: --models '$models': name at least one of tiny, small" >&2; exit 2; }
+  for size in "${sizes[@]}"; do
+    [[ $size == tiny || $size == small ]] ||
+      { echo "$prog: --models: unknown size '$size' (tiny, small)" >&2; exit 2; }
+  done
   set_paths
 
   if (( print_only )); then
@@ -333,7 +382,7 @@ main() {
   fi
   if (( need_binary || need_models )); then
     install_missing
-    if (( force )); then rm -rf "$src_dir" "$tarball"; fi
+    if (( force )); then rm -rf "$src_dir"; fi
     get_source
     if (( need_binary )); then build; fi
     link_binary

@@ -1,7 +1,10 @@
 # scripts/setup-llamacpp.sh against its cache: --help and bad options, --print on an empty
 # cache (says what is missing, creates nothing) and on the real one, a second call that
 # downloads and builds nothing (curl, git, tar, cmake and ninja replaced by shims that record
-# any call and fail), and the cached llama-server serving the tiny target with its draft:
+# any call and fail), a cache holding only the build and a tarball placed in downloads/ (no
+# network: the source comes from the tarball, the models are written by $SERVETOP_PYTHON, the
+# same bytes as the cache's), a placed tarball that does not match the sha512 (refused,
+# nothing installed), and the cached llama-server serving the tiny target with its draft:
 # /health, /props, /tokenize, /apply-template, a completion, the draft's tokens accepted.
 # Skips (77) when the cache has no CPU build or models, unless SERVETOP_REQUIRE_LLAMA_SERVER=1.
 source "$(dirname "$0")/../lib/harness.sh"
@@ -12,7 +15,8 @@ has() { grep -qF -- "$1" <<<"$2"; } # has TEXT IN
 
 out=$(bash "$SETUP" --help); rc=$?
 check "--help exits 0" test "$rc" = 0
-check "--help names every option" eval 'has "--cuda ARCH" "$out" && has --print "$out" && has --force "$out"'
+check "--help names every option" \
+  eval 'has "--cuda ARCH" "$out" && has "--models LIST" "$out" && has --print "$out" && has --force "$out"'
 err=$(bash "$SETUP" --bogus 2>&1 >/dev/null); rc=$?
 check "an unknown option exits 2" test "$rc" = 2
 check "an unknown option is named" has "'--bogus'" "$err"
@@ -20,6 +24,10 @@ bash "$SETUP" --cuda 'x;y' >/dev/null 2>&1; rc=$?
 check "--cuda with a bad architecture exits 2" test "$rc" = 2
 bash "$SETUP" --cuda >/dev/null 2>&1; rc=$?
 check "--cuda without an architecture exits 2" test "$rc" = 2
+err=$(bash "$SETUP" --models tiny,huge 2>&1 >/dev/null); rc=$?
+check "--models with an unknown size exits 2 and names it" eval 'test "$rc" = 2 && has "huge" "$err"'
+bash "$SETUP" --models "" >/dev/null 2>&1; rc=$?
+check "--models with no size exits 2" test "$rc" = 2
 
 # --print on an empty cache: exit 1, every path marked missing, nothing created.
 empty=$WORK/empty-cache
@@ -28,6 +36,10 @@ check "--print on an empty cache exits 1" test "$rc" = 1
 check "--print on an empty cache marks the binary and both models missing" \
   test "$(grep -c '(missing)' <<<"$out")" -ge 4
 check "--print creates nothing" test ! -e "$empty"
+out=$(XDG_CACHE_HOME=$empty bash "$SETUP" --print --models tiny,small); rc=$?
+check "--print --models tiny,small names both pairs" \
+  eval 'test "$rc" = 1 && has "$empty/servetop/models/small-target.gguf (missing)" "$out" &&
+        has "$empty/servetop/models/tiny-draft.gguf (missing)" "$out"'
 
 out=$(bash "$SETUP" --print); rc=$?
 if [[ $rc != 0 ]]; then
@@ -61,6 +73,50 @@ check "the second call leaves the binary and models as they were" \
   test "$before" = "$(stat -c '%Y %s' "$binary" "$target" "$draft")"
 check "the second call prints where the binary is" has "$CACHE/bin/llama-server" "$out"
 check "bin/llama-server points at the build" test "$(readlink -f "$CACHE/bin/llama-server")" = "$binary"
+
+# No network, a cache holding only the build (linked) and a tarball placed in downloads/: the
+# source comes from the tarball without curl, and the models are written by $SERVETOP_PYTHON.
+shim_calls() { cat "$WORK/shim.calls" 2>/dev/null; }
+tarball=$(ls "$CACHE"/downloads/node-llama-cpp-*.tgz 2>/dev/null | head -1)
+real_python=""
+for p in python3 /usr/bin/python3; do
+  "$p" -c 'import numpy' 2>/dev/null && { real_python=$(command -v "$p"); break; }
+done
+if [[ -z $tarball || -z $real_python ]]; then
+  echo "note: no tarball in $CACHE/downloads or no python3 with numpy: the placed-tarball checks are skipped"
+else
+  placed=$WORK/placed/servetop
+  mkdir -p "$placed/downloads" "$placed/llama.cpp" "$WORK/netless"
+  ln -s "$tarball" "$placed/downloads/"
+  ln -s "$(dirname "$binary")" "$placed/llama.cpp/"
+  cp "$WORK/shim/curl" "$WORK/netless/curl"
+  printf '#!/bin/sh\necho "$0 $*" >>"%s"\nexec "%s" "$@"\n' "$WORK/python.calls" "$real_python" \
+    >"$WORK/python-wrapper"
+  chmod +x "$WORK/python-wrapper"
+  rm -f "$WORK/shim.calls"
+  out=$(PATH=$WORK/netless:$PATH XDG_CACHE_HOME=$WORK/placed SERVETOP_PYTHON=$WORK/python-wrapper \
+        bash "$SETUP" 2>&1); rc=$?
+  check "a placed tarball: setup exits 0 without the network" test "$rc" = 0
+  [[ $rc == 0 ]] || echo "$out"
+  check "a placed tarball: curl is never called" test -z "$(shim_calls)"
+  check "a placed tarball: the source is the pinned commit" \
+    test -d "$placed/llama.cpp/src-$(basename "$(dirname "$binary")" | cut -d- -f1)/gguf-py"
+  check "a placed tarball: \$SERVETOP_PYTHON wrote the models" grep -q make-tiny-models "$WORK/python.calls"
+  check "a placed tarball: the tiny models are the cache's, byte for byte" \
+    eval 'cmp -s "$placed/models/tiny-target.gguf" "$target" && cmp -s "$placed/models/tiny-draft.gguf" "$draft"'
+  # A placed tarball that does not match the pinned sha512 is refused (and, with no network,
+  # nothing is installed).
+  bad=$WORK/bad/servetop
+  mkdir -p "$bad/downloads" "$bad/llama.cpp"
+  echo "not the tarball" >"$bad/downloads/$(basename "$tarball")"
+  ln -s "$(dirname "$binary")" "$bad/llama.cpp/"
+  out=$(PATH=$WORK/netless:$PATH XDG_CACHE_HOME=$WORK/bad bash "$SETUP" 2>&1); rc=$?
+  check "a wrong placed tarball: setup exits 1" test "$rc" = 1
+  check "a wrong placed tarball: it says so, then that the download failed" \
+    eval 'has "does not match the pinned sha512" "$out" && has "download of" "$out"'
+  check "a wrong placed tarball: no source and no models installed" \
+    eval 'test -z "$(ls -d "$bad"/llama.cpp/src-* 2>/dev/null)" && test ! -e "$bad/models/tiny-target.gguf"'
+fi
 
 # The cached binary serves the tiny target with its draft.
 "$CACHE/bin/llama-server" -m "$target" -md "$draft" --spec-type draft-simple --spec-draft-n-max 8 \
