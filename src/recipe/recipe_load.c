@@ -672,9 +672,12 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     r->runner = runner;
     r->gpu = gpu_from_runner(set, runner);
     r->framework = framework;
-    /* InferenceX: the engine is the framework as written ("sglang", "trt",
-     * "dynamo-sglang"...); a launch script's command may tell it better */
+    /* InferenceX: the engine its framework launches (the engine table's),
+     * else the framework as written ("trt", "dynamo-sglang"...); a launch
+     * script's command may tell it better */
+    const struct eng_ops *fw_engine = eng_for_framework(framework);
     const char *eng = native && tmpl.tmpl_engine ? tmpl.tmpl_engine
+                      : fw_engine                ? fw_engine->name
                       : framework                ? framework
                                                  : "unknown";
     r->engine = set_str(set, eng);
