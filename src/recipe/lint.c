@@ -271,7 +271,7 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
   for (size_t i = 0; i < r->n_points; i++) {
     const struct recipe_point *pt = &r->points[i];
     struct recipe_cmd cmd;
-    if (recipe_server_cmd(r, pt, &cmd, NULL) < 0) {
+    if (recipe_server_launch(r, pt, &cmd, NULL) < 0) {
       if (have_first)
         recipe_cmd_fini(&first);
       return;
@@ -378,7 +378,7 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
     struct recipe_point ep1 = r->points[0];
     ep1.ep = 1;
     struct recipe_cmd cmd1;
-    if (recipe_server_cmd(r, &ep1, &cmd1, NULL) == 0) {
+    if (recipe_server_launch(r, &ep1, &cmd1, NULL) == 0) {
       if (recipe_cmd_knob(&cmd1, ep_flag))
         relate_entry(add(out, &R_VLLM_EP, RECIPE_SEV_WARNING, r->name, file,
                          flag_line(p, ep_flag, cmd_line),
@@ -575,7 +575,7 @@ static void lint_routes(const struct recipe_set *set, const struct recipe_priv *
       continue;
     char *full = path_join_alloc(p->checkout, rt->script);
     struct recipe_cmd cmd;
-    bool have_cmd = recipe_server_cmd_script(r, s, full, &r->points[0], &cmd, NULL) == 0;
+    bool have_cmd = recipe_server_cmd_script(r, s, full, &r->points[0], false, &cmd, NULL) == 0;
     /* the script launches another engine than the entry's framework: one
      * that InferenceX entries name as their framework (launches the reader
      * does not name keep the entry's engine) */
@@ -720,7 +720,7 @@ static void sib_fill(const struct recipe_priv *p, struct sib *out) {
   out->p = p;
   out->mem = -1;
   struct recipe_cmd cmd;
-  if (p->pub.n_points == 0 || recipe_server_cmd(&p->pub, &p->pub.points[0], &cmd, NULL) < 0)
+  if (p->pub.n_points == 0 || recipe_server_launch(&p->pub, &p->pub.points[0], &cmd, NULL) < 0)
     return;
   out->have = true;
   out->file = cmd.file;
@@ -797,7 +797,7 @@ static void lint_siblings(const struct recipe_set *set, struct recipe_findings *
        * agentic sibling's settings (InferenceX 732a0e3a9) */
       struct recipe_cmd sc;
       if (recipe_server_cmd_script(r, m->p->fixed_mtp_script, m->p->fixed_mtp_file,
-                                   &r->points[0], &sc, NULL) == 0) {
+                                   &r->points[0], false, &sc, NULL) == 0) {
         const char *v = strcmp(sc.engine, r->engine) == 0 ? recipe_cmd_knob(&sc, knob) : NULL;
         double d;
         if (v && parse_double(v, &d) == 0 && m->mem > d) {

@@ -6,7 +6,9 @@
 #include <string.h>
 
 struct recipe_set *recipe_set_new(void) {
-  return xcalloc(1, sizeof(struct recipe_set));
+  struct recipe_set *set = xcalloc(1, sizeof(struct recipe_set));
+  set->memo = sh_memo_new();
+  return set;
 }
 
 void recipe_set_free(struct recipe_set *set) {
@@ -56,6 +58,7 @@ void recipe_set_free(struct recipe_set *set) {
     free(set->workflow->file);
     free(set->workflow);
   }
+  sh_memo_free(set->memo);
   free(set);
 }
 
@@ -106,6 +109,7 @@ void set_diag(struct recipe_set *set, const char *file, int line, int col, const
 struct recipe_priv *set_add_recipe(struct recipe_set *set) {
   set->recipes = xreallocarray(set->recipes, set->n_recipes + 1, sizeof *set->recipes);
   struct recipe_priv *p = xcalloc(1, sizeof *p);
+  p->memo = set->memo;
   set->recipes[set->n_recipes++] = p;
   return p;
 }

@@ -23,16 +23,33 @@ enum { SH_MAX_STEPS = 5000 };
 static struct sh_var *var_find(const struct sh_env *env, const char *name, size_t len) {
   for (size_t i = env->n_vars; i-- > 0;)
     if (env->vars[i].name_len == len && env->vars[i].name[0] == name[0] &&
-        memcmp(env->vars[i].name, name, len) == 0)
-      return &env->vars[i];
+        memcmp(env->vars[i].name, name, len) == 0) {
+      struct sh_var *v = &env->vars[i];
+      if (env->reads && v->origin && !env->reads->seen[v->origin - 1])
+        sh_reads_note(env->reads, v); /* its first lookup: as it began */
+      return v;
+    }
+  if (env->reads)
+    sh_reads_miss(env->reads, name, len);
   return NULL;
+}
+
+/* Room for n variables in the doubling every variable array follows (4, 8,
+ * 16...): a copy made with it grows like the original. */
+static size_t vars_cap(size_t n) {
+  size_t cap = 4;
+  while (cap < n)
+    cap *= 2;
+  return cap;
 }
 
 static struct sh_var *var_get_or_add(struct sh_env *env, const char *name) {
   struct sh_var *v = var_find(env, name, strlen(name));
   if (v)
     return v;
-  env->vars = xreallocarray(env->vars, env->n_vars + 1, sizeof *env->vars);
+  size_t n = env->n_vars;
+  if (n == 0 || (n >= 4 && (n & (n - 1)) == 0))
+    env->vars = xreallocarray(env->vars, vars_cap(n + 1), sizeof *env->vars);
   v = &env->vars[env->n_vars++];
   memset(v, 0, sizeof *v);
   v->name = xstrdup(name);
@@ -56,7 +73,7 @@ static void vars_free(struct sh_var *vars, size_t n) {
 
 /* A deep copy of the variables (a subshell's starting point). */
 static struct sh_var *vars_copy(const struct sh_var *vars, size_t n) {
-  struct sh_var *out = xcalloc(n ? n : 1, sizeof *out);
+  struct sh_var *out = xcalloc(vars_cap(n), sizeof *out);
   for (size_t i = 0; i < n; i++) {
     out[i] = vars[i];
     out[i].name = xstrdup(vars[i].name);
@@ -71,6 +88,8 @@ static struct sh_var *vars_copy(const struct sh_var *vars, size_t n) {
 void sh_env_set(struct sh_env *env, const char *name, const char *value) {
   struct sh_var *v = var_get_or_add(env, name);
   if (v->n_values == 1 && !v->is_array) { /* a scalar again: keep its vector */
+    if (strcmp(v->values[0], value) == 0)
+      return;
     free(v->values[0]);
     v->values[0] = xstrdup(value);
     return;
@@ -269,8 +288,11 @@ static void f_value(struct fields *f, const char *val, bool quoted) {
       p += n;
       continue;
     }
-    f_put(f, p, 1);
-    p++;
+    size_t run = 1; /* up to the next blank or marker */
+    while (p[run] && !isspace((unsigned char)p[run]) && p[run] != '<')
+      run++;
+    f_put(f, p, run);
+    p += run;
     leading_blank = false;
   }
 }
@@ -697,8 +719,9 @@ static void expand_into(struct interp *in, const char *raw, struct fields *f) {
           free(v);
           p += n + 1 + (e ? 1 : 0);
         } else {
-          f_put(f, p, 1);
-          p++;
+          size_t run = strcspn(p, "\"\\$`"); /* a literal stretch at once */
+          f_put(f, p, run ? run : 1);
+          p += run ? run : 1;
         }
       }
       if (*p == '"')
@@ -727,16 +750,28 @@ static void expand_into(struct interp *in, const char *raw, struct fields *f) {
       p += n + 1 + (e ? 1 : 0);
       continue;
     }
-    f_put(f, p, 1);
-    p++;
+    size_t run = strcspn(p, "'\"\\$`"); /* a literal stretch at once */
+    f_put(f, p, run ? run : 1);
+    p += run ? run : 1;
   }
 }
 
 static void fields_take(struct fields *f, char ***out, size_t *n_out) {
   f_break(f);
-  for (size_t i = 0; i < f->n; i++)
-    strv_push_owned(out, n_out, f->v[i]);
-  free(f->v);
+  if (f->n && !*out) { /* the fields are the vector */
+    *out = f->v;
+    *n_out = f->n;
+  } else if (f->n) {
+    size_t cap = 4; /* what strv_push_owned's doubling holds for that many */
+    while (cap < *n_out + f->n)
+      cap *= 2;
+    *out = xreallocarray(*out, cap, sizeof **out);
+    memcpy(*out + *n_out, f->v, f->n * sizeof **out);
+    *n_out += f->n;
+    free(f->v);
+  } else {
+    free(f->v);
+  }
   sbuf_free(&f->cur);
 }
 
@@ -748,6 +783,12 @@ static char *expand_string(struct interp *in, const char *raw) {
   struct sbuf out = {0};
   expand_into(in, p, &f);
   f_break(&f);
+  if (f.n == 1) { /* the field is the string */
+    char *one = f.v[0];
+    free(f.v);
+    sbuf_free(&f.cur);
+    return one;
+  }
   for (size_t i = 0; i < f.n; i++) {
     if (i)
       sbuf_putc(&out, ' ');
@@ -978,7 +1019,8 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
       free(mark);
     } else {
       for (size_t i = 0; i < n_elems; i++)
-        strv_push(&v->values, &v->n_values, elems[i]);
+        strv_push_owned(&v->values, &v->n_values, elems[i]);
+      n_elems = 0; /* moved */
     }
     strv_free(elems, n_elems);
     free(name);
@@ -1004,9 +1046,7 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
   } else {
     var_clear(v);
     v->is_array = false;
-    v->values = xmalloc(sizeof *v->values);
-    v->values[0] = val;
-    v->n_values = 1;
+    strv_push_owned(&v->values, &v->n_values, val); /* room for a later X+=(...) */
   }
   free(name);
 }
@@ -1237,63 +1277,63 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     return T_TRUE;
   }
   const char *cmd = w[first].raw;
-  if (strcmp(cmd, "export") == 0 || strcmp(cmd, "declare") == 0 || strcmp(cmd, "local") == 0 ||
-      strcmp(cmd, "readonly") == 0 || strcmp(cmd, "typeset") == 0) {
-    bool exported = strcmp(cmd, "export") == 0;
-    for (size_t i = first + 1; i < n; i++) {
-      if (w[i].raw[0] == '-') {
-        exported = exported || strchr(w[i].raw, 'x') != NULL;
-        continue;
+  if (cmd[0] && strchr("edlrtu[:f(", cmd[0])) { /* a builtin read here starts so */
+    if (strcmp(cmd, "export") == 0 || strcmp(cmd, "declare") == 0 || strcmp(cmd, "local") == 0 ||
+        strcmp(cmd, "readonly") == 0 || strcmp(cmd, "typeset") == 0) {
+      bool exported = strcmp(cmd, "export") == 0;
+      for (size_t i = first + 1; i < n; i++) {
+        if (w[i].raw[0] == '-') {
+          exported = exported || strchr(w[i].raw, 'x') != NULL;
+          continue;
+        }
+        if (is_assignment(w[i].raw, &nlen, &append, &val_at)) {
+          assign(in, w[i].raw, w[i].line, exported, m);
+        } else if (exported) {
+          struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
+          if (v)
+            v->exported = true;
+        }
       }
-      if (is_assignment(w[i].raw, &nlen, &append, &val_at)) {
-        assign(in, w[i].raw, w[i].line, exported, m);
-      } else if (exported) {
+      return T_TRUE;
+    }
+    if (strcmp(cmd, "unset") == 0) {
+      for (size_t i = first + 1; i < n; i++) {
         struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
-        if (v)
-          v->exported = true;
+        if (v && m == T_TRUE)
+          var_clear(v);
       }
+      return T_TRUE;
     }
-    return T_TRUE;
-  }
-  if (strcmp(cmd, "unset") == 0) {
-    for (size_t i = first + 1; i < n; i++) {
-      struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
-      if (v && m == T_TRUE)
-        var_clear(v);
+    if (strcmp(cmd, "[[") == 0 || strcmp(cmd, "[") == 0 || strcmp(cmd, "test") == 0) {
+      bool dbl = cmd[1] == '[';
+      size_t end = n;
+      if (cmd[0] == '[' && end > first + 1 && strcmp(w[end - 1].raw, dbl ? "]]" : "]") == 0)
+        end--;
+      char **ev = NULL;
+      size_t n_ev = 0;
+      for (size_t i = first + 1; i < end; i++) {
+        /* operators stay words; operands expand to one string */
+        strv_push_owned(&ev, &n_ev, expand_string(in, w[i].raw));
+      }
+      enum tri t = eval_test_words(in, ev, n_ev, dbl);
+      strv_free(ev, n_ev);
+      return t;
     }
-    return T_TRUE;
-  }
-  if (strcmp(cmd, "[[") == 0 || strcmp(cmd, "[") == 0 || strcmp(cmd, "test") == 0) {
-    bool dbl = cmd[1] == '[';
-    size_t end = n;
-    if (cmd[0] == '[' && end > first + 1 && strcmp(w[end - 1].raw, dbl ? "]]" : "]") == 0)
-      end--;
-    char **ev = NULL;
-    size_t n_ev = 0;
-    for (size_t i = first + 1; i < end; i++) {
-      /* operators stay words; operands expand to one string */
-      char *s = expand_string(in, w[i].raw);
-      strv_push(&ev, &n_ev, s);
-      free(s);
+    if (strcmp(cmd, "true") == 0 || strcmp(cmd, ":") == 0)
+      return T_TRUE;
+    if (strcmp(cmd, "false") == 0)
+      return T_FALSE;
+    if (strcmp(cmd, "exit") == 0) {
+      exit_here(in, m);
+      return T_UNKNOWN;
     }
-    enum tri t = eval_test_words(in, ev, n_ev, dbl);
-    strv_free(ev, n_ev);
-    return t;
-  }
-  if (strcmp(cmd, "true") == 0 || strcmp(cmd, ":") == 0)
-    return T_TRUE;
-  if (strcmp(cmd, "false") == 0)
-    return T_FALSE;
-  if (strcmp(cmd, "exit") == 0) {
-    exit_here(in, m);
-    return T_UNKNOWN;
-  }
-  if (strcmp(cmd, "((") == 0 || strncmp(cmd, "((", 2) == 0) {
-    size_t len = strlen(cmd);
-    char *v = arith_alloc(in, cmd + 2, len >= 4 ? len - 4 : 0);
-    enum tri t = sh_is_unresolved(v) ? T_UNKNOWN : strcmp(v, "0") != 0 ? T_TRUE : T_FALSE;
-    free(v);
-    return t;
+    if (strcmp(cmd, "((") == 0 || strncmp(cmd, "((", 2) == 0) {
+      size_t len = strlen(cmd);
+      char *v = arith_alloc(in, cmd + 2, len >= 4 ? len - 4 : 0);
+      enum tri t = sh_is_unresolved(v) ? T_UNKNOWN : strcmp(v, "0") != 0 ? T_TRUE : T_FALSE;
+      free(v);
+      return t;
+    }
   }
   int fn = find_fn(in, cmd);
   if (fn >= 0 && in->depth < 8) {
@@ -1305,6 +1345,16 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     drop_frames(in, saved);
     in->depth--;
     return T_UNKNOWN;
+  }
+  /* echo and printf outside $(...) print where nothing reads: their words
+   * are not expanded, unless expanding them could assign or run something */
+  if (!in->capture && (strcmp(cmd, "echo") == 0 || strcmp(cmd, "printf") == 0) &&
+      !(first + 1 < n && strcmp(w[first + 1].raw, "-v") == 0)) {
+    bool effects = false;
+    for (size_t i = first + 1; i < n && !effects; i++)
+      effects = strstr(w[i].raw, "$(") || strchr(w[i].raw, '`') || strstr(w[i].raw, ":=");
+    if (!effects)
+      return T_UNKNOWN;
   }
   /* expand the command words */
   char **ew = NULL;
@@ -1461,6 +1511,8 @@ static void command_words(struct interp *in, const struct sh_cmd *c, const struc
       n -= j + 1;
       continue;
     }
+    if (k[0] == '\0' || !strchr(";iedtfcwus{()}!n", k[0]))
+      break; /* no keyword starts so (assignments, most commands) */
     if (strcmp(k, ";;") == 0) {
       if (f && f->kind == F_CASE)
         f->case_expect_pattern = true, f->state = T_FALSE;
