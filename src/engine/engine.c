@@ -129,7 +129,7 @@ static const char *undashed(const char *spelling) {
 static bool row_has(const struct eng_flag *f, const char *name, size_t len) {
   for (size_t k = 0; k < ST_ARRAY_LEN(f->names) && f->names[k]; k++) {
     const char *s = undashed(f->names[k]);
-    if (strlen(s) == len && memcmp(s, name, len) == 0)
+    if (strncmp(s, name, len) == 0 && s[len] == '\0')
       return true;
   }
   return false;
@@ -279,18 +279,27 @@ static const char *flag_name(const char *arg, size_t *len) {
   return name;
 }
 
-bool eng_arg_matches(const struct eng_ops *e, const char *arg, const char *key,
-                     size_t *prefix_len) {
+/* eng_arg_matches with key's row (or NULL) looked up already. */
+static bool arg_is_key(const struct eng_ops *e, const char *arg, const char *key, size_t key_len,
+                       const struct eng_flag *key_row, size_t *prefix_len) {
   if (!eng_arg_is_flag(e, arg))
     return false;
   size_t len;
   const char *name = flag_name(arg, &len);
   *prefix_len = (size_t)(name - arg) + len;
-  const struct eng_flag *key_row = eng_flag_lookup(e, key, strlen(key));
-  const struct eng_flag *arg_row = eng_flag_lookup(e, name, len);
-  if (key_row || arg_row)
-    return key_row == arg_row;
-  return strlen(key) == len && memcmp(key, name, len) == 0;
+  /* the same row, or for flags no row has, the same name; an argument can
+   * only be key's row under one of its spellings or its generic name */
+  if (!key_row)
+    return key_len == len && memcmp(key, name, len) == 0;
+  if (!row_has(key_row, name, len) && generic_knob(name, len) == ENG_KNOB_NONE)
+    return false;
+  return eng_flag_lookup(e, name, len) == key_row;
+}
+
+bool eng_arg_matches(const struct eng_ops *e, const char *arg, const char *key,
+                     size_t *prefix_len) {
+  size_t key_len = strlen(key);
+  return arg_is_key(e, arg, key, key_len, eng_flag_lookup(e, key, key_len), prefix_len);
 }
 
 bool eng_arg_takes_value(const struct eng_ops *e, char *const *argv, size_t argc, size_t i) {
@@ -305,9 +314,11 @@ bool eng_arg_takes_value(const struct eng_ops *e, char *const *argv, size_t argc
 const char *eng_arg_value(const struct eng_ops *e, char *const *argv, size_t argc,
                           const char *key) {
   const char *found = NULL;
+  size_t key_len = strlen(key);
+  const struct eng_flag *key_row = eng_flag_lookup(e, key, key_len);
   for (size_t i = 0; i < argc; i++) {
     size_t prefix;
-    if (!eng_arg_matches(e, argv[i], key, &prefix))
+    if (!arg_is_key(e, argv[i], key, key_len, key_row, &prefix))
       continue;
     if (argv[i][prefix] == '=')
       found = argv[i] + prefix + 1;

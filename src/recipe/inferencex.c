@@ -620,19 +620,17 @@ static bool is_framework_token(const struct recipe_set *set, const char *tok, si
 /* Does the checkout's script at path serve recipe r as its name says:
  * <model-prefix>_<precision>_<gpu>[_<framework>][_mtp][_...].sh in the
  * scenario's folder (agentic/ or not)? A framework token must be r's. */
-static bool script_fits(const struct recipe_set *set, const struct recipe *r, const char *path,
-                        enum recipe_scenario scenario, enum recipe_spec spec, bool deprecated) {
+static bool script_fits(const struct recipe_set *set, const struct recipe *r, const char *prefix,
+                        const char *path, enum recipe_scenario scenario, enum recipe_spec spec,
+                        bool deprecated) {
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  size_t n = strlen(prefix);
+  if (strncmp(base, prefix, n) != 0 || (base[n] != '_' && base[n] != '.'))
+    return false;
   if (path_has_dir(path, "deprecated") != deprecated || path_has_dir(path, "speedbench") ||
       path_has_dir(path, "multi_node"))
     return false;
   if ((scenario == RECIPE_SCENARIO_AGENTIC) != path_has_dir(path, "agentic"))
-    return false;
-  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  char *prefix = xasprintf("%s_%s_%s", r->model_prefix, r->precision, r->gpu);
-  size_t n = strlen(prefix);
-  bool ok = strncmp(base, prefix, n) == 0 && (base[n] == '_' || base[n] == '.');
-  free(prefix);
-  if (!ok)
     return false;
   bool mtp = false, other_fw = false;
   const char *p = base + n;
@@ -652,11 +650,15 @@ static bool script_fits(const struct recipe_set *set, const struct recipe *r, co
 const char *ix_fitting_script(const struct recipe_set *set, const struct recipe *r,
                               enum recipe_scenario scenario, enum recipe_spec spec,
                               bool deprecated) {
-  for (int pass = 0; pass < (deprecated ? 2 : 1); pass++)
-    for (size_t i = 0; i < set->n_bench_files; i++)
-      if (script_fits(set, r, set->bench_files[i], scenario, spec, pass == 1))
-        return set->bench_files[i];
-  return NULL;
+  /* <model-prefix>_<precision>_<gpu>, the start of the name */
+  char *prefix = xasprintf("%s_%s_%s", r->model_prefix, r->precision, r->gpu);
+  const char *found = NULL;
+  for (int pass = 0; pass < (deprecated ? 2 : 1) && !found; pass++)
+    for (size_t i = 0; i < set->n_bench_files && !found; i++)
+      if (script_fits(set, r, prefix, set->bench_files[i], scenario, spec, pass == 1))
+        found = set->bench_files[i];
+  free(prefix);
+  return found;
 }
 
 /* ---------------------------------------------------------------- routes */

@@ -101,9 +101,12 @@ struct sh_reads {
   size_t n_missed;
 };
 
+struct sh_env_index;
+
 struct sh_env {
   struct sh_var *vars;
   size_t n_vars;
+  struct sh_env_index *index; /* names -> positions in vars, built on demand */
   struct sh_reads *reads; /* non-NULL: lookups are recorded there (sh_memo) */
   const char *root_dir;   /* for [[ -f path ]] tests; NULL: file tests are unknown */
   bool unset_is_empty;    /* unset variables expand to "" (launchers: the workflow's
@@ -119,6 +122,8 @@ struct sh_env {
 void sh_env_set(struct sh_env *env, const char *name, const char *value);
 void sh_env_unset(struct sh_env *env, const char *name);
 const char *sh_env_get(const struct sh_env *env, const char *name);
+/* The variable itself (in env->vars), not recorded as a lookup; NULL: none. */
+const struct sh_var *sh_env_var(const struct sh_env *env, const char *name);
 void sh_env_fini(struct sh_env *env);
 
 /* A recorded command after expansion. */

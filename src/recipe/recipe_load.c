@@ -49,19 +49,23 @@ static void check_keys(struct ctx *c, const struct ynode *map, const char *path,
       continue;
     }
     bool ok = false;
-    for (size_t a = 0; allowed[a]; a++)
-      ok = ok || strcmp(allowed[a], k->scalar) == 0;
-    char *field = xasprintf("%s.%s", path, k->scalar);
+    for (size_t a = 0; allowed[a] && !ok; a++)
+      ok = strcmp(allowed[a], k->scalar) == 0;
+    char *field = NULL; /* "path.key", made for a diagnostic */
     if (!ok) {
       struct sbuf list = {0};
       for (size_t a = 0; allowed[a]; a++)
         sbuf_printf(&list, "%s%s", a ? ", " : "", allowed[a]);
+      field = xasprintf("%s.%s", path, k->scalar);
       diag(c, k, field, "unknown key '%s' (allowed: %s)", k->scalar, list.data);
       sbuf_free(&list);
     }
     for (size_t j = 0; j < i; j += 2)
-      if (map->kids[j]->kind == YN_SCALAR && strcmp(map->kids[j]->scalar, k->scalar) == 0)
+      if (map->kids[j]->kind == YN_SCALAR && strcmp(map->kids[j]->scalar, k->scalar) == 0) {
+        if (!field)
+          field = xasprintf("%s.%s", path, k->scalar);
         diag(c, k, field, "duplicate key (first at line %d)", map->kids[j]->line);
+      }
     free(field);
   }
 }

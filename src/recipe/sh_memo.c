@@ -76,7 +76,7 @@ void sh_reads_note(struct sh_reads *r, const struct sh_var *v) {
 
 void sh_reads_miss(struct sh_reads *r, const char *name, size_t len) {
   for (size_t i = 0; i < r->n_missed; i++)
-    if (strlen(r->missed[i]) == len && memcmp(r->missed[i], name, len) == 0)
+    if (strncmp(r->missed[i], name, len) == 0 && r->missed[i][len] == '\0')
       return;
   strv_push_owned(&r->missed, &r->n_missed, xstrndup(name, len));
 }
@@ -115,11 +115,8 @@ static bool same_var(const struct sh_var *a, const struct sh_var *b) {
 }
 
 static ptrdiff_t env_index(const struct sh_env *env, const char *name) {
-  size_t len = strlen(name);
-  for (size_t i = 0; i < env->n_vars; i++)
-    if (env->vars[i].name_len == len && memcmp(env->vars[i].name, name, len) == 0)
-      return (ptrdiff_t)i;
-  return -1;
+  const struct sh_var *v = sh_env_var(env, name);
+  return v ? v - env->vars : -1;
 }
 
 static bool same_root(const char *a, const char *b) {
