@@ -238,6 +238,54 @@ static int engine_flag_line(const struct recipe_priv *p, const char *engine, con
   return first_flag_line(p, names, fallback);
 }
 
+/* ---------------------------------------------------------------- launches read once */
+/* The server launch of a recipe's script at its first point: its flag
+ * rules, its routes' script rules and the sibling rules all ask for it;
+ * read once per lint. */
+struct first_launch {
+  const struct recipe *r;
+  const struct sh_script *script;
+  bool have;
+  struct recipe_cmd cmd;
+};
+
+struct lint_ctx {
+  struct first_launch **items;
+  size_t n;
+};
+
+/* script: one of r's (NULL for servetop recipes, which have none); the
+ * command's file is the script's own path. NULL when it launches no server. */
+static const struct recipe_cmd *first_launch(struct lint_ctx *cx, const struct recipe *r,
+                                             const struct sh_script *script) {
+  for (size_t i = 0; i < cx->n; i++)
+    if (cx->items[i]->r == r && cx->items[i]->script == script)
+      return cx->items[i]->have ? &cx->items[i]->cmd : NULL;
+  struct first_launch *fl = xcalloc(1, sizeof *fl);
+  fl->r = r;
+  fl->script = script;
+  const char *file = script ? script->file : r->script_file;
+  fl->have = r->n_points > 0 &&
+             recipe_server_cmd_script(r, script, file, &r->points[0], false, &fl->cmd, NULL) == 0;
+  cx->items = xreallocarray(cx->items, cx->n + 1, sizeof *cx->items);
+  cx->items[cx->n++] = fl;
+  return fl->have ? &fl->cmd : NULL;
+}
+
+static const struct recipe_cmd *recipe_first_launch(struct lint_ctx *cx,
+                                                    const struct recipe_priv *p) {
+  return first_launch(cx, &p->pub, p->script);
+}
+
+static void lint_ctx_fini(struct lint_ctx *cx) {
+  for (size_t i = 0; i < cx->n; i++) {
+    if (cx->items[i]->have)
+      recipe_cmd_fini(&cx->items[i]->cmd);
+    free(cx->items[i]);
+  }
+  free(cx->items);
+}
+
 /* ---------------------------------------------------------------- per recipe */
 /* L07-L09: a limit on the requests decoded at once below a sweep point's
  * concurrency. The reference names each rule after the flag it reads; the
@@ -259,23 +307,24 @@ struct limit_check {
   int dp;
 };
 
-static void lint_points(const struct recipe_priv *p, struct recipe_findings *out) {
+static void lint_points(struct lint_ctx *cx, const struct recipe_priv *p,
+                        struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
   struct limit_check checks[ST_ARRAY_LEN(limit_rules)];
   memset(checks, 0, sizeof checks);
   const char *file = NULL;
   bool spec_seen = false, cmd_seen = false;
   int cmd_line = 0;
-  struct recipe_cmd first = {0};
-  bool have_first = false;
+  const struct recipe_cmd *firstp = NULL;
   for (size_t i = 0; i < r->n_points; i++) {
     const struct recipe_point *pt = &r->points[i];
-    struct recipe_cmd cmd;
-    if (recipe_server_launch(r, pt, &cmd, NULL) < 0) {
-      if (have_first)
-        recipe_cmd_fini(&first);
+    struct recipe_cmd own;
+    const struct recipe_cmd *c = i == 0 ? recipe_first_launch(cx, p)
+                                 : recipe_server_launch(r, pt, &own, NULL) == 0 ? &own
+                                                                                : NULL;
+    if (!c)
       return;
-    }
+    const struct recipe_cmd cmd = *c; /* a view: owned by own or the context */
     cmd_seen = true;
     file = file ? file : cmd.file;
     cmd_line = cmd.line;
@@ -313,12 +362,10 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
         }
       }
     }
-    if (!have_first) {
-      first = cmd;
-      have_first = true;
-    } else {
-      recipe_cmd_fini(&cmd);
-    }
+    if (i == 0)
+      firstp = c;
+    else
+      recipe_cmd_fini(&own);
   }
   for (size_t k = 0; k < ST_ARRAY_LEN(checks); k++) {
     struct limit_check *ck = &checks[k];
@@ -342,6 +389,7 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
   }
   if (!cmd_seen)
     return;
+  const struct recipe_cmd first = *firstp;
   /* spec flags in the command that actually runs */
   if (r->spec == RECIPE_SPEC_NONE && spec_seen)
     relate_entry(
@@ -387,7 +435,6 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
       recipe_cmd_fini(&cmd1);
     }
   }
-  recipe_cmd_fini(&first);
 }
 
 /* ---------------------------------------------------------------- route analysis */
@@ -501,8 +548,8 @@ static void lint_missing_route(const struct recipe_set *set, const struct recipe
       relate(f, LAUNCHER_FILE, rt->tried_lines[k], "also tried %s", rt->tried[k]);
 }
 
-static void lint_routes(const struct recipe_set *set, const struct recipe_priv *p,
-                        struct recipe_findings *out) {
+static void lint_routes(struct lint_ctx *cx, const struct recipe_set *set,
+                        const struct recipe_priv *p, struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
   for (size_t i = 0; i < r->n_routes; i++) {
     const struct recipe_route *rt = &r->routes[i];
@@ -573,9 +620,9 @@ static void lint_routes(const struct recipe_set *set, const struct recipe_priv *
       dup = r->routes[k].script && strcmp(r->routes[k].script, rt->script) == 0;
     if (!s)
       continue;
-    char *full = path_join_alloc(p->checkout, rt->script);
-    struct recipe_cmd cmd;
-    bool have_cmd = recipe_server_cmd_script(r, s, full, &r->points[0], false, &cmd, NULL) == 0;
+    const struct recipe_cmd *cmdp = first_launch(cx, r, s);
+    bool have_cmd = cmdp != NULL;
+    const struct recipe_cmd cmd = cmdp ? *cmdp : (struct recipe_cmd){0}; /* a view */
     /* the script launches another engine than the entry's framework: one
      * that InferenceX entries name as their framework (launches the reader
      * does not name keep the entry's engine) */
@@ -638,9 +685,6 @@ static void lint_routes(const struct recipe_set *set, const struct recipe_priv *
                          "not what production sees"),
                      r);
     }
-    if (have_cmd)
-      recipe_cmd_fini(&cmd);
-    free(full);
   }
 }
 
@@ -715,13 +759,14 @@ static bool eval_capped(const struct recipe *r, const struct sh_script *s) {
   return capped;
 }
 
-static void sib_fill(const struct recipe_priv *p, struct sib *out) {
+static void sib_fill(struct lint_ctx *cx, const struct recipe_priv *p, struct sib *out) {
   memset(out, 0, sizeof *out);
   out->p = p;
   out->mem = -1;
-  struct recipe_cmd cmd;
-  if (p->pub.n_points == 0 || recipe_server_launch(&p->pub, &p->pub.points[0], &cmd, NULL) < 0)
+  const struct recipe_cmd *cmdp = recipe_first_launch(cx, p);
+  if (!cmdp)
     return;
+  const struct recipe_cmd cmd = *cmdp; /* a view */
   out->have = true;
   out->file = cmd.file;
   out->mem_flag = eng_gpu_memory_flag(eng_find(cmd.engine));
@@ -738,7 +783,6 @@ static void sib_fill(const struct recipe_priv *p, struct sib *out) {
     if (!out->eval_line)
       out->eval_line = cmd.line;
   }
-  recipe_cmd_fini(&cmd);
 }
 
 static bool same_str(const char *a, const char *b) {
@@ -755,10 +799,11 @@ static bool same_model(const struct recipe *a, const struct recipe *b) {
  * setting). L12: an MTP script without the EVAL_CONCURRENT_REQUESTS cap that
  * its MTP siblings (same model, precision, engine and scenario) set. Once per
  * script. */
-static void lint_siblings(const struct recipe_set *set, struct recipe_findings *out) {
+static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
+                          struct recipe_findings *out) {
   struct sib *sibs = xcalloc(set->n_recipes ? set->n_recipes : 1, sizeof *sibs);
   for (size_t i = 0; i < set->n_recipes; i++)
-    sib_fill(set->recipes[i], &sibs[i]);
+    sib_fill(cx, set->recipes[i], &sibs[i]);
   for (size_t i = 0; i < set->n_recipes; i++) {
     const struct sib *m = &sibs[i];
     const struct recipe *r = &m->p->pub;
@@ -905,6 +950,7 @@ static void merge_repeats(struct recipe_findings *out) {
 
 void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
   memset(out, 0, sizeof *out);
+  struct lint_ctx cx = {0};
   for (size_t i = 0; i < set->n_diags; i++) {
     const struct recipe_diag *d = &set->diags[i];
     add(out, str_ends_with(d->file, ".sh") ? &R_SCRIPT_SYNTAX : &R_SCHEMA, RECIPE_SEV_ERROR,
@@ -930,7 +976,7 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
           }
           lint_labels(set, p, agentic, out);
         }
-        lint_routes(set, p, out);
+        lint_routes(&cx, set, p, out);
       }
       /* a script of the other scenario (ROUTE_SCENARIO_MISMATCH) is not
        * judged against this scenario's sweep */
@@ -938,7 +984,7 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
           r->script_path && (r->scenario == RECIPE_SCENARIO_AGENTIC) !=
                                 path_has_dir(r->script_path, "agentic");
       if (p->script && !other_scenario)
-        lint_points(p, out);
+        lint_points(&cx, p, out);
     } else {
       if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN && r->spec != RECIPE_SPEC_NONE &&
           !r->bench.use_chat_template)
@@ -946,10 +992,11 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
             r->bench.line ? r->bench.line : r->line,
             "spec-decoding: %s but benchmark.use-chat-template is not true",
             recipe_spec_name(r->spec));
-      lint_points(p, out);
+      lint_points(&cx, p, out);
     }
   }
-  lint_siblings(set, out);
+  lint_siblings(&cx, set, out);
+  lint_ctx_fini(&cx);
   if (out->n > 1)
     qsort(out->items, out->n, sizeof *out->items, cmp_finding);
   merge_repeats(out);
