@@ -118,7 +118,7 @@ static bool is_regular_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static bool is_directory(const char *path) {
+bool path_is_directory(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -393,7 +393,7 @@ static void load_workflow(struct recipe_set *set, const char *root) {
   struct ix_workflow *wf = xcalloc(1, sizeof *wf);
   set->workflow = wf;
   char *fixed = path_join_alloc(root, "benchmarks/single_node/fixed_seq_len");
-  wf->fixed_subdir = is_directory(fixed) ? "fixed_seq_len/" : ""; /* before #1571: '' */
+  wf->fixed_subdir = path_is_directory(fixed) ? "fixed_seq_len/" : ""; /* before #1571: '' */
   free(fixed);
   char *path = path_join_alloc(root, ".github/workflows/benchmark-tmpl.yml");
   size_t len;
@@ -554,7 +554,7 @@ static void list_bench_files(struct recipe_set *set, const char *root, const cha
     char *full = path_join_alloc(root, sub);
     if (str_ends_with(e->d_name, ".sh") && is_regular_file(full))
       strv_push(&set->bench_files, &set->n_bench_files, sub);
-    else if (is_directory(full) && strcmp(e->d_name, "multi_node") != 0)
+    else if (path_is_directory(full) && strcmp(e->d_name, "multi_node") != 0)
       list_bench_files(set, root, sub, depth + 1);
     free(full);
     free(sub);

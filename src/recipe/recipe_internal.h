@@ -333,6 +333,8 @@ int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err 
 int ix_label_index(const struct recipe_set *set, const char *label, size_t *runner);
 /* Is dir one of path's folders? */
 bool path_has_dir(const char *path, const char *dir);
+/* Is path a directory (following links)? */
+bool path_is_directory(const char *path);
 /* A script of the checkout that serves r by its name, for that scenario and
  * spec-decoding: <model-prefix>_<precision>_<gpu>[_<framework>][_mtp]...sh in
  * the scenario's folder (NULL: none). deprecated: a retired script (under
