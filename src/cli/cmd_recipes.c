@@ -183,6 +183,68 @@ static struct recipe_set *parse_and_load(const char *cmd, const char *usage,
   return load_source(cmd, o);
 }
 
+/* The recipes as a table whose columns are as wide as what they hold. */
+enum { RT_NAME, RT_ENGINE, RT_GPU, RT_PREC, RT_SPEC, RT_SEQ, RT_CONC, RT_TOPO, RT_COLS };
+
+static void print_recipe_table(const struct recipe_set *set) {
+  static const char *const head[RT_COLS] = {"RECIPE", "ENGINE", "GPU",           "PREC",
+                                             "SPEC",   "SEQ",    "CONC (POINTS)", "TOPOLOGY"};
+  size_t n = recipe_set_count(set);
+  char **cell = xcalloc((n + 1) * RT_COLS, sizeof *cell);
+  size_t width[RT_COLS] = {0};
+  for (size_t c = 0; c < RT_COLS; c++)
+    cell[c] = xstrdup(head[c]);
+  for (size_t i = 0; i < n; i++) {
+    const struct recipe *r = recipe_set_at(set, i);
+    char **row = cell + (i + 1) * RT_COLS;
+    row[RT_NAME] = xstrdup(r->name);
+    row[RT_ENGINE] = xstrdup(r->engine);
+    row[RT_GPU] = xstrdup(r->gpu ? r->gpu : "?");
+    row[RT_PREC] = xstrdup(r->precision);
+    row[RT_SPEC] = xstrdup(r->spec == RECIPE_SPEC_NONE ? "off" : recipe_spec_name(r->spec));
+    row[RT_SEQ] = xstrdup(recipe_seq_tag(r));
+    row[RT_CONC] = concs_alloc(r);
+    row[RT_TOPO] = topology_alloc(r);
+  }
+  for (size_t i = 0; i <= n; i++)
+    for (size_t c = 0; c < RT_COLS; c++) {
+      size_t w = strlen(cell[i * RT_COLS + c]);
+      width[c] = w > width[c] ? w : width[c];
+    }
+  for (size_t i = 0; i <= n; i++) {
+    for (size_t c = 0; c < RT_COLS; c++) {
+      const char *v = cell[i * RT_COLS + c];
+      if (c + 1 < RT_COLS)
+        printf("%-*s  ", (int)width[c], v);
+      else
+        printf("%s\n", v); /* the last column, the longest, is not padded */
+      free(cell[i * RT_COLS + c]);
+    }
+  }
+  free(cell);
+}
+
+/* The multinode entries servetop lists but does not resolve, as one
+ * paragraph of names. */
+static void print_multinode(const struct recipe_set *set) {
+  size_t n = recipe_set_multinode_count(set);
+  if (!n)
+    return;
+  printf("%zu multinode entr%s not resolved (servetop reads single-node recipes):\n", n,
+         n == 1 ? "y" : "ies");
+  size_t col = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = recipe_set_multinode_at(set, i);
+    size_t w = strlen(name) + (i + 1 < n ? 1 : 0);
+    if (col && col + 1 + w > 100) {
+      printf("\n");
+      col = 0;
+    }
+    col += (size_t)printf("%s%s%s", col ? " " : "  ", name, i + 1 < n ? "," : "");
+  }
+  printf("\n");
+}
+
 int cmd_recipes_main(int argc, char **argv) {
   struct source_opts o = {0};
   int status;
@@ -203,24 +265,11 @@ int cmd_recipes_main(int argc, char **argv) {
     print_json(arr);
     cJSON_Delete(arr);
   } else {
-    printf("%-44s %-7s %-5s %-4s %-4s %-6s %-15s %s\n", "RECIPE", "ENGINE", "GPU", "PREC", "SPEC",
-           "SEQ", "TOPOLOGY", "CONC (POINTS)");
-    for (size_t i = 0; i < recipe_set_count(set); i++) {
-      const struct recipe *r = recipe_set_at(set, i);
-      char *topo = topology_alloc(r), *concs = concs_alloc(r);
-      printf("%-44s %-7s %-5s %-4s %-4s %-6s %-15s %s\n", r->name, r->engine, r->gpu,
-             r->precision, r->spec == RECIPE_SPEC_NONE ? "off" : recipe_spec_name(r->spec),
-             recipe_seq_tag(r), topo, concs);
-      free(topo);
-      free(concs);
-    }
-    printf("\n%zu recipes; ", recipe_set_count(set));
+    print_recipe_table(set);
+    printf("\n%zu recipe%s; ", recipe_set_count(set), recipe_set_count(set) == 1 ? "" : "s");
     print_counts(set);
-    if (recipe_set_multinode_count(set))
-      printf("; %zu multinode entries listed, not resolved:", recipe_set_multinode_count(set));
     printf("\n");
-    for (size_t i = 0; i < recipe_set_multinode_count(set); i++)
-      printf("  %s (multinode)\n", recipe_set_multinode_at(set, i));
+    print_multinode(set);
     if (recipe_set_diag_count(set))
       printf("%zu load problems (see stderr)\n", recipe_set_diag_count(set));
   }
@@ -306,7 +355,25 @@ int cmd_show_main(int argc, char **argv) {
   int status = EXIT_OK;
   const struct recipe *r = recipe_set_find(set, pos[0]);
   if (!r) {
-    fprintf(stderr, "servetop show: no recipe '%s' (servetop recipes lists them)\n", pos[0]);
+    bool multinode = false;
+    for (size_t i = 0; i < recipe_set_multinode_count(set) && !multinode; i++)
+      multinode = strcmp(recipe_set_multinode_at(set, i), pos[0]) == 0;
+    if (multinode)
+      fprintf(stderr, "servetop show: %s is a multinode entry; servetop reads single-node "
+                      "recipes only\n", pos[0]);
+    else
+      fprintf(stderr, "servetop show: no recipe '%s' (servetop recipes lists them)\n", pos[0]);
+    /* the names that hold what was typed: a prefix, a model, a GPU */
+    size_t found = 0;
+    for (size_t i = 0; i < recipe_set_count(set) && !multinode; i++) {
+      const char *name = recipe_set_at(set, i)->name;
+      if (strstr(name, pos[0]) && found++ < 8)
+        fprintf(stderr, "%s %s", found > 1 ? "," : "  did you mean:", name);
+    }
+    if (found > 8)
+      fprintf(stderr, " (%zu more)", found - 8);
+    if (found)
+      fprintf(stderr, "\n");
     print_diags(set);
     status = EXIT_USAGE;
     goto out;
@@ -376,8 +443,13 @@ int cmd_show_main(int argc, char **argv) {
   } else {
     printf("%s\n", r->name);
     printf("  model       %s (%s, %s)\n", r->model, r->model_prefix, r->precision);
-    printf("  runner      %s (gpu %s)   engine %s (framework %s)\n", r->runner, r->gpu, r->engine,
-           r->framework);
+    printf("  runner      %s", r->runner);
+    if (r->gpu && strcmp(r->gpu, r->runner) != 0)
+      printf(" (gpu %s)", r->gpu);
+    printf("   engine %s", r->engine);
+    if (r->framework && strcmp(r->framework, r->engine) != 0)
+      printf(" (framework %s)", r->framework);
+    printf("\n");
     if (r->image)
       printf("  image       %s\n", r->image);
     printf("  scenario    %s", recipe_scenario_name(r->scenario));
@@ -410,11 +482,15 @@ int cmd_show_main(int argc, char **argv) {
         printf("\n");
       }
     }
+    char warmups[24];
+    if (r->bench.num_warmups < 0)
+      snprintf(warmups, sizeof warmups, "default");
+    else
+      snprintf(warmups, sizeof warmups, "%d", r->bench.num_warmups);
     printf("  benchmark   range-ratio %g, chat template %s, num-prompts %d x conc, warmups %s, "
            "backend %s\n",
            r->bench.random_range_ratio, r->bench.use_chat_template ? "yes" : "no",
-           r->bench.num_prompts_factor, r->bench.num_warmups < 0 ? "default" : "set",
-           r->bench.backend ? r->bench.backend : "vllm");
+           r->bench.num_prompts_factor, warmups, r->bench.backend ? r->bench.backend : "vllm");
     printf("\nserver command at tp%d ep%d conc %d%s", point.tp, point.ep, point.conc,
            in_sweep ? "" : " (not a sweep point)");
     if (!have_cmd) {
@@ -493,9 +569,19 @@ int cmd_lint_main(int argc, char **argv) {
       for (size_t k = 0; k < x->n_related; k++)
         printf("  %s:%d: note: %s\n", x->related[k].file, x->related[k].line, x->related[k].what);
     }
-    size_t errors = recipe_findings_errors(&f);
-    printf("%zu findings (%zu errors) in %zu recipes; ", f.n, errors, recipe_set_count(set));
+    size_t errors = recipe_findings_errors(&f), warnings = 0;
+    for (size_t i = 0; i < f.n; i++)
+      warnings += f.items[i].severity == RECIPE_SEV_WARNING;
+    if (f.n)
+      printf("%zu finding%s (%zu error%s, %zu warning%s)", f.n, f.n == 1 ? "" : "s", errors,
+             errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+    else
+      printf("no findings");
+    printf(" in %zu recipe%s; ", recipe_set_count(set), recipe_set_count(set) == 1 ? "" : "s");
     print_counts(set);
+    if (recipe_set_multinode_count(set))
+      printf("; %zu multinode entr%s not resolved", recipe_set_multinode_count(set),
+             recipe_set_multinode_count(set) == 1 ? "y" : "ies");
     printf("\n");
   }
   status = recipe_findings_errors(&f) ? EXIT_FINDINGS : EXIT_OK;

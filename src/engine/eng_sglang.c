@@ -25,7 +25,7 @@ const struct eng_flag eng_sglang_flags[] = {
     {{"--mem-fraction-static"}, ENG_KNOB_KV_CACHE, ENG_VALUE_FRACTION},
     {{"--max-running-requests"}, ENG_KNOB_BATCH_CAP, ENG_VALUE_COUNT},
     {{"--context-length"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
-    {{"--cuda-graph-max-bs"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--cuda-graph-max-bs"}, ENG_KNOB_GRAPH_BATCH, ENG_VALUE_COUNT},
     {{"--chunked-prefill-size"}, ENG_KNOB_NONE, ENG_VALUE_INT},
     {{"--max-prefill-tokens"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{"--speculative-num-steps"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
@@ -34,6 +34,33 @@ const struct eng_flag eng_sglang_flags[] = {
     {{"--stream-interval"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
 };
+
+extern const struct eng_ops eng_sglang_ops;
+
+/* EAGLE/NEXTN with topk 1 runs the v2 speculative path only with
+ * SGLANG_ENABLE_SPEC_V2=1 (InferenceX's convention since #1017). */
+static bool sglang_spec_advice(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                               char *buf, size_t buf_bytes, const char **flag) {
+  const char *algo = eng_arg_value(&eng_sglang_ops, argv, argc, "speculative-algorithm");
+  const char *topk = eng_arg_value(&eng_sglang_ops, argv, argc, "speculative-eagle-topk");
+  if (!algo || !(strcmp(algo, "EAGLE") == 0 || strcmp(algo, "NEXTN") == 0 ||
+                 strcmp(algo, "EAGLE3") == 0) ||
+      (topk && strcmp(topk, "1") != 0))
+    return false;
+  static const char v2_name[] = "SGLANG_ENABLE_SPEC_V2";
+  const char *v2 = NULL; /* the last assignment wins */
+  for (size_t i = 0; i < n_env; i++)
+    if (strncmp(env[i], v2_name, sizeof v2_name - 1) == 0 && env[i][sizeof v2_name - 1] == '=')
+      v2 = env[i] + sizeof v2_name;
+  if (v2 && (strcmp(v2, "1") == 0 || strcasecmp(v2, "true") == 0))
+    return false;
+  snprintf(buf, buf_bytes,
+           "SGLang %s with topk 1 without SGLANG_ENABLE_SPEC_V2=1 (the convention since "
+           "InferenceX #1017; the v1 path is slower)",
+           algo);
+  *flag = "speculative-algorithm";
+  return true;
+}
 
 /* ---------------------------------------------------------------- launching */
 static int sglang_program_words(struct launch_cmd *cmd, const struct eng_target *t,
@@ -256,12 +283,15 @@ const struct eng_ops eng_sglang_ops = {
     .name = "sglang",
     .title = "SGLang",
     .recipe_engine = true,
+    .frameworks = (const char *const[]){"sglang", NULL},
+    .upstream_image = "lmsysorg/sglang",
     .sim_stands_in = true,
     .program = "python3 -m sglang.launch_server",
     .launch_forms = "python3 -m sglang.launch_server, sglang serve",
     .recognise = sglang_recognise,
     .flags = eng_sglang_flags,
     .shared_flags = true,
+    .spec_advice = sglang_spec_advice,
     .program_words = sglang_program_words,
     .model_flag = "--model-path",
     .probe = sglang_probe,

@@ -25,6 +25,7 @@ static const struct eng_flag vllm_flags[] = {
     {{"--max-num-seqs"}, ENG_KNOB_BATCH_CAP, ENG_VALUE_COUNT},
     {{"--max-model-len"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{"--max-num-batched-tokens"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--enable-expert-parallel"}, ENG_KNOB_EXPERT_PARALLEL, ENG_VALUE_NONE},
     {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
 };
 
@@ -203,6 +204,8 @@ const struct eng_ops eng_vllm_ops = {
     .name = "vllm",
     .title = "vLLM",
     .recipe_engine = true,
+    .frameworks = (const char *const[]){"vllm", NULL},
+    .upstream_image = "vllm/vllm-openai",
     .sim_stands_in = true,
     .program = "vllm serve",
     .launch_forms = "vllm serve",
@@ -210,6 +213,7 @@ const struct eng_ops eng_vllm_ops = {
     .flags = vllm_flags,
     .shared_flags = true,
     .model_positional = true,
+    .batch_cap_per_dp_rank = true, /* --max-num-seqs is per DP engine */
     .args_for_sim = vllm_args_for_sim,
     .program_words = vllm_program_words,
     .probe = vllm_probe,

@@ -85,6 +85,14 @@ const char *eng_program_of(const char *engine_name) {
   return e && e->recipe_engine ? e->program : eng_sglang_ops.program;
 }
 
+const struct eng_ops *eng_for_framework(const char *framework) {
+  for (size_t i = 0; framework && i < N_ENGINES; i++)
+    for (const char *const *f = engines[i]->frameworks; f && *f; f++)
+      if (strcmp(*f, framework) == 0)
+        return engines[i];
+  return NULL;
+}
+
 /* ---------------------------------------------------------------- flag rows */
 /* The spellings InferenceX scripts use for the same flag on SGLang and vLLM
  * (and every engine servetop does not know). */
@@ -121,7 +129,7 @@ static const char *undashed(const char *spelling) {
 static bool row_has(const struct eng_flag *f, const char *name, size_t len) {
   for (size_t k = 0; k < ST_ARRAY_LEN(f->names) && f->names[k]; k++) {
     const char *s = undashed(f->names[k]);
-    if (strlen(s) == len && memcmp(s, name, len) == 0)
+    if (strncmp(s, name, len) == 0 && s[len] == '\0')
       return true;
   }
   return false;
@@ -157,6 +165,19 @@ static enum eng_knob generic_knob(const char *name, size_t len) {
 static const struct eng_flag *row_for_knob(const struct eng_ops *e, enum eng_knob knob) {
   const struct eng_flag *f = e ? rows_find_knob(e->flags, knob) : NULL;
   return f ? f : rows_find_knob(shared_rows(e), knob);
+}
+
+const struct eng_flag *eng_knob_row(const struct eng_ops *e, enum eng_knob knob) {
+  return knob == ENG_KNOB_NONE ? NULL : row_for_knob(e, knob);
+}
+
+bool eng_knob_per_dp_rank(const struct eng_ops *e, enum eng_knob knob) {
+  return knob == ENG_KNOB_GRAPH_BATCH || (knob == ENG_KNOB_BATCH_CAP && e && e->batch_cap_per_dp_rank);
+}
+
+const char *eng_gpu_memory_flag(const struct eng_ops *e) {
+  const struct eng_flag *f = eng_knob_row(e, ENG_KNOB_KV_CACHE);
+  return f && f->value == ENG_VALUE_FRACTION ? undashed(f->names[0]) : NULL;
 }
 
 const struct eng_flag *eng_flag_lookup(const struct eng_ops *e, const char *name, size_t len) {
@@ -258,18 +279,27 @@ static const char *flag_name(const char *arg, size_t *len) {
   return name;
 }
 
-bool eng_arg_matches(const struct eng_ops *e, const char *arg, const char *key,
-                     size_t *prefix_len) {
+/* eng_arg_matches with key's row (or NULL) looked up already. */
+static bool arg_is_key(const struct eng_ops *e, const char *arg, const char *key, size_t key_len,
+                       const struct eng_flag *key_row, size_t *prefix_len) {
   if (!eng_arg_is_flag(e, arg))
     return false;
   size_t len;
   const char *name = flag_name(arg, &len);
   *prefix_len = (size_t)(name - arg) + len;
-  const struct eng_flag *key_row = eng_flag_lookup(e, key, strlen(key));
-  const struct eng_flag *arg_row = eng_flag_lookup(e, name, len);
-  if (key_row || arg_row)
-    return key_row == arg_row;
-  return strlen(key) == len && memcmp(key, name, len) == 0;
+  /* the same row, or for flags no row has, the same name; an argument can
+   * only be key's row under one of its spellings or its generic name */
+  if (!key_row)
+    return key_len == len && memcmp(key, name, len) == 0;
+  if (!row_has(key_row, name, len) && generic_knob(name, len) == ENG_KNOB_NONE)
+    return false;
+  return eng_flag_lookup(e, name, len) == key_row;
+}
+
+bool eng_arg_matches(const struct eng_ops *e, const char *arg, const char *key,
+                     size_t *prefix_len) {
+  size_t key_len = strlen(key);
+  return arg_is_key(e, arg, key, key_len, eng_flag_lookup(e, key, key_len), prefix_len);
 }
 
 bool eng_arg_takes_value(const struct eng_ops *e, char *const *argv, size_t argc, size_t i) {
@@ -284,9 +314,11 @@ bool eng_arg_takes_value(const struct eng_ops *e, char *const *argv, size_t argc
 const char *eng_arg_value(const struct eng_ops *e, char *const *argv, size_t argc,
                           const char *key) {
   const char *found = NULL;
+  size_t key_len = strlen(key);
+  const struct eng_flag *key_row = eng_flag_lookup(e, key, key_len);
   for (size_t i = 0; i < argc; i++) {
     size_t prefix;
-    if (!eng_arg_matches(e, argv[i], key, &prefix))
+    if (!arg_is_key(e, argv[i], key, key_len, key_row, &prefix))
       continue;
     if (argv[i][prefix] == '=')
       found = argv[i] + prefix + 1;
@@ -390,14 +422,58 @@ size_t eng_recognise_launch(char *const *words, size_t n, const char **engine_na
   return 0;
 }
 
+/* ATOM's --method values that are speculative decoding. */
+static bool is_spec_method(const char *v) {
+  while (*v == '"' || *v == '\'')
+    v++;
+  return strncmp(v, "mtp", 3) == 0 || strncmp(v, "dspark", 6) == 0 || strncmp(v, "eagle", 5) == 0;
+}
+
+bool eng_word_enables_spec(const char *w, const char *next) {
+  if (strstr(w, "--speculative-") || strstr(w, "speculative_config") ||
+      strstr(w, "speculative-config") || strstr(w, "--num-speculative-tokens") ||
+      strstr(w, "--draft-model"))
+    return true;
+  if (strcmp(w, "--method") == 0)
+    return next && is_spec_method(next);
+  for (const char *p = strstr(w, "--method"); p; p = strstr(p + 1, "--method")) {
+    const char *v = p + 8;
+    if (*v != ' ' && *v != '=' && *v != '\t')
+      continue;
+    while (*v == ' ' || *v == '=' || *v == '\t')
+      v++;
+    if (is_spec_method(v))
+      return true;
+  }
+  return false;
+}
+
+const char *const *eng_spec_switch_flags(void) {
+  static const char *const flags[] = {"speculative-algorithm", "speculative-algo",
+                                      "speculative-config", NULL};
+  return flags;
+}
+
 bool eng_args_enable_spec(const char *engine_name, char *const *argv, size_t argc) {
   const struct eng_ops *e = eng_find(engine_name);
-  return e && e->enables_spec && e->enables_spec(argv, argc);
+  if (e && e->enables_spec && e->enables_spec(argv, argc)) /* the engine's own flags */
+    return true;
+  for (size_t i = 0; i < argc; i++)
+    if (eng_word_enables_spec(argv[i], i + 1 < argc ? argv[i + 1] : NULL))
+      return true;
+  return false;
 }
 
 const char *eng_args_spec_problem(const char *engine_name, char *const *argv, size_t argc) {
   const struct eng_ops *e = eng_find(engine_name);
   return e && e->spec_problem ? e->spec_problem(argv, argc) : NULL;
+}
+
+bool eng_args_spec_advice(const char *engine_name, char *const *argv, size_t argc,
+                          char *const *env, size_t n_env, char *buf, size_t buf_bytes,
+                          const char **flag) {
+  const struct eng_ops *e = eng_find(engine_name);
+  return e && e->spec_advice && e->spec_advice(argv, argc, env, n_env, buf, buf_bytes, flag);
 }
 
 /* ---------------------------------------------------------------- program paths */

@@ -40,6 +40,11 @@ enum eng_knob {
                          engine's unit (a fraction of GPU memory, or tokens) */
   ENG_KNOB_BATCH_CAP, /* --set max-batch=N (or batch-cap=N): requests decoded at once */
   ENG_KNOB_MODEL,     /* the model flag (--model-path, -m) */
+  /* roles without a generic --set name, which the recipe doctor asks about */
+  ENG_KNOB_GRAPH_BATCH,     /* the largest batch run as a captured CUDA graph (SGLang
+                               --cuda-graph-max-bs); held per DP rank */
+  ENG_KNOB_EXPERT_PARALLEL, /* a switch that turns expert parallelism on (vLLM
+                               --enable-expert-parallel), where a size does not */
 };
 
 enum eng_value {
@@ -96,6 +101,18 @@ const char *eng_generic_knobs_help(void);
 
 /* The batch cap a command line sets (the engine's BATCH_CAP flag), or -1. */
 int eng_batch_cap_from_args(const struct eng_ops *e, char *const *argv, size_t argc);
+
+/* Engine e's row for a knob or role (its own rows, then the shared ones);
+ * NULL when it has none (e NULL: an engine servetop does not know). */
+const struct eng_flag *eng_knob_row(const struct eng_ops *e, enum eng_knob knob);
+/* With DP attention, does the knob's value hold for each DP rank rather than
+ * the whole server? (vLLM's --max-num-seqs and every engine's CUDA graph
+ * sizes do; SGLang divides --max-running-requests over its ranks itself.) */
+bool eng_knob_per_dp_rank(const struct eng_ops *e, enum eng_knob knob);
+/* The flag (without dashes) that sizes the KV cache as a fraction of GPU
+ * memory (SGLang --mem-fraction-static, vLLM --gpu-memory-utilization); NULL
+ * when the engine sizes it otherwise (llama.cpp: tokens) or is unknown. */
+const char *eng_gpu_memory_flag(const struct eng_ops *e);
 
 /* ---------------------------------------------------------------- launching */
 /* What to run: the pieces of a recipe a command line is built from. */
@@ -360,6 +377,10 @@ struct eng_ops {
   bool simulated;                 /* numbers come from a model, not hardware (servetop sim;
                                      it also serves its own GPU telemetry) */
   bool recipe_engine;             /* a servetop recipe's server.engine may name it */
+  const char *const *frameworks;  /* InferenceX `framework:` values whose entries launch it,
+                                     NULL-terminated; NULL = none */
+  const char *upstream_image;     /* the engine's own container image repository
+                                     ("lmsysorg/sglang"); NULL = none */
   bool sim_stands_in;             /* where it cannot run, the sim runs its recipes (said so) */
 
   /* ---- recipes */
@@ -373,12 +394,19 @@ struct eng_ops {
                                      whose names[0] is NULL */
   bool shared_flags;              /* the InferenceX spellings (tp, ep, dp...) apply too */
   bool model_positional;          /* a recipe's first argument is the model (`vllm serve MODEL`) */
+  bool batch_cap_per_dp_rank;     /* with DP attention the batch cap holds per DP rank */
   /* True when the arguments turn speculative decoding on in a way the
    * generic --speculative-* reading does not see; NULL = none. */
   bool (*enables_spec)(char *const *argv, size_t argc);
   /* A speculative-decoding setting that does not do what it looks like
    * (a draft model that is loaded but never used), as one line; NULL = fine. */
   const char *(*spec_problem)(char *const *argv, size_t argc);
+  /* A speculative-decoding setting that works but leaves the engine off its
+   * better path (SGLang EAGLE with topk 1 on the v1 path), as one line in
+   * buf, and the flag (without dashes) it concerns; false = none. env holds
+   * the launch's NAME=VALUE environment. NULL = no advice. */
+  bool (*spec_advice)(char *const *argv, size_t argc, char *const *env, size_t n_env, char *buf,
+                      size_t buf_bytes, const char **flag);
   /* This engine's recipe arguments as servetop sim (SGLang flags) reads
    * them, appended to out's argv; NULL = taken as they are. */
   void (*args_for_sim)(char *const *argv, size_t argc, struct launch_cmd *out);
@@ -425,6 +453,10 @@ const char *eng_launch_forms(void);
 /* The program a recipe with this engine shows (SGLang's for names the table
  * does not have, as InferenceX scripts default to it). */
 const char *eng_program_of(const char *engine_name);
+/* The engine InferenceX entries of `framework: name` launch ("sglang",
+ * "vllm"), or NULL ("trt", "atom", "dynamo-sglang": engines servetop does
+ * not drive). */
+const struct eng_ops *eng_for_framework(const char *framework);
 
 /* Where the server program ends in a script command's words: the number of
  * words that are the program (`python3 -m sglang.launch_server ...`: 3), 0
@@ -432,11 +464,28 @@ const char *eng_program_of(const char *engine_name);
  * a server servetop recognises but does not drive (ATOM). */
 size_t eng_recognise_launch(char *const *words, size_t n, const char **engine_name);
 
+/* A word of a script or command line that configures speculative decoding
+ * as the engines InferenceX runs spell it: SGLang's and vLLM's
+ * --speculative-*, TRT's speculative_config, ATOM's --num-speculative-tokens,
+ * --draft-model and --method mtp|eagle*|dspark, also inside one word that
+ * holds several (an array body "(--method eagle3 ...)"). next: the word
+ * after it (the value of a lone --method), or NULL. */
+bool eng_word_enables_spec(const char *word, const char *next);
+/* The flags (without dashes) that switch speculative decoding on, the one to
+ * point at first: SGLang's algorithm (and its alias), vLLM's config.
+ * NULL-terminated. */
+const char *const *eng_spec_switch_flags(void);
+
 /* Speculative decoding as engine `engine_name` reads its arguments: true when
- * its own flags turn it on (eng_ops.enables_spec); the problem line of
- * eng_ops.spec_problem or NULL. Unknown engines: false / NULL. */
+ * an argument configures it (eng_word_enables_spec) or the engine's own
+ * flags turn it on (eng_ops.enables_spec); the problem line of
+ * eng_ops.spec_problem or NULL; the advice of eng_ops.spec_advice (false:
+ * none). Unknown engines: only the spellings every engine shares. */
 bool eng_args_enable_spec(const char *engine_name, char *const *argv, size_t argc);
 const char *eng_args_spec_problem(const char *engine_name, char *const *argv, size_t argc);
+bool eng_args_spec_advice(const char *engine_name, char *const *argv, size_t argc,
+                          char *const *env, size_t n_env, char *buf, size_t buf_bytes,
+                          const char **flag);
 
 /* The path of an engine's program given on the command line (servetop run
  * --llama-server PATH): option is the program's name (eng_ops.program).

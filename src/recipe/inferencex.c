@@ -118,7 +118,7 @@ static bool is_regular_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static bool is_directory(const char *path) {
+bool path_is_directory(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -393,7 +393,7 @@ static void load_workflow(struct recipe_set *set, const char *root) {
   struct ix_workflow *wf = xcalloc(1, sizeof *wf);
   set->workflow = wf;
   char *fixed = path_join_alloc(root, "benchmarks/single_node/fixed_seq_len");
-  wf->fixed_subdir = is_directory(fixed) ? "fixed_seq_len/" : ""; /* before #1571: '' */
+  wf->fixed_subdir = path_is_directory(fixed) ? "fixed_seq_len/" : ""; /* before #1571: '' */
   free(fixed);
   char *path = path_join_alloc(root, ".github/workflows/benchmark-tmpl.yml");
   size_t len;
@@ -429,10 +429,10 @@ static void load_workflow(struct recipe_set *set, const char *root) {
 
 /* The workflow's inputs for point pt (servetop's defaults in env): the row
  * as written, then what the sweep generator derives (the last of a key
- * wins). Values read from env are copied into *owned. */
+ * wins). Values read from env point into it: use them before env changes.
+ * tell_per_point: mark the inputs that differ between a recipe's points. */
 static struct gin *workflow_inputs(const struct recipe_priv *p, const struct recipe_point *pt,
-                                   const struct sh_env *env, size_t *n_out, char ***owned,
-                                   size_t *n_owned) {
+                                   const struct sh_env *env, bool tell_per_point, size_t *n_out) {
   const struct recipe *r = &p->pub;
   const char *const *raw = NULL;
   for (size_t i = 0; p->point_inputs && i < r->n_points && !raw; i++)
@@ -453,15 +453,14 @@ static struct gin *workflow_inputs(const struct recipe_priv *p, const struct rec
   size_t cap = n_raw / 2 + ST_ARRAY_LEN(from_env) + ST_ARRAY_LEN(fixed) + 1;
   struct gin *in = xcalloc(cap, sizeof *in);
   size_t n = 0;
-#define GIN(key, val) (in[n] = (struct gin){(key), strlen(key), (val), per_point_input(key)}, n++)
+#define GIN(key, val)                                                                    \
+  (in[n] = (struct gin){(key), strlen(key), (val), tell_per_point && per_point_input(key)}, n++)
   for (size_t i = 0; i + 1 < n_raw; i += 2)
     GIN(raw[i], raw[i + 1]);
-  *owned = xcalloc(ST_ARRAY_LEN(from_env), sizeof **owned);
-  *n_owned = 0;
   for (size_t i = 0; i < ST_ARRAY_LEN(from_env); i++) {
     const char *v = sh_env_get(env, from_env[i][1]);
     if (v)
-      GIN(from_env[i][0], (*owned)[(*n_owned)++] = xstrdup(v));
+      GIN(from_env[i][0], v);
   }
   for (size_t i = 0; i < ST_ARRAY_LEN(fixed); i++)
     GIN(fixed[i][0], fixed[i][1]);
@@ -482,31 +481,30 @@ void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
       sh_env_set(env, "SCENARIO_SUBDIR", wf->fixed_subdir);
     return;
   }
+  /* every value first (the inputs point into env), then into env */
   size_t n;
-  char **owned;
-  size_t n_owned;
-  struct gin *in = workflow_inputs(p, pt, env, &n, &owned, &n_owned);
-  for (size_t i = 0; i < wf->n_undefined; i++)
-    sh_env_unset(env, wf->undefined[i]);
+  struct gin *in = workflow_inputs(p, pt, env, false, &n);
+  char *stack[64];
+  char **fresh = wf->n <= ST_ARRAY_LEN(stack) ? stack : xcalloc(wf->n, sizeof *fresh);
   for (size_t k = 0; k < wf->n; k++) {
     /* what reads only the recipe's constants was evaluated at load */
     const struct wf_value *c = p->wf_cache ? &p->wf_cache[k] : NULL;
-    if (c && !c->per_point) {
-      if (c->value)
-        sh_env_set(env, wf->names[k], c->value);
-      else
-        sh_env_unset(env, wf->names[k]);
-      continue;
-    }
-    char *v = workflow_value_alloc(wf->values[k], in, n, NULL);
+    fresh[k] = c && !c->per_point ? NULL : workflow_value_alloc(wf->values[k], in, n, NULL);
+  }
+  free(in);
+  for (size_t i = 0; i < wf->n_undefined; i++)
+    sh_env_unset(env, wf->undefined[i]);
+  for (size_t k = 0; k < wf->n; k++) {
+    const struct wf_value *c = p->wf_cache ? &p->wf_cache[k] : NULL;
+    const char *v = c && !c->per_point ? c->value : fresh[k];
     if (v)
       sh_env_set(env, wf->names[k], v);
     else
       sh_env_unset(env, wf->names[k]);
-    free(v);
+    free(fresh[k]);
   }
-  strv_free(owned, n_owned);
-  free(in);
+  if (fresh != stack)
+    free(fresh);
   for (size_t i = 0; i < env->n_vars; i++)
     env->vars[i].exported = false;
 }
@@ -520,9 +518,8 @@ static void workflow_cache(struct recipe_set *set, struct recipe_priv *p) {
   plain.workflow = NULL;
   struct sh_env env = {0};
   point_env(&plain.pub, &plain.pub.points[0], &env);
-  size_t n, n_owned;
-  char **owned;
-  struct gin *in = workflow_inputs(p, &p->pub.points[0], &env, &n, &owned, &n_owned);
+  size_t n;
+  struct gin *in = workflow_inputs(p, &p->pub.points[0], &env, true, &n);
   struct wf_value *cache = set_block(set, (wf->n ? wf->n : 1) * sizeof *cache);
   for (size_t k = 0; k < wf->n; k++) {
     bool per_point = false;
@@ -532,7 +529,6 @@ static void workflow_cache(struct recipe_set *set, struct recipe_priv *p) {
     cache[k].value = v ? set_str(set, v) : NULL;
     free(v);
   }
-  strv_free(owned, n_owned);
   free(in);
   sh_env_fini(&env);
   p->wf_cache = cache;
@@ -558,7 +554,7 @@ static void list_bench_files(struct recipe_set *set, const char *root, const cha
     char *full = path_join_alloc(root, sub);
     if (str_ends_with(e->d_name, ".sh") && is_regular_file(full))
       strv_push(&set->bench_files, &set->n_bench_files, sub);
-    else if (is_directory(full) && strcmp(e->d_name, "multi_node") != 0)
+    else if (path_is_directory(full) && strcmp(e->d_name, "multi_node") != 0)
       list_bench_files(set, root, sub, depth + 1);
     free(full);
     free(sub);
@@ -573,16 +569,16 @@ static void bench_from_script(struct recipe_set *set, struct recipe_priv *p) {
     return;
   struct sh_env env = {0};
   point_env(r, &r->points[0], &env);
-  struct sh_result res;
-  sh_run(p->script, &env, &res);
+  struct sh_result own;
+  const struct sh_result *res = sh_run_memo(p->memo, p->script, &env, &own);
   sh_env_fini(&env);
   struct recipe_bench *b = &r->bench;
-  if (res.bench.n_words > 0) {
-    b->line = res.bench.line;
-    b->extra_argv = xcalloc(res.bench.n_words, sizeof *b->extra_argv);
-    for (size_t i = 1; i < res.bench.n_words; i++) {
-      const char *w = res.bench.words[i];
-      const char *next = i + 1 < res.bench.n_words ? res.bench.words[i + 1] : NULL;
+  if (res->bench.n_words > 0) {
+    b->line = res->bench.line;
+    b->extra_argv = xcalloc(res->bench.n_words, sizeof *b->extra_argv);
+    for (size_t i = 1; i < res->bench.n_words; i++) {
+      const char *w = res->bench.words[i];
+      const char *next = i + 1 < res->bench.n_words ? res->bench.words[i + 1] : NULL;
       b->extra_argv[b->n_extra_argv++] = (char *)set_str(set, w);
       if (strcmp(w, "--use-chat-template") == 0 || strcmp(w, "--dsv4") == 0)
         b->use_chat_template = true;
@@ -600,7 +596,7 @@ static void bench_from_script(struct recipe_set *set, struct recipe_priv *p) {
       }
     }
   }
-  sh_result_fini(&res);
+  sh_result_fini(&own);
 }
 
 /* ---------------------------------------------------------------- fitting scripts */
@@ -624,19 +620,17 @@ static bool is_framework_token(const struct recipe_set *set, const char *tok, si
 /* Does the checkout's script at path serve recipe r as its name says:
  * <model-prefix>_<precision>_<gpu>[_<framework>][_mtp][_...].sh in the
  * scenario's folder (agentic/ or not)? A framework token must be r's. */
-static bool script_fits(const struct recipe_set *set, const struct recipe *r, const char *path,
-                        enum recipe_scenario scenario, enum recipe_spec spec, bool deprecated) {
+static bool script_fits(const struct recipe_set *set, const struct recipe *r, const char *prefix,
+                        const char *path, enum recipe_scenario scenario, enum recipe_spec spec,
+                        bool deprecated) {
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  size_t n = strlen(prefix);
+  if (strncmp(base, prefix, n) != 0 || (base[n] != '_' && base[n] != '.'))
+    return false;
   if (path_has_dir(path, "deprecated") != deprecated || path_has_dir(path, "speedbench") ||
       path_has_dir(path, "multi_node"))
     return false;
   if ((scenario == RECIPE_SCENARIO_AGENTIC) != path_has_dir(path, "agentic"))
-    return false;
-  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  char *prefix = xasprintf("%s_%s_%s", r->model_prefix, r->precision, r->gpu);
-  size_t n = strlen(prefix);
-  bool ok = strncmp(base, prefix, n) == 0 && (base[n] == '_' || base[n] == '.');
-  free(prefix);
-  if (!ok)
     return false;
   bool mtp = false, other_fw = false;
   const char *p = base + n;
@@ -656,18 +650,24 @@ static bool script_fits(const struct recipe_set *set, const struct recipe *r, co
 const char *ix_fitting_script(const struct recipe_set *set, const struct recipe *r,
                               enum recipe_scenario scenario, enum recipe_spec spec,
                               bool deprecated) {
-  for (int pass = 0; pass < (deprecated ? 2 : 1); pass++)
-    for (size_t i = 0; i < set->n_bench_files; i++)
-      if (script_fits(set, r, set->bench_files[i], scenario, spec, pass == 1))
-        return set->bench_files[i];
-  return NULL;
+  /* <model-prefix>_<precision>_<gpu>, the start of the name */
+  char *prefix = xasprintf("%s_%s_%s", r->model_prefix, r->precision, r->gpu);
+  const char *found = NULL;
+  for (int pass = 0; pass < (deprecated ? 2 : 1) && !found; pass++)
+    for (size_t i = 0; i < set->n_bench_files && !found; i++)
+      if (script_fits(set, r, prefix, set->bench_files[i], scenario, spec, pass == 1))
+        found = set->bench_files[i];
+  free(prefix);
+  return found;
 }
 
 /* ---------------------------------------------------------------- routes */
 /* Runs launcher ls for the recipe's first point as runner `runner` would,
  * with spec-decoding `spec`. */
-static void run_launcher(const struct recipe_priv *p, const struct sh_script *ls, const char *root,
-                         const char *runner, enum recipe_spec spec, struct sh_result *res) {
+static const struct sh_result *run_launcher(const struct recipe_priv *p,
+                                            const struct sh_script *ls, const char *root,
+                                            const char *runner, enum recipe_spec spec,
+                                            struct sh_result *own) {
   struct recipe_priv as = *p; /* the same entry with the other spec-decoding */
   as.pub.spec = spec;
   struct sh_env env = {.root_dir = root, .unset_is_empty = true};
@@ -676,8 +676,9 @@ static void run_launcher(const struct recipe_priv *p, const struct sh_script *ls
   sh_env_set(&env, "RUNNER_TYPE", p->pub.runner);
   sh_env_set(&env, "IS_MULTINODE", "false");
   sh_env_set(&env, "GITHUB_WORKSPACE", ".");
-  sh_run(ls, &env, res);
+  const struct sh_result *res = sh_run_memo(p->memo, ls, &env, own);
   sh_env_fini(&env);
+  return res;
 }
 
 static bool route_exists(const char *root, const char *script) {
@@ -724,43 +725,43 @@ static void resolve_recipe_routes(struct recipe_set *set, struct recipe_priv *p,
       rx->launcher_file = set_str(set, full);
     }
     if (ls) {
-      struct sh_result res;
-      run_launcher(p, ls, root, runner, r->spec, &res);
-      if (res.bench_script) {
-        rt->script = set_str(set, res.bench_script);
-        rt->launcher_line = res.bench_script_built_line;
-        rt->run_line = res.bench_script_line;
-        rt->exists = route_exists(root, res.bench_script);
-        rx->env_listed = res.bench_env_listed;
-        if (res.n_bench_env) {
-          rx->env = set_block(set, res.n_bench_env * sizeof *rx->env);
-          for (size_t q = 0; q < res.n_bench_env; q++)
-            rx->env[q] = set_str(set, res.bench_env[q]);
-          rx->n_env = res.n_bench_env;
+      struct sh_result own;
+      const struct sh_result *res = run_launcher(p, ls, root, runner, r->spec, &own);
+      if (res->bench_script) {
+        rt->script = set_str(set, res->bench_script);
+        rt->launcher_line = res->bench_script_built_line;
+        rt->run_line = res->bench_script_line;
+        rt->exists = route_exists(root, res->bench_script);
+        rx->env_listed = res->bench_env_listed;
+        if (res->n_bench_env) {
+          rx->env = set_block(set, res->n_bench_env * sizeof *rx->env);
+          for (size_t q = 0; q < res->n_bench_env; q++)
+            rx->env[q] = set_str(set, res->bench_env[q]);
+          rx->n_env = res->n_bench_env;
         }
       }
-      if (res.n_probes) {
-        const char **tried = set_block(set, res.n_probes * sizeof *tried);
-        int *lines = set_block(set, res.n_probes * sizeof *lines);
-        for (size_t q = 0; q < res.n_probes; q++) {
-          tried[q] = set_str(set, res.probes[q]);
-          lines[q] = res.probe_lines[q];
+      if (res->n_probes) {
+        const char **tried = set_block(set, res->n_probes * sizeof *tried);
+        int *lines = set_block(set, res->n_probes * sizeof *lines);
+        for (size_t q = 0; q < res->n_probes; q++) {
+          tried[q] = set_str(set, res->probes[q]);
+          lines[q] = res->probe_lines[q];
         }
         rt->tried = tried;
         rt->tried_lines = lines;
-        rt->n_tried = res.n_probes;
+        rt->n_tried = res->n_probes;
       }
-      sh_result_fini(&res);
+      sh_result_fini(&own);
       /* the same entry with the other spec-decoding: does the launcher tell
        * them apart (MTP_NOT_ROUTED), would the other one exist (a config
        * value that is wrong)? */
       if (r->spec == RECIPE_SPEC_MTP || !rt->exists) {
-        run_launcher(p, ls, root, runner, other, &res);
-        if (res.bench_script) {
-          rx->alt = set_str(set, res.bench_script);
-          rx->alt_exists = route_exists(root, res.bench_script);
+        res = run_launcher(p, ls, root, runner, other, &own);
+        if (res->bench_script) {
+          rx->alt = set_str(set, res->bench_script);
+          rx->alt_exists = route_exists(root, res->bench_script);
         }
-        sh_result_fini(&res);
+        sh_result_fini(&own);
       }
     }
     free(rel);

@@ -114,44 +114,14 @@ size_t recipe_findings_errors(const struct recipe_findings *f) {
 }
 
 /* ---------------------------------------------------------------- static scans */
-static bool is_spec_method(const char *v) {
-  while (*v == '"' || *v == '\'')
-    v++;
-  return strncmp(v, "mtp", 3) == 0 || strncmp(v, "dspark", 6) == 0 || strncmp(v, "eagle", 5) == 0;
-}
-
-/* Speculative-decoding flags in a word as written or expanded: SGLang's and
- * vLLM's --speculative-*, ATOM's --method <mtp|eagle*|dspark> with its
- * --num-speculative-tokens / --draft-model, TRT's speculative_config. Also
- * inside one array body word ("SPEC_ARGS=(--method eagle3 ...)"). */
-static bool word_enables_spec(const char *w) {
-  if (strstr(w, "--speculative-") || strstr(w, "speculative_config") ||
-      strstr(w, "speculative-config") || strstr(w, "--num-speculative-tokens") ||
-      strstr(w, "--draft-model"))
-    return true;
-  for (const char *p = strstr(w, "--method"); p; p = strstr(p + 1, "--method")) {
-    const char *v = p + 8;
-    if (*v != ' ' && *v != '=' && *v != '\t')
-      continue;
-    while (*v == ' ' || *v == '=' || *v == '\t')
-      v++;
-    if (is_spec_method(v))
-      return true;
-  }
-  return false;
-}
-
-/* Any speculative-decoding configuration anywhere in the script. */
+/* Any speculative-decoding configuration anywhere in the script, as the
+ * engines spell it (eng_word_enables_spec). */
 static bool script_has_spec(const struct sh_script *s) {
   for (size_t i = 0; i < s->n_cmds; i++) {
     const struct sh_cmd *c = &s->cmds[i];
-    for (size_t k = 0; k < c->n_words; k++) {
-      const char *w = c->words[k].raw;
-      if (word_enables_spec(w))
+    for (size_t k = 0; k < c->n_words; k++)
+      if (eng_word_enables_spec(c->words[k].raw, k + 1 < c->n_words ? c->words[k + 1].raw : NULL))
         return true;
-      if (strcmp(w, "--method") == 0 && k + 1 < c->n_words && is_spec_method(c->words[k + 1].raw))
-        return true;
-    }
   }
   return false;
 }
@@ -177,16 +147,7 @@ static bool script_chat_template(const struct sh_script *s, size_t *n_calls, int
 }
 
 static bool cmd_has_spec(const struct recipe_cmd *cmd) {
-  if (eng_args_enable_spec(cmd->engine, cmd->argv, cmd->argc)) /* the engine's own flags */
-    return true;
-  for (size_t i = 0; i < cmd->argc; i++) {
-    if (word_enables_spec(cmd->argv[i]))
-      return true;
-    if (strcmp(cmd->argv[i], "--method") == 0 && i + 1 < cmd->argc &&
-        is_spec_method(cmd->argv[i + 1]))
-      return true;
-  }
-  return false;
+  return eng_args_enable_spec(cmd->engine, cmd->argv, cmd->argc);
 }
 
 /* An integer knob; false when absent or not a literal integer. */
@@ -252,54 +213,139 @@ static int flag_line(const struct recipe_priv *p, const char *flag_name, int fal
   return line;
 }
 
+/* The line of the first of flags (without dashes, NULL-terminated) written
+ * in the recipe, else fallback: each one's line is looked for with the next
+ * one's as its fallback. */
+static int first_flag_line(const struct recipe_priv *p, const char *const *flags, int fallback) {
+  size_t n = 0;
+  while (flags[n])
+    n++;
+  int line = fallback;
+  while (n-- > 0)
+    line = flag_line(p, flags[n], line);
+  return line;
+}
+
+/* The line of flag (without dashes) under any of its engine's spellings,
+ * the canonical one first. */
+static int engine_flag_line(const struct recipe_priv *p, const char *engine, const char *flag,
+                            int fallback) {
+  const struct eng_flag *row = eng_flag_lookup(eng_find(engine), flag, strlen(flag));
+  const char *names[ST_ARRAY_LEN(row->names) + 1] = {flag, NULL};
+  for (size_t k = 0, n = 0; row && k < ST_ARRAY_LEN(row->names) && row->names[k]; k++)
+    if (str_starts_with(row->names[k], "--"))
+      names[n++] = row->names[k] + 2, names[n] = NULL;
+  return first_flag_line(p, names, fallback);
+}
+
+/* ---------------------------------------------------------------- launches read once */
+/* The server launch of a recipe's script at its first point: its flag
+ * rules, its routes' script rules and the sibling rules all ask for it;
+ * read once per lint. */
+struct first_launch {
+  const struct recipe *r;
+  const struct sh_script *script;
+  bool have;
+  struct recipe_cmd cmd;
+};
+
+struct lint_ctx {
+  struct first_launch **items;
+  size_t n;
+};
+
+/* script: one of r's (NULL for servetop recipes, which have none); the
+ * command's file is the script's own path. NULL when it launches no server. */
+static const struct recipe_cmd *first_launch(struct lint_ctx *cx, const struct recipe *r,
+                                             const struct sh_script *script) {
+  for (size_t i = 0; i < cx->n; i++)
+    if (cx->items[i]->r == r && cx->items[i]->script == script)
+      return cx->items[i]->have ? &cx->items[i]->cmd : NULL;
+  struct first_launch *fl = xcalloc(1, sizeof *fl);
+  fl->r = r;
+  fl->script = script;
+  const char *file = script ? script->file : r->script_file;
+  fl->have = r->n_points > 0 &&
+             recipe_server_cmd_script(r, script, file, &r->points[0], false, &fl->cmd, NULL) == 0;
+  cx->items = xreallocarray(cx->items, cx->n + 1, sizeof *cx->items);
+  cx->items[cx->n++] = fl;
+  return fl->have ? &fl->cmd : NULL;
+}
+
+static const struct recipe_cmd *recipe_first_launch(struct lint_ctx *cx,
+                                                    const struct recipe_priv *p) {
+  return first_launch(cx, &p->pub, p->script);
+}
+
+static void lint_ctx_fini(struct lint_ctx *cx) {
+  for (size_t i = 0; i < cx->n; i++) {
+    if (cx->items[i]->have)
+      recipe_cmd_fini(&cx->items[i]->cmd);
+    free(cx->items[i]);
+  }
+  free(cx->items);
+}
+
 /* ---------------------------------------------------------------- per recipe */
-struct limit_check {
+/* L07-L09: a limit on the requests decoded at once below a sweep point's
+ * concurrency. The reference names each rule after the flag it reads; the
+ * engine table says which engine has which limit and whether, with DP
+ * attention, it holds per DP rank. Agentic conc counts sessions whose
+ * requests come and go, so graph sizes are a trade-off there, not a limit. */
+static const struct {
   const struct rule *rule;
   const char *flag;
-  const char *engine;      /* only for this engine */
-  bool per_dp_rank;        /* with dp-attention the limit holds per DP rank */
-  bool fixed_only;         /* only where the batch follows conc (fixed-seq-len) */
+} limit_rules[] = {
+    {&R_MAX_RUNNING, "max-running-requests"},
+    {&R_CUDA_GRAPH, "cuda-graph-max-bs"},
+    {&R_MAX_NUM_SEQS, "max-num-seqs"},
+};
+static const enum eng_knob limit_knobs[] = {ENG_KNOB_BATCH_CAP, ENG_KNOB_GRAPH_BATCH};
+
+struct limit_check {
   int first_conc, first_value, first_line, first_need, first_row, violations;
   int dp;
 };
 
-static void lint_points(const struct recipe_priv *p, struct recipe_findings *out) {
+static void lint_points(struct lint_ctx *cx, const struct recipe_priv *p,
+                        struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
-  /* SGLang divides --max-running-requests over its DP ranks itself; vLLM's
-   * --max-num-seqs and SGLang's graphs are per DP engine. Agentic conc
-   * counts sessions whose requests come and go, so graph sizes are a
-   * trade-off there, not a limit. */
-  struct limit_check checks[] = {
-      {&R_MAX_RUNNING, "max-running-requests", "sglang", false, false, 0, 0, 0, 0, 0, 0, 0},
-      {&R_CUDA_GRAPH, "cuda-graph-max-bs", "sglang", true, true, 0, 0, 0, 0, 0, 0, 0},
-      {&R_MAX_NUM_SEQS, "max-num-seqs", "vllm", true, false, 0, 0, 0, 0, 0, 0, 0},
-  };
+  struct limit_check checks[ST_ARRAY_LEN(limit_rules)];
+  memset(checks, 0, sizeof checks);
   const char *file = NULL;
   bool spec_seen = false, cmd_seen = false;
   int cmd_line = 0;
-  struct recipe_cmd first = {0};
-  bool have_first = false;
+  const struct recipe_cmd *firstp = NULL;
   for (size_t i = 0; i < r->n_points; i++) {
     const struct recipe_point *pt = &r->points[i];
-    struct recipe_cmd cmd;
-    if (recipe_server_cmd(r, pt, &cmd, NULL) < 0) {
-      if (have_first)
-        recipe_cmd_fini(&first);
+    struct recipe_cmd own;
+    const struct recipe_cmd *c = i == 0 ? recipe_first_launch(cx, p)
+                                 : recipe_server_launch(r, pt, &own, NULL) == 0 ? &own
+                                                                                : NULL;
+    if (!c)
       return;
-    }
+    const struct recipe_cmd cmd = *c; /* a view: owned by own or the context */
     cmd_seen = true;
     file = file ? file : cmd.file;
     cmd_line = cmd.line;
     spec_seen = spec_seen || cmd_has_spec(&cmd);
-    for (size_t k = 0; k < ST_ARRAY_LEN(checks); k++) {
+    const struct eng_ops *eng = eng_find(cmd.engine);
+    for (size_t q = 0; q < ST_ARRAY_LEN(limit_knobs); q++) {
+      const struct eng_flag *row = eng_knob_row(eng, limit_knobs[q]);
+      size_t k = 0;
+      while (row && k < ST_ARRAY_LEN(limit_rules) &&
+             strcmp(limit_rules[k].flag, row->names[0] + 2) != 0)
+        k++;
+      if (!row || k == ST_ARRAY_LEN(limit_rules)) /* no rule reads this engine's flag */
+        continue;
       struct limit_check *ck = &checks[k];
       long v;
-      if (strcmp(cmd.engine, ck->engine) != 0 || !knob_int(&cmd, ck->flag, &v))
+      if (!knob_int(&cmd, limit_rules[k].flag, &v))
         continue;
-      if (ck->fixed_only && r->scenario != RECIPE_SCENARIO_FIXED_SEQ_LEN)
+      if (limit_knobs[q] == ENG_KNOB_GRAPH_BATCH && r->scenario != RECIPE_SCENARIO_FIXED_SEQ_LEN)
         continue;
       long need = pt->conc;
-      if (ck->per_dp_rank && pt->dp_attn) {
+      if (eng_knob_per_dp_rank(eng, limit_knobs[q]) && pt->dp_attn) {
         long dp = 0;
         if (!knob_int(&cmd, "dp", &dp) || dp <= 0)
           dp = pt->tp;
@@ -316,40 +362,39 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
         }
       }
     }
-    if (!have_first) {
-      first = cmd;
-      have_first = true;
-    } else {
-      recipe_cmd_fini(&cmd);
-    }
+    if (i == 0)
+      firstp = c;
+    else
+      recipe_cmd_fini(&own);
   }
   for (size_t k = 0; k < ST_ARRAY_LEN(checks); k++) {
     struct limit_check *ck = &checks[k];
+    const char *flag = limit_rules[k].flag;
     if (!ck->violations)
       continue;
-    ck->first_line = flag_line(p, ck->flag, ck->first_line);
+    ck->first_line = flag_line(p, flag, ck->first_line);
     struct recipe_finding *f;
     if (ck->first_need != ck->first_conc)
-      f = add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
+      f = add(out, limit_rules[k].rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
               "--%s %d is below %d, the per-DP-rank share of conc %d over %d ranks "
               "(dp-attention; %d of %zu sweep points)",
-              ck->flag, ck->first_value, ck->first_need, ck->first_conc, ck->dp, ck->violations,
+              flag, ck->first_value, ck->first_need, ck->first_conc, ck->dp, ck->violations,
               r->n_points);
     else
-      f = add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
-              "--%s %d is below the sweep's concurrency %d (%d of %zu sweep points)", ck->flag,
+      f = add(out, limit_rules[k].rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
+              "--%s %d is below the sweep's concurrency %d (%d of %zu sweep points)", flag,
               ck->first_value, ck->first_conc, ck->violations, r->n_points);
     relate(f, r->file, ck->first_row, "search-space row of %s (conc %d)", r->entry,
            ck->first_conc);
   }
   if (!cmd_seen)
     return;
+  const struct recipe_cmd first = *firstp;
   /* spec flags in the command that actually runs */
   if (r->spec == RECIPE_SPEC_NONE && spec_seen)
     relate_entry(
         add(out, &R_STP_HAS_SPEC, RECIPE_SEV_ERROR, r->name, file,
-            flag_line(p, "speculative-algorithm",
-                      flag_line(p, "speculative-algo", flag_line(p, "speculative-config", cmd_line))),
+            first_flag_line(p, eng_spec_switch_flags(), cmd_line),
             "spec-decoding is none but the server command enables speculative decoding "
             "(results would be mislabelled)"),
         r);
@@ -365,38 +410,31 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
     add(out, &R_MTP_NO_SPEC, RECIPE_SEV_ERROR, r->name, file, cmd_line,
         "spec-decoding is %s but the server command has no speculative-decoding flags",
         recipe_spec_name(r->spec));
-  /* SGLang EAGLE/NEXTN with topk 1 should run the v2 speculative path */
-  const char *algo = recipe_cmd_knob(&first, "speculative-algorithm");
-  const char *topk = recipe_cmd_knob(&first, "speculative-eagle-topk");
-  if (strcmp(first.engine, "sglang") == 0 && algo &&
-      (strcmp(algo, "EAGLE") == 0 || strcmp(algo, "NEXTN") == 0 || strcmp(algo, "EAGLE3") == 0) &&
-      (!topk || strcmp(topk, "1") == 0)) {
-    const char *v2 = recipe_cmd_env(&first, "SGLANG_ENABLE_SPEC_V2");
-    if (!v2 || (strcmp(v2, "1") != 0 && strcasecmp(v2, "true") != 0))
-      relate_entry(add(out, &R_SPEC_V2, RECIPE_SEV_WARNING, r->name, file,
-                       flag_line(p, "speculative-algorithm", flag_line(p, "speculative-algo", cmd_line)),
-                       "SGLang %s with topk 1 without SGLANG_ENABLE_SPEC_V2=1 (the convention since "
-                       "InferenceX #1017; the v1 path is slower)",
-                       algo),
-                   r);
-  }
-  /* vLLM scripts serve several EP sizes: expert parallelism must follow
-   * EP_SIZE. Resolve at EP_SIZE=1; a flag still there is hard-coded. */
-  if (r->origin == RECIPE_ORIGIN_INFERENCEX && strcmp(first.engine, "vllm") == 0 &&
-      recipe_cmd_knob(&first, "enable-expert-parallel")) {
+  /* a speculative-decoding setting off the engine's better path (the engine says) */
+  char advice[512];
+  const char *advice_flag = NULL;
+  if (eng_args_spec_advice(first.engine, first.argv, first.argc, first.env, first.n_env, advice,
+                           sizeof advice, &advice_flag))
+    relate_entry(add(out, &R_SPEC_V2, RECIPE_SEV_WARNING, r->name, file,
+                     engine_flag_line(p, first.engine, advice_flag, cmd_line), "%s", advice),
+                 r);
+  /* scripts serve several EP sizes: an engine's expert-parallel switch must
+   * follow EP_SIZE. Resolve at EP_SIZE=1; a switch still there is hard-coded. */
+  const struct eng_flag *ep_row = eng_knob_row(eng_find(first.engine), ENG_KNOB_EXPERT_PARALLEL);
+  const char *ep_flag = ep_row ? ep_row->names[0] + 2 : NULL;
+  if (r->origin == RECIPE_ORIGIN_INFERENCEX && ep_flag && recipe_cmd_knob(&first, ep_flag)) {
     struct recipe_point ep1 = r->points[0];
     ep1.ep = 1;
     struct recipe_cmd cmd1;
-    if (recipe_server_cmd(r, &ep1, &cmd1, NULL) == 0) {
-      if (recipe_cmd_knob(&cmd1, "enable-expert-parallel"))
+    if (recipe_server_launch(r, &ep1, &cmd1, NULL) == 0) {
+      if (recipe_cmd_knob(&cmd1, ep_flag))
         relate_entry(add(out, &R_VLLM_EP, RECIPE_SEV_WARNING, r->name, file,
-                         flag_line(p, "enable-expert-parallel", cmd_line),
-                         "--enable-expert-parallel is on even with EP_SIZE=1; gate it on EP_SIZE > 1"),
+                         flag_line(p, ep_flag, cmd_line),
+                         "--%s is on even with EP_SIZE=1; gate it on EP_SIZE > 1", ep_flag),
                      r);
       recipe_cmd_fini(&cmd1);
     }
   }
-  recipe_cmd_fini(&first);
 }
 
 /* ---------------------------------------------------------------- route analysis */
@@ -510,8 +548,8 @@ static void lint_missing_route(const struct recipe_set *set, const struct recipe
       relate(f, LAUNCHER_FILE, rt->tried_lines[k], "also tried %s", rt->tried[k]);
 }
 
-static void lint_routes(const struct recipe_set *set, const struct recipe_priv *p,
-                        struct recipe_findings *out) {
+static void lint_routes(struct lint_ctx *cx, const struct recipe_set *set,
+                        const struct recipe_priv *p, struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
   for (size_t i = 0; i < r->n_routes; i++) {
     const struct recipe_route *rt = &r->routes[i];
@@ -582,13 +620,14 @@ static void lint_routes(const struct recipe_set *set, const struct recipe_priv *
       dup = r->routes[k].script && strcmp(r->routes[k].script, rt->script) == 0;
     if (!s)
       continue;
-    char *full = path_join_alloc(p->checkout, rt->script);
-    struct recipe_cmd cmd;
-    bool have_cmd = recipe_server_cmd_script(r, s, full, &r->points[0], &cmd, NULL) == 0;
-    /* the script launches another engine than the entry's framework (the
-     * reader names SGLang and vLLM launches; others keep the entry's) */
-    if (have_cmd && (strcmp(cmd.engine, "sglang") == 0 || strcmp(cmd.engine, "vllm") == 0) &&
-        strcmp(cmd.engine, r->engine) != 0) {
+    const struct recipe_cmd *cmdp = first_launch(cx, r, s);
+    bool have_cmd = cmdp != NULL;
+    const struct recipe_cmd cmd = cmdp ? *cmdp : (struct recipe_cmd){0}; /* a view */
+    /* the script launches another engine than the entry's framework: one
+     * that InferenceX entries name as their framework (launches the reader
+     * does not name keep the entry's engine) */
+    const struct eng_ops *launched = have_cmd ? eng_find(cmd.engine) : NULL;
+    if (launched && launched->frameworks && strcmp(cmd.engine, r->engine) != 0) {
       f = add(out, &R_ENGINE_MISMATCH, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE,
               rt->launcher_line,
               "entry %s (framework %s) runs %s on %s, which launches %s: results would be "
@@ -646,9 +685,6 @@ static void lint_routes(const struct recipe_set *set, const struct recipe_priv *
                          "not what production sees"),
                      r);
     }
-    if (have_cmd)
-      recipe_cmd_fini(&cmd);
-    free(full);
   }
 }
 
@@ -672,16 +708,10 @@ static void lint_labels(const struct recipe_set *set, const struct recipe_priv *
 }
 
 /* ---------------------------------------------------------------- siblings */
-/* The memory knob of a command: SGLang's static fraction, vLLM's share. */
-static const char *memory_knob(const struct recipe_cmd *cmd) {
-  return strcmp(cmd->engine, "sglang") == 0 ? "mem-fraction-static"
-         : strcmp(cmd->engine, "vllm") == 0 ? "gpu-memory-utilization"
-                                            : NULL;
-}
-
 struct sib {
   const struct recipe_priv *p;
   bool have;
+  const char *mem_flag;   /* the engine's GPU memory fraction flag (no dashes); NULL: none */
   double mem;             /* < 0: not a literal */
   int mem_line;
   bool eval_cap;          /* caps EVAL_CONCURRENT_REQUESTS below the top concurrency */
@@ -729,21 +759,22 @@ static bool eval_capped(const struct recipe *r, const struct sh_script *s) {
   return capped;
 }
 
-static void sib_fill(const struct recipe_priv *p, struct sib *out) {
+static void sib_fill(struct lint_ctx *cx, const struct recipe_priv *p, struct sib *out) {
   memset(out, 0, sizeof *out);
   out->p = p;
   out->mem = -1;
-  struct recipe_cmd cmd;
-  if (p->pub.n_points == 0 || recipe_server_cmd(&p->pub, &p->pub.points[0], &cmd, NULL) < 0)
+  const struct recipe_cmd *cmdp = recipe_first_launch(cx, p);
+  if (!cmdp)
     return;
+  const struct recipe_cmd cmd = *cmdp; /* a view */
   out->have = true;
   out->file = cmd.file;
-  const char *knob = memory_knob(&cmd);
-  const char *v = knob ? recipe_cmd_knob(&cmd, knob) : NULL;
+  out->mem_flag = eng_gpu_memory_flag(eng_find(cmd.engine));
+  const char *v = out->mem_flag ? recipe_cmd_knob(&cmd, out->mem_flag) : NULL;
   double d;
   if (v && parse_double(v, &d) == 0) {
     out->mem = d;
-    out->mem_line = flag_line(p, knob, cmd.line);
+    out->mem_line = flag_line(p, out->mem_flag, cmd.line);
   }
   if (p->script && p->pub.spec == RECIPE_SPEC_MTP) {
     out->eval_cap = eval_capped(&p->pub, p->script);
@@ -752,7 +783,6 @@ static void sib_fill(const struct recipe_priv *p, struct sib *out) {
     if (!out->eval_line)
       out->eval_line = cmd.line;
   }
-  recipe_cmd_fini(&cmd);
 }
 
 static bool same_str(const char *a, const char *b) {
@@ -769,10 +799,11 @@ static bool same_model(const struct recipe *a, const struct recipe *b) {
  * setting). L12: an MTP script without the EVAL_CONCURRENT_REQUESTS cap that
  * its MTP siblings (same model, precision, engine and scenario) set. Once per
  * script. */
-static void lint_siblings(const struct recipe_set *set, struct recipe_findings *out) {
+static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
+                          struct recipe_findings *out) {
   struct sib *sibs = xcalloc(set->n_recipes ? set->n_recipes : 1, sizeof *sibs);
   for (size_t i = 0; i < set->n_recipes; i++)
-    sib_fill(set->recipes[i], &sibs[i]);
+    sib_fill(cx, set->recipes[i], &sibs[i]);
   for (size_t i = 0; i < set->n_recipes; i++) {
     const struct sib *m = &sibs[i];
     const struct recipe *r = &m->p->pub;
@@ -797,8 +828,7 @@ static void lint_siblings(const struct recipe_set *set, struct recipe_findings *
           q->scenario == r->scenario && o->eval_cap && !capper)
         capper = o;
     }
-    const char *knob = strcmp(r->engine, "vllm") == 0 ? "gpu-memory-utilization"
-                                                      : "mem-fraction-static";
+    const char *knob = m->mem_flag; /* set where m->mem is */
     struct recipe_finding *f = NULL;
     if (m->mem >= 0 && twin && twin->mem >= 0 && m->mem > twin->mem) {
       f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, m->mem_line,
@@ -812,7 +842,7 @@ static void lint_siblings(const struct recipe_set *set, struct recipe_findings *
        * agentic sibling's settings (InferenceX 732a0e3a9) */
       struct recipe_cmd sc;
       if (recipe_server_cmd_script(r, m->p->fixed_mtp_script, m->p->fixed_mtp_file,
-                                   &r->points[0], &sc, NULL) == 0) {
+                                   &r->points[0], false, &sc, NULL) == 0) {
         const char *v = strcmp(sc.engine, r->engine) == 0 ? recipe_cmd_knob(&sc, knob) : NULL;
         double d;
         if (v && parse_double(v, &d) == 0 && m->mem > d) {
@@ -861,8 +891,9 @@ static void lint_image(const struct recipe *r, struct recipe_findings *out) {
         "image '%s' is a local path or squash file; use a public registry image", img);
     return;
   }
-  bool vllm = strcmp(r->framework, "vllm") == 0, sglang = strcmp(r->framework, "sglang") == 0;
-  if ((!vllm && !sglang) || !established_gpu(r->gpu))
+  const struct eng_ops *eng = eng_for_framework(r->framework);
+  const char *want = eng ? eng->upstream_image : NULL;
+  if (!want || !established_gpu(r->gpu))
     return;
   /* repository: up to the tag or digest; enroot writes '#' for the first '/' */
   char *repo = xstrndup(img, strcspn(img, ":@"));
@@ -870,7 +901,6 @@ static void lint_image(const struct recipe *r, struct recipe_findings *out) {
     if (*c == '#')
       *c = '/';
   const char *name = str_starts_with(repo, "docker.io/") ? repo + 10 : repo;
-  const char *want = vllm ? "vllm/vllm-openai" : "lmsysorg/sglang";
   size_t n = strlen(want);
   bool ok = strncmp(name, want, n) == 0 && (name[n] == '\0' || strcmp(name + n, "-rocm") == 0);
   if (!ok)
@@ -920,6 +950,7 @@ static void merge_repeats(struct recipe_findings *out) {
 
 void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
   memset(out, 0, sizeof *out);
+  struct lint_ctx cx = {0};
   for (size_t i = 0; i < set->n_diags; i++) {
     const struct recipe_diag *d = &set->diags[i];
     add(out, str_ends_with(d->file, ".sh") ? &R_SCRIPT_SYNTAX : &R_SCHEMA, RECIPE_SEV_ERROR,
@@ -945,7 +976,7 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
           }
           lint_labels(set, p, agentic, out);
         }
-        lint_routes(set, p, out);
+        lint_routes(&cx, set, p, out);
       }
       /* a script of the other scenario (ROUTE_SCENARIO_MISMATCH) is not
        * judged against this scenario's sweep */
@@ -953,7 +984,7 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
           r->script_path && (r->scenario == RECIPE_SCENARIO_AGENTIC) !=
                                 path_has_dir(r->script_path, "agentic");
       if (p->script && !other_scenario)
-        lint_points(p, out);
+        lint_points(&cx, p, out);
     } else {
       if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN && r->spec != RECIPE_SPEC_NONE &&
           !r->bench.use_chat_template)
@@ -961,10 +992,11 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
             r->bench.line ? r->bench.line : r->line,
             "spec-decoding: %s but benchmark.use-chat-template is not true",
             recipe_spec_name(r->spec));
-      lint_points(p, out);
+      lint_points(&cx, p, out);
     }
   }
-  lint_siblings(set, out);
+  lint_siblings(&cx, set, out);
+  lint_ctx_fini(&cx);
   if (out->n > 1)
     qsort(out->items, out->n, sizeof *out->items, cmp_finding);
   merge_repeats(out);

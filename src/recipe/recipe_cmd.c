@@ -6,9 +6,15 @@
 #include <string.h>
 
 static void env_int(struct sh_env *env, const char *name, long v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%ld", v);
-  sh_env_set(env, name, buf);
+  char buf[24], *p = buf + sizeof buf; /* decimal, without printf's cost per point */
+  unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
+  *--p = '\0';
+  do
+    *--p = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  if (v < 0)
+    *--p = '-';
+  sh_env_set(env, name, p);
 }
 
 /* What InferenceX's benchmark workflow and launchers export to a script. */
@@ -93,12 +99,18 @@ static void expand_shell_words(struct sh_env *env, const char *item, const char 
 int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
                       struct recipe_cmd *out, struct st_err *err) {
   const struct recipe_priv *p = (const struct recipe_priv *)r;
-  return recipe_server_cmd_script(r, p->script, r->script_file, point, out, err);
+  return recipe_server_cmd_script(r, p->script, r->script_file, point, true, out, err);
+}
+
+int recipe_server_launch(const struct recipe *r, const struct recipe_point *point,
+                         struct recipe_cmd *out, struct st_err *err) {
+  const struct recipe_priv *p = (const struct recipe_priv *)r;
+  return recipe_server_cmd_script(r, p->script, r->script_file, point, false, out, err);
 }
 
 int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *script,
                              const char *script_file, const struct recipe_point *point,
-                             struct recipe_cmd *out, struct st_err *err) {
+                             bool with_bench, struct recipe_cmd *out, struct st_err *err) {
   const struct recipe_priv *p = (const struct recipe_priv *)r;
   memset(out, 0, sizeof *out);
   if (!point && r->n_points == 0)
@@ -141,27 +153,28 @@ int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *scr
                     r->multinode ? " (multinode recipes are not resolved)" : "");
   }
   /* nothing after the launch and the benchmark call changes them */
-  env.stop = r->scenario == RECIPE_SCENARIO_AGENTIC ? SH_STOP_AFTER_SERVER : SH_STOP_AFTER_BENCH;
-  struct sh_result res;
-  sh_run(script, &env, &res);
+  env.stop = r->scenario == RECIPE_SCENARIO_AGENTIC || !with_bench ? SH_STOP_AFTER_SERVER
+                                                                     : SH_STOP_AFTER_BENCH;
+  struct sh_result own;
+  const struct sh_result *res = sh_run_memo(p->memo, script, &env, &own);
   sh_env_fini(&env);
-  if (res.server.n_words == 0) {
-    sh_result_fini(&res);
+  if (res->server.n_words == 0) {
+    sh_result_fini(&own);
     return err_setf(err, "%s: no server launch (%s) found",
                     r->script_path ? r->script_path : r->name, eng_launch_forms());
   }
-  out->engine = xstrdup(res.server_engine ? res.server_engine : r->engine);
-  out->program = join_words(res.server.words, res.program_words);
-  for (size_t i = res.program_words; i < res.server.n_words; i++)
-    strv_push(&out->argv, &out->argc, res.server.words[i]);
-  for (size_t i = 0; i < res.server.n_env; i++)
-    strv_push(&out->env, &out->n_env, res.server.env[i]);
-  for (size_t i = 1; i < res.bench.n_words; i++)
-    strv_push(&out->bench_argv, &out->n_bench_argv, res.bench.words[i]);
-  out->conditional = res.server.conditional;
+  out->engine = xstrdup(res->server_engine ? res->server_engine : r->engine);
+  out->program = join_words(res->server.words, res->program_words);
+  for (size_t i = res->program_words; i < res->server.n_words; i++)
+    strv_push(&out->argv, &out->argc, res->server.words[i]);
+  for (size_t i = 0; i < res->server.n_env; i++)
+    strv_push(&out->env, &out->n_env, res->server.env[i]);
+  for (size_t i = 1; i < res->bench.n_words; i++)
+    strv_push(&out->bench_argv, &out->n_bench_argv, res->bench.words[i]);
+  out->conditional = res->server.conditional;
   out->file = script_file;
-  out->line = res.server.line;
-  sh_result_fini(&res);
+  out->line = res->server.line;
+  sh_result_fini(&own);
   finish_unresolved(out);
   return 0;
 }

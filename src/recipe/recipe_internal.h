@@ -86,11 +86,28 @@ struct sh_var {
   bool is_array;
   bool exported;
   int line;               /* line of the last assignment (0: from the caller) */
+  size_t origin;          /* while reads are recorded: 1 + its index in the environment
+                             the interpretation began with; 0: set during it */
 };
+
+/* What one interpretation looked up of the environment it began with: the
+ * key of a remembered interpretation (sh_memo). */
+struct sh_reads {
+  struct sh_var *vars;    /* the variables looked up, as they were when it began */
+  size_t n_vars;
+  bool *seen;             /* per variable it began with (by origin): in vars already */
+  size_t n_seen;
+  char **missed;          /* names looked up that it did not begin with */
+  size_t n_missed;
+};
+
+struct sh_env_index;
 
 struct sh_env {
   struct sh_var *vars;
   size_t n_vars;
+  struct sh_env_index *index; /* names -> positions in vars, built on demand */
+  struct sh_reads *reads; /* non-NULL: lookups are recorded there (sh_memo) */
   const char *root_dir;   /* for [[ -f path ]] tests; NULL: file tests are unknown */
   bool unset_is_empty;    /* unset variables expand to "" (launchers: the workflow's
                              env is known); otherwise they are unresolved */
@@ -105,6 +122,8 @@ struct sh_env {
 void sh_env_set(struct sh_env *env, const char *name, const char *value);
 void sh_env_unset(struct sh_env *env, const char *name);
 const char *sh_env_get(const struct sh_env *env, const char *name);
+/* The variable itself (in env->vars), not recorded as a lookup; NULL: none. */
+const struct sh_var *sh_env_var(const struct sh_env *env, const char *name);
 void sh_env_fini(struct sh_env *env);
 
 /* A recorded command after expansion. */
@@ -138,6 +157,25 @@ struct sh_result {
 
 /* Interprets s with env (modified: assignments land there). */
 void sh_run(const struct sh_script *s, struct sh_env *env, struct sh_result *out);
+
+/* Interpretations remembered by what they read (sh_memo.c). An
+ * interpretation reads nothing but the script, the variables it looks up
+ * and the files it tests under root_dir; one that begins where an earlier one
+ * began on every variable that one looked up (value, array-ness, export,
+ * line), lacks every name it missed, exports nothing else, and has the same
+ * root_dir, unset_is_empty and stop, is that earlier one. Thread-safe. */
+struct sh_memo;
+struct sh_memo *sh_memo_new(void);
+void sh_memo_free(struct sh_memo *m);
+/* sh_run(s, env) through memo m (NULL: no memo; the result is then kept
+ * in *own). The result is m's (valid until sh_memo_free) or *own's:
+ * sh_result_fini(own) either way. env is spent: sh_env_fini it, read it no
+ * more (a remembered result leaves it as it was, a new one changes it). */
+const struct sh_result *sh_run_memo(struct sh_memo *m, const struct sh_script *s,
+                                    struct sh_env *env, struct sh_result *own);
+/* Recording hooks of the interpreter's variable lookups (env->reads). */
+void sh_reads_note(struct sh_reads *r, const struct sh_var *v);
+void sh_reads_miss(struct sh_reads *r, const char *name, size_t len);
 void sh_result_fini(struct sh_result *r);
 /* Expands one raw word into fields (appended to *fields). */
 void sh_expand_word(struct sh_env *env, const char *raw, char ***fields, size_t *n_fields);
@@ -177,6 +215,7 @@ struct recipe_priv {
    * precision and GPU (the proven MTP setting), parsed; NULL: none */
   const struct sh_script *fixed_mtp_script;
   const char *fixed_mtp_file;
+  struct sh_memo *memo;           /* the set's remembered interpretations */
 };
 
 struct route_extra {
@@ -247,6 +286,7 @@ struct recipe_set {
   struct ix_workflow *workflow;   /* InferenceX: NULL when absent */
   char **bench_files;             /* InferenceX: every benchmarks/ script (relative, sorted) */
   size_t n_bench_files;
+  struct sh_memo *memo;           /* interpretations of its scripts and launchers */
 };
 
 const char *set_str(struct recipe_set *set, const char *s);  /* copy owned by the set */
@@ -271,10 +311,16 @@ const char *gpu_from_runner(struct recipe_set *set, const char *runner);
  * defaults, then the checkout's workflow env: block where it has one. */
 void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_env *env);
 /* recipe_server_cmd for one of the recipe's scripts (InferenceX: any of its
- * routes; servetop recipes ignore script). */
+ * routes; servetop recipes ignore script). with_bench false: the reading
+ * stops at the server launch and bench_argv stays empty, so sweep points
+ * that differ only in what the benchmark call reads share one remembered
+ * interpretation (the doctor's rules read the server command alone). */
 int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *script,
                              const char *script_file, const struct recipe_point *point,
-                             struct recipe_cmd *out, struct st_err *err);
+                             bool with_bench, struct recipe_cmd *out, struct st_err *err);
+/* recipe_server_cmd without the benchmark call (with_bench false). */
+int recipe_server_launch(const struct recipe *r, const struct recipe_point *point,
+                         struct recipe_cmd *out, struct st_err *err);
 
 /* The workflow's env: values for a point, over env (inferencex.c). */
 void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
@@ -287,6 +333,8 @@ int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err 
 int ix_label_index(const struct recipe_set *set, const char *label, size_t *runner);
 /* Is dir one of path's folders? */
 bool path_has_dir(const char *path, const char *dir);
+/* Is path a directory (following links)? */
+bool path_is_directory(const char *path);
 /* A script of the checkout that serves r by its name, for that scenario and
  * spec-decoding: <model-prefix>_<precision>_<gpu>[_<framework>][_mtp]...sh in
  * the scenario's folder (NULL: none). deprecated: a retired script (under

@@ -49,19 +49,23 @@ static void check_keys(struct ctx *c, const struct ynode *map, const char *path,
       continue;
     }
     bool ok = false;
-    for (size_t a = 0; allowed[a]; a++)
-      ok = ok || strcmp(allowed[a], k->scalar) == 0;
-    char *field = xasprintf("%s.%s", path, k->scalar);
+    for (size_t a = 0; allowed[a] && !ok; a++)
+      ok = strcmp(allowed[a], k->scalar) == 0;
+    char *field = NULL; /* "path.key", made for a diagnostic */
     if (!ok) {
       struct sbuf list = {0};
       for (size_t a = 0; allowed[a]; a++)
         sbuf_printf(&list, "%s%s", a ? ", " : "", allowed[a]);
+      field = xasprintf("%s.%s", path, k->scalar);
       diag(c, k, field, "unknown key '%s' (allowed: %s)", k->scalar, list.data);
       sbuf_free(&list);
     }
     for (size_t j = 0; j < i; j += 2)
-      if (map->kids[j]->kind == YN_SCALAR && strcmp(map->kids[j]->scalar, k->scalar) == 0)
+      if (map->kids[j]->kind == YN_SCALAR && strcmp(map->kids[j]->scalar, k->scalar) == 0) {
+        if (!field)
+          field = xasprintf("%s.%s", path, k->scalar);
         diag(c, k, field, "duplicate key (first at line %d)", map->kids[j]->line);
+      }
     free(field);
   }
 }
@@ -672,9 +676,12 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     r->runner = runner;
     r->gpu = gpu_from_runner(set, runner);
     r->framework = framework;
-    /* InferenceX: the engine is the framework as written ("sglang", "trt",
-     * "dynamo-sglang"...); a launch script's command may tell it better */
+    /* InferenceX: the engine its framework launches (the engine table's),
+     * else the framework as written ("trt", "dynamo-sglang"...); a launch
+     * script's command may tell it better */
+    const struct eng_ops *fw_engine = eng_for_framework(framework);
     const char *eng = native && tmpl.tmpl_engine ? tmpl.tmpl_engine
+                      : fw_engine                ? fw_engine->name
                       : framework                ? framework
                                                  : "unknown";
     r->engine = set_str(set, eng);

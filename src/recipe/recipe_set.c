@@ -1,12 +1,15 @@
 /* The recipe set: ownership, lookups, twins, bundled-directory search. */
 #include "recipe/recipe_internal.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct recipe_set *recipe_set_new(void) {
-  return xcalloc(1, sizeof(struct recipe_set));
+  struct recipe_set *set = xcalloc(1, sizeof(struct recipe_set));
+  set->memo = sh_memo_new();
+  return set;
 }
 
 void recipe_set_free(struct recipe_set *set) {
@@ -56,6 +59,7 @@ void recipe_set_free(struct recipe_set *set) {
     free(set->workflow->file);
     free(set->workflow);
   }
+  sh_memo_free(set->memo);
   free(set);
 }
 
@@ -106,6 +110,7 @@ void set_diag(struct recipe_set *set, const char *file, int line, int col, const
 struct recipe_priv *set_add_recipe(struct recipe_set *set) {
   set->recipes = xreallocarray(set->recipes, set->n_recipes + 1, sizeof *set->recipes);
   struct recipe_priv *p = xcalloc(1, sizeof *p);
+  p->memo = set->memo;
   set->recipes[set->n_recipes++] = p;
   return p;
 }
@@ -260,12 +265,57 @@ char *recipe_bundled_dir_alloc(struct st_err *err) {
   return NULL;
 }
 
+/* Does dir hold InferenceX master configs (*-master.yaml)? */
+static bool holds_master_configs(const char *dir) {
+  DIR *d = opendir(dir);
+  bool found = false;
+  for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;)
+    found = str_ends_with(e->d_name, "-master.yaml");
+  if (d)
+    closedir(d);
+  return found;
+}
+
+/* What is wrong with a source folder before anything is read, in words a
+ * user can act on: missing, a file, or the other kind of source. 0 when
+ * nothing is. */
+static int source_problem(const char *dir, bool inferencex, struct st_err *err) {
+  const char *flag = inferencex ? "--inferencex" : "--configs";
+  if (!path_exists(dir))
+    return err_setf(err, "%s %s: no such directory", flag, dir);
+  if (!path_is_directory(dir))
+    return err_setf(err, "%s %s: a file, not a directory (%s takes the folder that holds %s)",
+                    flag, dir, flag, inferencex ? "configs/, runners/ and benchmarks/"
+                                                : "the recipe files");
+  char *cfg = path_join_alloc(dir, "configs"), *gh = path_join_alloc(dir, ".github/configs");
+  bool checkout = holds_master_configs(cfg) || holds_master_configs(gh);
+  free(cfg);
+  free(gh);
+  if (inferencex && !checkout && holds_master_configs(dir))
+    return err_setf(err, "--inferencex %s: this is the folder of the master configs; give the "
+                         "checkout's root (the folder above it)",
+                    dir);
+  if (!inferencex && checkout)
+    return err_setf(err, "--configs %s: an InferenceX checkout, not a folder of servetop "
+                         "recipes; read it with --inferencex %s",
+                    dir, dir);
+  if (!inferencex && holds_master_configs(dir))
+    return err_setf(err, "--configs %s: InferenceX master configs, not servetop recipes; read "
+                         "the checkout they belong to with --inferencex (its root, the folder "
+                         "above configs/)",
+                    dir);
+  return 0;
+}
+
 struct recipe_set *recipe_set_load_source(const char *configs_dir, const char *inferencex_dir,
                                           struct st_err *err) {
   if (configs_dir && inferencex_dir) {
     err_setf(err, "--configs and --inferencex are exclusive");
     return NULL;
   }
+  const char *given = inferencex_dir ? inferencex_dir : configs_dir;
+  if (given && source_problem(given, inferencex_dir != NULL, err) != 0)
+    return NULL;
   struct recipe_set *set = recipe_set_new();
   int rc;
   if (inferencex_dir) {

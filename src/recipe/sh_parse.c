@@ -83,7 +83,13 @@ static void put(struct lexer *lx, char c) {
     lx->in_word = true;
     lx->word_line = lx->line;
   }
-  sbuf_putc(&lx->word, c);
+  struct sbuf *w = &lx->word;
+  if (w->len + 1 < w->cap) { /* room: one byte, kept NUL-terminated */
+    w->data[w->len++] = c;
+    w->data[w->len] = '\0';
+  } else {
+    sbuf_putc(w, c);
+  }
 }
 
 static int scan_error(struct lexer *lx, int line, int col, const char *what) {

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +21,113 @@ enum tri { T_FALSE, T_TRUE, T_UNKNOWN };
 enum { SH_MAX_STEPS = 5000 };
 
 /* ---------------------------------------------------------------- env */
-static struct sh_var *var_find(const struct sh_env *env, const char *name, size_t len) {
-  for (size_t i = env->n_vars; i-- > 0;)
-    if (env->vars[i].name_len == len && env->vars[i].name[0] == name[0] &&
-        memcmp(env->vars[i].name, name, len) == 0)
-      return &env->vars[i];
+/* A name -> position table over env->vars (open addressing). Variables are
+ * only appended, and a subshell's end cuts the array back to what it was:
+ * a slot is trusted only when the variable at its position has its name
+ * (names are unique in the array), so cut-off slots are merely skipped
+ * until the next rebuild. */
+struct sh_env_index {
+  uint32_t *pos;   /* 1 + position; 0: empty */
+  uint32_t *hash;
+  size_t n_slots;  /* a power of two */
+  size_t n_used;   /* slots taken, stale ones included */
+};
+
+enum { INDEX_FROM_VARS = 16 }; /* fewer are searched in order */
+
+static uint32_t name_hash(const char *name, size_t len) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)name[i]) * 16777619u;
+  return h;
+}
+
+static void index_put(struct sh_env_index *ix, uint32_t h, size_t at) {
+  size_t mask = ix->n_slots - 1;
+  size_t k = h & mask;
+  while (ix->pos[k])
+    k = (k + 1) & mask;
+  ix->pos[k] = (uint32_t)at + 1;
+  ix->hash[k] = h;
+  ix->n_used++;
+}
+
+/* (Re)builds the table for the variables there are now. */
+static void index_build(struct sh_env *env) {
+  struct sh_env_index *ix = env->index;
+  if (!ix)
+    ix = env->index = xcalloc(1, sizeof *ix);
+  size_t want = 256;
+  while (want < env->n_vars * 4)
+    want *= 2;
+  if (want != ix->n_slots) {
+    free(ix->pos);
+    free(ix->hash);
+    ix->pos = xcalloc(want, sizeof *ix->pos);
+    ix->hash = xcalloc(want, sizeof *ix->hash);
+    ix->n_slots = want;
+  } else {
+    memset(ix->pos, 0, want * sizeof *ix->pos);
+  }
+  ix->n_used = 0;
+  for (size_t i = 0; i < env->n_vars; i++)
+    index_put(ix, name_hash(env->vars[i].name, env->vars[i].name_len), i);
+}
+
+/* The variable called name[0, len), without recording the lookup. */
+static struct sh_var *var_at(const struct sh_env *env, const char *name, size_t len) {
+  const struct sh_env_index *ix = env->index;
+  if (!ix) {
+    for (size_t i = env->n_vars; i-- > 0;)
+      if (env->vars[i].name_len == len && env->vars[i].name[0] == name[0] &&
+          memcmp(env->vars[i].name, name, len) == 0)
+        return &env->vars[i];
+    return NULL;
+  }
+  uint32_t h = name_hash(name, len);
+  size_t mask = ix->n_slots - 1;
+  for (size_t k = h & mask; ix->pos[k]; k = (k + 1) & mask) {
+    size_t at = ix->pos[k] - 1;
+    if (ix->hash[k] == h && at < env->n_vars && env->vars[at].name_len == len &&
+        memcmp(env->vars[at].name, name, len) == 0)
+      return &env->vars[at];
+  }
   return NULL;
+}
+
+static struct sh_var *var_find(const struct sh_env *env, const char *name, size_t len) {
+  struct sh_var *v = var_at(env, name, len);
+  if (v && env->reads && v->origin && !env->reads->seen[v->origin - 1])
+    sh_reads_note(env->reads, v); /* its first lookup: as it began */
+  if (!v && env->reads)
+    sh_reads_miss(env->reads, name, len);
+  return v;
+}
+
+/* Room for n variables in the doubling every variable array follows (64,
+ * 128...): a copy made with it grows like the original. */
+static size_t vars_cap(size_t n) {
+  size_t cap = 64; /* a workflow's environment has about as many */
+  while (cap < n)
+    cap *= 2;
+  return cap;
 }
 
 static struct sh_var *var_get_or_add(struct sh_env *env, const char *name) {
   struct sh_var *v = var_find(env, name, strlen(name));
   if (v)
     return v;
-  env->vars = xreallocarray(env->vars, env->n_vars + 1, sizeof *env->vars);
+  size_t n = env->n_vars;
+  if (n == 0 || (n >= 64 && (n & (n - 1)) == 0))
+    env->vars = xreallocarray(env->vars, vars_cap(n + 1), sizeof *env->vars);
   v = &env->vars[env->n_vars++];
   memset(v, 0, sizeof *v);
   v->name = xstrdup(name);
   v->name_len = strlen(name);
+  if (env->index && (env->index->n_used + 1) * 2 <= env->index->n_slots)
+    index_put(env->index, name_hash(v->name, v->name_len), n);
+  else if (env->index || env->n_vars >= INDEX_FROM_VARS)
+    index_build(env);
   return v;
 }
 
@@ -56,7 +147,7 @@ static void vars_free(struct sh_var *vars, size_t n) {
 
 /* A deep copy of the variables (a subshell's starting point). */
 static struct sh_var *vars_copy(const struct sh_var *vars, size_t n) {
-  struct sh_var *out = xcalloc(n ? n : 1, sizeof *out);
+  struct sh_var *out = xcalloc(vars_cap(n), sizeof *out);
   for (size_t i = 0; i < n; i++) {
     out[i] = vars[i];
     out[i].name = xstrdup(vars[i].name);
@@ -71,6 +162,8 @@ static struct sh_var *vars_copy(const struct sh_var *vars, size_t n) {
 void sh_env_set(struct sh_env *env, const char *name, const char *value) {
   struct sh_var *v = var_get_or_add(env, name);
   if (v->n_values == 1 && !v->is_array) { /* a scalar again: keep its vector */
+    if (strcmp(v->values[0], value) == 0)
+      return;
     free(v->values[0]);
     v->values[0] = xstrdup(value);
     return;
@@ -88,6 +181,10 @@ void sh_env_unset(struct sh_env *env, const char *name) {
   }
 }
 
+const struct sh_var *sh_env_var(const struct sh_env *env, const char *name) {
+  return var_at(env, name, strlen(name));
+}
+
 const char *sh_env_get(const struct sh_env *env, const char *name) {
   struct sh_var *v = var_find(env, name, strlen(name));
   return v && v->n_values > 0 ? v->values[0] : NULL;
@@ -97,6 +194,12 @@ void sh_env_fini(struct sh_env *env) {
   vars_free(env->vars, env->n_vars);
   env->vars = NULL;
   env->n_vars = 0;
+  if (env->index) {
+    free(env->index->pos);
+    free(env->index->hash);
+    free(env->index);
+    env->index = NULL;
+  }
 }
 
 bool sh_is_unresolved(const char *s) {
@@ -269,14 +372,27 @@ static void f_value(struct fields *f, const char *val, bool quoted) {
       p += n;
       continue;
     }
-    f_put(f, p, 1);
-    p++;
+    size_t run = 1; /* up to the next blank or marker */
+    while (p[run] && !isspace((unsigned char)p[run]) && p[run] != '<')
+      run++;
+    f_put(f, p, run);
+    p += run;
     leading_blank = false;
   }
 }
 
+/* a, b[0, nb) and c joined: markers and KEY=VALUE without printf's cost. */
+static char *join3(const char *a, const char *b, size_t nb, const char *c) {
+  size_t na = strlen(a), nc = strlen(c);
+  char *out = xmalloc(na + nb + nc + 1);
+  memcpy(out, a, na);
+  memcpy(out + na, b, nb);
+  memcpy(out + na + nb, c, nc + 1);
+  return out;
+}
+
 static char *unresolved_alloc(const char *what, size_t len) {
-  return xasprintf(SH_UNRESOLVED_PREFIX "%.*s>", (int)len, what);
+  return join3(SH_UNRESOLVED_PREFIX, what, len, ">");
 }
 
 static char *expand_string(struct interp *in, const char *raw); /* no splitting */
@@ -286,7 +402,7 @@ static char *expand_string(struct interp *in, const char *raw); /* no splitting 
 static char *unset_value_alloc(const struct interp *in, const char *name, size_t nlen) {
   if (in->env->unset_is_empty)
     return xstrdup("");
-  return xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+  return join3(SH_UNRESOLVED_PREFIX "$", name, nlen, ">");
 }
 
 /* ---- arithmetic: recursive descent over a small C-like grammar */
@@ -499,7 +615,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
   char *owned = NULL;
 
   if (nlen == 0) {
-    owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+    owned = join3(SH_UNRESOLVED_PREFIX "${", b, strlen(b), "}>");
   } else if (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0) {
     if (v && v->is_array) {
       f->empty_array = f->empty_array || v->n_values == 0;
@@ -523,12 +639,12 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
       free(val_copy);
       return;
     }
-    owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+    owned = join3(SH_UNRESOLVED_PREFIX "$", name, nlen, ">");
   } else if (count) {
     owned = set ? xasprintf("%zu", sh_is_unresolved(val) ? 0 : strlen(val)) : xstrdup("0");
     if (set && sh_is_unresolved(val)) {
       free(owned);
-      owned = xasprintf(SH_UNRESOLVED_PREFIX "${#%.*s}>", (int)nlen, name);
+      owned = join3(SH_UNRESOLVED_PREFIX "${#", name, nlen, "}>");
     }
   } else if (*rest == '[') {
     const char *e = strchr(rest, ']');
@@ -537,7 +653,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     if (v && parse_int(idx_s, &idx) == 0 && idx >= 0 && (size_t)idx < v->n_values)
       owned = xstrdup(v->values[idx]);
     else
-      owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+      owned = join3(SH_UNRESOLVED_PREFIX "${", b, strlen(b), "}>");
     free(idx_s);
   } else if (*rest == '\0') {
     owned = set ? xstrdup(val) : unset_value_alloc(in, name, nlen);
@@ -550,7 +666,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     else if (empty && (op == '-' || op == '='))
       owned = word;
     else if (empty)
-      owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+      owned = join3(SH_UNRESOLVED_PREFIX "$", name, nlen, ">");
     else
       owned = xstrdup(val);
     if (op == '=' && empty) {
@@ -568,7 +684,7 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     else if (!set && (op == '-' || op == '='))
       owned = word;
     else if (!set)
-      owned = xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+      owned = join3(SH_UNRESOLVED_PREFIX "$", name, nlen, ">");
     else
       owned = xstrdup(val);
     if (owned != word)
@@ -580,17 +696,17 @@ static void expand_braced(struct interp *in, const char *body, size_t len, bool 
     if (!set)
       owned = unset_value_alloc(in, name, nlen);
     else if (sh_is_unresolved(val) || sh_is_unresolved(pat))
-      owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+      owned = join3(SH_UNRESOLVED_PREFIX "${", b, strlen(b), "}>");
     else
       owned = trim_pattern(val, pat, suffix, longest);
     free(pat);
   } else if (strcmp(rest, ",,") == 0 || strcmp(rest, "^^") == 0) {
-    owned = set ? xstrdup(val) : xasprintf(SH_UNRESOLVED_PREFIX "$%.*s>", (int)nlen, name);
+    owned = set ? xstrdup(val) : join3(SH_UNRESOLVED_PREFIX "$", name, nlen, ">");
     if (set && owned && !sh_is_unresolved(owned))
       for (char *p = owned; p && *p; p++)
         *p = (char)(rest[0] == ',' ? tolower((unsigned char)*p) : toupper((unsigned char)*p));
   } else {
-    owned = xasprintf(SH_UNRESOLVED_PREFIX "${%s}>", b);
+    owned = join3(SH_UNRESOLVED_PREFIX "${", b, strlen(b), "}>");
   }
   f_value(f, owned, quoted);
   free(owned);
@@ -658,7 +774,7 @@ static size_t expand_dollar(struct interp *in, const char *s, bool quoted, struc
     return n;
   }
   if (s[1] != '\0' && (isdigit((unsigned char)s[1]) || strchr("@*#?$!-", s[1]) != NULL)) {
-    char *v = xasprintf(SH_UNRESOLVED_PREFIX "$%c>", s[1]);
+    char *v = join3(SH_UNRESOLVED_PREFIX "$", s + 1, 1, ">");
     f_value(f, v, quoted);
     free(v);
     return 2;
@@ -697,8 +813,9 @@ static void expand_into(struct interp *in, const char *raw, struct fields *f) {
           free(v);
           p += n + 1 + (e ? 1 : 0);
         } else {
-          f_put(f, p, 1);
-          p++;
+          size_t run = strcspn(p, "\"\\$`"); /* a literal stretch at once */
+          f_put(f, p, run ? run : 1);
+          p += run ? run : 1;
         }
       }
       if (*p == '"')
@@ -727,27 +844,53 @@ static void expand_into(struct interp *in, const char *raw, struct fields *f) {
       p += n + 1 + (e ? 1 : 0);
       continue;
     }
-    f_put(f, p, 1);
-    p++;
+    size_t run = strcspn(p, "'\"\\$`"); /* a literal stretch at once */
+    f_put(f, p, run ? run : 1);
+    p += run ? run : 1;
   }
 }
 
 static void fields_take(struct fields *f, char ***out, size_t *n_out) {
   f_break(f);
-  for (size_t i = 0; i < f->n; i++)
-    strv_push_owned(out, n_out, f->v[i]);
-  free(f->v);
+  if (f->n && !*out) { /* the fields are the vector */
+    *out = f->v;
+    *n_out = f->n;
+  } else if (f->n) {
+    size_t cap = 4; /* what strv_push_owned's doubling holds for that many */
+    while (cap < *n_out + f->n)
+      cap *= 2;
+    *out = xreallocarray(*out, cap, sizeof **out);
+    memcpy(*out + *n_out, f->v, f->n * sizeof **out);
+    *n_out += f->n;
+    free(f->v);
+  } else {
+    free(f->v);
+  }
   sbuf_free(&f->cur);
+}
+
+/* A word that expands to itself: no quotes, escapes or expansions (the
+ * reader does no pathname or tilde expansion). */
+static bool is_literal(const char *raw) {
+  return raw[0] && !raw[strcspn(raw, "$'\"\\`")];
 }
 
 /* One string: fields joined by a space (assignment values never split). */
 static char *expand_string(struct interp *in, const char *raw) {
+  if (is_literal(raw))
+    return xstrdup(raw);
   struct fields f = {0};
   /* inside an assignment or ${x:-word}, unquoted expansions do not split */
   const char *p = raw;
   struct sbuf out = {0};
   expand_into(in, p, &f);
   f_break(&f);
+  if (f.n == 1) { /* the field is the string */
+    char *one = f.v[0];
+    free(f.v);
+    sbuf_free(&f.cur);
+    return one;
+  }
   for (size_t i = 0; i < f.n; i++) {
     if (i)
       sbuf_putc(&out, ' ');
@@ -771,6 +914,10 @@ void sh_expand_word(struct sh_env *env, const char *raw, char ***fields, size_t 
 static void expand_words(struct interp *in, const struct sh_word *w, size_t n, char ***out,
                          size_t *n_out) {
   for (size_t i = 0; i < n; i++) {
+    if (is_literal(w[i].raw)) {
+      strv_push(out, n_out, w[i].raw);
+      continue;
+    }
     struct fields f = {0};
     expand_into(in, w[i].raw, &f);
     fields_take(&f, out, n_out);
@@ -978,7 +1125,8 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
       free(mark);
     } else {
       for (size_t i = 0; i < n_elems; i++)
-        strv_push(&v->values, &v->n_values, elems[i]);
+        strv_push_owned(&v->values, &v->n_values, elems[i]);
+      n_elems = 0; /* moved */
     }
     strv_free(elems, n_elems);
     free(name);
@@ -990,13 +1138,13 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
   v->exported = v->exported || exported;
   v->line = origin > 0 ? origin : line;
   if (append && v->n_values > 0) {
-    char *joined = xasprintf("%s%s", v->values[v->n_values - 1], val);
+    char *joined = join3(v->values[v->n_values - 1], val, strlen(val), "");
     free(val);
     val = joined;
   }
   if (m == T_UNKNOWN && !(v->n_values == 1 && strcmp(v->values[0], val) == 0)) {
     free(val);
-    val = xasprintf(SH_UNRESOLVED_PREFIX "$%s>", name);
+    val = join3(SH_UNRESOLVED_PREFIX "$", name, strlen(name), ">");
   }
   if (v->is_array && append && v->n_values > 0) {
     free(v->values[v->n_values - 1]);
@@ -1004,9 +1152,7 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
   } else {
     var_clear(v);
     v->is_array = false;
-    v->values = xmalloc(sizeof *v->values);
-    v->values[0] = val;
-    v->n_values = 1;
+    strv_push_owned(&v->values, &v->n_values, val); /* room for a later X+=(...) */
   }
   free(name);
 }
@@ -1048,7 +1194,7 @@ static void collect_exports(struct interp *in, char ***env, size_t *n_env) {
   for (size_t i = 0; i < in->env->n_vars; i++) {
     struct sh_var *v = &in->env->vars[i];
     if (v->exported && v->n_values > 0) {
-      char *kv = xasprintf("%s=%s", v->name, v->values[0]);
+      char *kv = join3(v->name, "=", 1, v->values[0]);
       strv_push(env, n_env, kv);
       free(kv);
     }
@@ -1237,63 +1383,63 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     return T_TRUE;
   }
   const char *cmd = w[first].raw;
-  if (strcmp(cmd, "export") == 0 || strcmp(cmd, "declare") == 0 || strcmp(cmd, "local") == 0 ||
-      strcmp(cmd, "readonly") == 0 || strcmp(cmd, "typeset") == 0) {
-    bool exported = strcmp(cmd, "export") == 0;
-    for (size_t i = first + 1; i < n; i++) {
-      if (w[i].raw[0] == '-') {
-        exported = exported || strchr(w[i].raw, 'x') != NULL;
-        continue;
+  if (cmd[0] && strchr("edlrtu[:f(", cmd[0])) { /* a builtin read here starts so */
+    if (strcmp(cmd, "export") == 0 || strcmp(cmd, "declare") == 0 || strcmp(cmd, "local") == 0 ||
+        strcmp(cmd, "readonly") == 0 || strcmp(cmd, "typeset") == 0) {
+      bool exported = strcmp(cmd, "export") == 0;
+      for (size_t i = first + 1; i < n; i++) {
+        if (w[i].raw[0] == '-') {
+          exported = exported || strchr(w[i].raw, 'x') != NULL;
+          continue;
+        }
+        if (is_assignment(w[i].raw, &nlen, &append, &val_at)) {
+          assign(in, w[i].raw, w[i].line, exported, m);
+        } else if (exported) {
+          struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
+          if (v)
+            v->exported = true;
+        }
       }
-      if (is_assignment(w[i].raw, &nlen, &append, &val_at)) {
-        assign(in, w[i].raw, w[i].line, exported, m);
-      } else if (exported) {
+      return T_TRUE;
+    }
+    if (strcmp(cmd, "unset") == 0) {
+      for (size_t i = first + 1; i < n; i++) {
         struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
-        if (v)
-          v->exported = true;
+        if (v && m == T_TRUE)
+          var_clear(v);
       }
+      return T_TRUE;
     }
-    return T_TRUE;
-  }
-  if (strcmp(cmd, "unset") == 0) {
-    for (size_t i = first + 1; i < n; i++) {
-      struct sh_var *v = var_find(in->env, w[i].raw, strlen(w[i].raw));
-      if (v && m == T_TRUE)
-        var_clear(v);
+    if (strcmp(cmd, "[[") == 0 || strcmp(cmd, "[") == 0 || strcmp(cmd, "test") == 0) {
+      bool dbl = cmd[1] == '[';
+      size_t end = n;
+      if (cmd[0] == '[' && end > first + 1 && strcmp(w[end - 1].raw, dbl ? "]]" : "]") == 0)
+        end--;
+      char **ev = NULL;
+      size_t n_ev = 0;
+      for (size_t i = first + 1; i < end; i++) {
+        /* operators stay words; operands expand to one string */
+        strv_push_owned(&ev, &n_ev, expand_string(in, w[i].raw));
+      }
+      enum tri t = eval_test_words(in, ev, n_ev, dbl);
+      strv_free(ev, n_ev);
+      return t;
     }
-    return T_TRUE;
-  }
-  if (strcmp(cmd, "[[") == 0 || strcmp(cmd, "[") == 0 || strcmp(cmd, "test") == 0) {
-    bool dbl = cmd[1] == '[';
-    size_t end = n;
-    if (cmd[0] == '[' && end > first + 1 && strcmp(w[end - 1].raw, dbl ? "]]" : "]") == 0)
-      end--;
-    char **ev = NULL;
-    size_t n_ev = 0;
-    for (size_t i = first + 1; i < end; i++) {
-      /* operators stay words; operands expand to one string */
-      char *s = expand_string(in, w[i].raw);
-      strv_push(&ev, &n_ev, s);
-      free(s);
+    if (strcmp(cmd, "true") == 0 || strcmp(cmd, ":") == 0)
+      return T_TRUE;
+    if (strcmp(cmd, "false") == 0)
+      return T_FALSE;
+    if (strcmp(cmd, "exit") == 0) {
+      exit_here(in, m);
+      return T_UNKNOWN;
     }
-    enum tri t = eval_test_words(in, ev, n_ev, dbl);
-    strv_free(ev, n_ev);
-    return t;
-  }
-  if (strcmp(cmd, "true") == 0 || strcmp(cmd, ":") == 0)
-    return T_TRUE;
-  if (strcmp(cmd, "false") == 0)
-    return T_FALSE;
-  if (strcmp(cmd, "exit") == 0) {
-    exit_here(in, m);
-    return T_UNKNOWN;
-  }
-  if (strcmp(cmd, "((") == 0 || strncmp(cmd, "((", 2) == 0) {
-    size_t len = strlen(cmd);
-    char *v = arith_alloc(in, cmd + 2, len >= 4 ? len - 4 : 0);
-    enum tri t = sh_is_unresolved(v) ? T_UNKNOWN : strcmp(v, "0") != 0 ? T_TRUE : T_FALSE;
-    free(v);
-    return t;
+    if (strcmp(cmd, "((") == 0 || strncmp(cmd, "((", 2) == 0) {
+      size_t len = strlen(cmd);
+      char *v = arith_alloc(in, cmd + 2, len >= 4 ? len - 4 : 0);
+      enum tri t = sh_is_unresolved(v) ? T_UNKNOWN : strcmp(v, "0") != 0 ? T_TRUE : T_FALSE;
+      free(v);
+      return t;
+    }
   }
   int fn = find_fn(in, cmd);
   if (fn >= 0 && in->depth < 8) {
@@ -1305,6 +1451,16 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     drop_frames(in, saved);
     in->depth--;
     return T_UNKNOWN;
+  }
+  /* echo and printf outside $(...) print where nothing reads: their words
+   * are not expanded, unless expanding them could assign or run something */
+  if (!in->capture && (strcmp(cmd, "echo") == 0 || strcmp(cmd, "printf") == 0) &&
+      !(first + 1 < n && strcmp(w[first + 1].raw, "-v") == 0)) {
+    bool effects = false;
+    for (size_t i = first + 1; i < n && !effects; i++)
+      effects = strstr(w[i].raw, "$(") || strchr(w[i].raw, '`') || strstr(w[i].raw, ":=");
+    if (!effects)
+      return T_UNKNOWN;
   }
   /* expand the command words */
   char **ew = NULL;
@@ -1461,6 +1617,8 @@ static void command_words(struct interp *in, const struct sh_cmd *c, const struc
       n -= j + 1;
       continue;
     }
+    if (k[0] == '\0' || !strchr(";iedtfcwus{()}!n", k[0]))
+      break; /* no keyword starts so (assignments, most commands) */
     if (strcmp(k, ";;") == 0) {
       if (f && f->kind == F_CASE)
         f->case_expect_pattern = true, f->state = T_FALSE;
@@ -1793,7 +1951,7 @@ static char *command_subst_alloc(struct interp *in, const char *body, size_t len
   const struct sh_script *known = indexed_body(in->s, body, len);
   struct sh_script own = {0};
   if (!known && sh_parse(body, len, in->s ? in->s->file : "", &own, NULL) < 0)
-    return xasprintf(SH_UNRESOLVED_PREFIX "$(%.*s)>", (int)len, body);
+    return join3(SH_UNRESOLVED_PREFIX "$(", body, len, ")>");
   const struct sh_script *sub = known ? known : &own;
   struct sbuf out = {0};
   struct sh_result dummy = {0};
@@ -1813,7 +1971,7 @@ static char *command_subst_alloc(struct interp *in, const char *body, size_t len
   }
   char *result;
   if (child.capture_unknown) {
-    result = xasprintf(SH_UNRESOLVED_PREFIX "$(%.*s)>", (int)len, body);
+    result = join3(SH_UNRESOLVED_PREFIX "$(", body, len, ")>");
   } else {
     while (out.len > 0 && out.data[out.len - 1] == '\n')
       out.data[--out.len] = '\0';

@@ -70,6 +70,19 @@ expect_rc 2 "$SERVETOP" recipes --configs "$tmp/empty"
 expect_rc 1 "$SERVETOP" lint --configs "$data/native-bad"
 grep -q "MTP_CHAT_TEMPLATE" "$tmp/out" || fail "native lint: no MTP_CHAT_TEMPLATE"
 grep -q "broken.yaml:9: error: YAML syntax" "$tmp/out" || fail "native lint: syntax error line"
+# the wrong kind of folder says what to give instead
+expect_rc 2 "$SERVETOP" lint --configs "$data/ix-good"
+grep -q "an InferenceX checkout, not a folder of servetop recipes; read it with --inferencex" \
+  "$tmp/err" || fail "lint --configs CHECKOUT: no hint"
+expect_rc 2 "$SERVETOP" lint --inferencex "$data/ix-good/configs"
+grep -q "the folder of the master configs; give the checkout's root" "$tmp/err" ||
+  fail "lint --inferencex CHECKOUT/configs: no hint"
+expect_rc 2 "$SERVETOP" lint --inferencex "$tmp/no/such/dir"
+grep -q "no/such/dir: no such directory" "$tmp/err" || fail "lint: missing folder message"
+expect_rc 2 "$SERVETOP" lint --configs "$PROJECT_DIR/configs/qwen3.5-fp8-h200-vllm.yaml"
+grep -q "a file, not a directory" "$tmp/err" || fail "lint --configs FILE: message"
+expect_rc 0 "$SERVETOP" lint --configs "$PROJECT_DIR/configs"
+grep -q "^no findings in [0-9]* recipes; read" "$tmp/out" || fail "lint: clean summary"
 expect_rc 2 "$SERVETOP" lint --bogus
 expect_rc 2 "$SERVETOP" lint --configs "$data/ix-good" --inferencex "$data/ix-good"
 expect_rc 2 "$SERVETOP" lint --inferencex "$tmp/nowhere"
@@ -83,6 +96,15 @@ grep -q "qwen3.5-fp4-b200-sglang-mtp" "$tmp/out" || fail "recipes: bundled MTP r
 expect_rc 0 "$SERVETOP" recipes --inferencex "$data/ix-good" --json
 grep -q '"script":[[:space:]]*"benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200_mtp.sh"' \
   "$tmp/out" || fail "recipes --json: script path"
+# columns are as wide as what they hold: every cell starts where its header does
+expect_rc 0 "$SERVETOP" recipes --configs "$PROJECT_DIR/configs"
+awk 'NR == 1 { n = split("ENGINE GPU PREC SPEC SEQ CONC TOPOLOGY", h, " ")
+               for (i = 1; i <= n; i++) at[i] = index($0, h[i]) }
+     /^$/ { exit bad }
+     NR > 1 { for (i = 1; i <= n; i++) if (substr($0, at[i] - 2, 3) !~ /^  [^ ]/) bad = 1 }
+     END { exit bad }' "$tmp/out" || fail "recipes: columns not aligned"
+grep -q "^tiny-llamacpp-cpu-draft  *llamacpp  *cpu  *f16  *draft_model " "$tmp/out" ||
+  fail "recipes: llama.cpp row"
 expect_rc 0 "$SERVETOP" recipes --configs "$data/native-bad"
 grep -q "schema.yaml:26:15: wrong-type" "$tmp/err" || fail "recipes: error position on stderr"
 grep -q "still-loads" "$tmp/out" || fail "recipes: the good entry did not load"
@@ -104,5 +126,11 @@ sed -n '/^server command/,/^$/p' "$tmp/out" | sed '1d; s/python3 -m sglang.launc
 bash "$tmp/pasted.sh" || fail "show: the printed command is not valid shell"
 ls /tmp/servetop-fault-pwned-* >/dev/null 2>&1 && fail "show: pasting the printed command ran recipe text"
 expect_rc 2 "$SERVETOP" show no-such-recipe --inferencex "$data/ix-good"
+# a name that is part of some: they are offered
+expect_rc 2 "$SERVETOP" show qwen3.5-fp8-h200 --inferencex "$data/ix-good"
+grep -q "did you mean: .*qwen3.5-fp8-h200-sglang-mtp" "$tmp/err" || fail "show: no suggestions"
+expect_rc 0 "$SERVETOP" show tiny-llamacpp-cpu-draft --configs "$PROJECT_DIR/configs"
+grep -q "^  runner      cpu   engine llamacpp$" "$tmp/out" || fail "show: runner line"
+grep -q "warmups 2," "$tmp/out" || fail "show: warmups count"
 expect_rc 2 "$SERVETOP" show
 echo "recipe_cli: ok"

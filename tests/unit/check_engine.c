@@ -156,6 +156,71 @@ START_TEST(flag_rows_and_generic_knobs) {
 }
 END_TEST
 
+/* What the recipe doctor asks the table instead of naming engines itself. */
+START_TEST(doctor_questions) {
+  const struct eng_ops *sg = eng_find("sglang"), *vl = eng_find("vllm"),
+                       *lc = eng_find("llamacpp");
+  /* InferenceX framework -> engine, and its upstream image */
+  ck_assert_ptr_eq(eng_for_framework("sglang"), sg);
+  ck_assert_ptr_eq(eng_for_framework("vllm"), vl);
+  ck_assert_ptr_null(eng_for_framework("trt"));
+  ck_assert_ptr_null(eng_for_framework("dynamo-sglang"));
+  ck_assert_ptr_null(eng_for_framework(NULL));
+  ck_assert_str_eq(sg->upstream_image, "lmsysorg/sglang");
+  ck_assert_str_eq(vl->upstream_image, "vllm/vllm-openai");
+  /* the KV cache as a fraction of GPU memory: not llama.cpp's tokens */
+  ck_assert_str_eq(eng_gpu_memory_flag(sg), "mem-fraction-static");
+  ck_assert_str_eq(eng_gpu_memory_flag(vl), "gpu-memory-utilization");
+  ck_assert_ptr_null(eng_gpu_memory_flag(lc));
+  ck_assert_ptr_null(eng_gpu_memory_flag(NULL));
+  /* batch limits and how they split over DP ranks */
+  ck_assert_str_eq(eng_knob_row(sg, ENG_KNOB_GRAPH_BATCH)->names[0], "--cuda-graph-max-bs");
+  ck_assert_ptr_null(eng_knob_row(vl, ENG_KNOB_GRAPH_BATCH));
+  ck_assert_ptr_null(eng_knob_row(NULL, ENG_KNOB_BATCH_CAP));
+  ck_assert_ptr_null(eng_knob_row(sg, ENG_KNOB_NONE));
+  ck_assert(!eng_knob_per_dp_rank(sg, ENG_KNOB_BATCH_CAP)); /* SGLang divides it itself */
+  ck_assert(eng_knob_per_dp_rank(vl, ENG_KNOB_BATCH_CAP));
+  ck_assert(eng_knob_per_dp_rank(sg, ENG_KNOB_GRAPH_BATCH));
+  /* vLLM's expert-parallel switch takes no value */
+  const struct eng_flag *ep = eng_knob_row(vl, ENG_KNOB_EXPERT_PARALLEL);
+  ck_assert_str_eq(ep->names[0], "--enable-expert-parallel");
+  char *ep_args[] = {"--enable-expert-parallel", "m"};
+  ck_assert_str_eq(eng_arg_value(vl, ep_args, 2, "enable-expert-parallel"), "");
+  ck_assert_ptr_null(eng_knob_row(sg, ENG_KNOB_EXPERT_PARALLEL));
+
+  /* speculative decoding as InferenceX's engines spell it */
+  ck_assert(eng_word_enables_spec("--speculative-algorithm", NULL));
+  ck_assert(eng_word_enables_spec("--speculative-config={\"method\":\"mtp\"}", NULL));
+  ck_assert(eng_word_enables_spec("speculative_config:", NULL));
+  ck_assert(eng_word_enables_spec("--method", "'eagle3'"));
+  ck_assert(!eng_word_enables_spec("--method", "tp"));
+  ck_assert(!eng_word_enables_spec("--method", NULL));
+  ck_assert(eng_word_enables_spec("(--method eagle3 --num-speculative-tokens 3)", NULL));
+  ck_assert(eng_word_enables_spec("(--method=mtp)", NULL));
+  ck_assert(!eng_word_enables_spec("(--method tp)", NULL));
+  ck_assert(!eng_word_enables_spec("--methods", NULL));
+  char *atom[] = {"--model", "m", "--method", "mtp"};
+  ck_assert(eng_args_enable_spec("atom", atom, 4)); /* an engine servetop does not drive */
+  ck_assert(!eng_args_enable_spec("atom", atom, 3));
+  ck_assert_str_eq(eng_spec_switch_flags()[0], "speculative-algorithm");
+
+  /* SGLang's advice: EAGLE with topk 1 belongs on the v2 path */
+  char buf[256];
+  const char *flag = NULL;
+  char *eagle[] = {"--speculative-algo", "EAGLE", "--speculative-eagle-topk", "1"};
+  char *env_off[] = {"SGLANG_ENABLE_SPEC_V2=0"}, *env_on[] = {"X=1", "SGLANG_ENABLE_SPEC_V2=True"};
+  ck_assert(eng_args_spec_advice("sglang", eagle, 4, env_off, 1, buf, sizeof buf, &flag));
+  ck_assert_str_eq(flag, "speculative-algorithm");
+  ck_assert_ptr_nonnull(strstr(buf, "SGLang EAGLE with topk 1 without SGLANG_ENABLE_SPEC_V2=1"));
+  ck_assert(eng_args_spec_advice("sglang", eagle, 2, NULL, 0, buf, sizeof buf, &flag));
+  ck_assert(!eng_args_spec_advice("sglang", eagle, 4, env_on, 2, buf, sizeof buf, &flag));
+  char *topk4[] = {"--speculative-algorithm", "NEXTN", "--speculative-eagle-topk", "4"};
+  ck_assert(!eng_args_spec_advice("sglang", topk4, 4, NULL, 0, buf, sizeof buf, &flag));
+  ck_assert(!eng_args_spec_advice("vllm", eagle, 4, NULL, 0, buf, sizeof buf, &flag));
+  ck_assert(!eng_args_spec_advice("trt", eagle, 4, NULL, 0, buf, sizeof buf, &flag));
+}
+END_TEST
+
 START_TEST(knob_values_are_checked_before_anything_stops) {
   const struct eng_ops *sg = eng_find("sglang"), *vl = eng_find("vllm");
   struct st_err err = {{0}};
@@ -380,6 +445,7 @@ int main(void) {
   tcase_add_test(tc, table_rows_are_whole);
   tcase_add_test(tc, launch_recognition);
   tcase_add_test(tc, flag_rows_and_generic_knobs);
+  tcase_add_test(tc, doctor_questions);
   tcase_add_test(tc, knob_values_are_checked_before_anything_stops);
   tcase_add_test(tc, vllm_recipes_read_as_sglang_on_the_sim);
   tcase_add_test(tc, llamacpp_command_line_and_binary);

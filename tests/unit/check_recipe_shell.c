@@ -283,6 +283,116 @@ START_TEST(unbalanced_subshell_in_function) {
 }
 END_TEST
 
+START_TEST(scalar_grown_into_an_array) {
+  /* a scalar's value vector takes appended elements (past its first) */
+  expect_server("X=--tp\nX+=(8 --ep-size 8 --dp 2 --mem-fraction-static 0.8)\n"
+                "python3 -m sglang.launch_server \"${X[@]}\"\n",
+                base_vars,
+                "[python3] [-m] [sglang.launch_server] [--tp] [8] [--ep-size] [8] [--dp] [2] "
+                "[--mem-fraction-static] [0.8]",
+                "");
+}
+END_TEST
+
+START_TEST(echo_prints_and_launches_nothing) {
+  /* a launch written after echo is text; in $(...) echo still gives its words */
+  expect_server("echo python3 -m sglang.launch_server --tp 1\n"
+                "ARGS=$(echo --tp $TP)\n"
+                "python3 -m sglang.launch_server $ARGS\n",
+                base_vars, "[python3] [-m] [sglang.launch_server] [--tp] [8]", "");
+  /* an expansion that assigns still happens */
+  expect_server("echo ${PORT:=9000}\npython3 -m sglang.launch_server --port $PORT\n", base_vars,
+                "[python3] [-m] [sglang.launch_server] [--port] [9000]", "");
+}
+END_TEST
+
+START_TEST(many_variables_and_subshells) {
+  /* past the size where names are indexed; a subshell's variables end with it */
+  struct sbuf sb = {0};
+  sbuf_puts(&sb, "(\n");
+  for (int i = 0; i < 60; i++)
+    sbuf_printf(&sb, "  IN_%d=%d\n", i, i);
+  sbuf_puts(&sb, ")\n");
+  for (int i = 0; i < 60; i++)
+    sbuf_printf(&sb, "OUT_%d=o%d\n", i, i);
+  sbuf_puts(&sb, "python3 -m sglang.launch_server --a \"${IN_7:-gone}\" --b $OUT_42 --c $OUT_0\n");
+  expect_server(sb.data, base_vars,
+                "[python3] [-m] [sglang.launch_server] [--a] [gone] [--b] [o42] [--c] [o0]", "");
+  sbuf_free(&sb);
+}
+END_TEST
+
+/* sh_run_memo from an environment of NAME, VALUE pairs. */
+static const struct sh_result *memo_run(struct sh_memo *m, const struct sh_script *s,
+                                        const char *const *vars, struct sh_result *own) {
+  struct sh_env env = {0};
+  for (size_t i = 0; vars[i]; i += 2)
+    sh_env_set(&env, vars[i], vars[i + 1]);
+  const struct sh_result *r = sh_run_memo(m, s, &env, own);
+  sh_env_fini(&env);
+  return r;
+}
+
+START_TEST(interpretations_remembered_by_what_they_read) {
+  const char *text = "if [ \"$CONC\" -ge 64 ]; then EXTRA=--big; fi\n"
+                     "python3 -m sglang.launch_server --tp $TP $EXTRA ${OPT:+--opt}\n";
+  struct sh_script s;
+  ck_assert_int_eq(sh_parse(text, strlen(text), "t.sh", &s, NULL), 0);
+  struct sh_memo *m = sh_memo_new();
+  struct sh_result own[8];
+  const char *const a[] = {"TP", "8", "CONC", "64", "MODEL", "x", NULL};
+  const char *const b[] = {"TP", "8", "CONC", "64", "MODEL", "y", NULL}; /* MODEL is not read */
+  const char *const c[] = {"TP", "8", "CONC", "4", "MODEL", "x", NULL};  /* CONC is */
+  const char *const d[] = {"TP", "8", "CONC", "64", "MODEL", "x", "OPT", "1", NULL}; /* missed */
+  const char *const e[] = {"CONC", "64", "TP", "8", "MODEL", "x", NULL}; /* another order */
+  const struct sh_result *ra = memo_run(m, &s, a, &own[0]);
+  const struct sh_result *rb = memo_run(m, &s, b, &own[1]);
+  const struct sh_result *rc = memo_run(m, &s, c, &own[2]);
+  const struct sh_result *rd = memo_run(m, &s, d, &own[3]);
+  const struct sh_result *re = memo_run(m, &s, e, &own[4]);
+  ck_assert_ptr_eq(ra, rb);
+  ck_assert_ptr_ne(ra, rc);
+  ck_assert_ptr_ne(ra, rd);
+  ck_assert_ptr_ne(ra, re); /* order matters to the exports a launch collects */
+  char *wa = joined(ra->server.words, ra->server.n_words);
+  char *wc = joined(rc->server.words, rc->server.n_words);
+  char *wd = joined(rd->server.words, rd->server.n_words);
+  ck_assert_str_eq(wa, "[python3] [-m] [sglang.launch_server] [--tp] [8] [--big]");
+  ck_assert_str_eq(wc, "[python3] [-m] [sglang.launch_server] [--tp] [8] [<unresolved: $EXTRA>]");
+  ck_assert_str_eq(wd, "[python3] [-m] [sglang.launch_server] [--tp] [8] [--big] [--opt]");
+  free(wa);
+  free(wc);
+  free(wd);
+  /* an exported variable is read by every launch: it is part of the key */
+  const char *text2 = "export LOG=1\npython3 -m sglang.launch_server --tp $TP\n";
+  struct sh_script s2;
+  ck_assert_int_eq(sh_parse(text2, strlen(text2), "t.sh", &s2, NULL), 0);
+  struct sh_env env = {0};
+  sh_env_set(&env, "TP", "8");
+  sh_env_set(&env, "HF", "a");
+  env.vars[1].exported = true;
+  const struct sh_result *r1 = sh_run_memo(m, &s2, &env, &own[5]);
+  sh_env_fini(&env);
+  sh_env_set(&env, "TP", "8");
+  sh_env_set(&env, "HF", "b");
+  env.vars[1].exported = true;
+  const struct sh_result *r2 = sh_run_memo(m, &s2, &env, &own[6]);
+  sh_env_fini(&env);
+  ck_assert_ptr_ne(r1, r2);
+  char *e2 = joined(r2->server.env, r2->server.n_env);
+  ck_assert_str_eq(e2, "[HF=b] [LOG=1]");
+  free(e2);
+  /* without a memo the result is the caller's */
+  const struct sh_result *r3 = memo_run(NULL, &s, a, &own[7]);
+  ck_assert_ptr_eq(r3, &own[7]);
+  for (size_t i = 0; i < 8; i++)
+    sh_result_fini(&own[i]);
+  sh_memo_free(m);
+  sh_script_fini(&s);
+  sh_script_fini(&s2);
+}
+END_TEST
+
 START_TEST(parse_errors_have_positions) {
   expect_parse_error("echo ok\nX='abc\n", "t.sh:2:3: unterminated single quote");
   expect_parse_error("X=\"abc\n", "t.sh:1:3: unterminated double quote");
@@ -306,6 +416,10 @@ int main(void) {
   tcase_add_test(tc, launcher_paths_subshells_groups_bash_c);
   tcase_add_test(tc, launcher_probes_and_container_env);
   tcase_add_test(tc, unbalanced_subshell_in_function);
+  tcase_add_test(tc, scalar_grown_into_an_array);
+  tcase_add_test(tc, echo_prints_and_launches_nothing);
+  tcase_add_test(tc, many_variables_and_subshells);
+  tcase_add_test(tc, interpretations_remembered_by_what_they_read);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
