@@ -46,9 +46,9 @@ struct xfer {
   struct lg_record *rec;
   int64_t dispatch_abs_ns;
   int64_t last_token_abs_ns;
-  int64_t now_ns;           /* timestamp of the bytes being parsed */
-  int64_t ready_ns;         /* epoll return that reported its socket ready; 0: none */
-  uintptr_t ready_end;      /* end of the bytes handed over under that stamp */
+  int64_t now_ns;           /* timestamp of the line being parsed; never goes back */
+  int64_t hand_ns;          /* when libcurl handed over the bytes being parsed */
+  int64_t ready_ns;         /* epoll return that reported its socket ready; 0: none or used */
   curl_socket_t connecting; /* socket libcurl waits on to finish connecting; -1: none */
   uint32_t gaps_cap;
   uint32_t n_token_chunks;
@@ -442,23 +442,35 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
   return 0;
 }
 
+/* lg_sse_feed's line callback: the line, then the stamp of the next one (on_body). */
+static int on_sse_line_stamped(void *ctx, const char *payload, size_t len) {
+  struct xfer *x = ctx;
+  int rc = on_sse_line(x, payload, len);
+  if (x->hand_ns > x->now_ns)
+    x->now_ns = x->hand_ns;
+  return rc;
+}
+
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
   struct xfer *x = userp;
   size_t len = size * nmemb;
   int64_t now_ns = clock_mono_ns();
-  /* The bytes of the first read after epoll reported this socket ready were
-   * there when epoll_wait returned: they get that moment, so the time the
-   * loop spent on other sockets before this one is not added to them. One
-   * read can come in several callbacks (one per HTTP chunk), each further
-   * into libcurl's receive buffer; a callback that starts before the end of
-   * the previous one is a new read, whose bytes may have come after that
-   * moment: it and the rest get the moment libcurl hands them over. */
-  uintptr_t at = (uintptr_t)data;
-  if (x->ready_ns && at < x->ready_end)
-    x->ready_ns = 0;
-  x->now_ns = x->ready_ns ? x->ready_ns : now_ns;
-  if (x->ready_ns)
-    x->ready_end = at + len;
+  /* Epoll reported this socket ready: its oldest unread bytes, the first
+   * that libcurl hands over after that, were there when epoll_wait returned.
+   * The first line they complete gets that moment, so the time the loop
+   * spent on other sockets before this one is not added to it. Whatever
+   * follows in the same read (more events, the next HTTP chunks) may have
+   * arrived while the loop was busy: it gets the moment libcurl hands it
+   * over (on_sse_line_stamped), later but never before the bytes came. A
+   * stamp never goes back: libcurl may have read this transfer earlier in
+   * the pass, from another socket's action, after the epoll return. */
+  if (x->ready_ns && x->hand_ns >= x->ready_ns)
+    x->ready_ns = 0; /* read since the epoll return: those bytes are gone */
+  x->hand_ns = now_ns;
+  int64_t stamp = x->ready_ns ? x->ready_ns : now_ns;
+  x->ready_ns = 0;
+  if (stamp > x->now_ns)
+    x->now_ns = stamp;
   x->worker->body_bytes += len;
   /* How long after the epoll return the loop got to these bytes. */
   live_hist_record_us(&x->worker->callback_delay,
@@ -473,7 +485,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
     record_detail(x, data, len);
     return len;
   }
-  if (lg_sse_feed(&x->sse, data, len, on_sse_line, x) != 0) {
+  if (lg_sse_feed(&x->sse, data, len, on_sse_line_stamped, x) != 0) {
     if (!x->parse_failed) {
       x->parse_failed = true;
       sbuf_reset(&x->detail);
@@ -575,6 +587,7 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   rec->scheduled_ns = scheduled_abs_ns - run->start_ns;
   rec->dispatch_ns = now - run->start_ns;
   x->dispatch_abs_ns = now;
+  x->now_ns = x->hand_ns = now; /* no stamp of this request before it */
   w->in_flight++;
   w->dispatched++;
   active_add(w, x);
@@ -867,6 +880,7 @@ static void *worker_main(void *arg) {
   enum { MAX_EVENTS = 2048 };
   struct epoll_event *events = xcalloc(MAX_EVENTS, sizeof(*events));
   int running = 0;
+  bool publish_due = false;
   timerfd_arm_ns(w->tick_fd, PUBLISH_INTERVAL_NS);
   dispatch_ready(w);
   while (!worker_done(w)) {
@@ -889,7 +903,6 @@ static void *worker_main(void *arg) {
         struct xfer *x = (size_t)fd < w->by_fd_cap ? w->by_fd[fd] : NULL;
         if (x) {
           x->ready_ns = w->batch_start_ns;
-          x->ready_end = 0;
         }
         curl_multi_socket_action(w->multi, fd, flags, &running);
         if (x)
@@ -904,7 +917,7 @@ static void *worker_main(void *arg) {
         break;
       case TAG_TICK:
         drain_fd(fd);
-        publish(w, clock_mono_ns(), false);
+        publish_due = true;
         timerfd_arm_ns(w->tick_fd, PUBLISH_INTERVAL_NS);
         break;
       case TAG_WAKE:
@@ -919,6 +932,17 @@ static void *worker_main(void *arg) {
     }
     curl_timeout_if_due(w);
     dispatch_ready(w);
+    /* Last in the pass: every chunk stamped before this moment has been
+     * handled (a pass stamps the bytes of its sockets with the moment
+     * epoll_wait returned, then parses them), so the live figures cover
+     * exactly the chunks the records place before it. Publishing when the
+     * tick came up in the batch would leave out the rest of the batch,
+     * chunks stamped earlier -- many per stream after the loop waited for
+     * its CPU. */
+    if (publish_due) {
+      publish(w, clock_mono_ns(), false);
+      publish_due = false;
+    }
   }
   free(events);
   publish(w, clock_mono_ns(), true);
@@ -1200,50 +1224,40 @@ static void live_latencies(struct lg_live_latencies *dst, const struct live_lat 
 void lg_run_live(struct lg_run *run, struct lg_live *out) {
   memset(out, 0, sizeof(*out));
   struct worker_published *sum = xcalloc(1, sizeof(*sum));
-  bool all_finished = true;
   struct worker_published *p = xmalloc(sizeof(*p));
-  /* First the small parts: the window of the latest publish (every rate is
-   * over it) and the point's tokens per chunk. Pending chunks count one token
-   * while the first window fills (never above the truth there), then that
-   * mean. */
+  /* Each loop's publish is read once, under one lock: a loop may publish
+   * again between two reads, and its window and its tokens must come from
+   * the same publish. What the sums below need of it is kept here. */
+  struct pub_window {
+    int64_t from_s, pending, point_pending, completed;
+    double s, settled, point_settled;
+  } win[MAX_WORKERS];
+  bool all_finished = true;
   double ratio_tokens = 0;
   int64_t ratio_chunks = 0;
-  for (int i = 0; i < run->n_workers; i++) {
-    struct worker_published *q = &run->workers[i].pub;
-    pthread_mutex_lock(&run->workers[i].pub_mu);
-    ratio_tokens += q->ratio_tokens;
-    ratio_chunks += q->ratio_chunks;
-    if (i == 0 || (double)q->window_from_s + q->window_s >
-                      (double)sum->window_from_s + sum->window_s) {
-      sum->window_s = q->window_s;
-      sum->window_from_s = q->window_from_s;
-    }
-    pthread_mutex_unlock(&run->workers[i].pub_mu);
-  }
-  double per_chunk = sum->window_s >= LG_LIVE_WINDOW_S - 1 && ratio_chunks > 0
-                         ? ratio_tokens / (double)ratio_chunks
-                         : 1.0;
-  double window_tokens = 0, window_completed = 0;
   for (int i = 0; i < run->n_workers; i++) {
     struct lg_worker *w = &run->workers[i];
     pthread_mutex_lock(&w->pub_mu);
     memcpy(p, &w->pub, sizeof(*p));
     pthread_mutex_unlock(&w->pub_mu);
+    win[i] = (struct pub_window){.from_s = p->window_from_s, .pending = p->window_pending,
+                                 .point_pending = p->point_pending,
+                                 .completed = p->window_completed, .s = p->window_s,
+                                 .settled = p->window_settled, .point_settled = p->point_settled};
+    ratio_tokens += p->ratio_tokens;
+    ratio_chunks += p->ratio_chunks;
+    /* every rate is over the window of the latest publish */
+    if (i == 0 || (double)p->window_from_s + p->window_s >
+                      (double)sum->window_from_s + sum->window_s) {
+      sum->window_s = p->window_s;
+      sum->window_from_s = p->window_from_s;
+    }
     sum->dispatched += p->dispatched;
     sum->completed += p->completed;
     sum->failed += p->failed;
     sum->in_flight += p->in_flight;
     sum->output_tokens += p->output_tokens;
     sum->input_tokens += p->input_tokens;
-    sum->point_settled += p->point_settled + per_chunk * (double)p->point_pending;
-    /* A loop's window starting in the same second is inside the latest one
-     * (it misses at most its last 100 ms, or nothing once it has exited);
-     * one that started a second earlier counts at its own rate. */
-    double tokens = p->window_settled + per_chunk * (double)p->window_pending;
-    double scale = p->window_from_s == sum->window_from_s || p->window_s <= 0
-                       ? 1.0 : sum->window_s / p->window_s;
-    window_tokens += tokens * scale;
-    window_completed += (double)p->window_completed * scale;
     for (int m = 0; m < LAT_N; m++) {
       live_hist_add(&sum->window.h[m], &p->window.h[m]);
       live_hist_add(&sum->point.h[m], &p->point.h[m]);
@@ -1255,6 +1269,23 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     for (int k = 0; k < LG_ACCEPT_BINS; k++)
       sum->accept.bins[k] += p->accept.bins[k];
     all_finished = all_finished && p->finished;
+  }
+  /* Pending chunks count one token while the first window fills (never
+   * above the truth there), then the point's tokens per chunk. */
+  double per_chunk = sum->window_s >= LG_LIVE_WINDOW_S - 1 && ratio_chunks > 0
+                         ? ratio_tokens / (double)ratio_chunks
+                         : 1.0;
+  double window_tokens = 0, window_completed = 0;
+  for (int i = 0; i < run->n_workers; i++) {
+    const struct pub_window *q = &win[i];
+    sum->point_settled += q->point_settled + per_chunk * (double)q->point_pending;
+    /* A loop's window starting in the same second is inside the latest one
+     * (it misses at most its last 100 ms, or nothing once it has exited);
+     * one that started a second earlier counts at its own rate. */
+    double tokens = q->settled + per_chunk * (double)q->pending;
+    double scale = q->from_s == sum->window_from_s || q->s <= 0 ? 1.0 : sum->window_s / q->s;
+    window_tokens += tokens * scale;
+    window_completed += (double)q->completed * scale;
   }
   out->total = (int64_t)run->cfg.n_prompts;
   out->dispatched = sum->dispatched;

@@ -136,7 +136,7 @@ def summary_ms(values):
     if not v:
         return {"n": 0}
     return {"n": len(v), "mean": statistics.fmean(v), "p50": percentile(v, 50),
-            "p99": percentile(v, 99), "max": v[-1], "p1": percentile(v, 1)}
+            "p99": percentile(v, 99), "max": v[-1], "p1": percentile(v, 1), "min": v[0]}
 
 
 def read_trace(path):
@@ -229,7 +229,8 @@ def cmd_report(args):
     texts, ttfts, itls = res.get("generated_texts"), res.get("ttfts"), res.get("itls")
     if texts is None or ttfts is None or itls is None:
         sys.exit(f"{args.result}: no generated_texts/ttfts/itls (run the client with --save-detailed)")
-    ttft_err, itl_err, events, unmatched, mismatched, matched = [], [], 0, 0, 0, 0
+    ttft_err, itl_err, e2el_err, tpot_err = [], [], [], []
+    events, unmatched, mismatched, matched = 0, 0, 0, 0
     for text, ttft, gaps in zip(texts, ttfts, itls):
         m = re.match(r"r(\d+)", text or "")
         r = reqs.get(int(m.group(1))) if m else None
@@ -244,6 +245,11 @@ def cmd_report(args):
             continue
         for k, g in enumerate(gaps):
             itl_err.append(g * 1e3 - (r["t"][k + 1] - r["t"][k]) / 1e6)
+        # E2EL at the last token chunk; TPOT over the chunks after the first
+        # (one token each from this server)
+        e2el_err.append((ttft + sum(gaps)) * 1e3 - r["t"][-1] / 1e6)
+        if gaps:
+            tpot_err.append((sum(gaps) * 1e3 - (r["t"][-1] - r["t"][0]) / 1e6) / len(gaps))
     dur = float(res["duration"])
     t0 = float(res["benchmark_start_time_unix"])
     t1 = t0 + dur
@@ -280,6 +286,7 @@ def cmd_report(args):
         "server_read_delay_us_p99": percentile(
             sorted(r["read_ns"] / 1e3 for r in reqs.values()), 99),
         "ttft_err_ms": summary_ms(ttft_err), "itl_err_ms": summary_ms(itl_err),
+        "e2el_err_ms": summary_ms(e2el_err), "tpot_err_ms": summary_ms(tpot_err),
         "itl_abs_err_ms_p99": percentile(sorted(abs(x) for x in itl_err), 99),
         "load_avg": os.getloadavg()[0],
     }

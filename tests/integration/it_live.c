@@ -10,7 +10,9 @@
  *  - every window figure is checked against the truth computed from the
  *    point's own records (tokens by chunk arrival, as the result's
  *    time_series): never above it; equal to it with one token per chunk;
- *    on the fixed-latency sim, a full window within 2% of the final figure;
+ *    on the fixed-latency sim, a full window no further from the final
+ *    figure than the records' own count for that window is (how steady the
+ *    server's pace was is the machine's doing, not servetop's);
  *  - the run-scoped acceptance the scraper shows live equals the saved one
  *    once both cover the same scrapes.
  * The llama-server part is skipped (said so) without the binary or the tiny
@@ -24,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "../lib/live_check.h"
 
 /* ---------------------------------------------------------------- a server */
 struct server {
@@ -143,28 +147,6 @@ static double truth_tokens(const struct lg_result *r, double from_s, double to_s
   return tokens;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The live histogram's estimate is the ceil(p% x n)-th sample to within 1/128. */
-static void check_percentiles(const char *what, const struct lg_live_latency *live, uint64_t *us,
-                              size_t n) {
-  ck_assert_msg(live->valid && (size_t)live->n == n, "%s: live n %lld, records %zu", what,
-                (long long)live->n, n);
-  qsort(us, n, sizeof(*us), cmp_u64);
-  const double ps[] = {50, 90, 99};
-  const double got[] = {live->p50_ms, live->p90_ms, live->p99_ms};
-  for (int i = 0; i < 3; i++) {
-    size_t k = (size_t)ceil(ps[i] / 100.0 * (double)n);
-    double want_us = (double)us[k < 1 ? 0 : k - 1];
-    double err_us = fabs(got[i] * 1000.0 - want_us);
-    ck_assert_msg(err_us <= want_us / 128.0 + 1.0, "%s p%g: live %.3f ms, sample %.3f ms", what,
-                  ps[i], got[i], want_us / 1000.0);
-  }
-}
-
 struct window_stats {
   int n_checked, n_start;      /* windows checked; of them before the window was full */
   double max_above;            /* largest (live - truth) / truth */
@@ -175,6 +157,7 @@ struct window_stats {
   int n_full;                  /* full windows in the steady part */
   double max_full_vs_final;    /* largest |live - final| / final there */
   double max_truth_vs_final;   /* the records' own figure there against the final */
+  double max_live_beyond_truth; /* largest (|live - final| - |truth - final|) / final */
 };
 
 /* Every live figure of the point against the records and the result. */
@@ -221,10 +204,10 @@ static void check_point(const char *name, const struct samples *c, const struct 
     for (uint32_t g = 0; g < r->n_chunk_gaps; g++)
       itl[n_itl++] = r->chunk_gaps_us[g];
   }
-  check_percentiles("ttft", &end->point.ttft, ttft, n_ok);
-  check_percentiles("e2el", &end->point.e2el, e2el, n_ok);
-  check_percentiles("tpot", &end->point.tpot, tpot, n_tpot);
-  check_percentiles("itl", &end->point.itl, itl, n_itl);
+  live_check_percentiles("ttft", &end->point.ttft, ttft, n_ok);
+  live_check_percentiles("e2el", &end->point.e2el, e2el, n_ok);
+  live_check_percentiles("tpot", &end->point.tpot, tpot, n_tpot);
+  live_check_percentiles("itl", &end->point.itl, itl, n_itl);
   free(ttft);
   free(e2el);
   free(tpot);
@@ -240,9 +223,12 @@ static void check_point(const char *name, const struct samples *c, const struct 
     double to_s = l->window_from_s + l->window_s;
     double truth = truth_tokens(run, l->window_from_s, to_s);
     double live_tokens = l->window_output_tok_per_s * l->window_s;
-    /* a loop pass stamps its chunks when epoll returned: those handled after
-     * the publish are in the truth but not yet live -- at most one per stream */
-    double slack = conc + 1.0;
+    /* A loop publishes at the end of a pass, so the live figures hold every
+     * chunk stamped before the publish and none after (however long the loop
+     * waited for its CPU). The truth's chunk times are sums of gaps rounded
+     * to the microsecond: a chunk that near an edge of the window may fall on
+     * the other side -- at most one per stream at each edge. */
+    double slack = 2.0 * conc + 1.0;
     /* never above the truth while the first window fills (a streaming
      * chunk counts one token); with one token per chunk, equal throughout */
     if (one_token_per_chunk || l->window_s < LG_LIVE_WINDOW_S - 1)
@@ -277,6 +263,8 @@ static void check_point(const char *name, const struct samples *c, const struct 
       double trel = fabs(truth / l->window_s - m->output_throughput) / m->output_throughput;
       if (trel > ws.max_truth_vs_final)
         ws.max_truth_vs_final = trel;
+      if (rel - trel > ws.max_live_beyond_truth)
+        ws.max_live_beyond_truth = rel - trel;
     }
   }
   printf("%s: %zu ticks; %d windows vs the truth from the records: at most %+.2f%% above, "
@@ -291,8 +279,9 @@ static void check_point(const char *name, const struct samples *c, const struct 
                 100 * ws.max_full_vs_truth);
   if (steady_tolerance > 0) {
     ck_assert_msg(ws.n_full > 0, "%s: no full window while every stream was busy", name);
-    ck_assert_msg(ws.max_full_vs_final <= steady_tolerance, "%s: a full window %.2f%% off the "
-                  "final figure", name, 100 * ws.max_full_vs_final);
+    ck_assert_msg(ws.max_live_beyond_truth <= steady_tolerance, "%s: a full window %.2f%% "
+                  "further from the final figure than the records' own", name,
+                  100 * ws.max_live_beyond_truth);
   }
 }
 
@@ -349,7 +338,7 @@ START_TEST(sim_fixed_latency_converges) {
   struct st_err err = {{0}};
   ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
   ck_assert_int_eq(res.metrics.completed, 104);
-  check_point("sim fixed 50/10 ms", &c, &res, true, 0.02);
+  check_point("sim fixed 50/10 ms", &c, &res, true, 0.005);
   measure_result_fini(&res);
   free(c.s);
   server_stop(&srv);

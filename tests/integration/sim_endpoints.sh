@@ -13,8 +13,8 @@ stop_sim() {
   STOP_RC=$?
   [[ $STOP_RC == 0 ]] || fail "sim $1 exited $STOP_RC after SIGTERM"
 }
-wait_ready() {
-  for _ in $(seq 100); do
+wait_ready() { # up to 20 s
+  for _ in $(seq 400); do
     [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health") == 200 ]] && return 0
     sleep 0.05
   done
@@ -25,9 +25,10 @@ code_of() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0
 
 # ------------------------------------------------------------------ fixed-latency mode
 start_sim fixed --sim-fixed-ttft-ms 40 --sim-fixed-tpot-ms 5 --sim-trace "$WORK/trace.jsonl" \
-  --enable-metrics --served-model-name tiny --foo-bar 7 --sim-warmup-ms 100
+  --enable-metrics --served-model-name tiny --foo-bar 7 --sim-warmup-ms 1500
 check "uvicorn line names the port" grep -q "INFO:     Uvicorn running on http://127.0.0.1:$PORT (Press CTRL+C to quit)" "$WORK/fixed.log"
 check "unknown flag warned about once" test "$(grep -c "unrecognized argument '--foo-bar=7'" "$WORK/fixed.log")" = 1
+# --sim-warmup-ms 1500: the port file is written at once, the 200 comes 1.5 s later
 check "health 503 while starting" test "$(code_of /health)" = 503
 check "health 200 once ready" wait_ready
 check "ready line logged" grep -q "The server is fired up and ready to roll!" "$WORK/fixed.log"
@@ -62,22 +63,51 @@ check "finish_reason on the last chunk" test "$(grep -c '"finish_reason":"length
 check "usage chunk" grep -q '"choices":\[\],"usage":{"prompt_tokens":4,"total_tokens":24,"completion_tokens":20}' <<<"$out"
 check "[DONE] last" test "$(grep '^data:' <<<"$out" | tail -1 | tr -d '\r')" = "data: [DONE]"
 
-# server-side exactness from the trace: first chunk 40 ms after receipt, then 5 ms apart
+# Server-side schedule from the trace, with no bound on how late a busy machine
+# may make a wake-up: chunk k is due 40 + 5 (k-1) ms after receipt.
+# chunk_lateness LINE: each chunk's time minus its due time, us, one per line
+chunk_lateness() {
+  sed -E 's/.*"received_us":([0-9]+).*"chunks":\[(.*)\]\}/\1 \2/' <<<"$1" |
+    awk '{ recv=$1; n=split($2, a, /\],?\[?/); k=0;
+           for (i=1;i<=n;i++) { if (a[i]=="") continue; split(a[i], b, ","); gsub(/\[/, "", b[1]);
+                                print b[1] - recv - (40000 + 5000*k); k++ } }'
+}
 line=$(tail -1 "$WORK/trace.jsonl")
 check "trace line written" grep -q '"completion_tokens":20' <<<"$line"
-# offsets of every chunk from receipt vs the ideal 40 + 5*i ms (delays do not accumulate)
-offsets=$(sed -E 's/.*"received_us":([0-9]+).*"chunks":\[(.*)\]\}/\1 \2/' <<<"$line" |
-  awk '{ recv=$1; n=split($2, a, /\],?\[?/);
-         for (i=1;i<=n;i++) { if (a[i]=="") continue; split(a[i], b, ","); gsub(/\[/, "", b[1]); print b[1]-recv } }')
-ttft_us=$(head -1 <<<"$offsets")
-nchunks=$(wc -l <<<"$offsets")
-errs=$(awk '{ e=$1-(40000+5000*(NR-1)); if (e<0) e=-e; print e }' <<<"$offsets" | sort -n)
-median_err_us=$(sed -n "$(((nchunks + 1) / 2))p" <<<"$errs")
-max_err_us=$(tail -1 <<<"$errs")
-check "TTFT exact (40 ms, never early, +5 ms at most on a loaded box; got ${ttft_us} us)" test "$ttft_us" -ge 40000 -a "$ttft_us" -le 45000
-check "token times exact (median error ${median_err_us} us <= 2 ms on a loaded box)" test "$median_err_us" -le 2000
-check "token times never far off (max error ${max_err_us} us <= 20 ms on a loaded box)" test "$max_err_us" -le 20000
-check "one chunk per token in trace" test "$nchunks" = 20
+late=$(chunk_lateness "$line")
+check "one chunk per token in trace" test "$(wc -l <<<"$late")" = 20
+min_late=$(sort -n <<<"$late" | head -1)
+# never early: the first chunk not before 40 ms, none before its due time
+check "no chunk before its due time (earliest: ${min_late} us late)" test "$min_late" -ge 0
+# A bias (a wrong deadline, a coarse timer) makes every chunk late; a busy
+# machine makes some late: one chunk of the 20 on time is enough.
+check "some chunk within 2 ms of its due time (least lateness ${min_late} us)" test "$min_late" -le 2000
+# Deadlines are absolute: a late wake-up never shifts later tokens. The sim is
+# stopped for 300 ms early in a 2 s stream; the chunks due meanwhile go
+# out at once when it resumes, and the later ones are on their own schedule
+# again (a schedule kept from the previous send would leave them all >= 300 ms
+# late).
+post /v1/completions '{"model":"tiny","prompt":[1,2,3],"max_tokens":400,"ignore_eos":true,"stream":true}' \
+  >"$WORK/stopped.out" &
+stream_pid=$!
+sleep 0.2
+kill -STOP "$SIM_PID"
+sleep 0.3
+kill -CONT "$SIM_PID"
+wait "$stream_pid"
+check "stopped stream completed" grep -q 'DONE' "$WORK/stopped.out"
+line=$(tail -1 "$WORK/trace.jsonl")
+check "trace line of the stopped stream" grep -q '"completion_tokens":400' <<<"$line"
+late=$(chunk_lateness "$line")
+# the most late chunk is the first one due while the sim was stopped; the rest
+# of the catch-up burst and everything after it comes after that one
+after=$(awk '{ v[NR]=$1; if (NR == 1 || $1 > m) { m=$1; at=NR } }
+             END { best=""; for (i=at+1; i<=NR; i++) if (best == "" || v[i] < best) best=v[i];
+                   print m, (best == "" ? m : best), NR-at }' <<<"$late")
+read -r stop_late_us after_late_us n_after <<<"$after"
+check "the stop hit the stream (most late chunk ${stop_late_us} us >= 250 ms)" test "$stop_late_us" -ge 250000
+check "after the stop the schedule holds (${n_after} later chunks, least late ${after_late_us} us < 150 ms)" \
+  test "$n_after" -gt 0 -a "$after_late_us" -lt 150000
 
 out=$(post /v1/completions '{"prompt":"Hello world, it'"'"'s 42!","max_tokens":2,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}')
 check "string prompt token rule (9)" grep -q '"choices":\[\],"usage":{"prompt_tokens":9,' <<<"$out"
@@ -103,11 +133,9 @@ out=$(post /v1/completions '{"prompt":[1],"max_tokens":200000}')
 check "context length exceeded" grep -q "maximum context length" <<<"$out"
 # a 2 MB body: curl sends "Expect: 100-continue" and would wait 1 s without the interim answer
 { printf '{"prompt":"'; head -c 1000000 /dev/zero | sed 's/\x0/a /g'; printf '","max_tokens":1}'; } >"$WORK/big.json"
-t0=$(date +%s%N)
-out=$(curl -s --max-time 10 "http://127.0.0.1:$PORT/v1/completions" --data-binary @"$WORK/big.json")
-t1=$(date +%s%N)
+out=$(curl -sv --max-time 10 "http://127.0.0.1:$PORT/v1/completions" --data-binary @"$WORK/big.json" 2>"$WORK/big.err")
 check "2 MB prompt over the context limit is a 400" grep -q "maximum context length" <<<"$out"
-check "Expect: 100-continue answered (took $(((t1 - t0) / 1000000)) ms < 900 ms)" test $(((t1 - t0) / 1000000)) -lt 900
+check "Expect: 100-continue sent and answered" grep -q '^< HTTP/1.1 100 Continue' "$WORK/big.err"
 check "GET on a POST route is 405" test "$(code_of /v1/completions)" = 405
 
 # keep-alive reuse and Connection: close
@@ -217,7 +245,7 @@ check "bad-json-after: a truncated JSON line" grep -qE '^data: \{[^}]*$' <<<"$ou
 stop_sim "$SIM_PID"
 
 start_sim fstall --sim-fixed-ttft-ms 0 --sim-fixed-tpot-ms 1 --sim-fault stall-after=0 --sim-warmup-ms 0
-out=$(curl -s --max-time 1 "http://127.0.0.1:$PORT/v1/completions" -d '{"prompt":[1],"max_tokens":50,"stream":true}')
+out=$(curl -s --max-time 2 "http://127.0.0.1:$PORT/v1/completions" -d '{"prompt":[1],"max_tokens":50,"stream":true}')
 rc=$?
 check "stall-after: client times out (rc $rc)" test $rc = 28
 check "stall-after: exactly one chunk" test "$(grep -c '"choices":\[{' <<<"$out")" = 1
