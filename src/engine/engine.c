@@ -41,6 +41,14 @@ const struct eng_ops *eng_find(const char *name) {
 
 const struct eng_ops *eng_sim(void) { return &eng_sim_ops; }
 
+/* Not in the table: no recipe names it, nothing launches it. */
+static const struct eng_ops eng_unknown_ops = {
+    .name = "openai",
+    .title = "an OpenAI-compatible server (engine unknown)",
+};
+
+const struct eng_ops *eng_unknown(void) { return &eng_unknown_ops; }
+
 static char names_all[128], names_recipe[128], launch_forms[512];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 

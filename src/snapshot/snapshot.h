@@ -12,9 +12,14 @@
  *  - units are in the names (_ms, _s, _bytes, _mw, _per_s, _frac = 0..1);
  *  - a figure that may be unknown has a `valid` flag (or a *_valid bit);
  *    an invalid figure is drawn as "-", never as 0;
- *  - "window" figures cover the last SNAP_WINDOW_S seconds, "run" figures
- *    cover the current measurement point from its first dispatch (run
- *    latency percentiles are exact and appear when the point ends);
+ *  - "window" figures cover the current second of the point and the
+ *    SNAP_WINDOW_S - 1 whole seconds before it (or the point so far when
+ *    shorter: span_s says how long, and rates divide by it); "run" figures
+ *    cover the current measurement point from its first dispatch, live while
+ *    it runs and the saved result's own values once it has ended (`exact`);
+ *  - when a point ends, every figure of it (counts, throughput, latency,
+ *    acceptance) is replaced by the saved result's, and stays until the next
+ *    point starts: the last picture of a point is its result;
  *  - strings are NUL-terminated and truncated to their array size.
  */
 #ifndef SERVETOP_SNAPSHOT_SNAPSHOT_H
@@ -31,6 +36,7 @@
 #define SNAP_LOG_LINE_BYTES 240
 #define SNAP_NAME_BYTES 128
 #define SNAP_MESSAGE_BYTES 256
+#define SNAP_MAX_POINTS 64
 
 /* ---------------------------------------------------------------- server / run state */
 enum snap_server_state {
@@ -63,8 +69,14 @@ struct snap_server {
   bool exited_valid;              /* exit_code / exit_signal meaningful (state EXITED) */
   int exit_code;                  /* exit status when it exited normally, else -1 */
   int exit_signal;                /* signal that killed it, else 0 */
+  bool crashed;                   /* it exited without servetop stopping it (a crash, or its
+                                     own exit): panels say so until the run ends */
   double uptime_s;                /* since launch */
   double ready_after_s;           /* launch -> ready; < 0 until ready */
+  bool attached;                  /* a server servetop did not launch (servetop attach): no
+                                     process, no restarts */
+  char restart_note[SNAP_MESSAGE_BYTES]; /* the last restart with new knobs and how it went */
+  bool restart_failed;            /* it could not start: the previous configuration is back */
 };
 
 /* ---------------------------------------------------------------- load progress */
@@ -93,14 +105,20 @@ struct snap_rates {
 };
 
 struct snap_throughput {
-  struct snap_rates window;       /* last SNAP_WINDOW_S seconds */
-  struct snap_rates run;          /* whole point so far */
+  struct snap_rates window;       /* last SNAP_WINDOW_S seconds: output tokens by chunk arrival
+                                     (exact with one token per chunk, else at most the tokens of
+                                     the requests in flight below the truth) */
+  struct snap_rates run;          /* whole point so far: completed requests' tokens / span_s
+                                     (the result's output_throughput once the point ends) */
   bool server_gen_valid;
   double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */
+  double window_span_s;           /* time the window rates are divided by (<= SNAP_WINDOW_S) */
+  double run_span_s;              /* first dispatch to now, or to the last request's end */
 };
 
 /* ---------------------------------------------------------------- latency */
-struct snap_percentiles {
+struct snap_percentiles {         /* live ones from a histogram: the ceil(p% x n)-th sample
+                                     to within 0.8%; see snap_latency.run_exact */
   bool valid;                     /* at least one sample */
   int64_t n_samples;
   double p50_ms;
@@ -109,10 +127,10 @@ struct snap_percentiles {
 };
 
 struct snap_latency_row {         /* one metric, two spans */
-  struct snap_percentiles window;   /* live: last SNAP_WINDOW_S s (histogram, ~1.6%) */
-  struct snap_percentiles run;      /* exact, from every sample of the point: set when the
-                                       point ends (and kept until the next one starts);
-                                       invalid while it runs */
+  struct snap_percentiles window;   /* live: last SNAP_WINDOW_S s (histogram) */
+  struct snap_percentiles run;      /* every completed request of the point: live (histogram)
+                                       while it runs, exact once it ends (kept until the next
+                                       one starts) */
 };
 
 struct snap_latency {             /* definitions as benchmark_serving.py (ARCHITECTURE.md) */
@@ -122,6 +140,8 @@ struct snap_latency {             /* definitions as benchmark_serving.py (ARCHIT
   struct snap_latency_row e2el;   /* end-to-end request latency */
   bool tokens_per_chunk_valid;     /* set with the exact run figures */
   double tokens_per_chunk_mean;   /* output tokens per streamed chunk (run span) */
+  bool run_exact;                 /* the run rows are the result's (every sample, numpy's
+                                     percentiles; p50 = the median): the point has ended */
 };
 
 /* ---------------------------------------------------------------- server-side signals */
@@ -132,16 +152,46 @@ enum snap_source {                /* where a server figure came from */
   SNAP_SRC_LOG,                   /* server log line (fallback when /metrics is off) */
 };
 
+#define SNAP_ACCEPT_BINS 10
+
+/* llama.cpp's per-request acceptance: each completed request's final chunk
+ * says how many draft tokens it proposed (timings.draft_n) and how many were
+ * accepted; over the completed requests of the point (the result's
+ * servetop.per_request_acceptance, exactly). */
+struct snap_request_accept {
+  bool valid;                     /* at least one request with draft tokens */
+  int64_t requests;               /* completed requests with draft_n > 0 */
+  int64_t draft_tokens, accepted_tokens;
+  double rate_frac;               /* accepted / draft tokens, pooled */
+  double mean_rate_frac;          /* mean of the per-request rates */
+  int64_t rate_bins[SNAP_ACCEPT_BINS]; /* requests with a rate in [k/10, (k+1)/10); 1.0 in the last */
+};
+
 struct snap_spec {                /* speculative decoding acceptance, from the server */
   bool enabled_valid;
   bool enabled;                   /* server reports speculative decoding on */
   char algorithm[32];             /* "EAGLE", "NEXTN", "mtp"...; "" = none/unknown */
+  /* The point's acceptance, as the result saves it: from a scrape after the
+   * warmups to the latest one (span_s), derived by the result's method;
+   * once the point ends, the saved value itself. Without /metrics (point_scoped
+   * false) the server log's latest interval value stands in. */
   bool accept_length_valid;
   double accept_length;           /* mean tokens per verify step incl. bonus (1 .. steps+1) */
   bool accept_rate_valid;
   double accept_rate_frac;        /* accepted / proposed draft tokens, 0..1 */
   int n_positions;                /* entries of per_position_rate_frac that are valid */
   double per_position_rate_frac[SNAP_MAX_SPEC_POSITIONS];
+  bool point_scoped;              /* the figures above cover the point (else a log interval) */
+  double span_s;                  /* start scrape -> latest scrape */
+  char method[48];                /* "llamacpp_counter_deltas", "sglang_server_info_cumulative_delta",
+                                     ..., "log" */
+  /* The latest interval only (/metrics gauge or counter deltas between the
+   * last two scrapes, else the log's last line): what moves now. */
+  bool interval_accept_length_valid;
+  double interval_accept_length;
+  bool interval_accept_rate_valid;
+  double interval_accept_rate_frac;
+  struct snap_request_accept per_request;
   enum snap_source source;
 };
 
@@ -200,7 +250,9 @@ struct snap_gpus {
   int n_gpus;
   struct snap_gpu gpu[SNAP_MAX_GPUS];
   char backend[32];               /* "nvml", "nvidia-smi", "sim", "" = none */
-  char unavailable_reason[SNAP_MESSAGE_BYTES]; /* when n_gpus == 0 */
+  char unavailable_reason[SNAP_MESSAGE_BYTES]; /* when n_gpus == 0; why stale when stale */
+  bool stale;                     /* the latest sample failed (or the server changed): the
+                                     figures are the last good ones */
 };
 
 /* ---------------------------------------------------------------- log tail */
@@ -208,6 +260,35 @@ struct snap_log_tail {
   int n_lines;                    /* lines[0] oldest .. lines[n_lines-1] newest */
   uint64_t total_lines;           /* lines seen since launch (to spot new ones) */
   char lines[SNAP_LOG_LINES][SNAP_LOG_LINE_BYTES];
+};
+
+/* ---------------------------------------------------------------- finished points */
+/* A point whose result file was written, with the saved result's figures:
+ * what the A/B curve, `[`/`]` and the headless per-point table show. */
+struct snap_point_result {
+  int point_index;                /* sweep point (0-based) */
+  int conc;                       /* concurrency it was measured at (the result's) */
+  int conc_end;                   /* concurrency at its end (after live changes) */
+  bool measured_to_end;           /* its load ran to the end ("done"): not stopped, restarted
+                                     or cut short by the server exiting */
+  char end[16];                   /* how it ended: "done", "stopped", "restarted", ... */
+  char result_file[64];           /* in the run folder: "result-conc4.json" */
+  int64_t completed, failed, total;
+  double duration_s;
+  struct snap_rates rates;        /* over the whole point */
+  struct snap_percentiles ttft, tpot, itl, e2el; /* exact, every sample of the point */
+  bool accept_length_valid;
+  double accept_length;           /* run-scoped, as the result saves it */
+  bool kv_tokens_valid;
+  int64_t kv_tokens;              /* the server's KV capacity while it ran */
+  int batch_cap;                  /* the server's batch cap, -1 unknown */
+};
+
+struct snap_points {
+  int n;                          /* entries in point[], oldest first */
+  int n_written;                  /* result files written in all (n stops at SNAP_MAX_POINTS:
+                                     the oldest are dropped) */
+  struct snap_point_result point[SNAP_MAX_POINTS];
 };
 
 /* ---------------------------------------------------------------- the whole picture */
@@ -223,6 +304,7 @@ struct snap_run {
   struct snap_concurrency concurrency;
   struct snap_gpus gpus;
   struct snap_log_tail log;
+  struct snap_points points;      /* every point of the run with a result, in order */
 };
 
 /* ---------------------------------------------------------------- publish / read */
@@ -250,6 +332,18 @@ void snap_run_init(struct snap_run *snap);  /* zero, all figures invalid */
 void snap_log_tail_push(struct snap_log_tail *tail, const char *line);
 /* Appends a concurrency change (drops the oldest when full). */
 void snap_concurrency_mark(struct snap_concurrency *conc, double at_s, int concurrency);
+/* Appends a finished point (drops the oldest when full). */
+void snap_points_add(struct snap_points *points, const struct snap_point_result *p);
+
+/* What is left of a run, in seconds: the point being measured (its ETA, or
+ * the typical point's length when it has none), plus the points not started
+ * yet at the mean length of the finished ones (every point of a sweep sends
+ * conc x factor requests, so a closed-loop point lasts about the same at
+ * every concurrency until the server saturates). False when nothing is known
+ * yet (no ETA, no point finished). */
+bool snap_run_remaining_s(const struct snap_run *snap, double *out_s);
+/* The mean length of the finished points measured to the end; false when none. */
+bool snap_mean_point_s(const struct snap_run *snap, double *out_s);
 
 const char *snap_server_state_name(enum snap_server_state state); /* "starting"... */
 const char *snap_run_phase_name(enum snap_run_phase phase);       /* "measuring"... */

@@ -61,6 +61,19 @@ static void play_arm(struct runview *rv, const double *tok_s, const double *tpot
       s.latency.ttft.run = (struct snap_percentiles){true, 10, 100, 120, 130};
       runview_push(rv, &s);
     }
+    /* the point's result is saved: the run adds it to the snapshot's history */
+    struct snap_point_result pr = {.point_index = point, .conc = 4 << point,
+                                   .conc_end = 4 << point, .measured_to_end = true,
+                                   .completed = 50, .total = 50, .duration_s = 5,
+                                   .rates = s.throughput.run, .ttft = s.latency.ttft.run,
+                                   .tpot = s.latency.tpot.run,
+                                   .accept_length_valid = s.spec.accept_length_valid,
+                                   .accept_length = s.spec.accept_length,
+                                   .kv_tokens_valid = true,
+                                   .kv_tokens = s.load.max_total_num_tokens, .batch_cap = -1};
+    snprintf(pr.end, sizeof pr.end, "done");
+    snap_points_add(&s.points, &pr);
+    runview_push(rv, &s);
   }
   s.progress.phase = SNAP_PHASE_DONE;
   s.server.state = SNAP_SERVER_EXITED;
@@ -118,7 +131,7 @@ START_TEST(curve_points_per_gpu) {
   ck_assert(fabs(x[1] - 50) < 1e-9 && fabs(y[1] - 225) < 1e-9);
   ck_assert_int_eq(abview_curve(&ab, AB_MTP, x, y, 8), 2);
   ck_assert(fabs(x[0] - 200) < 1e-9 && fabs(y[0] - 231.25) < 1e-9);
-  ck_assert_int_eq(ab.arm[AB_MTP].points[1].conc, 8);
+  ck_assert_int_eq(ab.arm[AB_MTP].snap.points.point[1].conc, 8);
 }
 END_TEST
 
