@@ -391,6 +391,14 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
                gl->separator, pt->point_index + 1, pt->end, gl->separator,
                (long long)pt->completed, (long long)pt->total,
                ui_fmt_duration_s(pt->duration_s, d, sizeof d));
+    } else if (runview_finished(rv) && rv->snap.points.n > 0) {
+      /* over: what it measured, from the saved points */
+      long long req = 0;
+      for (int i = 0; i < rv->snap.points.n; i++)
+        req += rv->snap.points.point[i].completed;
+      snprintf(buf, sizeof buf, "%s%s%d point%s saved%s%lld req", snap_run_phase_name(pr->phase),
+               gl->separator, rv->snap.points.n_written, rv->snap.points.n_written == 1 ? "" : "s",
+               gl->separator, req);
     } else {
       snprintf(buf, sizeof buf, "%s%spoint %d/%d%s%lld/%lld req%sconc %d",
                snap_run_phase_name(pr->phase), gl->separator, pr->point_index + 1,
@@ -514,8 +522,10 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
     snprintf(eta_text, sizeof eta_text, "%sETA %s (both arms)", gl->separator,
              ui_fmt_duration_s(eta, d, sizeof d));
   }
-  snprintf(head, sizeof head, " servetop%sA/B: MTP against its non-MTP twin, same scales%s%s%s",
-           gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "", eta_text);
+  /* what a narrow terminal keeps: that it runs and how long it has left */
+  snprintf(head, sizeof head, " servetop%sA/B%s%s%s%sMTP against its non-MTP twin, same scales",
+           gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "", eta_text,
+           gl->separator);
   ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
 
   struct ab_row rows[16];

@@ -102,6 +102,8 @@ size_t runview_series_copy(const struct runview *rv, enum runview_series s, doub
 
 bool runview_server_up(const struct runview *rv) {
   enum snap_server_state st = rv->snap.server.state;
+  if (rv->snap.server.attached) /* not ours: quitting never stops it */
+    return false;
   return rv->have_snap && (st == SNAP_SERVER_STARTING || st == SNAP_SERVER_READY ||
                            st == SNAP_SERVER_STOPPING);
 }
@@ -158,7 +160,7 @@ static void render_header(const struct runview *rv, struct ui_grid *g, struct ui
                     sv->exit_signal == 0;
   x = ui_put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);
   if (sv->attached) {
-    snprintf(buf, sizeof buf, " attached%s:%d (not launched by servetop)", gl->separator, sv->port);
+    snprintf(buf, sizeof buf, "%sattached :%d, not launched by servetop", gl->separator, sv->port);
     x = ui_put(g, x, r.y, end, buf, THEME_HEADER, gl);
   } else if (sv->pid > 0 && sv->state != SNAP_SERVER_EXITED) {
     char up[16];
@@ -266,7 +268,7 @@ static void render_conc_chart(const struct runview *rv, struct ui_grid *g, struc
   x = ui_put(g, x, r.y, end, buf, THEME_CHART_TOTAL, gl) + 1;
   int cap;
   if (runview_over_cap(rv, &cap))
-    snprintf(buf, sizeof buf, "> cap %d: queueing", cap);
+    snprintf(buf, sizeof buf, "> cap %d", cap);
   else if (ld->batch_cap_valid)
     snprintf(buf, sizeof buf, "cap %d", ld->batch_cap);
   else
@@ -333,6 +335,21 @@ static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui
   char buf[128], v[16];
   if (!sp->enabled_valid && !sp->accept_length_valid) {
     ui_put(g, x, in.y, end, "unknown: the server has not reported speculative decoding", THEME_INACTIVE, gl);
+    return;
+  }
+  if (rv->snap.progress.mislabelled) {
+    /* what is wrong, in full: the run's own words once it has ended */
+    const char *why = runview_finished(rv) && strstr(rv->snap.progress.message, "MISLABELLED")
+                          ? rv->snap.progress.message
+                          : "MISLABELLED: the recipe's spec-decoding label disagrees with what the "
+                            "server reports";
+    int y = in.y + (sp->enabled_valid ? 1 : 0);
+    if (sp->enabled_valid)
+      ui_put(g, x, in.y, end,
+             sp->enabled ? "on: the server reports speculative decoding"
+                         : "off: the server reports no speculative decoding",
+             THEME_INACTIVE, gl);
+    ui_wrap_text(g, x, y, 0, in.y + in.h - y, in.w - 2, why, 2, THEME_ERROR, gl->braille);
     return;
   }
   if (sp->enabled_valid && !sp->enabled) {
@@ -430,14 +447,14 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   if (in.h < 2)
     return;
   x = in.x + 1;
-  snprintf(buf, sizeof buf, "running %s  queued %s  ",
+  snprintf(buf, sizeof buf, "running %s queued %s ",
            ld->running_valid ? (snprintf(v, sizeof v, "%lld", (long long)ld->num_running), v) : "-",
            ld->queued_valid ? (snprintf(w, sizeof w, "%lld", (long long)ld->num_queued), w) : "-");
   x = ui_put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
   int cap;
   bool over = runview_over_cap(rv, &cap);
   if (ld->batch_cap_valid) {
-    snprintf(buf, sizeof buf, "cap %d%s", ld->batch_cap, over ? " < conc" : "");
+    snprintf(buf, sizeof buf, "cap %d%s", ld->batch_cap, over ? "!" : ""); /* warning role too */
     ui_put(g, x, in.y + 1, end, buf, over ? THEME_WARNING : THEME_MAIN, gl);
   }
   if (in.h < 3)
@@ -469,10 +486,10 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
                         const struct ui_glyphs *gl) {
   const struct snap_gpus *gp = &rv->snap.gpus;
   char title[96];
-  snprintf(title, sizeof title, "GPUs: server|other%s%s%s", gp->backend[0] ? gl->separator : "",
-           gp->backend, gp->stale && gp->n_gpus > 0 ? " (stale)" : "");
-  ui_box(g, box, title, THEME_BORDER, gp->stale && gp->n_gpus > 0 ? THEME_WARNING : THEME_TITLE,
-         gl);
+  bool stale = gp->stale && gp->n_gpus > 0; /* the last good figures: the legend gives way */
+  snprintf(title, sizeof title, "GPUs%s%s%s", stale ? " (stale)" : ": server|other",
+           gp->backend[0] ? gl->separator : "", gp->backend);
+  ui_box(g, box, title, THEME_BORDER, stale ? THEME_WARNING : THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
   if (gp->n_gpus == 0) {
@@ -605,13 +622,13 @@ static void footer(void *self, struct ui_footer *f) {
     f->status = rv->status;
     f->status_role = rv->status_role;
   } else if (over) {
-    snprintf(rv->note, sizeof rv->note, "conc %d > batch cap %d: %d queue in the server%s",
+    snprintf(rv->note, sizeof rv->note, "conc %d > cap %d: %d queue in the server%s",
              rv->snap.concurrency.target, cap, rv->snap.concurrency.target - cap,
              attached ? "" : "; c raises it");
     f->status = rv->note;
     f->status_role = THEME_WARNING;
   } else if (attached) {
-    f->status = "attached: servetop did not launch this server, so no restart keys";
+    f->status = "attached: not launched here, no restarts";
     f->status_role = THEME_INACTIVE;
   } else if (rv->status[0]) {
     f->status = rv->status;

@@ -92,7 +92,8 @@ size_t runview_series_copy(const struct runview *rv, enum runview_series s, doub
 void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layout *l,
                     const struct ui_glyphs *gl);
 
-/* Whether a server process is up (so quitting must ask and stop it). */
+/* Whether a server process of the run is up (so quitting must ask and stop
+ * it); never for an attached server (servetop did not launch it). */
 bool runview_server_up(const struct runview *rv);
 /* Whether the run has ended (done, failed or interrupted). */
 bool runview_finished(const struct runview *rv);

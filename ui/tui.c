@@ -640,7 +640,7 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
       runview_set_status(&d->rv, THEME_ERROR, "concurrency: %.200s", err.msg);
     else if (over)
       runview_set_status(&d->rv, THEME_WARNING,
-                         "conc %d -> %d > batch cap %d: %d queue in the server%s", was, cmd->conc,
+                         "conc %d -> %d > cap %d: %d queue in server%s", was, cmd->conc,
                          ld->batch_cap, cmd->conc - ld->batch_cap,
                          d->rv.snap.server.attached ? "" : "; c raises it");
     else
@@ -651,7 +651,7 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
       runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s (%s)", cmd->knob,
                          cmd->value, runview_knob_flag(&d->rv, cmd->knob));
     else /* nothing was stopped: the server runs on as it was */
-      runview_set_status(&d->rv, THEME_ERROR, "%.250s (nothing stopped)", err.msg);
+      runview_set_status(&d->rv, THEME_ERROR, "not restarted: %.230s", err.msg);
   }
 }
 
@@ -685,6 +685,11 @@ static void load_past(struct dashboard *d, const char *path, int column) {
 static void open_log(struct dashboard *d) {
   char dir[1024] = "";
   const char *title = "";
+  if (on_stack(d, &runview_screen) && d->rv.snap.server.attached) {
+    runview_set_status(&d->rv, THEME_WARNING,
+                       "attached: servetop did not launch this server, so it has no log of it");
+    return;
+  }
   if (on_stack(d, &runview_screen) && d->run) {
     struct run_outcome out;
     run_get_outcome(d->run, &out);

@@ -245,6 +245,7 @@ static void print_point_table(FILE *out, const char *tag, const struct snap_run 
   }
   if (h->n_written > h->n)
     fprintf(out, "%s(%d earlier points are in the run folder)\n", tag, h->n_written - h->n);
+  fflush(out); /* before the outcome's lines on stderr */
 }
 
 /* Lines updated in place on a terminal. */

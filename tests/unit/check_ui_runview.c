@@ -162,7 +162,7 @@ START_TEST(frame_80x24_shows_the_run) {
   assert_has(f, "accept length 2.81");
   assert_has(f, "rate 60.3%");
   assert_has(f, "62.5%");
-  assert_has(f, "running 16  queued -");
+  assert_has(f, "running 16 queued -");
   assert_has(f, "KV 512k tok");
   assert_has(f, "64.0GiB/80.0GiB 350W");
   assert_has(f, "ready to roll");
@@ -421,6 +421,96 @@ START_TEST(footer_clicks_press_keys) {
 }
 END_TEST
 
+/* Above the batch cap: the chart, the server panel and the footer say the
+ * requests queue in the server, and c asks for a restart with the cap raised. */
+START_TEST(concurrency_above_the_batch_cap) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  s.load.batch_cap_valid = true;
+  s.load.batch_cap = 16;
+  play(&rv, &s, 0, 5);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "cap 16");
+  ck_assert_ptr_null(strstr(f, "queueing"));
+  free(f);
+  ck_assert_int_eq(key(&rv, 'c').kind, UI_CMD_NONE); /* nothing to raise */
+  ck_assert_ptr_nonnull(strstr(rv.status, "within the batch cap"));
+  rv.status[0] = '\0';
+  snap_concurrency_mark(&s.concurrency, 5.5, 32);
+  s.load.queued_valid = true;
+  s.load.num_queued = 16;
+  play(&rv, &s, 5.5, 7);
+  ck_assert(rv.n_marks == 1);
+  int cap;
+  ck_assert(runview_over_cap(&rv, &cap) && cap == 16);
+  f = render(&rv, 80, 24, true);
+  assert_has(f, "queue 16 > cap 16");
+  assert_has(f, "running 16 queued 16 cap 16!");
+  assert_has(f, "conc 32 > cap 16: 16 queue in the server; c raises it");
+  free(f);
+  struct ui_cmd c = key(&rv, 'c');
+  ck_assert_int_eq(c.kind, UI_CMD_RESTART_WITH);
+  ck_assert_str_eq(c.knob, "max-batch");
+  ck_assert_str_eq(c.value, "32");
+}
+END_TEST
+
+/* A restart's capacity before and after, whole at the narrowest size; how a
+ * restart went shows once in the footer; stale GPU figures say so. */
+START_TEST(restart_capacity_and_news) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  s.load.max_total_num_tokens = 4096;
+  s.load.max_total_num_tokens_was_valid = true;
+  s.load.max_total_num_tokens_was = 2048;
+  s.load.kv_per_slot_valid = true;
+  s.load.kv_per_slot_tokens = 1024;
+  snprintf(s.server.restart_note, sizeof s.server.restart_note,
+           "restart with np=0x failed (server exited with status 1): back to the previous "
+           "configuration");
+  s.server.restart_failed = true;
+  s.gpus.stale = true;
+  play(&rv, &s, 0, 2);
+  ck_assert_int_eq(rv.status_role, THEME_ERROR);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "KV 4.10k tok (was 2.05k)");
+  assert_has(f, "restart with np=0x failed");
+  assert_has(f, "(stale)");
+  free(f);
+  /* the same note again is not news */
+  rv.status[0] = '\0';
+  runview_push(&rv, &s);
+  ck_assert_str_eq(rv.status, "");
+}
+END_TEST
+
+/* A server servetop did not launch: no restart keys, the footer says why. */
+START_TEST(attached_server_has_no_restart_keys) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  s.server.attached = true;
+  s.server.pid = 0;
+  s.log.n_lines = 0;
+  play(&rv, &s, 0, 2);
+  char *f = render(&rv, 100, 32, true);
+  assert_has(f, "server ready · attached :30001");
+  assert_has(f, "attached: not launched here, no restarts");
+  assert_has(f, "servetop did not launch this server, so it has no log");
+  free(f);
+  ck_assert_int_eq(key(&rv, 'm').kind, UI_CMD_NONE);
+  ck_assert(!rv.editing_knob);
+  ck_assert_int_eq(key(&rv, 'c').kind, UI_CMD_NONE);
+  ck_assert_ptr_nonnull(strstr(rv.status, "cannot restart it"));
+  ck_assert_int_eq(key(&rv, '+').kind, UI_CMD_SET_CONCURRENCY); /* the load is still its own */
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_runview");
   TCase *tc = tcase_create("runview");
@@ -433,6 +523,9 @@ int main(void) {
   tcase_add_test(tc, log_scrolls_with_the_wheel);
   tcase_add_test(tc, footer_clicks_press_keys);
   tcase_add_test(tc, footer_keys_beside_the_status);
+  tcase_add_test(tc, concurrency_above_the_batch_cap);
+  tcase_add_test(tc, restart_capacity_and_news);
+  tcase_add_test(tc, attached_server_has_no_restart_keys);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
