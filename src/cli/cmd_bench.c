@@ -81,46 +81,121 @@ static void raise_fd_limit(void) {
 }
 
 /* ---------------------------------------------------------------- progress and phases */
+/* One progress line: live while the load runs, the result's own figures
+ * for the last one (so the last line is the result). */
+struct progress_figures {
+  int64_t completed, total, failed, in_flight;
+  double elapsed_s;
+  double window_out_tok_per_s;    /* the last LG_LIVE_WINDOW_S s */
+  double point_out_tok_per_s;     /* the whole point so far */
+  bool ttft_valid, tpot_valid;
+  double ttft_p50_ms, tpot_p50_ms; /* whole point */
+  bool accept_valid;
+  double accept_length;           /* run-scoped, as the result saves it */
+  bool draft_valid;
+  double draft_rate;              /* llama.cpp per-request acceptance, pooled */
+};
+
 struct bench_ui {
   const struct bench_opts *o;
   FILE *text;              /* the reference's messages (stderr with --json) */
   bool tty;
   int64_t last_print_ns;
   bool printed;
+  struct progress_figures live;  /* the latest live figures */
 };
 
-static void print_progress(struct bench_ui *ui, const struct lg_live *live,
-                           struct sig_scraper *scraper) {
-  int64_t finished = live->completed + live->failed;
-  char eta[32] = "-";
-  if (finished > 0 && live->elapsed_s > 0 && live->total > finished) {
-    double rate = (double)finished / live->elapsed_s;
-    snprintf(eta, sizeof(eta), "%.0fs", (double)(live->total - finished) / rate);
-  }
-  char accept[48] = "";
+static void figures_from_live(const struct lg_live *live, struct sig_scraper *scraper,
+                              struct progress_figures *f) {
+  memset(f, 0, sizeof(*f));
+  f->completed = live->completed;
+  f->total = live->total;
+  f->failed = live->failed;
+  f->in_flight = live->in_flight;
+  f->elapsed_s = live->elapsed_s;
+  f->window_out_tok_per_s = live->window_output_tok_per_s;
+  f->point_out_tok_per_s = live->point_output_tok_per_s;
+  f->ttft_valid = live->point.ttft.valid;
+  f->ttft_p50_ms = live->point.ttft.p50_ms;
+  f->tpot_valid = live->point.tpot.valid;
+  f->tpot_p50_ms = live->point.tpot.p50_ms;
   if (scraper) {
     struct sig_live sig;
     sig_scraper_live(scraper, &sig);
-    if (sig.valid && isfinite(sig.accept_length) && sig.accept_length > 0)
-      snprintf(accept, sizeof(accept), "  accept %.2f", sig.accept_length);
+    f->accept_valid = sig.run_accept_length_valid && sig.run_accept_length > 0;
+    f->accept_length = sig.run_accept_length;
   }
-  fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  ETA %s  %.0f out tok/s  "
-                  "TTFT p50 %.1f ms  TPOT p50 %.2f ms%s%s",
-          ui->tty ? "\r" : "", (long long)live->completed, (long long)live->total,
-          (long long)live->failed, (long long)live->in_flight, eta, live->window_output_tok_per_s,
-          live->ttft.p50_ms, live->tpot.p50_ms, accept, ui->tty ? "\033[K" : "\n");
+  f->draft_valid = live->accept_draft_tokens > 0;
+  f->draft_rate = f->draft_valid ? (double)live->accept_accepted_tokens /
+                                       (double)live->accept_draft_tokens
+                                 : 0;
+}
+
+static void figures_from_result(const struct measure_result *r, const struct progress_figures *live,
+                                struct progress_figures *f) {
+  const struct results_metrics *m = &r->metrics;
+  memset(f, 0, sizeof(*f));
+  f->completed = m->completed;
+  f->total = r->settings.num_prompts;
+  f->failed = m->failed;
+  f->elapsed_s = m->duration_s;
+  f->window_out_tok_per_s = live->window_out_tok_per_s;
+  f->point_out_tok_per_s = m->output_throughput;
+  f->ttft_valid = m->stat[RESULTS_TTFT].n > 0;
+  f->ttft_p50_ms = m->stat[RESULTS_TTFT].median_ms;
+  f->tpot_valid = m->stat[RESULTS_TPOT].n > 0;
+  f->tpot_p50_ms = m->stat[RESULTS_TPOT].median_ms;
+  f->accept_valid = r->have_signals && r->signals.accept_length_valid;
+  f->accept_length = r->signals.accept_length;
+  f->draft_valid = m->accept_draft_tokens > 0;
+  f->draft_rate = f->draft_valid ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens
+                                 : 0;
+}
+
+static void print_progress(struct bench_ui *ui, const struct progress_figures *f, bool last) {
+  int64_t finished = f->completed + f->failed;
+  char eta[32] = "-";
+  if (last) {
+    snprintf(eta, sizeof(eta), "done in %.1fs", f->elapsed_s);
+  } else if (finished > 0 && f->elapsed_s > 0 && f->total > finished) {
+    double rate = (double)finished / f->elapsed_s;
+    snprintf(eta, sizeof(eta), "ETA %.0fs", (double)(f->total - finished) / rate);
+  }
+  char ttft[32] = "-", tpot[32] = "-", accept[48] = "", draft[48] = "";
+  if (f->ttft_valid)
+    snprintf(ttft, sizeof ttft, "%.1f", f->ttft_p50_ms);
+  if (f->tpot_valid)
+    snprintf(tpot, sizeof tpot, "%.2f", f->tpot_p50_ms);
+  if (f->accept_valid)
+    snprintf(accept, sizeof(accept), "  accept %.2f", f->accept_length);
+  if (f->draft_valid)
+    snprintf(draft, sizeof(draft), "  drafts accepted %.1f%%", f->draft_rate * 100.0);
+  fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  %s  out tok/s %.0f (%ds) "
+                  "%.0f (point)  TTFT p50 %s ms  TPOT p50 %s ms%s%s%s",
+          ui->tty ? "\r" : "", (long long)f->completed, (long long)f->total,
+          (long long)f->failed, (long long)f->in_flight, eta, f->window_out_tok_per_s,
+          LG_LIVE_WINDOW_S, f->point_out_tok_per_s, ttft, tpot, accept, draft,
+          ui->tty && !last ? "\033[K" : ui->tty ? "\033[K\n" : "\n");
   fflush(stderr);
-  ui->printed = true;
+  ui->printed = !last;
+}
+
+/* The last line: the result's counts and figures (the window's last live value). */
+static void print_progress_result(struct bench_ui *ui, const struct measure_result *r) {
+  struct progress_figures f;
+  figures_from_result(r, &ui->live, &f);
+  print_progress(ui, &f, true);
 }
 
 static enum measure_action on_tick(void *ctx, const struct measure_tick *t, int *set_conc) {
   struct bench_ui *ui = ctx;
   (void)set_conc;
-  if (t->phase != MEASURE_PHASE_LOAD || ui->o->quiet || !t->live)
+  if (t->phase != MEASURE_PHASE_LOAD || !t->live)
     return MEASURE_GO_ON;
+  figures_from_live(t->live, t->scraper, &ui->live);
   int64_t now = clock_mono_ns();
-  if (now - ui->last_print_ns >= 1000000000 || t->live->finished) {
-    print_progress(ui, t->live, t->scraper);
+  if (!ui->o->quiet && now - ui->last_print_ns >= 1000000000 && !t->live->finished) {
+    print_progress(ui, &ui->live, false);
     ui->last_print_ns = now;
   }
   return MEASURE_GO_ON;
@@ -166,10 +241,7 @@ static void on_phase(void *ctx, enum measure_phase p, const char *note) {
     ui->printed = false;
     fprintf(ui->text, "Stopping profiler...\n");
     break;
-  case MEASURE_PHASE_FIGURES:
-    if (ui->printed && ui->tty)
-      fputc('\n', stderr);
-    ui->printed = false;
+  case MEASURE_PHASE_FIGURES: /* the last progress line comes with the result */
     break;
   }
   fflush(ui->text);
@@ -421,6 +493,8 @@ int cmd_bench_main(int argc, char **argv) {
     status = interrupted || result.end == MEASURE_END_STOPPED ? 130 : 1;
     goto restore;
   }
+  if (!o.quiet)
+    print_progress_result(&ui, &result);
   if (result.warmups_failed > 0)
     fprintf(stderr, "warning: %zu of %d warmup requests failed\n", result.warmups_failed,
             o.num_warmups);

@@ -41,6 +41,15 @@ static void print_diags(const struct recipe_set *set) {
   }
 }
 
+/* "read 2 files (0 failed to load), 208 entries (0 failed to load)" */
+static void print_counts(const struct recipe_set *set) {
+  struct recipe_counts c;
+  recipe_set_counts(set, &c);
+  printf("read %zu file%s (%zu failed to load), %zu entr%s (%zu failed to load)", c.files,
+         c.files == 1 ? "" : "s", c.files_failed, c.entries, c.entries == 1 ? "y" : "ies",
+         c.entries_failed);
+}
+
 /* "tp8/ep8" or "tp8/ep8+dpa" for a recipe's distinct topologies. */
 static char *topology_alloc(const struct recipe *r) {
   struct sbuf sb = {0};
@@ -131,6 +140,11 @@ static cJSON *recipe_json(const struct recipe *r, const struct recipe_set *set) 
       else
         cJSON_AddNullToObject(rj, "script");
       cJSON_AddBoolToObject(rj, "exists", rt->exists);
+      cJSON_AddNumberToObject(rj, "launcher_line", rt->launcher_line);
+      cJSON_AddNumberToObject(rj, "run_line", rt->run_line);
+      cJSON *tried = cJSON_AddArrayToObject(rj, "tried");
+      for (size_t k = 0; k < rt->n_tried; k++)
+        cJSON_AddItemToArray(tried, cJSON_CreateString(rt->tried[k]));
       cJSON_AddItemToArray(routes, rj);
     }
   }
@@ -200,10 +214,8 @@ int cmd_recipes_main(int argc, char **argv) {
       free(topo);
       free(concs);
     }
-    struct recipe_counts c;
-    recipe_set_counts(set, &c);
-    printf("\n%zu recipes from %zu entries in %zu files", recipe_set_count(set), c.entries,
-           c.files);
+    printf("\n%zu recipes; ", recipe_set_count(set));
+    print_counts(set);
     if (recipe_set_multinode_count(set))
       printf("; %zu multinode entries listed, not resolved:", recipe_set_multinode_count(set));
     printf("\n");
@@ -389,10 +401,13 @@ int cmd_show_main(int argc, char **argv) {
       printf("  script      %s\n", r->script_path ? r->script_path : "(none resolved)");
       for (size_t i = 0; i < r->n_routes; i++) {
         const struct recipe_route *rt = &r->routes[i];
-        printf("    route %-18s %s%s\n", rt->family,
+        printf("    route %-18s %s%s", rt->family,
                rt->launcher ? (rt->script ? rt->script : "(launcher names no script)")
                             : "(no launcher)",
                rt->script && !rt->exists ? "  [missing]" : "");
+        if (rt->script)
+          printf("  (%s:%d)", rt->launcher, rt->launcher_line);
+        printf("\n");
       }
     }
     printf("  benchmark   range-ratio %g, chat template %s, num-prompts %d x conc, warmups %s, "
@@ -432,12 +447,15 @@ int cmd_lint_main(int argc, char **argv) {
   int status;
   struct recipe_set *set = parse_and_load(
       "lint", "servetop lint [--configs DIR | --inferencex DIR] [--json]",
-      "The recipe doctor: checks routes to launch scripts, MTP vs non-MTP flags, "
-      "chat template on MTP benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs "
-      "the sweep's concurrency, runner labels and launchers, and the schema. "
-      "Each finding names rule, severity, recipe, file and line (docs/recipes.md "
-      "lists the rules). Exit status: 1 when any error-level finding, 0 otherwise, "
-      "2 for usage errors.",
+      "The recipe doctor: checks routes to launch scripts (as each launcher "
+      "builds them), MTP vs non-MTP flags and siblings, chat template on MTP "
+      "benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs the sweep's concurrency, "
+      "engines and variables a launcher hands a script, runner labels and "
+      "launchers, and the schema of the checkout's generation. Each finding names "
+      "rule, severity, recipe and the file and line to change, with the entry, "
+      "sibling or launcher line as notes (--json: \"related\"); docs/recipes.md "
+      "lists the rules. Exit status: 1 when any error-level finding, 0 otherwise, "
+      "2 for usage errors and a source without recipe files.",
       argc, argv, &o, &status);
   if (!set)
     return status;
@@ -455,6 +473,14 @@ int cmd_lint_main(int argc, char **argv) {
       cJSON_AddStringToObject(j, "file", x->file);
       cJSON_AddNumberToObject(j, "line", x->line);
       cJSON_AddStringToObject(j, "message", x->message);
+      cJSON *rel = cJSON_AddArrayToObject(j, "related");
+      for (size_t k = 0; k < x->n_related; k++) {
+        cJSON *rj = cJSON_CreateObject();
+        cJSON_AddStringToObject(rj, "file", x->related[k].file);
+        cJSON_AddNumberToObject(rj, "line", x->related[k].line);
+        cJSON_AddStringToObject(rj, "what", x->related[k].what);
+        cJSON_AddItemToArray(rel, rj);
+      }
       cJSON_AddItemToArray(arr, j);
     }
     print_json(arr);
@@ -464,9 +490,13 @@ int cmd_lint_main(int argc, char **argv) {
       const struct recipe_finding *x = &f.items[i];
       printf("%s:%d: %s: %s [%s %s]%s%s\n", x->file, x->line, recipe_severity_name(x->severity),
              x->message, x->rule, x->rule_id, x->recipe[0] ? " " : "", x->recipe);
+      for (size_t k = 0; k < x->n_related; k++)
+        printf("  %s:%d: note: %s\n", x->related[k].file, x->related[k].line, x->related[k].what);
     }
     size_t errors = recipe_findings_errors(&f);
-    printf("%zu findings (%zu errors) in %zu recipes\n", f.n, errors, recipe_set_count(set));
+    printf("%zu findings (%zu errors) in %zu recipes; ", f.n, errors, recipe_set_count(set));
+    print_counts(set);
+    printf("\n");
   }
   status = recipe_findings_errors(&f) ? EXIT_FINDINGS : EXIT_OK;
   recipe_findings_fini(&f);

@@ -158,6 +158,20 @@ static void format_duration(char *buf, size_t len, double s) {
     snprintf(buf, len, "%.1fs", s);
 }
 
+/* The live line's figures (whole point so far; they converge to the result). */
+static void live_figures(struct sbuf *sb, const struct snap_run *s) {
+  char ttft[32], tpot[32];
+  format_ms(ttft, sizeof(ttft), &s->latency.ttft.run);
+  format_ms(tpot, sizeof(tpot), &s->latency.tpot.run);
+  sbuf_printf(sb, " | out %.0f tok/s (%.0fs), %.0f (point) | TTFT p50 %s ms | TPOT p50 %s ms",
+              s->throughput.window.output_tok_per_s, s->throughput.window_span_s,
+              s->throughput.run.output_tok_per_s, ttft, tpot);
+  if (s->spec.accept_length_valid)
+    sbuf_printf(sb, " | accept %.2f%s", s->spec.accept_length, s->spec.point_scoped ? "" : " (log)");
+  if (s->spec.per_request.valid)
+    sbuf_printf(sb, " | drafts accepted %.1f%%", s->spec.per_request.rate_frac * 100.0);
+}
+
 static void status_line(struct sbuf *sb, const char *tag, const struct snap_run *s) {
   const struct snap_progress *p = &s->progress;
   sbuf_printf(sb, "%s[%s%s] %s", tag, s->server.engine, s->server.simulated ? " SIMULATED" : "",
@@ -178,14 +192,10 @@ static void status_line(struct sbuf *sb, const char *tag, const struct snap_run 
       sbuf_printf(sb, " | ETA %s%s%s", p->eta_valid ? a : "-", sweep_eta ? ", sweep " : "",
                   sweep_eta ? b : "");
     }
-    char ttft[32], tpot[32];
-    format_ms(ttft, sizeof(ttft), &s->latency.ttft.window);
-    format_ms(tpot, sizeof(tpot), &s->latency.tpot.window);
-    sbuf_printf(sb, " | out %.0f tok/s | TTFT p50 %s ms | TPOT p50 %s ms",
-                s->throughput.window.output_tok_per_s, ttft, tpot);
     if (s->load.batch_cap_valid && s->concurrency.target > s->load.batch_cap)
       sbuf_printf(sb, " | conc %d > batch cap %d: requests queue in the server",
                   s->concurrency.target, s->load.batch_cap);
+    live_figures(sb, s);
     if (s->load.kv_usage_valid)
       sbuf_printf(sb, " | KV %.0f%%", s->load.kv_usage_frac * 100.0);
     if (s->load.running_valid)
@@ -194,11 +204,11 @@ static void status_line(struct sbuf *sb, const char *tag, const struct snap_run 
     if (s->load.max_total_num_tokens_was_valid && s->load.max_total_num_tokens_valid)
       sbuf_printf(sb, " | KV cap %lld tok (was %lld)", (long long)s->load.max_total_num_tokens,
                   (long long)s->load.max_total_num_tokens_was);
-    if (s->spec.accept_length_valid)
-      sbuf_printf(sb, " | accept %.2f", s->spec.accept_length);
   } else if (p->message[0]) {
     sbuf_printf(sb, ": %s", p->message);
   }
+  if (s->server.crashed)
+    sbuf_puts(sb, " | SERVER EXITED");
   if (s->progress.mislabelled)
     sbuf_puts(sb, " | MISLABELLED");
 }

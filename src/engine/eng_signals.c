@@ -26,6 +26,7 @@ struct sig_scraper {
   struct sig_summary sum;      /* points accumulate here */
   size_t points_cap;
   struct sig_live live;
+  bool info_every_scrape;      /* the start point's server info had a cumulative acceptance */
   int64_t start_ns;
   CURL *easy;                  /* owned by whichever thread scrapes (never both) */
 };
@@ -242,7 +243,24 @@ static void add_server_info(struct sig_summary *sum, const struct eng_server_inf
   sum->stream_interval = info->stream_interval;
 }
 
-/* One /metrics scrape (+ server info at the ends). Runs without the lock held
+/* The run-scoped acceptance over the points so far, by the final summary's
+ * own function (lock held; the copy shares the points, read only). */
+static void live_run_scoped(struct sig_scraper *s) {
+  struct sig_summary so_far = s->sum;
+  sig_summarize_points(&so_far);
+  struct sig_live *l = &s->live;
+  l->run_accept_length_valid = so_far.accept_length_valid;
+  l->run_accept_length = so_far.accept_length;
+  l->run_accept_length_method = so_far.accept_length_method;
+  l->run_accept_rate_valid = so_far.accept_rate_valid;
+  l->run_accept_rate = so_far.accept_rate;
+  l->run_accept_rate_method = so_far.accept_rate_method;
+  l->run_n_positions = so_far.n_positions;
+  memcpy(l->run_per_position_rate, so_far.per_position_rate, sizeof(l->run_per_position_rate));
+  l->run_span_s = s->sum.points[s->sum.n_points - 1].t_s - s->sum.points[0].t_s;
+}
+
+/* One /metrics scrape (+ server info at the ends, or at every scrape). Runs without the lock held
  * for the network part; only the scraping thread (or, before the thread and
  * after it is joined, the caller) writes sum->engine. */
 static void scrape_once(struct sig_scraper *s, bool with_server_info) {
@@ -250,7 +268,8 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
   char why[160] = "";
   struct sig_point pt;
   memset(&pt, 0, sizeof(pt));
-  pt.t_s = (double)(clock_mono_ns() - s->start_ns) / 1e9;
+  int64_t asked_ns = clock_mono_ns();
+  pt.t_s = (double)(asked_ns - s->start_ns) / 1e9;
   long status = http_get(s->easy, s->base_url, "/metrics", s->cfg.timeout_s, &body, why,
                          sizeof(why));
   bool got_metrics = false;
@@ -294,7 +313,13 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
              "%.159s", info_err.msg);
   if (got_metrics || with_server_info) {
     pt.avg_spec_accept_length = info_ok ? info.avg_spec_accept_length : (double)NAN;
+    if (sum->n_points == 0) {
+      sum->first_mono_ns = asked_ns;
+      s->info_every_scrape = !isnan(pt.avg_spec_accept_length);
+    }
+    sum->last_mono_ns = asked_ns;
     append_point(s, &pt);
+    live_run_scoped(s);
   }
   if (got_metrics) {
     s->live.valid = true;
@@ -336,8 +361,9 @@ static void *scraper_main(void *arg) {
       ;
     if (s->stop)
       break;
+    bool info = s->info_every_scrape;
     pthread_mutex_unlock(&s->mu);
-    scrape_once(s, false);
+    scrape_once(s, info);
     pthread_mutex_lock(&s->mu);
   }
   pthread_mutex_unlock(&s->mu);
@@ -408,7 +434,7 @@ void sig_summary_fini(struct sig_summary *sum) {
 
 /* ---------------------------------------------------------------- run-scoped acceptance */
 void sig_summarize_points(struct sig_summary *sum) {
-  sum->accept_length_valid = sum->accept_rate_valid = false;
+  sum->accept_length_valid = sum->accept_rate_valid = sum->counter_deltas_valid = false;
   sum->n_positions = 0;
   if (sum->n_points == 0)
     return;
@@ -433,6 +459,10 @@ void sig_summarize_counters(struct sig_summary *sum, const char *method) {
   double drafts = last->drafts_total - first->drafts_total;
   double draft_tokens = last->draft_tokens_total - first->draft_tokens_total;
   double accepted = last->accepted_tokens_total - first->accepted_tokens_total;
+  sum->counter_deltas_valid = !isnan(drafts) && !isnan(draft_tokens) && !isnan(accepted);
+  sum->drafts_delta = drafts;
+  sum->draft_tokens_delta = draft_tokens;
+  sum->accepted_tokens_delta = accepted;
   if (drafts > 0) {
     sum->accept_length_valid = true;
     sum->accept_length = 1.0 + accepted / drafts;

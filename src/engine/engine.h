@@ -259,9 +259,14 @@ int eng_query_server_info(const struct eng_ops *e, const char *base_url, double 
  *  - SGLang /get_server_info: avg_spec_accept_length is cumulative since boot
  *    (accepted / verify steps); with the generation-token counter G at both ends,
  *    verify steps = G / L, so the run value is (G1 - G0) / (G1/L1 - G0/L0).
- * The start point is scraped before sig_scraper_start returns, so counter
- * deltas cover the whole run. Absent endpoints are recorded as unavailable,
- * never as errors. */
+ * The start point is scraped before sig_scraper_start returns and the end
+ * point by sig_scraper_finish, so the run-scoped figures cover exactly what
+ * happened between the two calls (measure: after the warmups, until the
+ * last measured request ended). When the start point's server info carries
+ * a cumulative acceptance (SGLang), every scrape asks for it, so the live
+ * run-scoped figure (sig_live.run_*) is derived as the final one is: the
+ * same function over the points so far. Absent endpoints are recorded as
+ * unavailable, never as errors. */
 enum { SIG_MAX_POSITIONS = 8 };
 
 /* One /metrics scrape, reduced to what servetop uses (NaN = not reported). */
@@ -305,17 +310,32 @@ struct sig_summary {
   const char *accept_rate_method;
   int n_positions;
   double per_position_rate[SIG_MAX_POSITIONS];
+  /* The spec-decoding counter deltas behind them (counter engines: vLLM, llama.cpp). */
+  bool counter_deltas_valid;
+  double drafts_delta, draft_tokens_delta, accepted_tokens_delta;
   /* Lifetime values as the server reports them (for reference). */
   bool server_info_accept_length_start_valid, server_info_accept_length_end_valid;
   double server_info_accept_length_start, server_info_accept_length_end;
   struct sig_point *points;   /* every successful scrape, in order */
   size_t n_points;
+  int64_t first_mono_ns, last_mono_ns; /* when the first and last point were asked for; 0 none */
 };
 
-/* Live values for the progress line: the latest scrape. */
+/* Live values: the latest scrape, and the run-scoped acceptance so far. */
 struct sig_live {
   bool valid;
-  double accept_length, accept_rate, kv_usage_frac, num_running, num_queued; /* NaN = absent */
+  /* the latest scrape; acceptance over the interval before it (a gauge, or
+   * the counter deltas between the last two scrapes); NaN = absent */
+  double accept_length, accept_rate, kv_usage_frac, num_running, num_queued;
+  /* From the start scrape to the latest one, by the method of the final
+   * summary (sig_summarize_points over the points so far): once the end
+   * scrape is in, exactly the result's figure. */
+  bool run_accept_length_valid, run_accept_rate_valid;
+  double run_accept_length, run_accept_rate;
+  const char *run_accept_length_method, *run_accept_rate_method;
+  int run_n_positions;
+  double run_per_position_rate[SIG_MAX_POSITIONS];
+  double run_span_s;          /* start scrape -> latest scrape */
 };
 
 /* Which engine serves at base_url, told by what it serves: its /metrics names,

@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -32,7 +34,7 @@ enum {
 };
 
 /* epoll tags: sockets carry their fd, the loop's own fds a tag above any fd. */
-enum fd_tag { TAG_SOCKET = 0, TAG_CURL_TIMER, TAG_DISPATCH_TIMER, TAG_TICK, TAG_WAKE };
+enum fd_tag { TAG_SOCKET = 0, TAG_DISPATCH_TIMER, TAG_TICK, TAG_WAKE };
 
 struct lg_worker;
 
@@ -45,8 +47,17 @@ struct xfer {
   int64_t dispatch_abs_ns;
   int64_t last_token_abs_ns;
   int64_t now_ns;           /* timestamp of the bytes being parsed */
+  int64_t ready_ns;         /* epoll return that reported its socket ready; 0: none */
+  uintptr_t ready_end;      /* end of the bytes handed over under that stamp */
+  curl_socket_t connecting; /* socket libcurl waits on to finish connecting; -1: none */
   uint32_t gaps_cap;
   uint32_t n_token_chunks;
+  /* Live window: this request's token chunks that carry a token, per
+   * second of the window (index second % LG_LIVE_WINDOW_S; -1 unused),
+   * pending until it ends (live_settle). */
+  int64_t live_second[LG_LIVE_WINDOW_S];
+  uint32_t live_chunks[LG_LIVE_WINDOW_S];
+  uint32_t live_chunks_total;  /* over the whole request */
   bool status_checked;
   bool parse_failed;
   struct lg_sse sse;
@@ -55,19 +66,38 @@ struct xfer {
   struct xfer *next_free;
 };
 
+/* Live latencies, one histogram per metric. */
+enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_N };
+struct live_lat {
+  struct live_hist h[LAT_N];
+};
+
 /* A one-second slot of live figures. */
 struct live_second {
   int64_t second;           /* since start; -1: unused */
-  int64_t completed, output_tokens;
-  struct live_hist ttft, tpot, itl, e2el;
+  int64_t completed;
+  double settled;           /* output tokens of ended requests by chunk arrival (lg_live) */
+  int64_t pending;          /* token-carrying chunks of requests still streaming */
+  struct live_lat lat;
+};
+
+/* Per-request acceptance sums (llama.cpp timings). */
+struct live_accept {
+  int64_t requests, draft_tokens, accepted_tokens;
+  double rate_sum;
+  int64_t bins[LG_ACCEPT_BINS];
 };
 
 /* What a worker publishes under its mutex every 100 ms. */
 struct worker_published {
   int64_t dispatched, completed, failed, in_flight, output_tokens, input_tokens;
-  int64_t window_completed, window_output_tokens;
-  double window_span_s;
-  struct live_hist ttft, tpot, itl, e2el; /* window */
+  int64_t window_completed;
+  double window_settled, window_s, point_settled;
+  int64_t window_pending, point_pending, ratio_chunks;
+  double ratio_tokens;
+  int64_t window_from_s;
+  struct live_lat window, point;
+  struct live_accept accept;
   bool finished;
 };
 
@@ -76,8 +106,11 @@ struct lg_worker {
   int id;
   pthread_t thread;
   bool thread_started;
-  int epfd, curl_timer_fd, dispatch_timer_fd, tick_fd, wake_fd;
+  int epfd, dispatch_timer_fd, tick_fd, wake_fd;
   CURLM *multi;
+  int64_t curl_deadline_ns;  /* libcurl's timeout (CURLMOPT_TIMERFUNCTION); -1: none */
+  struct xfer **by_fd;       /* the transfer on each socket libcurl watches */
+  size_t by_fd_cap;
   int in_flight;
   atomic_int max_in_flight;  /* this worker's share of max_concurrency; INT32_MAX: unlimited */
   int64_t slot_free_ns;      /* when the last slot was freed (closed-loop schedule) */
@@ -92,7 +125,13 @@ struct lg_worker {
   int64_t batch_start_ns;    /* when epoll_wait returned the events being handled */
   struct live_hist callback_delay; /* batch start -> write callback, µs */
   struct live_second live[LG_LIVE_WINDOW_S];
-  struct live_second window; /* sum of the live slots */
+  struct live_lat window;    /* sum of the live slots' latencies */
+  struct live_lat point;     /* every completed request of the run */
+  double point_settled;      /* tokens of the completed requests */
+  int64_t point_pending;     /* chunks of the requests streaming now */
+  double ratio_tokens;       /* completed requests: tokens / their token-carrying chunks */
+  int64_t ratio_chunks;
+  struct live_accept accept;
   pthread_mutex_t pub_mu;
   struct worker_published pub;
 };
@@ -169,9 +208,10 @@ void lg_config_init(struct lg_config *cfg) {
 }
 
 /* ---------------------------------------------------------------- live figures (loop side)
- * One slot per second of the last LG_LIVE_WINDOW_S, plus their running sum
- * (w->window): a sample is added to both, an expiring slot is subtracted, so
- * publishing is one copy instead of a merge of every slot. */
+ * One slot per second of the last LG_LIVE_WINDOW_S, plus the running sum of
+ * their latency histograms (w->window): a sample is added to both, an
+ * expiring slot is subtracted, so publishing is one copy instead of a merge
+ * of every slot. Token counts follow the chunks (see lg_live in loadgen.h). */
 static void hist_subtract(struct live_hist *from, const struct live_hist *h) {
   for (unsigned o = 0; o < LIVE_HIST_OCTAVES; o++)
     for (unsigned k = 0; k < LIVE_HIST_SUB_BUCKETS; k++)
@@ -182,61 +222,119 @@ static void hist_subtract(struct live_hist *from, const struct live_hist *h) {
 static void live_slot_expire(struct lg_worker *w, struct live_second *slot) {
   if (slot->second < 0)
     return;
-  struct live_second *win = &w->window;
-  win->completed -= slot->completed;
-  win->output_tokens -= slot->output_tokens;
-  hist_subtract(&win->ttft, &slot->ttft);
-  hist_subtract(&win->tpot, &slot->tpot);
-  hist_subtract(&win->itl, &slot->itl);
-  hist_subtract(&win->e2el, &slot->e2el);
+  for (int m = 0; m < LAT_N; m++) {
+    hist_subtract(&w->window.h[m], &slot->lat.h[m]);
+    live_hist_reset(&slot->lat.h[m]);
+  }
   slot->second = -1;
-  slot->completed = slot->output_tokens = 0;
-  live_hist_reset(&slot->ttft);
-  live_hist_reset(&slot->tpot);
-  live_hist_reset(&slot->itl);
-  live_hist_reset(&slot->e2el);
+  slot->completed = 0;
+  slot->settled = 0;
+  slot->pending = 0;
 }
 
-static void live_record_us(struct live_hist *slot_hist, struct live_hist *win_hist, uint64_t v_us) {
-  live_hist_record_us(slot_hist, v_us);
-  live_hist_record_us(win_hist, v_us);
+static int64_t live_second_of(const struct lg_worker *w, int64_t t_ns) {
+  int64_t second = (t_ns - w->run->start_ns) / 1000000000;
+  return second < 0 ? 0 : second;
 }
 
-static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
-                                   int64_t now_ns) {
-  int64_t second = (now_ns - w->run->start_ns) / 1000000000;
-  if (second < 0)
-    second = 0;
+/* The slot of the second t_ns falls in (a stale one is recycled). */
+static struct live_second *live_slot_at(struct lg_worker *w, int64_t t_ns) {
+  int64_t second = live_second_of(w, t_ns);
   struct live_second *slot = &w->live[second % LG_LIVE_WINDOW_S];
   if (slot->second != second) {
     live_slot_expire(w, slot);
     slot->second = second;
   }
-  struct live_second *win = &w->window;
+  return slot;
+}
+
+/* A token chunk arrived; `carries` is false for a finish-only chunk without
+ * text (llama.cpp's last one). It is pending until the request ends. */
+static void live_chunk(struct xfer *x, bool carries) {
+  if (!carries)
+    return;
+  struct live_second *slot = live_slot_at(x->worker, x->now_ns);
+  int i = (int)(slot->second % LG_LIVE_WINDOW_S);
+  if (x->live_second[i] != slot->second) {
+    x->live_second[i] = slot->second;
+    x->live_chunks[i] = 0;
+  }
+  x->live_chunks[i]++;
+  x->live_chunks_total++;
+  slot->pending++;
+  x->worker->point_pending++;
+}
+
+/* The request ended: its output tokens (0 for a failure) are spread evenly
+ * over its token-carrying chunks, as the result's time_series spreads them,
+ * into the seconds still in the window. */
+static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_tokens) {
+  double per_chunk =
+      x->live_chunks_total > 0 ? (double)output_tokens / (double)x->live_chunks_total : 0.0;
+  for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
+    if (x->live_second[i] >= 0 && w->live[i].second == x->live_second[i]) {
+      w->live[i].pending -= x->live_chunks[i];
+      w->live[i].settled += per_chunk * x->live_chunks[i];
+    }
+    x->live_second[i] = -1;
+  }
+  w->point_pending -= x->live_chunks_total;
+  w->point_settled += (double)output_tokens;
+  if (output_tokens > 0 && x->live_chunks_total > 0) {
+    w->ratio_tokens += (double)output_tokens;
+    w->ratio_chunks += x->live_chunks_total;
+  }
+  x->live_chunks_total = 0;
+}
+
+static void live_record_us(struct lg_worker *w, struct live_second *slot, int metric,
+                           uint64_t v_us) {
+  live_hist_record_us(&slot->lat.h[metric], v_us);
+  live_hist_record_us(&w->window.h[metric], v_us);
+  live_hist_record_us(&w->point.h[metric], v_us);
+}
+
+static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
+                                   int64_t now_ns) {
+  struct live_second *slot = live_slot_at(w, now_ns);
   slot->completed++;
-  win->completed++;
-  slot->output_tokens += rec->output_tokens;
-  win->output_tokens += rec->output_tokens;
-  live_record_us(&slot->ttft, &win->ttft, (uint64_t)(rec->ttft_ns / 1000));
-  live_record_us(&slot->e2el, &win->e2el, (uint64_t)(rec->e2el_ns / 1000));
+  live_record_us(w, slot, LAT_TTFT, (uint64_t)(rec->ttft_ns / 1000));
+  live_record_us(w, slot, LAT_E2EL, (uint64_t)(rec->e2el_ns / 1000));
   if (rec->output_tokens > 1)
-    live_record_us(&slot->tpot, &win->tpot,
+    live_record_us(w, slot, LAT_TPOT,
                    (uint64_t)((rec->e2el_ns - rec->ttft_ns) / 1000 / (rec->output_tokens - 1)));
   for (uint32_t i = 0; i < rec->n_chunk_gaps; i++)
-    live_record_us(&slot->itl, &win->itl, rec->chunk_gaps_us[i]);
+    live_record_us(w, slot, LAT_ITL, rec->chunk_gaps_us[i]);
+  if (rec->draft_tokens > 0 && rec->draft_accepted >= 0) { /* as results_compute */
+    struct live_accept *a = &w->accept;
+    double rate = (double)rec->draft_accepted / (double)rec->draft_tokens;
+    a->requests++;
+    a->draft_tokens += rec->draft_tokens;
+    a->accepted_tokens += rec->draft_accepted;
+    a->rate_sum += rate;
+    int bin = (int)(rate * LG_ACCEPT_BINS);
+    a->bins[bin < 0 ? 0 : bin >= LG_ACCEPT_BINS ? LG_ACCEPT_BINS - 1 : bin]++;
+  }
 }
 
 static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
-  int64_t now_second = (now_ns - w->run->start_ns) / 1000000000;
-  int64_t oldest = now_second;
+  int64_t now_second = live_second_of(w, now_ns);
+  int64_t first = now_second - (LG_LIVE_WINDOW_S - 1); /* oldest second of the window */
+  if (first < 0)
+    first = 0;
+  int64_t window_completed = 0, window_pending = 0;
+  double window_settled = 0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
     struct live_second *slot = &w->live[i];
-    if (slot->second >= 0 && slot->second <= now_second - LG_LIVE_WINDOW_S)
+    if (slot->second >= 0 && slot->second < first) {
       live_slot_expire(w, slot);
-    else if (slot->second >= 0 && slot->second < oldest)
-      oldest = slot->second;
+    } else if (slot->second >= 0) {
+      window_completed += slot->completed;
+      window_settled += slot->settled;
+      window_pending += slot->pending;
+    }
   }
-  double span_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)oldest;
+  double window_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)first;
   struct worker_published *p = &w->pub;
   pthread_mutex_lock(&w->pub_mu);
   p->dispatched = w->dispatched;
@@ -245,13 +343,18 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   p->in_flight = w->in_flight;
   p->output_tokens = w->output_tokens;
   p->input_tokens = w->input_tokens;
-  p->window_completed = w->window.completed;
-  p->window_output_tokens = w->window.output_tokens;
-  p->ttft = w->window.ttft;
-  p->tpot = w->window.tpot;
-  p->itl = w->window.itl;
-  p->e2el = w->window.e2el;
-  p->window_span_s = span_s > 0 ? span_s : 0;
+  p->window_completed = window_completed;
+  p->window_settled = window_settled;
+  p->window_pending = window_pending;
+  p->window_s = window_s > 0 ? window_s : 0;
+  p->window_from_s = first;
+  p->point_settled = w->point_settled;
+  p->point_pending = w->point_pending;
+  p->ratio_tokens = w->ratio_tokens;
+  p->ratio_chunks = w->ratio_chunks;
+  p->window = w->window;
+  p->point = w->point;
+  p->accept = w->accept;
   p->finished = finished;
   pthread_mutex_unlock(&w->pub_mu);
 }
@@ -329,6 +432,10 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
   }
   x->n_token_chunks++;
   rec->token_chunks = x->n_token_chunks;
+  bool carries = !(chunk.has_finish_reason && !chunk.has_text);
+  rec->flags = (uint8_t)(carries ? rec->flags & ~LG_REC_LAST_CHUNK_NO_TOKEN
+                                 : rec->flags | LG_REC_LAST_CHUNK_NO_TOKEN);
+  live_chunk(x, carries);
   x->last_token_abs_ns = x->now_ns;
   if (x->worker->run->cfg.keep_text && chunk.text && !(rec->flags & LG_REC_STREAM_ERROR))
     lg_json_unescape_append(&x->detail, chunk.text, chunk.text_len);
@@ -338,12 +445,24 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
   struct xfer *x = userp;
   size_t len = size * nmemb;
-  x->now_ns = clock_mono_ns(); /* the moment libcurl hands the bytes over */
+  int64_t now_ns = clock_mono_ns();
+  /* The bytes of the first read after epoll reported this socket ready were
+   * there when epoll_wait returned: they get that moment, so the time the
+   * loop spent on other sockets before this one is not added to them. One
+   * read can come in several callbacks (one per HTTP chunk), each further
+   * into libcurl's receive buffer; a callback that starts before the end of
+   * the previous one is a new read, whose bytes may have come after that
+   * moment: it and the rest get the moment libcurl hands them over. */
+  uintptr_t at = (uintptr_t)data;
+  if (x->ready_ns && at < x->ready_end)
+    x->ready_ns = 0;
+  x->now_ns = x->ready_ns ? x->ready_ns : now_ns;
+  if (x->ready_ns)
+    x->ready_end = at + len;
   x->worker->body_bytes += len;
-  /* Time these bytes waited inside this loop: the client-added part of every
-   * timestamp (kernel and server delays are not in it). */
+  /* How long after the epoll return the loop got to these bytes. */
   live_hist_record_us(&x->worker->callback_delay,
-                      (uint64_t)(x->now_ns - x->worker->batch_start_ns) / 1000);
+                      (uint64_t)(now_ns - x->worker->batch_start_ns) / 1000);
   if (!x->status_checked) {
     long status = 0;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -366,22 +485,40 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
 }
 
 /* ---------------------------------------------------------------- request lifecycle */
+/* A transfer's easy handle keeps its options between requests: the ones that
+ * are the same for every request of the run are set once, here. */
 static struct xfer *xfer_get(struct lg_worker *w) {
   struct xfer *x = w->free_xfers;
   if (x) {
     w->free_xfers = x->next_free;
-  } else {
-    x = xcalloc(1, sizeof(*x));
-    x->easy = curl_easy_init();
-    if (!x->easy)
-      util_die_oom(0);
-    x->worker = w;
-    lg_sse_init(&x->sse);
+    return x;
   }
+  const struct lg_run *run = w->run;
+  x = xcalloc(1, sizeof(*x));
+  x->easy = curl_easy_init();
+  if (!x->easy)
+    util_die_oom(0);
+  x->worker = w;
+  lg_sse_init(&x->sse);
+  CURL *e = x->easy;
+  curl_easy_setopt(e, CURLOPT_URL, run->cfg.url);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, run->headers);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(run->cfg.request_timeout_s * 1000.0));
+  long fresh = run->cfg.reuse_connections ? 0L : 1L;
+  curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, fresh);
+  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, fresh);
   return x;
 }
 
 static void xfer_put(struct lg_worker *w, struct xfer *x) {
+  x->ready_ns = 0;
   sbuf_reset(&x->detail);
   sbuf_reset(&x->sse.partial);
   x->next_free = w->free_xfers;
@@ -414,6 +551,9 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   x->rec = rec;
   x->gaps_cap = 0;
   x->n_token_chunks = 0;
+  for (int i = 0; i < LG_LIVE_WINDOW_S; i++)
+    x->live_second[i] = -1;
+  x->live_chunks_total = 0;
   x->status_checked = false;
   x->parse_failed = false;
   x->errbuf[0] = '\0';
@@ -428,21 +568,8 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   }
 
   CURL *e = x->easy;
-  curl_easy_setopt(e, CURLOPT_URL, run->cfg.url);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, run->headers);
   curl_easy_setopt(e, CURLOPT_POSTFIELDS, prompt->body);
   curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)prompt->body_len);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
-  curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(run->cfg.request_timeout_s * 1000.0));
-  long fresh = run->cfg.reuse_connections ? 0L : 1L;
-  curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, fresh);
-  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, fresh);
 
   int64_t now = clock_mono_ns();
   rec->scheduled_ns = scheduled_abs_ns - run->start_ns;
@@ -451,10 +578,17 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   w->in_flight++;
   w->dispatched++;
   active_add(w, x);
+  x->connecting = CURL_SOCKET_BAD;
   curl_multi_add_handle(w->multi, e);
   /* Start connecting now rather than after the timer round trip. */
   int running;
   curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  /* A connect to a nearby server is done by now: let libcurl see it at once
+   * and send the request in this pass, instead of after the next epoll_wait
+   * (with a burst of starts that pass is inside this request's TTFT).
+   * libcurl checks the socket itself and keeps waiting if it is not. */
+  if (x->connecting != CURL_SOCKET_BAD)
+    curl_multi_socket_action(w->multi, x->connecting, CURL_CSELECT_OUT, &running);
 }
 
 /* Why the request failed, or LG_OK. An error event the server sent is the
@@ -491,6 +625,7 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
     lg_sse_finish(&x->sse, on_sse_line, x);
   enum lg_failure failure = classify(x, result);
   rec->failure = (uint8_t)failure;
+  live_settle(w, x, failure == LG_OK ? rec->output_tokens : 0);
   curl_off_t connect_us = 0;
   if (curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
     rec->connect_us = connect_us > UINT32_MAX ? UINT32_MAX : (uint32_t)connect_us;
@@ -616,14 +751,39 @@ static void dispatch_ready(struct lg_worker *w) {
 }
 
 /* ---------------------------------------------------------------- curl callbacks */
+/* Remembers which transfer a socket belongs to, so the loop can hand it the
+ * moment epoll reported the socket ready. */
+static void by_fd_set(struct lg_worker *w, curl_socket_t s, struct xfer *x) {
+  if (s < 0)
+    return;
+  if ((size_t)s >= w->by_fd_cap) {
+    if (!x)
+      return;
+    size_t cap = w->by_fd_cap ? w->by_fd_cap : 256;
+    while (cap <= (size_t)s)
+      cap *= 2;
+    w->by_fd = xreallocarray(w->by_fd, cap, sizeof(*w->by_fd));
+    memset(w->by_fd + w->by_fd_cap, 0, (cap - w->by_fd_cap) * sizeof(*w->by_fd));
+    w->by_fd_cap = cap;
+  }
+  w->by_fd[s] = x;
+}
+
+/* CURLMOPT_SOCKETFUNCTION */
 static int on_curl_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp) {
   struct lg_worker *w = userp;
   struct epoll_event ev = {.data.u64 = (uint32_t)s};
   if (what == CURL_POLL_REMOVE) {
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, s, NULL);
     curl_multi_assign(w->multi, s, NULL);
+    by_fd_set(w, s, NULL);
     return 0;
   }
+  struct xfer *x = NULL;
+  curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+  by_fd_set(w, s, x);
+  if (x)
+    x->connecting = what == CURL_POLL_OUT ? s : CURL_SOCKET_BAD;
   ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
   if (socketp) {
     epoll_ctl(w->epfd, EPOLL_CTL_MOD, s, &ev);
@@ -635,11 +795,36 @@ static int on_curl_socket(CURL *easy, curl_socket_t s, int what, void *userp, vo
   return 0;
 }
 
+/* CURLMOPT_TIMERFUNCTION: only records the deadline (-1: none; 0: act at the
+ * end of this loop pass). The loop waits for it in epoll_wait, whose
+ * millisecond timeout is libcurl's own resolution, so a changed timeout costs
+ * no system call. */
 static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp) {
   struct lg_worker *w = userp;
-  /* -1: delete the timer; 0: act now (armed 1 ns, so it runs from the loop). */
-  timerfd_arm_ns(w->curl_timer_fd, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
+  (void)multi;
+  w->curl_deadline_ns = timeout_ms < 0 ? -1 : clock_mono_ns() + (int64_t)timeout_ms * 1000000;
   return 0;
+}
+
+/* epoll_wait's timeout: until libcurl's deadline, rounded up to whole ms. */
+static int curl_wait_ms(const struct lg_worker *w) {
+  if (w->curl_deadline_ns < 0)
+    return -1;
+  int64_t left_ns = w->curl_deadline_ns - clock_mono_ns();
+  if (left_ns <= 0)
+    return 0;
+  int64_t ms = (left_ns + 999999) / 1000000;
+  return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* Runs libcurl's timeout when it is due. */
+static void curl_timeout_if_due(struct lg_worker *w) {
+  if (w->curl_deadline_ns < 0 || clock_mono_ns() < w->curl_deadline_ns)
+    return;
+  w->curl_deadline_ns = -1; /* libcurl sets the next one from inside */
+  int running;
+  curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  reap_done(w);
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -650,6 +835,7 @@ static void cut_in_flight(struct lg_worker *w) {
     struct xfer *x = w->active[w->n_active - 1];
     curl_multi_remove_handle(w->multi, x->easy);
     struct lg_record *rec = x->rec;
+    live_settle(w, x, 0);
     w->in_flight--;
     w->failed++;
     rec->failure = LG_FAIL_INTERRUPTED;
@@ -676,13 +862,15 @@ static void *worker_main(void *arg) {
   pthread_setname_np(pthread_self(), "st-loadgen"); /* shows in top -H and /proc */
   struct lg_worker *w = arg;
   struct lg_run *run = w->run;
-  enum { MAX_EVENTS = 256 };
-  struct epoll_event events[MAX_EVENTS];
+  /* Large enough for one decode step of every stream of a loop at once: a
+   * batch split over two epoll_wait calls would stamp its second part later. */
+  enum { MAX_EVENTS = 2048 };
+  struct epoll_event *events = xcalloc(MAX_EVENTS, sizeof(*events));
   int running = 0;
   timerfd_arm_ns(w->tick_fd, PUBLISH_INTERVAL_NS);
   dispatch_ready(w);
   while (!worker_done(w)) {
-    int n = epoll_wait(w->epfd, events, MAX_EVENTS, -1);
+    int n = epoll_wait(w->epfd, events, MAX_EVENTS, curl_wait_ms(w));
     if (n < 0) {
       if (errno == EINTR)
         continue;
@@ -697,15 +885,18 @@ static void *worker_main(void *arg) {
         int flags = (events[i].events & (EPOLLIN | EPOLLHUP) ? CURL_CSELECT_IN : 0) |
                     (events[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
                     (events[i].events & EPOLLERR ? CURL_CSELECT_ERR : 0);
+        /* The transfer stays allocated until reap_done(), so x outlives the call. */
+        struct xfer *x = (size_t)fd < w->by_fd_cap ? w->by_fd[fd] : NULL;
+        if (x) {
+          x->ready_ns = w->batch_start_ns;
+          x->ready_end = 0;
+        }
         curl_multi_socket_action(w->multi, fd, flags, &running);
+        if (x)
+          x->ready_ns = 0;
         reap_done(w);
         break;
       }
-      case TAG_CURL_TIMER:
-        drain_fd(fd);
-        curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        reap_done(w);
-        break;
       case TAG_DISPATCH_TIMER:
         drain_fd(fd);
         if (w->stopping && clock_mono_ns() >= w->drain_deadline_ns)
@@ -726,8 +917,10 @@ static void *worker_main(void *arg) {
         break;
       }
     }
+    curl_timeout_if_due(w);
     dispatch_ready(w);
   }
+  free(events);
   publish(w, clock_mono_ns(), true);
   pthread_mutex_lock(&run->done_mu);
   atomic_fetch_sub(&run->workers_running, 1);
@@ -745,6 +938,7 @@ static void worker_fini(struct lg_worker *w) {
   for (size_t i = 0; i < w->n_active; i++)
     xfer_put(w, w->active[i]);
   free(w->active);
+  free(w->by_fd);
   while (w->free_xfers) {
     struct xfer *x = w->free_xfers;
     w->free_xfers = x->next_free;
@@ -755,7 +949,7 @@ static void worker_fini(struct lg_worker *w) {
   }
   if (w->multi)
     curl_multi_cleanup(w->multi);
-  int fds[] = {w->epfd, w->curl_timer_fd, w->dispatch_timer_fd, w->tick_fd, w->wake_fd};
+  int fds[] = {w->epfd, w->dispatch_timer_fd, w->tick_fd, w->wake_fd};
   for (size_t i = 0; i < ST_ARRAY_LEN(fds); i++)
     if (fds[i] >= 0)
       close(fds[i]);
@@ -765,20 +959,18 @@ static void worker_fini(struct lg_worker *w) {
 static int worker_init(struct lg_worker *w, struct lg_run *run, int id, struct st_err *err) {
   w->run = run;
   w->id = id;
-  w->epfd = w->curl_timer_fd = w->dispatch_timer_fd = w->tick_fd = w->wake_fd = -1;
+  w->epfd = w->dispatch_timer_fd = w->tick_fd = w->wake_fd = -1;
+  w->curl_deadline_ns = -1;
   pthread_mutex_init(&w->pub_mu, NULL);
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++)
     w->live[i].second = -1;
   w->epfd = epoll_create1(EPOLL_CLOEXEC);
-  w->curl_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   w->dispatch_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   w->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (w->epfd < 0 || w->curl_timer_fd < 0 || w->dispatch_timer_fd < 0 || w->tick_fd < 0 ||
-      w->wake_fd < 0)
+  if (w->epfd < 0 || w->dispatch_timer_fd < 0 || w->tick_fd < 0 || w->wake_fd < 0)
     return err_setf(err, "loadgen worker %d: epoll/timerfd/eventfd: %s", id, strerror(errno));
-  if (epoll_add_tagged(w->epfd, w->curl_timer_fd, TAG_CURL_TIMER) != 0 ||
-      epoll_add_tagged(w->epfd, w->dispatch_timer_fd, TAG_DISPATCH_TIMER) != 0 ||
+  if (epoll_add_tagged(w->epfd, w->dispatch_timer_fd, TAG_DISPATCH_TIMER) != 0 ||
       epoll_add_tagged(w->epfd, w->tick_fd, TAG_TICK) != 0 ||
       epoll_add_tagged(w->epfd, w->wake_fd, TAG_WAKE) != 0)
     return err_setf(err, "loadgen worker %d: epoll_ctl: %s", id, strerror(errno));
@@ -818,6 +1010,27 @@ static void run_free(struct lg_run *run) {
   pthread_mutex_destroy(&run->done_mu);
   pthread_cond_destroy(&run->done_cv);
   free(run);
+}
+
+/* Opening the streams' sockets grows the process's descriptor table each time
+ * it fills (at 256, 512, 1024, ... descriptors), and in a process with threads
+ * the kernel then waits for an RCU grace period: 8-21 ms measured on a 2-core
+ * VM, during which the loop stands still inside the TTFT of every request in
+ * flight. The table never shrinks, so it is grown once here, before the run,
+ * by asking for a descriptor above what the run will hold. */
+static void fd_table_reserve(const struct lg_config *cfg, int any_fd) {
+  size_t streams = cfg->max_concurrency > 0 ? (size_t)cfg->max_concurrency : cfg->n_prompts;
+  size_t want = streams + 16 * (size_t)cfg->num_workers + 64;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return;
+  if (rl.rlim_cur != RLIM_INFINITY && want >= rl.rlim_cur)
+    want = rl.rlim_cur - 1;
+  if (want > INT32_MAX)
+    want = INT32_MAX;
+  int fd = fcntl(any_fd, F_DUPFD_CLOEXEC, (int)want); /* lowest free one >= want: clobbers nothing */
+  if (fd >= 0)
+    close(fd);
 }
 
 static void curl_init_once(void) {
@@ -891,6 +1104,8 @@ struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
       return NULL;
     }
   }
+
+  fd_table_reserve(cfg, run->workers[0].epfd);
 
   /* Workers leave signals to the main thread. */
   sigset_t all, old;
@@ -967,12 +1182,48 @@ bool lg_run_wait(struct lg_run *run, int timeout_ms) {
   return done;
 }
 
+static void live_latency(struct lg_live_latency *dst, const struct live_hist *h) {
+  dst->valid = h->total > 0;
+  dst->n = (int64_t)h->total;
+  dst->p50_ms = live_hist_percentile_us(h, 50) / 1000.0;
+  dst->p90_ms = live_hist_percentile_us(h, 90) / 1000.0;
+  dst->p99_ms = live_hist_percentile_us(h, 99) / 1000.0;
+}
+
+static void live_latencies(struct lg_live_latencies *dst, const struct live_lat *src) {
+  live_latency(&dst->ttft, &src->h[LAT_TTFT]);
+  live_latency(&dst->tpot, &src->h[LAT_TPOT]);
+  live_latency(&dst->itl, &src->h[LAT_ITL]);
+  live_latency(&dst->e2el, &src->h[LAT_E2EL]);
+}
+
 void lg_run_live(struct lg_run *run, struct lg_live *out) {
   memset(out, 0, sizeof(*out));
   struct worker_published *sum = xcalloc(1, sizeof(*sum));
-  double span = 0;
   bool all_finished = true;
   struct worker_published *p = xmalloc(sizeof(*p));
+  /* First the small parts: the window of the latest publish (every rate is
+   * over it) and the point's tokens per chunk. Pending chunks count one token
+   * while the first window fills (never above the truth there), then that
+   * mean. */
+  double ratio_tokens = 0;
+  int64_t ratio_chunks = 0;
+  for (int i = 0; i < run->n_workers; i++) {
+    struct worker_published *q = &run->workers[i].pub;
+    pthread_mutex_lock(&run->workers[i].pub_mu);
+    ratio_tokens += q->ratio_tokens;
+    ratio_chunks += q->ratio_chunks;
+    if (i == 0 || (double)q->window_from_s + q->window_s >
+                      (double)sum->window_from_s + sum->window_s) {
+      sum->window_s = q->window_s;
+      sum->window_from_s = q->window_from_s;
+    }
+    pthread_mutex_unlock(&run->workers[i].pub_mu);
+  }
+  double per_chunk = sum->window_s >= LG_LIVE_WINDOW_S - 1 && ratio_chunks > 0
+                         ? ratio_tokens / (double)ratio_chunks
+                         : 1.0;
+  double window_tokens = 0, window_completed = 0;
   for (int i = 0; i < run->n_workers; i++) {
     struct lg_worker *w = &run->workers[i];
     pthread_mutex_lock(&w->pub_mu);
@@ -984,14 +1235,25 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     sum->in_flight += p->in_flight;
     sum->output_tokens += p->output_tokens;
     sum->input_tokens += p->input_tokens;
-    sum->window_completed += p->window_completed;
-    sum->window_output_tokens += p->window_output_tokens;
-    live_hist_add(&sum->ttft, &p->ttft);
-    live_hist_add(&sum->tpot, &p->tpot);
-    live_hist_add(&sum->itl, &p->itl);
-    live_hist_add(&sum->e2el, &p->e2el);
-    if (p->window_span_s > span)
-      span = p->window_span_s;
+    sum->point_settled += p->point_settled + per_chunk * (double)p->point_pending;
+    /* A loop's window starting in the same second is inside the latest one
+     * (it misses at most its last 100 ms, or nothing once it has exited);
+     * one that started a second earlier counts at its own rate. */
+    double tokens = p->window_settled + per_chunk * (double)p->window_pending;
+    double scale = p->window_from_s == sum->window_from_s || p->window_s <= 0
+                       ? 1.0 : sum->window_s / p->window_s;
+    window_tokens += tokens * scale;
+    window_completed += (double)p->window_completed * scale;
+    for (int m = 0; m < LAT_N; m++) {
+      live_hist_add(&sum->window.h[m], &p->window.h[m]);
+      live_hist_add(&sum->point.h[m], &p->point.h[m]);
+    }
+    sum->accept.requests += p->accept.requests;
+    sum->accept.draft_tokens += p->accept.draft_tokens;
+    sum->accept.accepted_tokens += p->accept.accepted_tokens;
+    sum->accept.rate_sum += p->accept.rate_sum;
+    for (int k = 0; k < LG_ACCEPT_BINS; k++)
+      sum->accept.bins[k] += p->accept.bins[k];
     all_finished = all_finished && p->finished;
   }
   out->total = (int64_t)run->cfg.n_prompts;
@@ -1002,24 +1264,25 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   out->output_tokens = sum->output_tokens;
   out->input_tokens = sum->input_tokens;
   out->max_concurrency = atomic_load(&run->max_concurrency);
-  out->elapsed_s = (double)(clock_mono_ns() - run->start_ns) / 1e9;
-  if (span > 0) {
-    out->window_output_tok_per_s = (double)sum->window_output_tokens / span;
-    out->window_req_per_s = (double)sum->window_completed / span;
+  /* Once over, the span the result divides by: first dispatch to last end. */
+  int64_t until_ns = all_finished ? atomic_load(&run->end_ns) : clock_mono_ns();
+  out->elapsed_s = (double)(until_ns - run->start_ns) / 1e9;
+  out->window_s = sum->window_s;
+  out->window_from_s = (double)sum->window_from_s;
+  if (sum->window_s > 0) {
+    out->window_output_tok_per_s = window_tokens / sum->window_s;
+    out->window_req_per_s = window_completed / sum->window_s;
   }
-  struct {
-    struct lg_live_latency *dst;
-    const struct live_hist *src;
-  } rows[] = {{&out->ttft, &sum->ttft}, {&out->tpot, &sum->tpot}, {&out->itl, &sum->itl},
-              {&out->e2el, &sum->e2el}};
-  for (size_t i = 0; i < ST_ARRAY_LEN(rows); i++) {
-    const struct live_hist *h = rows[i].src;
-    rows[i].dst->valid = h->total > 0;
-    rows[i].dst->n = (int64_t)h->total;
-    rows[i].dst->p50_ms = live_hist_percentile_us(h, 50) / 1000.0;
-    rows[i].dst->p90_ms = live_hist_percentile_us(h, 90) / 1000.0;
-    rows[i].dst->p99_ms = live_hist_percentile_us(h, 99) / 1000.0;
-  }
+  if (out->elapsed_s > 0) /* settled, the sum is the completed requests' tokens */
+    out->point_output_tok_per_s = (all_finished ? (double)sum->output_tokens : sum->point_settled) /
+                                  out->elapsed_s;
+  live_latencies(&out->window, &sum->window);
+  live_latencies(&out->point, &sum->point);
+  out->accept_requests = sum->accept.requests;
+  out->accept_draft_tokens = sum->accept.draft_tokens;
+  out->accept_accepted_tokens = sum->accept.accepted_tokens;
+  out->accept_rate_sum = sum->accept.rate_sum;
+  memcpy(out->accept_rate_bins, sum->accept.bins, sizeof(out->accept_rate_bins));
   out->finished = all_finished;
   free(p);
   free(sum);

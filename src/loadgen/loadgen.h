@@ -2,9 +2,11 @@
  *
  * N worker threads, each one epoll loop driving its own libcurl multi handle
  * through the multi-socket interface (curl_multi_socket_action with
- * CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION and timerfd timers). The loops
- * do nothing but network work and timestamping (CLOCK_MONOTONIC, taken in
- * libcurl's write callback when the bytes are handed over). Every request
+ * CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION; libcurl's timeout is the
+ * epoll_wait timeout). The loops do nothing but network work and timestamping
+ * (CLOCK_MONOTONIC: the bytes of a read get the moment epoll_wait reported
+ * their socket ready, so the loop's own delay before it reaches a socket is not
+ * in them; later reads of the same socket action, when libcurl hands them over). Every request
  * leaves one compact struct lg_record; figures are computed after the run
  * (results module) from all samples.
  *
@@ -203,7 +205,9 @@ enum {
   LG_REC_USAGE_SEEN = 1u << 0,   /* a usage object with completion_tokens arrived */
   LG_REC_STREAM_ERROR = 1u << 1, /* a `data: {"error": ...}` line arrived */
   LG_REC_FINISH_SEEN = 1u << 2,  /* a choice carried a finish_reason */
-  LG_REC_USAGE_NO_COUNT = 1u << 3/* the last usage object had no completion_tokens */
+  LG_REC_USAGE_NO_COUNT = 1u << 3,/* the last usage object had no completion_tokens */
+  LG_REC_LAST_CHUNK_NO_TOKEN = 1u << 4 /* the last token chunk was finish-only, without text
+                                           (llama.cpp's): it carries no token */
 };
 
 /* One request, as compact as the figures allow (88 bytes + 4 per chunk gap).
@@ -240,8 +244,10 @@ struct lg_result {
   bool reuse_connections;
   uint64_t events;             /* SSE lines handled by the loops */
   uint64_t body_bytes;         /* response body bytes */
-  /* Client-added delay: from epoll_wait returning to the write callback that
-   * timestamps the bytes, µs, one sample per callback (approximate histogram). */
+  /* How long after epoll_wait returned the loop got to the bytes (the write
+   * callback), µs, one sample per callback (approximate histogram). The first
+   * read of a socket action is stamped at the epoll return, so this delay is
+   * not in its timestamps. */
   struct live_hist callback_delay;
 };
 /* Bytes the records hold (structs + gap arrays + detail strings). */
@@ -251,24 +257,58 @@ void lg_result_free(struct lg_result *r);
 /* ---------------------------------------------------------------- live figures */
 struct lg_live_latency {
   bool valid;
-  int64_t n;                   /* samples in the window */
+  int64_t n;                   /* samples */
   double p50_ms, p90_ms, p99_ms;
 };
+struct lg_live_latencies {
+  struct lg_live_latency ttft, tpot, itl, e2el;
+};
 
-/* A copy of what the loops published (each at most every 100 ms). Window
- * figures cover the last LG_LIVE_WINDOW_S seconds; percentiles are from a
- * log-linear histogram (~1.6%), never used for final results. */
-enum { LG_LIVE_WINDOW_S = 10 };
+/* A copy of what the loops published (each every 100 ms, and once more when
+ * it ends: the copy taken after the run is over is exact for every count).
+ *
+ * Window: the current second of the point and the LG_LIVE_WINDOW_S - 1 whole
+ * seconds before it (seconds counted from the first dispatch), or the point
+ * so far when it is shorter; window_s is the time that covers, and every
+ * window rate is divided by it -- never by a shorter span, so a window that
+ * is not full yet is not inflated. Window output tokens are counted where
+ * their chunks arrived, as the result's time_series does: a completed
+ * request's tokens spread evenly over its token-carrying chunks (not a
+ * finish-only chunk without text); a failed request's count 0. A chunk of a
+ * request still streaming counts one token while the point's first window
+ * fills (window_s < LG_LIVE_WINDOW_S - 1), then the point's mean tokens per
+ * chunk so far (completed requests' tokens / their chunks). So with one
+ * token per chunk (llama.cpp, SGLang's default stream interval without
+ * speculative decoding) the window is exact at every moment; with more
+ * (speculative decoding) it is below the truth, never above, while the
+ * first window fills, and then off by the in-flight requests' deviation
+ * from the mean. A stream that later fails counts until it fails.
+ *
+ * Latency percentiles come from log-linear histograms: each is the value of
+ * the ceil(p/100 * n)-th sample to within 1/128 (0.8%); final results never
+ * use them. `point` covers every completed request of the run so far. */
+enum { LG_LIVE_WINDOW_S = 10, LG_ACCEPT_BINS = 10 };
 struct lg_live {
   int64_t total;               /* requests in the run */
   int64_t dispatched, completed, failed, in_flight;
   int max_concurrency;         /* current setting (<= 0: unlimited) */
-  double elapsed_s;            /* since the first dispatch */
-  int64_t output_tokens;       /* of completed requests */
-  int64_t input_tokens;
+  double elapsed_s;            /* since the first dispatch; once finished, to the end of the
+                                  last request (the result's duration) */
+  int64_t output_tokens;       /* of completed requests (the result's total_output_tokens) */
+  int64_t input_tokens;        /* the client's count, of completed requests */
+  double window_from_s;        /* the window is [window_from_s, window_from_s + window_s] in */
+  double window_s;             /* seconds from the first dispatch (see above); 0 before it */
   double window_output_tok_per_s;
-  double window_req_per_s;
-  struct lg_live_latency ttft, tpot, itl, e2el; /* window */
+  double window_req_per_s;     /* completions in the window / window_s */
+  double point_output_tok_per_s; /* output tokens by chunk arrival so far / elapsed_s: once
+                                  finished, the result's output_throughput */
+  struct lg_live_latencies window, point;
+  /* llama.cpp's per-request acceptance (final-chunk timings) of the completed
+   * requests so far: the result's per_request_acceptance. */
+  int64_t accept_requests;     /* with draft_n > 0 */
+  int64_t accept_draft_tokens, accept_accepted_tokens;
+  double accept_rate_sum;      /* sum of accepted / drafted per request */
+  int64_t accept_rate_bins[LG_ACCEPT_BINS]; /* per-request rate in [k/10, (k+1)/10) (1.0: last) */
   bool finished;               /* every loop has exited */
 };
 

@@ -1,5 +1,5 @@
 /* measure: one measured point -- the single pipeline behind `servetop bench`
- * (and, next, `servetop run`). In order, on the calling thread:
+ * and `servetop run`. In order, on the calling thread:
  *
  *   prompts   the server's tokenizer endpoints probed; the reference's prompts
  *             built through them (or, where the server has none, token-id
@@ -7,9 +7,12 @@
  *   warmups   num_warmups copies of the first request, all at once, bounded
  *             by max_concurrency, dropped
  *   profile   POST /start_profile with the reference's body (--profile)
- *   load      the server-signal scraper started, the load driven to its end
+ *   load      the server-signal scraper started (its first scrape after the
+ *             warmups ended), the load driven to its end
  *   profile   POST /stop_profile (inside the duration, as the reference)
- *   figures   results_compute, the result JSON
+ *   figures   the scraper's end scrape (after the last request ended: its
+ *             run-scoped figures cover the measured requests only),
+ *             results_compute, the result JSON
  *
  * The caller steers it through hooks called about every tick_ms: live
  * figures, live concurrency changes, stop, restart (measure ends the load and

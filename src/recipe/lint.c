@@ -31,12 +31,17 @@ static const struct rule R_UPSTREAM_IMAGE = {"R05", "UPSTREAM_IMAGE"};
 static const struct rule R_PUBLIC_IMAGE = {"L18", "PUBLIC_IMAGE"};
 static const struct rule R_VLLM_EP = {"L16", "VLLM_EP_CONDITIONAL"};
 static const struct rule R_SPEC_UNUSED = {"L20", "SPEC_FLAGS_DO_NOTHING"};
+static const struct rule R_MEMFRAC = {"L11", "MTP_MEMFRAC_ABOVE_SIBLING"};
+static const struct rule R_EVAL_CONC = {"L12", "EVAL_CONC_UNCAPPED"};
+static const struct rule R_ENV_NOT_PASSED = {"L21", "ENV_NOT_PASSED"};
+static const struct rule R_ENGINE_MISMATCH = {"L22", "ROUTE_ENGINE_MISMATCH"};
 
-static void add(struct recipe_findings *out, const struct rule *rule, enum recipe_severity sev,
-                const char *recipe, const char *file, int line, const char *fmt, ...)
-    ST_PRINTF(7, 8);
-static void add(struct recipe_findings *out, const struct rule *rule, enum recipe_severity sev,
-                const char *recipe, const char *file, int line, const char *fmt, ...) {
+static struct recipe_finding *add(struct recipe_findings *out, const struct rule *rule,
+                                  enum recipe_severity sev, const char *recipe, const char *file,
+                                  int line, const char *fmt, ...) ST_PRINTF(7, 8);
+static struct recipe_finding *add(struct recipe_findings *out, const struct rule *rule,
+                                  enum recipe_severity sev, const char *recipe, const char *file,
+                                  int line, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char *msg = xvasprintf(fmt, ap);
@@ -50,18 +55,52 @@ static void add(struct recipe_findings *out, const struct rule *rule, enum recip
   f->file = xstrdup(file ? file : "");
   f->line = line;
   f->message = msg;
+  f->related = NULL;
+  f->n_related = 0;
+  return f;
+}
+
+/* A further location of finding f (the entry behind a script finding, the
+ * sibling compared with, the launcher line that built a path). */
+static void relate(struct recipe_finding *f, const char *file, int line, const char *fmt, ...)
+    ST_PRINTF(4, 5);
+static void relate(struct recipe_finding *f, const char *file, int line, const char *fmt, ...) {
+  if (!file || !*file)
+    return;
+  for (size_t i = 0; i < f->n_related; i++)
+    if (f->related[i].line == line && strcmp(f->related[i].file, file) == 0)
+      return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *what = xvasprintf(fmt, ap);
+  va_end(ap);
+  f->related = xreallocarray(f->related, f->n_related + 1, sizeof *f->related);
+  f->related[f->n_related++] = (struct recipe_location){xstrdup(file), line, what};
+}
+
+/* The master-config entry behind a finding elsewhere. */
+static void relate_entry(struct recipe_finding *f, const struct recipe *r) {
+  relate(f, r->file, r->line, "entry %s", r->entry);
 }
 
 const char *recipe_severity_name(enum recipe_severity sev) {
   return sev == RECIPE_SEV_ERROR ? "error" : sev == RECIPE_SEV_WARNING ? "warning" : "note";
 }
 
-void recipe_findings_fini(struct recipe_findings *f) {
-  for (size_t i = 0; i < f->n; i++) {
-    free((char *)f->items[i].recipe);
-    free((char *)f->items[i].file);
-    free((char *)f->items[i].message);
+static void finding_free(struct recipe_finding *x) {
+  free((char *)x->recipe);
+  free((char *)x->file);
+  free((char *)x->message);
+  for (size_t k = 0; k < x->n_related; k++) {
+    free((char *)x->related[k].file);
+    free((char *)x->related[k].what);
   }
+  free(x->related);
+}
+
+void recipe_findings_fini(struct recipe_findings *f) {
+  for (size_t i = 0; i < f->n; i++)
+    finding_free(&f->items[i]);
   free(f->items);
   f->items = NULL;
   f->n = 0;
@@ -76,12 +115,30 @@ size_t recipe_findings_errors(const struct recipe_findings *f) {
 
 /* ---------------------------------------------------------------- static scans */
 static bool is_spec_method(const char *v) {
-  return strcmp(v, "mtp") == 0 || strcmp(v, "dspark") == 0 || strncmp(v, "eagle", 5) == 0;
+  while (*v == '"' || *v == '\'')
+    v++;
+  return strncmp(v, "mtp", 3) == 0 || strncmp(v, "dspark", 6) == 0 || strncmp(v, "eagle", 5) == 0;
 }
 
+/* Speculative-decoding flags in a word as written or expanded: SGLang's and
+ * vLLM's --speculative-*, ATOM's --method <mtp|eagle*|dspark> with its
+ * --num-speculative-tokens / --draft-model, TRT's speculative_config. Also
+ * inside one array body word ("SPEC_ARGS=(--method eagle3 ...)"). */
 static bool word_enables_spec(const char *w) {
-  return strstr(w, "--speculative-") || strstr(w, "speculative_config") ||
-         strstr(w, "speculative-config");
+  if (strstr(w, "--speculative-") || strstr(w, "speculative_config") ||
+      strstr(w, "speculative-config") || strstr(w, "--num-speculative-tokens") ||
+      strstr(w, "--draft-model"))
+    return true;
+  for (const char *p = strstr(w, "--method"); p; p = strstr(p + 1, "--method")) {
+    const char *v = p + 8;
+    if (*v != ' ' && *v != '=' && *v != '\t')
+      continue;
+    while (*v == ' ' || *v == '=' || *v == '\t')
+      v++;
+    if (is_spec_method(v))
+      return true;
+  }
+  return false;
 }
 
 /* Any speculative-decoding configuration anywhere in the script. */
@@ -90,7 +147,7 @@ static bool script_has_spec(const struct sh_script *s) {
     const struct sh_cmd *c = &s->cmds[i];
     for (size_t k = 0; k < c->n_words; k++) {
       const char *w = c->words[k].raw;
-      if (word_enables_spec(w) || strstr(w, "--method mtp") || strstr(w, "--method dspark"))
+      if (word_enables_spec(w))
         return true;
       if (strcmp(w, "--method") == 0 && k + 1 < c->n_words && is_spec_method(c->words[k + 1].raw))
         return true;
@@ -156,35 +213,41 @@ static bool flag_at(const char *text, const char *flag, size_t *offset) {
   return false;
 }
 
+/* The line of --flag_name in a script: the occurrence in the launch command
+ * (at or after its first line, `fallback`), else where an array or variable
+ * sets it earlier, else fallback. */
+static int script_flag_line(const struct sh_script *s, const char *flag_name, int fallback) {
+  char *flag = xasprintf("--%s", flag_name);
+  size_t off;
+  int after = 0, any = 0;
+  for (size_t c = 0; c < s->n_cmds; c++) {
+    const struct sh_cmd *cmd = &s->cmds[c];
+    for (size_t w = 0; w < cmd->n_words; w++) {
+      const char *raw = cmd->words[w].raw;
+      if (!flag_at(raw, flag, &off))
+        continue;
+      int l = cmd->words[w].line;
+      for (size_t k = 0; k < off; k++)
+        l += raw[k] == '\n';
+      if (!any)
+        any = l;
+      if (l >= fallback && (!after || l < after))
+        after = l;
+    }
+  }
+  free(flag);
+  return after ? after : any ? any : fallback;
+}
+
 static int flag_line(const struct recipe_priv *p, const char *flag_name, int fallback) {
+  if (p->pub.origin == RECIPE_ORIGIN_INFERENCEX)
+    return p->script ? script_flag_line(p->script, flag_name, fallback) : fallback;
   char *flag = xasprintf("--%s", flag_name);
   int line = fallback;
   size_t off;
-  if (p->pub.origin == RECIPE_ORIGIN_SERVETOP) {
-    for (size_t i = 0; i < p->n_tmpl_argv && line == fallback; i++)
-      if (flag_at(p->tmpl_argv[i], flag, &off))
-        line = p->tmpl_argv_lines[i];
-  } else if (p->script) {
-    /* prefer the occurrence in the launch command (at or after its first
-     * line); otherwise where an array or variable sets it earlier */
-    int after = 0, any = 0;
-    for (size_t c = 0; c < p->script->n_cmds; c++) {
-      const struct sh_cmd *cmd = &p->script->cmds[c];
-      for (size_t w = 0; w < cmd->n_words; w++) {
-        const char *raw = cmd->words[w].raw;
-        if (!flag_at(raw, flag, &off))
-          continue;
-        int l = cmd->words[w].line;
-        for (size_t k = 0; k < off; k++)
-          l += raw[k] == '\n';
-        if (!any)
-          any = l;
-        if (l >= fallback && (!after || l < after))
-          after = l;
-      }
-    }
-    line = after ? after : any ? any : fallback;
-  }
+  for (size_t i = 0; i < p->n_tmpl_argv && line == fallback; i++)
+    if (flag_at(p->tmpl_argv[i], flag, &off))
+      line = p->tmpl_argv_lines[i];
   free(flag);
   return line;
 }
@@ -194,16 +257,22 @@ struct limit_check {
   const struct rule *rule;
   const char *flag;
   const char *engine;      /* only for this engine */
-  int first_conc, first_value, first_line, first_need, violations;
+  bool per_dp_rank;        /* with dp-attention the limit holds per DP rank */
+  bool fixed_only;         /* only where the batch follows conc (fixed-seq-len) */
+  int first_conc, first_value, first_line, first_need, first_row, violations;
   int dp;
 };
 
 static void lint_points(const struct recipe_priv *p, struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
+  /* SGLang divides --max-running-requests over its DP ranks itself; vLLM's
+   * --max-num-seqs and SGLang's graphs are per DP engine. Agentic conc
+   * counts sessions whose requests come and go, so graph sizes are a
+   * trade-off there, not a limit. */
   struct limit_check checks[] = {
-      {&R_MAX_RUNNING, "max-running-requests", "sglang", 0, 0, 0, 0, 0, 0},
-      {&R_CUDA_GRAPH, "cuda-graph-max-bs", "sglang", 0, 0, 0, 0, 0, 0},
-      {&R_MAX_NUM_SEQS, "max-num-seqs", "vllm", 0, 0, 0, 0, 0, 0},
+      {&R_MAX_RUNNING, "max-running-requests", "sglang", false, false, 0, 0, 0, 0, 0, 0, 0},
+      {&R_CUDA_GRAPH, "cuda-graph-max-bs", "sglang", true, true, 0, 0, 0, 0, 0, 0, 0},
+      {&R_MAX_NUM_SEQS, "max-num-seqs", "vllm", true, false, 0, 0, 0, 0, 0, 0, 0},
   };
   const char *file = NULL;
   bool spec_seen = false, cmd_seen = false;
@@ -213,8 +282,11 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
   for (size_t i = 0; i < r->n_points; i++) {
     const struct recipe_point *pt = &r->points[i];
     struct recipe_cmd cmd;
-    if (recipe_server_cmd(r, pt, &cmd, NULL) < 0)
+    if (recipe_server_cmd(r, pt, &cmd, NULL) < 0) {
+      if (have_first)
+        recipe_cmd_fini(&first);
       return;
+    }
     cmd_seen = true;
     file = file ? file : cmd.file;
     cmd_line = cmd.line;
@@ -224,12 +296,14 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
       long v;
       if (strcmp(cmd.engine, ck->engine) != 0 || !knob_int(&cmd, ck->flag, &v))
         continue;
+      if (ck->fixed_only && r->scenario != RECIPE_SCENARIO_FIXED_SEQ_LEN)
+        continue;
       long need = pt->conc;
-      if (ck->rule == &R_CUDA_GRAPH && pt->dp_attn) {
+      if (ck->per_dp_rank && pt->dp_attn) {
         long dp = 0;
         if (!knob_int(&cmd, "dp", &dp) || dp <= 0)
           dp = pt->tp;
-        need = (pt->conc + dp - 1) / dp; /* graphs are captured per DP rank */
+        need = (pt->conc + dp - 1) / dp; /* each DP rank serves its share */
         ck->dp = (int)dp;
       }
       if (v < need) {
@@ -238,6 +312,7 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
           ck->first_value = (int)v;
           ck->first_line = cmd.line;
           ck->first_need = (int)need;
+          ck->first_row = pt->line;
         }
       }
     }
@@ -250,34 +325,42 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
   }
   for (size_t k = 0; k < ST_ARRAY_LEN(checks); k++) {
     struct limit_check *ck = &checks[k];
-    if (ck->violations)
-      ck->first_line = flag_line(p, ck->flag, ck->first_line);
-    if (ck->violations && ck->first_need != ck->first_conc)
-      add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
-          "--%s %d is below %d, the per-DP-rank share of conc %d over %d ranks "
-          "(dp-attention; %d of %zu sweep points)",
-          ck->flag, ck->first_value, ck->first_need, ck->first_conc, ck->dp, ck->violations,
-          r->n_points);
-    else if (ck->violations)
-      add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
-          "--%s %d is below the sweep's concurrency %d (%d of %zu sweep points)", ck->flag,
-          ck->first_value, ck->first_conc, ck->violations, r->n_points);
+    if (!ck->violations)
+      continue;
+    ck->first_line = flag_line(p, ck->flag, ck->first_line);
+    struct recipe_finding *f;
+    if (ck->first_need != ck->first_conc)
+      f = add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
+              "--%s %d is below %d, the per-DP-rank share of conc %d over %d ranks "
+              "(dp-attention; %d of %zu sweep points)",
+              ck->flag, ck->first_value, ck->first_need, ck->first_conc, ck->dp, ck->violations,
+              r->n_points);
+    else
+      f = add(out, ck->rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
+              "--%s %d is below the sweep's concurrency %d (%d of %zu sweep points)", ck->flag,
+              ck->first_value, ck->first_conc, ck->violations, r->n_points);
+    relate(f, r->file, ck->first_row, "search-space row of %s (conc %d)", r->entry,
+           ck->first_conc);
   }
   if (!cmd_seen)
     return;
   /* spec flags in the command that actually runs */
   if (r->spec == RECIPE_SPEC_NONE && spec_seen)
-    add(out, &R_STP_HAS_SPEC, RECIPE_SEV_ERROR, r->name, file,
-        flag_line(p, "speculative-algorithm",
-                  flag_line(p, "speculative-algo", flag_line(p, "speculative-config", cmd_line))),
-        "spec-decoding is none but the server command enables speculative decoding "
-        "(results would be mislabelled)");
+    relate_entry(
+        add(out, &R_STP_HAS_SPEC, RECIPE_SEV_ERROR, r->name, file,
+            flag_line(p, "speculative-algorithm",
+                      flag_line(p, "speculative-algo", flag_line(p, "speculative-config", cmd_line))),
+            "spec-decoding is none but the server command enables speculative decoding "
+            "(results would be mislabelled)"),
+        r);
   /* speculative-decoding flags that do not do what they look like (the engine says) */
   const char *unused = eng_args_spec_problem(first.engine, first.argv, first.argc);
   if (unused)
-    add(out, &R_SPEC_UNUSED, r->spec != RECIPE_SPEC_NONE ? RECIPE_SEV_ERROR : RECIPE_SEV_WARNING,
-        r->name, file, cmd_line, "%s%s", unused,
-        r->spec != RECIPE_SPEC_NONE ? " (results would be mislabelled)" : "");
+    relate_entry(add(out, &R_SPEC_UNUSED,
+                     r->spec != RECIPE_SPEC_NONE ? RECIPE_SEV_ERROR : RECIPE_SEV_WARNING, r->name,
+                     file, cmd_line, "%s%s", unused,
+                     r->spec != RECIPE_SPEC_NONE ? " (results would be mislabelled)" : ""),
+                 r);
   if (r->spec != RECIPE_SPEC_NONE && !spec_seen && !unused && r->origin == RECIPE_ORIGIN_SERVETOP)
     add(out, &R_MTP_NO_SPEC, RECIPE_SEV_ERROR, r->name, file, cmd_line,
         "spec-decoding is %s but the server command has no speculative-decoding flags",
@@ -290,11 +373,12 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
       (!topk || strcmp(topk, "1") == 0)) {
     const char *v2 = recipe_cmd_env(&first, "SGLANG_ENABLE_SPEC_V2");
     if (!v2 || (strcmp(v2, "1") != 0 && strcasecmp(v2, "true") != 0))
-      add(out, &R_SPEC_V2, RECIPE_SEV_WARNING, r->name, file,
-          flag_line(p, "speculative-algorithm", flag_line(p, "speculative-algo", cmd_line)),
-          "SGLang %s with topk 1 without SGLANG_ENABLE_SPEC_V2=1 (the convention since "
-          "InferenceX #1017; the v1 path is slower)",
-          algo);
+      relate_entry(add(out, &R_SPEC_V2, RECIPE_SEV_WARNING, r->name, file,
+                       flag_line(p, "speculative-algorithm", flag_line(p, "speculative-algo", cmd_line)),
+                       "SGLang %s with topk 1 without SGLANG_ENABLE_SPEC_V2=1 (the convention since "
+                       "InferenceX #1017; the v1 path is slower)",
+                       algo),
+                   r);
   }
   /* vLLM scripts serve several EP sizes: expert parallelism must follow
    * EP_SIZE. Resolve at EP_SIZE=1; a flag still there is hard-coded. */
@@ -305,95 +389,456 @@ static void lint_points(const struct recipe_priv *p, struct recipe_findings *out
     struct recipe_cmd cmd1;
     if (recipe_server_cmd(r, &ep1, &cmd1, NULL) == 0) {
       if (recipe_cmd_knob(&cmd1, "enable-expert-parallel"))
-        add(out, &R_VLLM_EP, RECIPE_SEV_WARNING, r->name, file,
-            flag_line(p, "enable-expert-parallel", cmd_line),
-            "--enable-expert-parallel is on even with EP_SIZE=1; gate it on EP_SIZE > 1");
+        relate_entry(add(out, &R_VLLM_EP, RECIPE_SEV_WARNING, r->name, file,
+                         flag_line(p, "enable-expert-parallel", cmd_line),
+                         "--enable-expert-parallel is on even with EP_SIZE=1; gate it on EP_SIZE > 1"),
+                     r);
       recipe_cmd_fini(&cmd1);
     }
   }
   recipe_cmd_fini(&first);
 }
 
-static bool path_has_dir(const char *path, const char *dir) {
-  size_t n = strlen(dir);
-  for (const char *p = strstr(path, dir); p; p = strstr(p + 1, dir))
-    if ((p == path || p[-1] == '/') && p[n] == '/')
-      return true;
+/* ---------------------------------------------------------------- route analysis */
+/* The launcher of route rt, as a path findings can name. */
+#define LAUNCHER_FILE (rx && rx->launcher_file ? rx->launcher_file : rt->launcher)
+
+/* The run_benchmark_serving calls' line helpers and check_env_vars. */
+static bool script_mentions(const struct sh_script *s, const char *needle) {
+  for (size_t i = 0; i < s->n_cmds; i++)
+    for (size_t k = 0; k < s->cmds[i].n_words; k++)
+      if (strstr(s->cmds[i].words[k].raw, needle))
+        return true;
   return false;
+}
+
+/* Variables the script requires (check_env_vars NAME...), first call's line. */
+static void script_required_env(const struct sh_script *s, char ***names, size_t *n, int *line) {
+  *line = 0;
+  for (size_t i = 0; i < s->n_cmds; i++) {
+    const struct sh_cmd *c = &s->cmds[i];
+    if (c->n_words == 0 || strcmp(c->words[0].raw, "check_env_vars") != 0)
+      continue;
+    if (!*line)
+      *line = c->line;
+    for (size_t k = 1; k < c->n_words; k++) {
+      const char *w = c->words[k].raw;
+      bool name = w[0] != '\0';
+      for (const char *q = w; *q && name; q++)
+        name = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || *q == '_' ||
+               (q > w && *q >= '0' && *q <= '9');
+      if (name)
+        strv_push(names, n, w);
+    }
+  }
+}
+
+/* Is `fits` in another folder than `built`, a folder that holds scripts? */
+static bool misplaced(const struct recipe_set *set, const char *fits, const char *built) {
+  const char *fs = strrchr(fits, '/'), *bs = strrchr(built, '/');
+  if (!fs || !bs)
+    return false;
+  size_t fd = (size_t)(fs - fits), bd = (size_t)(bs - built);
+  if (fd == bd && memcmp(fits, built, fd) == 0)
+    return false;
+  for (size_t i = 0; i < set->n_bench_files; i++) {
+    const char *b = set->bench_files[i];
+    if (strncmp(b, built, bd + 1) == 0 && !strchr(b + bd + 1, '/'))
+      return true;
+  }
+  return false;
+}
+
+/* A route to a script that is not there. built: the path the launcher runs,
+ * or (a launcher that stops when its candidates are missing) the first one it
+ * tried; its line is rt->launcher_line, or line. */
+static void lint_missing_route(const struct recipe_set *set, const struct recipe_priv *p,
+                               size_t i, const char *built, int line,
+                               struct recipe_findings *out) {
+  const struct recipe *r = &p->pub;
+  const struct recipe_route *rt = &r->routes[i];
+  const struct route_extra *rx = p->route_x ? &p->route_x[i] : NULL;
+  struct recipe_finding *f;
+  const char *runs = rt->script ? "runs" : "tries";
+  if (sh_is_unresolved(built)) {
+    f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE, line,
+            "entry %s: the script path built here cannot be known statically (%s)", r->entry,
+            built);
+    relate_entry(f, r);
+    return;
+  }
+  const char *fits = ix_fitting_script(set, r, r->scenario, r->spec, false);
+  enum recipe_spec other = r->spec == RECIPE_SPEC_NONE ? RECIPE_SPEC_MTP : RECIPE_SPEC_NONE;
+  if (fits && misplaced(set, fits, built)) {
+    /* the script is there, outside the folder where the scenario's scripts
+     * live and the launcher looks: the file is what moves */
+    char *full = path_join_alloc(p->checkout, fits);
+    f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, full, 1,
+            "entry %s: this script is where no launcher looks: family %s runs %s (the folder of "
+            "the scenario's other scripts), which does not exist",
+            r->entry, rt->family, built);
+    free(full);
+    relate(f, LAUNCHER_FILE, line, "the path is built here");
+    relate_entry(f, r);
+  } else if (fits) {
+    /* the script this entry needs is there: the path is built wrong */
+    f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE, line,
+            "entry %s: family %s builds %s, which does not exist; %s is the script for this "
+            "model, precision, GPU and spec-decoding",
+            r->entry, rt->family, built, fits);
+    relate_entry(f, r);
+  } else if (rx && rx->alt_exists) {
+    /* the entry's spec-decoding is what does not match the scripts */
+    f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, r->file,
+            r->n_points ? r->points[0].line : r->line,
+            "entry %s: family %s %s %s, which does not exist; with spec-decoding: %s it would "
+            "run %s, which does: the search-space rows should say spec-decoding: %s (they say "
+            "%s%s)",
+            r->entry, rt->family, runs, built, recipe_spec_name(other), rx->alt,
+            recipe_spec_name(other), recipe_spec_name(r->spec),
+            r->spec == RECIPE_SPEC_NONE ? ", the default" : "");
+    relate(f, LAUNCHER_FILE, line, "the path is built here");
+  } else {
+    f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, r->file, r->line,
+            "entry %s: family %s %s %s, which does not exist (no script in the checkout "
+            "fits this model, precision, GPU and spec-decoding)",
+            r->entry, rt->family, runs, built);
+    relate(f, LAUNCHER_FILE, line, "the path is built here");
+  }
+  for (size_t k = 0; k < rt->n_tried; k++)
+    if (strcmp(rt->tried[k], built) != 0 && strcmp(rt->tried[k], rt->script ? rt->script : "") != 0)
+      relate(f, LAUNCHER_FILE, rt->tried_lines[k], "also tried %s", rt->tried[k]);
 }
 
 static void lint_routes(const struct recipe_set *set, const struct recipe_priv *p,
                         struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
-  if (set->have_runners) {
-    bool known = false;
-    for (size_t i = 0; i < set->n_labels && !known; i++)
-      known = strcmp(set->labels[i], r->runner) == 0;
-    if (!known) {
-      add(out, &R_LABEL, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-          "runner label '%s' is not under labels: in %s", r->runner, set->runners_file);
-      return;
-    }
-  }
-  if (r->scenario == RECIPE_SCENARIO_AGENTIC && !str_starts_with(r->runner, "cluster:"))
-    add(out, &R_LABEL, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-        "agentic entries need a cluster:<name> runner label, got '%s'", r->runner);
   for (size_t i = 0; i < r->n_routes; i++) {
     const struct recipe_route *rt = &r->routes[i];
+    const struct route_extra *rx = p->route_x ? &p->route_x[i] : NULL;
+    struct recipe_finding *f;
     if (!rt->launcher) {
-      add(out, &R_NO_LAUNCHER, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-          "label '%s' has runners '%s_*' but there is no runners/launch_%s.sh", r->runner,
-          rt->family, rt->family);
+      /* the runners.yaml line that names a runner of this family */
+      const char *rf = set->runners_file;
+      int rline = 0;
+      size_t only;
+      int l = ix_label_index(set, r->runner, &only);
+      for (size_t k = 0; l >= 0 && k < set->n_label_runners[l] && !rline; k++)
+        if (strcmp(set->label_runners[l][k], rt->runner) == 0)
+          rline = set->label_runner_lines[l][k];
+      f = add(out, &R_NO_LAUNCHER, RECIPE_SEV_ERROR, r->name, rf, rline,
+              "label '%s' has runner '%s' (family %s) but there is no runners/launch_%s.sh",
+              r->runner, rt->runner, rt->family, rt->family);
+      relate(f, r->file, r->runner_line, "runner: of entry %s", r->entry);
+      continue;
+    }
+    if (!rt->script && rt->n_tried) {
+      /* it tested its candidates, found none and stopped */
+      lint_missing_route(set, p, i, rt->tried[0], rt->tried_lines[0], out);
       continue;
     }
     if (!rt->script) {
-      add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-          "%s names no benchmarks/...sh script for this entry", rt->launcher);
+      f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE, 1,
+              "entry %s: %s runs no benchmarks/...sh script for a single-node entry", r->entry,
+              rt->launcher);
+      relate_entry(f, r);
       continue;
+    }
+    const struct sh_script *s = p->route_scripts ? p->route_scripts[i] : NULL;
+    /* the launcher builds one path for mtp and none: SPEC_SUFFIX is not
+     * appended (a script that branches on SPEC_DECODING itself is fine) */
+    bool not_routed = r->spec == RECIPE_SPEC_MTP && rx && rx->alt &&
+                      strcmp(rx->alt, rt->script) == 0 &&
+                      !(s && script_mentions(s, "SPEC_DECODING"));
+    if (not_routed) {
+      f = add(out, &R_MTP_NOT_ROUTED, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE, rt->launcher_line,
+              "entry %s: spec-decoding: mtp and none both run %s on %s: the path built here "
+              "does not append SPEC_SUFFIX",
+              r->entry, rt->script, rt->family);
+      relate_entry(f, r);
     }
     if (!rt->exists) {
-      add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-          "%s (family %s) resolves to %s, which does not exist", rt->launcher, rt->family,
-          rt->script);
+      lint_missing_route(set, p, i, rt->script, rt->launcher_line, out);
       continue;
     }
-    size_t len = strlen(rt->script);
-    bool mtp_named = len > 7 && strcmp(rt->script + len - 7, "_mtp.sh") == 0;
-    if (r->spec == RECIPE_SPEC_MTP && !mtp_named)
-      add(out, &R_MTP_NOT_ROUTED, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-          "spec-decoding: mtp resolves to %s on %s (not an _mtp script: the launcher does not "
-          "append SPEC_SUFFIX)",
-          rt->script, rt->family);
     bool in_agentic = path_has_dir(rt->script, "agentic");
     bool in_fixed = path_has_dir(rt->script, "fixed_seq_len");
     if (r->scenario == RECIPE_SCENARIO_AGENTIC && !in_agentic)
-      add(out, &R_ROUTE_SCENARIO, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-          "agentic-coding resolves to %s on %s, outside agentic/", rt->script, rt->family);
-    else if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN && (in_agentic || (!in_fixed && path_has_dir(rt->script, "speedbench"))))
-      add(out, &R_ROUTE_SCENARIO, RECIPE_SEV_ERROR, r->name, r->file, r->line,
-          "fixed-seq-len resolves to %s on %s, outside fixed_seq_len/", rt->script, rt->family);
+      relate_entry(add(out, &R_ROUTE_SCENARIO, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE,
+                       rt->launcher_line,
+                       "entry %s: agentic-coding runs %s on %s, outside agentic/", r->entry,
+                       rt->script, rt->family),
+                   r);
+    else if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN &&
+             (in_agentic || (!in_fixed && path_has_dir(rt->script, "speedbench"))))
+      relate_entry(add(out, &R_ROUTE_SCENARIO, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE,
+                       rt->launcher_line,
+                       "entry %s: fixed-seq-len runs %s on %s, outside fixed_seq_len/", r->entry,
+                       rt->script, rt->family),
+                   r);
     /* script-level rules, once per distinct script */
     bool dup = false;
     for (size_t k = 0; k < i && !dup; k++)
       dup = r->routes[k].script && strcmp(r->routes[k].script, rt->script) == 0;
-    const struct sh_script *s = p->route_scripts ? p->route_scripts[i] : NULL;
-    if (dup || !s)
+    if (!s)
       continue;
-    bool spec = script_has_spec(s);
-    if (r->spec != RECIPE_SPEC_NONE && !spec)
-      add(out, &R_MTP_NO_SPEC, RECIPE_SEV_ERROR, r->name, s->file, 1,
-          "reached through spec-decoding: %s but configures no speculative decoding "
-          "(--speculative-*, speculative_config, --method mtp)",
-          recipe_spec_name(r->spec));
-    size_t n_calls;
-    int line;
-    bool chat = script_chat_template(s, &n_calls, &line);
-    if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN && (r->spec != RECIPE_SPEC_NONE || spec) &&
-        n_calls > 0 && !chat)
-      add(out, &R_CHAT, RECIPE_SEV_ERROR, r->name, s->file, line,
-          "speculative decoding is on but run_benchmark_serving has no --use-chat-template "
-          "(or --dsv4): acceptance on raw random tokens is not what production sees");
+    char *full = path_join_alloc(p->checkout, rt->script);
+    struct recipe_cmd cmd;
+    bool have_cmd = recipe_server_cmd_script(r, s, full, &r->points[0], &cmd, NULL) == 0;
+    /* the script launches another engine than the entry's framework (the
+     * reader names SGLang and vLLM launches; others keep the entry's) */
+    if (have_cmd && (strcmp(cmd.engine, "sglang") == 0 || strcmp(cmd.engine, "vllm") == 0) &&
+        strcmp(cmd.engine, r->engine) != 0) {
+      f = add(out, &R_ENGINE_MISMATCH, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE,
+              rt->launcher_line,
+              "entry %s (framework %s) runs %s on %s, which launches %s: results would be "
+              "labelled with the wrong engine",
+              r->entry, r->framework, rt->script, rt->family, cmd.engine);
+      relate(f, s->file, cmd.line, "the %s server launch", cmd.engine);
+      relate_entry(f, r);
+    }
+    /* a container started with an explicit -e list must get what the script
+     * requires */
+    if (rx && rx->env_listed) {
+      char **need = NULL;
+      size_t n_need = 0;
+      int check_line;
+      script_required_env(s, &need, &n_need, &check_line);
+      struct sbuf missing = {0};
+      size_t n_missing = 0;
+      for (size_t k = 0; k < n_need; k++) {
+        bool passed = false;
+        for (size_t q = 0; q < rx->n_env && !passed; q++)
+          passed = strcmp(rx->env[q], need[k]) == 0;
+        if (!passed)
+          sbuf_printf(&missing, "%s%s", n_missing++ ? ", " : "", need[k]);
+      }
+      if (n_missing) {
+        f = add(out, &R_ENV_NOT_PASSED, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE, rt->run_line,
+                "entry %s: %s requires %s, which the container started here is not given "
+                "(no -e/--env)",
+                r->entry, rt->script, missing.data);
+        relate(f, s->file, check_line, "check_env_vars");
+        relate_entry(f, r);
+      }
+      sbuf_free(&missing);
+      strv_free(need, n_need);
+    }
+    /* a non-MTP script reached by an MTP entry: the launcher line above is
+     * the finding, its symptoms in the script are not repeated */
+    if (!dup && !not_routed) {
+      bool spec = script_has_spec(s);
+      if (r->spec != RECIPE_SPEC_NONE && !spec)
+        relate_entry(add(out, &R_MTP_NO_SPEC, RECIPE_SEV_ERROR, r->name, s->file,
+                         have_cmd ? cmd.line : 1,
+                         "reached through spec-decoding: %s but configures no speculative "
+                         "decoding (--speculative-*, speculative_config, --method mtp)",
+                         recipe_spec_name(r->spec)),
+                     r);
+      size_t n_calls;
+      int line;
+      bool chat = script_chat_template(s, &n_calls, &line);
+      if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN && (r->spec != RECIPE_SPEC_NONE || spec) &&
+          n_calls > 0 && !chat)
+        relate_entry(add(out, &R_CHAT, RECIPE_SEV_ERROR, r->name, s->file, line,
+                         "speculative decoding is on but run_benchmark_serving has no "
+                         "--use-chat-template (or --dsv4): acceptance on raw random tokens is "
+                         "not what production sees"),
+                     r);
+    }
+    if (have_cmd)
+      recipe_cmd_fini(&cmd);
+    free(full);
   }
+}
+
+/* Entry-level rules that need the checkout: runner labels. */
+static void lint_labels(const struct recipe_set *set, const struct recipe_priv *p, bool agentic,
+                        struct recipe_findings *out) {
+  const struct recipe *r = &p->pub;
+  if (set->have_runners) {
+    size_t only;
+    if (ix_label_index(set, r->runner, &only) < 0) {
+      add(out, &R_LABEL, RECIPE_SEV_ERROR, r->entry, r->file, r->runner_line,
+          "entry %s: runner label '%s' is not under labels: in %s", r->entry, r->runner,
+          set->runners_file);
+      return;
+    }
+  }
+  if (set->schema.agentic_cluster_label && agentic && !str_starts_with(r->runner, "cluster:"))
+    add(out, &R_LABEL, RECIPE_SEV_ERROR, r->entry, r->file, r->runner_line,
+        "entry %s: agentic entries need a cluster:<name> runner label, got '%s'", r->entry,
+        r->runner);
+}
+
+/* ---------------------------------------------------------------- siblings */
+/* The memory knob of a command: SGLang's static fraction, vLLM's share. */
+static const char *memory_knob(const struct recipe_cmd *cmd) {
+  return strcmp(cmd->engine, "sglang") == 0 ? "mem-fraction-static"
+         : strcmp(cmd->engine, "vllm") == 0 ? "gpu-memory-utilization"
+                                            : NULL;
+}
+
+struct sib {
+  const struct recipe_priv *p;
+  bool have;
+  double mem;             /* < 0: not a literal */
+  int mem_line;
+  bool eval_cap;          /* caps EVAL_CONCURRENT_REQUESTS below the top concurrency */
+  int eval_line;          /* the cap's line; without one, the run_eval call's */
+  const char *file;       /* the script or recipe file */
+};
+
+static int assignment_line(const struct sh_script *s, const char *name) {
+  size_t n = strlen(name);
+  for (size_t i = 0; i < s->n_cmds; i++)
+    for (size_t k = 0; k < s->cmds[i].n_words; k++) {
+      const char *w = s->cmds[i].words[k].raw;
+      if (strncmp(w, name, n) == 0 && w[n] == '=')
+        return s->cmds[i].words[k].line;
+    }
+  return 0;
+}
+
+static int command_line(const struct sh_script *s, const char *name) {
+  for (size_t i = 0; i < s->n_cmds; i++)
+    if (s->cmds[i].n_words && strcmp(s->cmds[i].words[0].raw, name) == 0)
+      return s->cmds[i].line;
+  return 0;
+}
+
+/* Does the script cap the eval's concurrency below the sweep's top point?
+ * (`${EVAL_CONCURRENT_REQUESTS:-$CONC}` is run_lm_eval's own default.) */
+static bool eval_capped(const struct recipe *r, const struct sh_script *s) {
+  if (!assignment_line(s, "EVAL_CONCURRENT_REQUESTS"))
+    return false;
+  const struct recipe_point *top = &r->points[0];
+  for (size_t i = 1; i < r->n_points; i++)
+    if (r->points[i].conc > top->conc)
+      top = &r->points[i];
+  struct sh_env env = {0};
+  point_env(r, top, &env);
+  sh_env_set(&env, "RUN_EVAL", "true");
+  struct sh_result res;
+  sh_run(s, &env, &res);
+  const char *v = sh_env_get(&env, "EVAL_CONCURRENT_REQUESTS");
+  long cap;
+  bool capped = v && parse_long(v, &cap) == 0 && cap < top->conc;
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+  return capped;
+}
+
+static void sib_fill(const struct recipe_priv *p, struct sib *out) {
+  memset(out, 0, sizeof *out);
+  out->p = p;
+  out->mem = -1;
+  struct recipe_cmd cmd;
+  if (p->pub.n_points == 0 || recipe_server_cmd(&p->pub, &p->pub.points[0], &cmd, NULL) < 0)
+    return;
+  out->have = true;
+  out->file = cmd.file;
+  const char *knob = memory_knob(&cmd);
+  const char *v = knob ? recipe_cmd_knob(&cmd, knob) : NULL;
+  double d;
+  if (v && parse_double(v, &d) == 0) {
+    out->mem = d;
+    out->mem_line = flag_line(p, knob, cmd.line);
+  }
+  if (p->script && p->pub.spec == RECIPE_SPEC_MTP) {
+    out->eval_cap = eval_capped(&p->pub, p->script);
+    out->eval_line = out->eval_cap ? assignment_line(p->script, "EVAL_CONCURRENT_REQUESTS")
+                                   : command_line(p->script, "run_eval");
+    if (!out->eval_line)
+      out->eval_line = cmd.line;
+  }
+  recipe_cmd_fini(&cmd);
+}
+
+static bool same_str(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
+
+static bool same_model(const struct recipe *a, const struct recipe *b) {
+  return same_str(a->model_prefix, b->model_prefix) && same_str(a->precision, b->precision);
+}
+
+/* L11: an MTP script's memory knob above its non-MTP twin's (the draft's
+ * weights and KV need room), or, agentic, above the fixed-seq-len MTP
+ * script's on the same model, precision, GPU and engine (the proven MTP
+ * setting). L12: an MTP script without the EVAL_CONCURRENT_REQUESTS cap that
+ * its MTP siblings (same model, precision, engine and scenario) set. Once per
+ * script. */
+static void lint_siblings(const struct recipe_set *set, struct recipe_findings *out) {
+  struct sib *sibs = xcalloc(set->n_recipes ? set->n_recipes : 1, sizeof *sibs);
+  for (size_t i = 0; i < set->n_recipes; i++)
+    sib_fill(set->recipes[i], &sibs[i]);
+  for (size_t i = 0; i < set->n_recipes; i++) {
+    const struct sib *m = &sibs[i];
+    const struct recipe *r = &m->p->pub;
+    if (r->spec != RECIPE_SPEC_MTP || !m->have)
+      continue;
+    bool seen = false; /* this script was judged for an earlier recipe */
+    for (size_t k = 0; k < i && !seen; k++)
+      seen = sibs[k].have && sibs[k].p->pub.spec == RECIPE_SPEC_MTP &&
+             same_str(sibs[k].file, m->file);
+    if (seen)
+      continue;
+    const struct sib *twin = NULL, *capper = NULL;
+    const struct recipe *t = recipe_set_twin(set, r);
+    for (size_t k = 0; k < set->n_recipes; k++) {
+      const struct sib *o = &sibs[k];
+      const struct recipe *q = &o->p->pub;
+      if (!o->have || o == m || same_str(o->file, m->file))
+        continue;
+      if (q == t)
+        twin = o;
+      if (q->spec == RECIPE_SPEC_MTP && same_model(q, r) && same_str(q->engine, r->engine) &&
+          q->scenario == r->scenario && o->eval_cap && !capper)
+        capper = o;
+    }
+    const char *knob = strcmp(r->engine, "vllm") == 0 ? "gpu-memory-utilization"
+                                                      : "mem-fraction-static";
+    struct recipe_finding *f = NULL;
+    if (m->mem >= 0 && twin && twin->mem >= 0 && m->mem > twin->mem) {
+      f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, m->mem_line,
+              "MTP uses --%s %g, more than its non-MTP sibling's %g (%s): the draft model's "
+              "weights and KV need room too",
+              knob, m->mem, twin->mem, twin->file);
+      relate(f, twin->file, twin->mem_line, "non-MTP sibling (%s)", twin->p->pub.name);
+    } else if (m->mem >= 0 && m->p->fixed_mtp_script) {
+      /* an agentic MTP script against the fixed-seq-len MTP setting proven on
+       * the same GPU: agentic recipes come after it, and inherit their non-MTP
+       * agentic sibling's settings (InferenceX 732a0e3a9) */
+      struct recipe_cmd sc;
+      if (recipe_server_cmd_script(r, m->p->fixed_mtp_script, m->p->fixed_mtp_file,
+                                   &r->points[0], &sc, NULL) == 0) {
+        const char *v = strcmp(sc.engine, r->engine) == 0 ? recipe_cmd_knob(&sc, knob) : NULL;
+        double d;
+        if (v && parse_double(v, &d) == 0 && m->mem > d) {
+          int line = script_flag_line(m->p->fixed_mtp_script, knob, sc.line);
+          f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, m->mem_line,
+                  "agentic MTP uses --%s %g, more than %g in %s, the fixed-seq-len MTP setting "
+                  "of the same model, precision, GPU and engine",
+                  knob, m->mem, d, m->p->fixed_mtp_file);
+          relate(f, m->p->fixed_mtp_file, line, "fixed-seq-len MTP sibling");
+        }
+        recipe_cmd_fini(&sc);
+      }
+    }
+    if (f)
+      relate_entry(f, r);
+    if (capper && !m->eval_cap && r->origin == RECIPE_ORIGIN_INFERENCEX && m->p->script) {
+      f = add(out, &R_EVAL_CONC, RECIPE_SEV_WARNING, r->name, m->file, m->eval_line,
+              "no EVAL_CONCURRENT_REQUESTS cap, while the MTP sibling %s caps it: the eval "
+              "runs at the sweep's highest concurrency (run_lm_eval's default)",
+              capper->file);
+      relate(f, capper->file, capper->eval_line, "EVAL_CONCURRENT_REQUESTS in %s",
+             capper->p->pub.name);
+      relate_entry(f, r);
+    }
+  }
+  free(sibs);
 }
 
 /* ---------------------------------------------------------------- images */
@@ -446,26 +891,68 @@ static int cmp_finding(const void *a, const void *b) {
   return c ? c : strcmp(x->recipe, y->recipe);
 }
 
+/* One finding for one defect: the same rule, place and message reached
+ * through several recipes (a script two entries run, a launcher line every
+ * family member shares) is kept once; the other recipes' locations are added
+ * to it. out is sorted. */
+static void merge_repeats(struct recipe_findings *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < out->n; i++) {
+    struct recipe_finding *x = &out->items[i];
+    struct recipe_finding *keep = NULL;
+    for (size_t j = k; j-- > 0 && !keep;) {
+      struct recipe_finding *y = &out->items[j];
+      if (y->line != x->line || strcmp(y->file, x->file) != 0)
+        break;
+      if (strcmp(y->rule, x->rule) == 0 && strcmp(y->message, x->message) == 0)
+        keep = y;
+    }
+    if (!keep) {
+      out->items[k++] = *x;
+      continue;
+    }
+    for (size_t r = 0; r < x->n_related; r++)
+      relate(keep, x->related[r].file, x->related[r].line, "%s", x->related[r].what);
+    finding_free(x);
+  }
+  out->n = k;
+}
+
 void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < set->n_diags; i++) {
     const struct recipe_diag *d = &set->diags[i];
-    char *entry = d->field ? xstrndup(d->field, strcspn(d->field, ".[")) : NULL;
-    add(out, str_ends_with(d->file, ".sh") ? &R_SCRIPT_SYNTAX : &R_SCHEMA, RECIPE_SEV_ERROR, entry,
-        d->file, d->line, "%s", d->message);
-    free(entry);
+    add(out, str_ends_with(d->file, ".sh") ? &R_SCRIPT_SYNTAX : &R_SCHEMA, RECIPE_SEV_ERROR,
+        d->entry, d->file, d->line, "%s", d->message);
   }
   for (size_t i = 0; i < set->n_recipes; i++) {
     const struct recipe_priv *p = set->recipes[i];
     const struct recipe *r = &p->pub;
     /* entry-level rules once per entry (its recipes are contiguous) */
-    if (i == 0 || strcmp(set->recipes[i - 1]->pub.entry, r->entry) != 0 ||
-        strcmp(set->recipes[i - 1]->pub.file, r->file) != 0)
+    bool first_of_entry = i == 0 || strcmp(set->recipes[i - 1]->pub.entry, r->entry) != 0 ||
+                          strcmp(set->recipes[i - 1]->pub.file, r->file) != 0;
+    if (first_of_entry)
       lint_image(r, out);
     if (r->origin == RECIPE_ORIGIN_INFERENCEX) {
-      if (p->checkout)
+      if (p->checkout) {
+        if (first_of_entry) {
+          bool agentic = false; /* any of the entry's recipes */
+          for (size_t k = i; k < set->n_recipes && !agentic; k++) {
+            const struct recipe *q = &set->recipes[k]->pub;
+            if (strcmp(q->entry, r->entry) != 0 || strcmp(q->file, r->file) != 0)
+              break;
+            agentic = q->scenario == RECIPE_SCENARIO_AGENTIC;
+          }
+          lint_labels(set, p, agentic, out);
+        }
         lint_routes(set, p, out);
-      if (p->script)
+      }
+      /* a script of the other scenario (ROUTE_SCENARIO_MISMATCH) is not
+       * judged against this scenario's sweep */
+      bool other_scenario =
+          r->script_path && (r->scenario == RECIPE_SCENARIO_AGENTIC) !=
+                                path_has_dir(r->script_path, "agentic");
+      if (p->script && !other_scenario)
         lint_points(p, out);
     } else {
       if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN && r->spec != RECIPE_SPEC_NONE &&
@@ -477,6 +964,8 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
       lint_points(p, out);
     }
   }
+  lint_siblings(set, out);
   if (out->n > 1)
     qsort(out->items, out->n, sizeof *out->items, cmp_finding);
+  merge_repeats(out);
 }

@@ -60,12 +60,20 @@ struct recipe_bench {
 /* One launcher family's route for an InferenceX recipe (single-node only). */
 struct recipe_route {
   const char *family;        /* "h200-cw": runner-name prefix */
+  const char *runner;        /* the first runner name of the family, "h200-cw_01" */
   const char *launcher;      /* runners/launch_<family>.sh (relative), NULL: none */
   const char *script;        /* the path the launcher builds (relative to the
                                 checkout); may contain "<unresolved: $X>"; NULL
                                 when the launcher names no script */
   bool exists;               /* script is a regular file in the checkout */
-  int launcher_line;         /* line of the launcher command that names it */
+  int launcher_line;         /* launcher line that builds the path: the assignment
+                                of the variable the run command expands, or the
+                                command itself */
+  int run_line;              /* launcher line of the command that runs the script */
+  const char *const *tried;  /* benchmarks/... paths the launcher tested ([[ -f ]])
+                                before settling, in order */
+  const int *tried_lines;
+  size_t n_tried;
 };
 
 struct recipe {
@@ -90,6 +98,7 @@ struct recipe {
   struct recipe_bench bench;
   const char *file;          /* config file (as given to the loader) */
   int line;                  /* line of the entry key */
+  int runner_line;           /* line of its runner: value */
   int scenario_line;         /* line of the scenario block */
   /* InferenceX single-node: one route per launcher family of the runner label.
    * script_path is the first route whose script exists (NULL when none). */
@@ -104,6 +113,7 @@ struct recipe_diag {
   const char *file;
   int line, col;
   const char *field;         /* the key path, e.g. "qwen3.5-fp8-h200-sglang.runner"; may be NULL */
+  const char *entry;         /* the entry it concerns (names keep their dots); NULL: the file */
   const char *message;
 };
 
@@ -148,10 +158,13 @@ const struct recipe *recipe_set_find(const struct recipe_set *set, const char *n
 const struct recipe *recipe_set_twin(const struct recipe_set *set, const struct recipe *r);
 size_t recipe_set_diag_count(const struct recipe_set *set);
 const struct recipe_diag *recipe_set_diag_at(const struct recipe_set *set, size_t i);
-/* Entries seen (including multinode ones, which do not become recipes). */
+/* Entries seen (including multinode ones, which do not become recipes).
+ * files: recipe/master-config files read; files_failed: of those, files that
+ * could not be read or parsed at all; entries_failed: entries with an
+ * error-level load problem (they give no recipes). */
 struct recipe_counts {
   size_t entries, single_node, multinode_agg, multinode_disagg, points, fixed_seq_len,
-      agentic, files;
+      agentic, files, files_failed, entries_failed;
 };
 void recipe_set_counts(const struct recipe_set *set, struct recipe_counts *out);
 /* Multinode entries are listed by name (they have no single-node server). */
@@ -210,14 +223,25 @@ const char *recipe_cmd_env(const struct recipe_cmd *cmd, const char *key);
 /* ---------------------------------------------------------------- lint */
 enum recipe_severity { RECIPE_SEV_ERROR, RECIPE_SEV_WARNING, RECIPE_SEV_NOTE };
 
+/* A further place a finding concerns: the master-config entry behind a
+ * script finding, the sibling a script is compared with, the launcher line
+ * that built a path. */
+struct recipe_location {
+  const char *file;
+  int line;
+  const char *what;          /* "entry qwen3.5-fp8-h100-sglang-agentic", "MTP sibling" */
+};
+
 struct recipe_finding {
   const char *rule;          /* "MTP_CHAT_TEMPLATE": stable, greppable */
   const char *rule_id;       /* "R01": the reference's id */
   enum recipe_severity severity;
   const char *recipe;        /* recipe or entry name, "" for file-level findings */
-  const char *file;
+  const char *file;          /* the line to change */
   int line;
   const char *message;
+  struct recipe_location *related; /* owned; the master-config line comes here */
+  size_t n_related;
 };
 
 struct recipe_findings {

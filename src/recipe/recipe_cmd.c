@@ -55,6 +55,7 @@ void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_
   }
   sh_env_set(env, "EXP_NAME", exp);
   free(exp);
+  ix_workflow_env((const struct recipe_priv *)r, pt, env);
   /* what the workflow passes along as environment */
   for (size_t i = 0; i < env->n_vars; i++)
     env->vars[i].exported = false;
@@ -92,6 +93,13 @@ static void expand_shell_words(struct sh_env *env, const char *item, const char 
 int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
                       struct recipe_cmd *out, struct st_err *err) {
   const struct recipe_priv *p = (const struct recipe_priv *)r;
+  return recipe_server_cmd_script(r, p->script, r->script_file, point, out, err);
+}
+
+int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *script,
+                             const char *script_file, const struct recipe_point *point,
+                             struct recipe_cmd *out, struct st_err *err) {
+  const struct recipe_priv *p = (const struct recipe_priv *)r;
   memset(out, 0, sizeof *out);
   if (!point && r->n_points == 0)
     return err_setf(err, "%s: no sweep points", r->name);
@@ -127,13 +135,15 @@ int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
     finish_unresolved(out);
     return 0;
   }
-  if (!p->script) {
+  if (!script) {
     sh_env_fini(&env);
     return err_setf(err, "%s: no launch script resolved%s", r->name,
                     r->multinode ? " (multinode recipes are not resolved)" : "");
   }
+  /* nothing after the launch and the benchmark call changes them */
+  env.stop = r->scenario == RECIPE_SCENARIO_AGENTIC ? SH_STOP_AFTER_SERVER : SH_STOP_AFTER_BENCH;
   struct sh_result res;
-  sh_run(p->script, &env, &res);
+  sh_run(script, &env, &res);
   sh_env_fini(&env);
   if (res.server.n_words == 0) {
     sh_result_fini(&res);
@@ -149,7 +159,7 @@ int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
   for (size_t i = 1; i < res.bench.n_words; i++)
     strv_push(&out->bench_argv, &out->n_bench_argv, res.bench.words[i]);
   out->conditional = res.server.conditional;
-  out->file = r->script_file;
+  out->file = script_file;
   out->line = res.server.line;
   sh_result_fini(&res);
   finish_unresolved(out);

@@ -24,6 +24,10 @@ struct ynode {
 
 /* NULL with err "file:line:col: problem (context)" on a syntax error. */
 struct ynode *ytree_parse(const char *data, size_t len, const char *file, struct st_err *err);
+/* alias_placeholders: an alias becomes the quoted scalar "*anchor" (files
+ * read only in part, such as workflows, whose aliases never matter here). */
+struct ynode *ytree_parse_ex(const char *data, size_t len, const char *file,
+                             bool alias_placeholders, struct st_err *err);
 void ytree_free(struct ynode *node);
 const struct ynode *ymap_get(const struct ynode *map, const char *key);
 size_t ymap_len(const struct ynode *map);
@@ -48,10 +52,21 @@ struct sh_cmd {
   bool background;
 };
 
+struct sh_sub;
+
 struct sh_script {
   char *file;
   struct sh_cmd *cmds;
   size_t n_cmds;
+  struct sh_sub *subs;    /* array bodies and $(...) bodies, parsed once */
+  size_t n_subs;
+};
+
+/* A body of the script's text read as a script of its own. */
+struct sh_sub {
+  char *text;
+  size_t len;
+  struct sh_script parsed;
 };
 
 /* Tokenizes; -1 with err "file:line:col: ..." on an unterminated quote,
@@ -59,13 +74,18 @@ struct sh_script {
 int sh_parse(const char *data, size_t len, const char *file, struct sh_script *out,
              struct st_err *err);
 void sh_script_fini(struct sh_script *s);
+/* Parses the array bodies and $(...) bodies of s's words into s->subs
+ * (sh_parse does it; the interpreter reads them from there). */
+void sh_index_bodies(struct sh_script *s);
 
 struct sh_var {
   char *name;
+  size_t name_len;
   char **values;          /* scalar: 1 value; array: n values */
   size_t n_values;
   bool is_array;
   bool exported;
+  int line;               /* line of the last assignment (0: from the caller) */
 };
 
 struct sh_env {
@@ -74,9 +94,16 @@ struct sh_env {
   const char *root_dir;   /* for [[ -f path ]] tests; NULL: file tests are unknown */
   bool unset_is_empty;    /* unset variables expand to "" (launchers: the workflow's
                              env is known); otherwise they are unresolved */
+  enum sh_stop {
+    SH_STOP_NEVER,
+    SH_STOP_AFTER_BENCH,  /* once the server launch and run_benchmark_serving are
+                             recorded outside undecided branches */
+    SH_STOP_AFTER_SERVER, /* once the server launch is */
+  } stop;                 /* what follows cannot change what was recorded */
 };
 
 void sh_env_set(struct sh_env *env, const char *name, const char *value);
+void sh_env_unset(struct sh_env *env, const char *name);
 const char *sh_env_get(const struct sh_env *env, const char *name);
 void sh_env_fini(struct sh_env *env);
 
@@ -96,8 +123,17 @@ struct sh_result {
                                   not drive, or none */
   size_t program_words;        /* words of server.words that are the program */
   struct sh_launch bench;      /* first run_benchmark_serving call */
-  char *bench_script;          /* launchers: last benchmarks/...sh path named */
-  int bench_script_line;
+  char *bench_script;          /* launchers: last benchmarks/...sh path run */
+  int bench_script_line;       /* the command that runs it */
+  int bench_script_built_line; /* where its value was built: the assignment of the
+                                  variable the command expands, or the command */
+  char **probes;               /* benchmarks/... paths tested with [[ -f ]] etc. */
+  int *probe_lines;
+  size_t n_probes;
+  bool bench_env_listed;       /* the run command passes only the variables below
+                                  (docker run -e/--env), not the whole environment */
+  char **bench_env;            /* names it passes, when listed */
+  size_t n_bench_env;
 };
 
 /* Interprets s with env (modified: assignments land there). */
@@ -130,6 +166,55 @@ struct recipe_priv {
   const struct sh_script *script; /* InferenceX: owned by the set's cache */
   const struct sh_script **route_scripts; /* per route, NULL when missing */
   const char *checkout;           /* InferenceX root dir */
+  /* per point: the values the workflow reads as `inputs.<key>` (the entry's,
+   * scenario item's and search-space row's scalars), "key", "value", ...,
+   * NULL; owned by the set, shared by the points of one row */
+  const char *const **point_inputs;
+  const struct ix_workflow *workflow; /* InferenceX: the checkout's workflow */
+  const struct wf_value *wf_cache;    /* per workflow env entry, from load */
+  struct route_extra *route_x;    /* per route, what lint needs beyond recipe_route */
+  /* agentic MTP: the checkout's fixed-seq-len MTP script of the same model,
+   * precision and GPU (the proven MTP setting), parsed; NULL: none */
+  const struct sh_script *fixed_mtp_script;
+  const char *fixed_mtp_file;
+};
+
+struct route_extra {
+  const char *launcher_file;      /* the launcher's full path (for findings) */
+  const char *alt;                /* what the launcher runs when the entry's spec-decoding
+                                     is the other one (mtp <-> none); NULL: nothing */
+  bool alt_exists;
+  bool env_listed;                /* the run command passes only env[] (docker -e) */
+  const char **env;
+  size_t n_env;
+};
+
+/* What the checkout's own schema generation allows (InferenceX history): each
+ * newer form the master configs use retires the form it replaced. */
+struct ix_schema {
+  bool multinode_required;    /* entries declare multinode: (#251) */
+  bool seq_len_configs_ok;    /* no entry uses scenarios: yet (#1201) */
+  bool agentic_legacy_ok;     /* agentic duration: / row offloading: (before #1970) */
+  bool agentic_cluster_label; /* agentic entries need cluster: labels (#1970) */
+};
+
+/* A workflow env value evaluated at load: per_point ones are evaluated at
+ * each point (they read conc, tp, the row...); value NULL: unset. */
+struct wf_value {
+  bool per_point;
+  const char *value;
+};
+
+/* The workflow's env: block (.github/workflows/benchmark-tmpl.yml). Without
+ * the file, SCENARIO_SUBDIR is inferred from the folders of the checkout. */
+struct ix_workflow {
+  char **names;
+  char **values;                  /* as written: "${{ inputs.x == 'y' && 'a' || 'b' }}" */
+  size_t n;
+  char *file;                     /* NULL: no workflow file */
+  const char *fixed_subdir;       /* inferred: "fixed_seq_len/" or "" */
+  const char *undefined[32];      /* servetop defaults the file does not set */
+  size_t n_undefined;
 };
 
 struct recipe_set {
@@ -139,6 +224,8 @@ struct recipe_set {
   size_t n_diags;
   char **strings;                 /* every string the set owns */
   size_t n_strings, cap_strings;
+  void **blocks;                  /* other memory the set owns (set_block) */
+  size_t n_blocks;
   struct recipe_counts counts;
   char **multinode;
   size_t n_multinode;
@@ -148,17 +235,26 @@ struct recipe_set {
   size_t n_scripts;
   /* the checkout's runners.yaml labels (InferenceX) */
   bool have_runners;
+  bool runners_flat;              /* legacy runners.yaml: label -> names, no labels: */
   char **labels;                  /* label names */
+  int *label_lines;
   char ***label_runners;
+  int **label_runner_lines;
   size_t *n_label_runners;
   size_t n_labels;
   char *runners_file;
+  struct ix_schema schema;        /* InferenceX: the checkout's schema generation */
+  struct ix_workflow *workflow;   /* InferenceX: NULL when absent */
+  char **bench_files;             /* InferenceX: every benchmarks/ script (relative, sorted) */
+  size_t n_bench_files;
 };
 
 const char *set_str(struct recipe_set *set, const char *s);  /* copy owned by the set */
+void *set_block(struct recipe_set *set, size_t size);        /* zeroed, owned by the set */
 const char *set_strf(struct recipe_set *set, const char *fmt, ...) ST_PRINTF(2, 3);
-void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *field,
-              const char *fmt, ...) ST_PRINTF(6, 7);
+/* entry: the entry the problem concerns (NULL: the file); field: key path. */
+void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *entry,
+              const char *field, const char *fmt, ...) ST_PRINTF(7, 8);
 struct recipe_priv *set_add_recipe(struct recipe_set *set);
 /* The parsed script at path (cached); NULL with a diagnostic when unreadable. */
 const struct sh_script *set_script(struct recipe_set *set, const char *path, const char *display);
@@ -167,13 +263,37 @@ const struct sh_script *set_script(struct recipe_set *set, const char *path, con
  * scenarios) into recipes; native = servetop format (server:/benchmark:). */
 void entry_load(struct recipe_set *set, const char *file, const struct ynode *key,
                 const struct ynode *val, bool native);
+/* The schema generation of a set of InferenceX master-config trees. */
+void ix_schema_detect(const struct ynode *const *roots, size_t n, struct ix_schema *out);
 /* The GPU from a runner label: "cluster:h200-dgxc" -> "h200". */
 const char *gpu_from_runner(struct recipe_set *set, const char *runner);
-/* Workflow env for a point (MODEL, TP, EP_SIZE, CONC, ...). */
+/* Workflow env for a point (MODEL, TP, EP_SIZE, CONC, ...): servetop's
+ * defaults, then the checkout's workflow env: block where it has one. */
 void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_env *env);
+/* recipe_server_cmd for one of the recipe's scripts (InferenceX: any of its
+ * routes; servetop recipes ignore script). */
+int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *script,
+                             const char *script_file, const struct recipe_point *point,
+                             struct recipe_cmd *out, struct st_err *err);
+
+/* The workflow's env: values for a point, over env (inferencex.c). */
+void ix_workflow_env(const struct recipe_priv *p, const struct recipe_point *pt,
+                     struct sh_env *env);
 
 /* Master configs (*-master.yaml) of one directory (recipe_load.c). */
 int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err *err);
+/* The runners.yaml label of an entry's runner: its index, or -1. *runner is
+ * SIZE_MAX, or with the legacy flat file the one runner the entry names. */
+int ix_label_index(const struct recipe_set *set, const char *label, size_t *runner);
+/* Is dir one of path's folders? */
+bool path_has_dir(const char *path, const char *dir);
+/* A script of the checkout that serves r by its name, for that scenario and
+ * spec-decoding: <model-prefix>_<precision>_<gpu>[_<framework>][_mtp]...sh in
+ * the scenario's folder (NULL: none). deprecated: a retired script (under
+ * deprecated/) may answer when no current one does. */
+const char *ix_fitting_script(const struct recipe_set *set, const struct recipe *r,
+                              enum recipe_scenario scenario, enum recipe_spec spec,
+                              bool deprecated);
 /* InferenceX routes for all recipes of a checkout (inferencex.c). */
 void ix_resolve_routes(struct recipe_set *set, const char *root);
 

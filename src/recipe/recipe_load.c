@@ -11,8 +11,16 @@
 struct ctx {
   struct recipe_set *set;
   const char *file;
+  const char *entry;      /* the entry being loaded (NULL: file level) */
+  const struct ix_schema *schema; /* NULL: servetop's own format */
   bool bad;               /* an error-level problem in this entry */
 };
+
+/* servetop recipe files: today's schema, multinode optional. */
+static const struct ix_schema native_schema = {.multinode_required = false,
+                                               .seq_len_configs_ok = true,
+                                               .agentic_legacy_ok = false,
+                                               .agentic_cluster_label = true};
 
 static void diag(struct ctx *c, const struct ynode *at, const char *field, const char *fmt, ...)
     ST_PRINTF(4, 5);
@@ -21,7 +29,8 @@ static void diag(struct ctx *c, const struct ynode *at, const char *field, const
   va_start(ap, fmt);
   char *msg = xvasprintf(fmt, ap);
   va_end(ap);
-  set_diag(c->set, c->file, at ? at->line : 0, at ? at->col : 0, field, "%s: %s", field, msg);
+  set_diag(c->set, c->file, at ? at->line : 0, at ? at->col : 0, c->entry, field, "%s: %s", field,
+           msg);
   free(msg);
   c->bad = true;
 }
@@ -134,6 +143,11 @@ static const char *const row_keys[] = {
     "conc-list", "conc-start", "conc-end", "spec-decoding", "tp", "ep", "dp-attn",
     "kv-offloading", "kv-offload-backend", "router", "kv-p2p-transfer", "dcp-size", "pp",
     "pcp-size", "prefill", "decode", NULL};
+/* agentic rows before AgentX v1.0 (#1970): offloading: none|cpu */
+static const char *const row_keys_legacy[] = {
+    "conc-list", "conc-start", "conc-end", "spec-decoding", "tp", "ep", "dp-attn",
+    "kv-offloading", "kv-offload-backend", "router", "kv-p2p-transfer", "dcp-size", "pp",
+    "pcp-size", "prefill", "decode", "offloading", NULL};
 
 struct row {
   int tp, ep, pp, dcp;
@@ -143,6 +157,8 @@ struct row {
   size_t n_concs;
   const char *kv_offloading;
   int line;
+  const char **inputs;    /* scalar key/value pairs as written (set-owned strings) */
+  size_t n_inputs;
 };
 
 /* InferenceX's expansion: start, start*2, ... with the last step clamped to end. */
@@ -171,7 +187,13 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
   }
   bool was_bad = c->bad;
   c->bad = false;
-  check_keys(c, row, path, row_keys);
+  check_keys(c, row, path, c->schema->agentic_legacy_ok ? row_keys_legacy : row_keys);
+  for (size_t i = 0; i + 1 < row->n_kids; i += 2)
+    if (row->kids[i]->kind == YN_SCALAR && row->kids[i + 1]->kind == YN_SCALAR) {
+      out->inputs = xreallocarray(out->inputs, out->n_inputs + 2, sizeof *out->inputs);
+      out->inputs[out->n_inputs++] = set_str(c->set, row->kids[i]->scalar);
+      out->inputs[out->n_inputs++] = set_str(c->set, row->kids[i + 1]->scalar);
+    }
   if (!multinode) {
     if (get_int(c, row, path, "tp", 1, &out->tp) == 0)
       diag(c, row, path, "missing required key 'tp' (single-node rows)");
@@ -205,6 +227,8 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
     }
   }
   out->kv_offloading = get_str(c, row, path, "kv-offloading", false);
+  if (!out->kv_offloading)
+    out->kv_offloading = get_str(c, row, path, "offloading", false); /* before #1970 */
   const struct ynode *list = ymap_get(row, "conc-list");
   bool has_start = ymap_get(row, "conc-start") != NULL, has_end = ymap_get(row, "conc-end") != NULL;
   if (list && (has_start || has_end)) {
@@ -361,6 +385,7 @@ struct group {
   enum recipe_spec spec;
   int line;
   struct recipe_point *pts;
+  const char *const **pt_inputs; /* per point: the workflow's inputs */
   size_t n_pts;
 };
 
@@ -381,9 +406,29 @@ static struct group *group_for(struct group **gs, size_t *n, enum recipe_scenari
   return g;
 }
 
-static void add_row_points(struct group *g, const struct row *r) {
+/* Scalar key/value pairs of a mapping, appended (set-owned strings). */
+static void scalar_inputs(struct recipe_set *set, const struct ynode *map, const char ***kv,
+                          size_t *n) {
+  for (size_t i = 0; map->kind == YN_MAP && i + 1 < map->n_kids; i += 2)
+    if (map->kids[i]->kind == YN_SCALAR && map->kids[i + 1]->kind == YN_SCALAR) {
+      *kv = xreallocarray(*kv, *n + 2, sizeof **kv);
+      (*kv)[(*n)++] = set_str(set, map->kids[i]->scalar);
+      (*kv)[(*n)++] = set_str(set, map->kids[i + 1]->scalar);
+    }
+}
+
+/* outer: the entry's and scenario item's inputs; the row's come after them
+ * (a row value wins: the last pair of a key is the one read). */
+static void add_row_points(struct recipe_set *set, struct group *g, const struct row *r,
+                           const char *const *outer, size_t n_outer) {
+  const char **in = set_block(set, (n_outer + r->n_inputs + 1) * sizeof *in);
+  memcpy(in, outer, n_outer * sizeof *in);
+  memcpy(in + n_outer, r->inputs, r->n_inputs * sizeof *in);
+  in[n_outer + r->n_inputs] = NULL;
   for (size_t i = 0; i < r->n_concs; i++) {
     g->pts = xreallocarray(g->pts, g->n_pts + 1, sizeof *g->pts);
+    g->pt_inputs = xreallocarray(g->pt_inputs, g->n_pts + 1, sizeof *g->pt_inputs);
+    g->pt_inputs[g->n_pts] = in;
     g->pts[g->n_pts++] = (struct recipe_point){.tp = r->tp, .ep = r->ep, .dp_attn = r->dp_attn,
                                                .conc = r->concs[i],
                                                .kv_offloading = r->kv_offloading,
@@ -395,10 +440,13 @@ static void add_row_points(struct group *g, const struct row *r) {
  * legacy seq-len-configs). */
 static void load_scenario_list(struct ctx *c, const struct ynode *list, const char *path,
                                enum recipe_scenario scen, bool multinode, struct group **gs,
-                               size_t *n_gs) {
+                               size_t *n_gs, const char *const *entry_inputs,
+                               size_t n_entry_inputs) {
   static const char *const fixed_keys[] = {"isl", "osl", "search-space", NULL};
-  static const char *const agentic_keys[] = {"search-space", "dram-utilization", "duration",
-                                             "offloading", NULL};
+  static const char *const agentic_keys[] = {"search-space", "dram-utilization", NULL};
+  /* before AgentX v1.0 (#1970): a run duration per scenario item */
+  static const char *const agentic_keys_legacy[] = {"search-space", "dram-utilization",
+                                                    "duration", NULL};
   if (list->kind != YN_SEQ) {
     diag(c, list, path, "expected a list, got %s", kind_name(list));
     return;
@@ -411,7 +459,17 @@ static void load_scenario_list(struct ctx *c, const struct ynode *list, const ch
       free(ipath);
       continue;
     }
-    check_keys(c, item, ipath, scen == RECIPE_SCENARIO_AGENTIC ? agentic_keys : fixed_keys);
+    check_keys(c, item, ipath,
+               scen != RECIPE_SCENARIO_AGENTIC  ? fixed_keys
+               : c->schema->agentic_legacy_ok ? agentic_keys_legacy
+                                               : agentic_keys);
+    const char **outer = NULL;
+    size_t n_outer = 0;
+    for (size_t k = 0; k < n_entry_inputs; k++) {
+      outer = xreallocarray(outer, n_outer + 1, sizeof *outer);
+      outer[n_outer++] = entry_inputs[k];
+    }
+    scalar_inputs(c->set, item, &outer, &n_outer);
     int isl = 0, osl = 0;
     if (scen == RECIPE_SCENARIO_FIXED_SEQ_LEN) {
       if (get_int(c, item, ipath, "isl", 1, &isl) == 0)
@@ -438,24 +496,29 @@ static void load_scenario_list(struct ctx *c, const struct ynode *list, const ch
           if (scen == RECIPE_SCENARIO_AGENTIC && row.kv_offloading &&
               strcmp(row.kv_offloading, "dram") == 0 && !ymap_get(item, "dram-utilization"))
             diag(c, ss->kids[r], rpath, "kv-offloading: dram requires dram-utilization");
-          add_row_points(group_for(gs, n_gs, scen, isl, osl, row.spec, item->line), &row);
+          add_row_points(c->set, group_for(gs, n_gs, scen, isl, osl, row.spec, item->line), &row,
+                         outer, n_outer);
         }
         free(row.concs);
+        free(row.inputs);
         free(rpath);
       }
     }
     free(spath);
     free(ipath);
+    free(outer);
   }
 }
 
 void entry_load(struct recipe_set *set, const char *file, const struct ynode *key,
                 const struct ynode *val, bool native) {
-  struct ctx c = {.set = set, .file = file};
   const char *name = key->scalar;
+  struct ctx c = {.set = set, .file = file, .entry = name,
+                  .schema = native ? &native_schema : &set->schema};
   set->counts.entries++;
   if (val->kind != YN_MAP) {
     diag(&c, val, name, "expected a mapping (an entry), got %s", kind_name(val));
+    set->counts.entries_failed++;
     return;
   }
   check_keys(&c, val, name, native ? entry_keys_native : entry_keys_ix);
@@ -468,7 +531,7 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
   const char *precision = get_str(&c, val, name, "precision", true);
   const char *framework = get_str(&c, val, name, "framework", true);
   bool multinode = false, disagg = false;
-  if (get_bool(&c, val, name, "multinode", &multinode) == 0 && !native)
+  if (get_bool(&c, val, name, "multinode", &multinode) == 0 && c.schema->multinode_required)
     diag(&c, val, name, "missing required key 'multinode'");
   get_bool(&c, val, name, "disagg", &disagg);
   if (mp && strchr(mp, '_')) {
@@ -488,10 +551,17 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
 
   struct group *gs = NULL;
   size_t n_gs = 0;
+  const char **inputs = NULL; /* the entry's scalars, as the workflow reads them */
+  size_t n_inputs = 0;
+  scalar_inputs(set, val, &inputs, &n_inputs);
   const struct ynode *scen = ymap_get(val, "scenarios");
   const struct ynode *legacy = ymap_get(val, "seq-len-configs");
   if (scen && legacy)
     diag(&c, legacy, name, "scenarios and seq-len-configs are exclusive");
+  else if (legacy && !c.schema->seq_len_configs_ok)
+    diag(&c, legacy, name,
+         "seq-len-configs was replaced by scenarios: {fixed-seq-len: ...} (InferenceX #1201), "
+         "which the other entries of this checkout use");
   if (scen) {
     static const char *const scen_keys[] = {"fixed-seq-len", "agentic-coding", NULL};
     char *spath = xasprintf("%s.scenarios", name);
@@ -499,28 +569,32 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
       diag(&c, scen, spath, "expected a mapping, got %s", kind_name(scen));
     } else {
       check_keys(&c, scen, spath, scen_keys);
+      /* both types in one entry are valid (validation.py: at least one) */
       const struct ynode *fx = ymap_get(scen, "fixed-seq-len");
       const struct ynode *ag = ymap_get(scen, "agentic-coding");
-      if (fx && ag)
-        diag(&c, ag, spath, "an entry declares one scenario type, not both");
       if (fx) {
         char *p = xasprintf("%s.fixed-seq-len", spath);
-        load_scenario_list(&c, fx, p, RECIPE_SCENARIO_FIXED_SEQ_LEN, multinode, &gs, &n_gs);
+        load_scenario_list(&c, fx, p, RECIPE_SCENARIO_FIXED_SEQ_LEN, multinode, &gs, &n_gs,
+                           inputs, n_inputs);
         set->counts.fixed_seq_len++;
         free(p);
-      } else if (ag) {
+      }
+      if (ag) {
         char *p = xasprintf("%s.agentic-coding", spath);
-        load_scenario_list(&c, ag, p, RECIPE_SCENARIO_AGENTIC, multinode, &gs, &n_gs);
+        load_scenario_list(&c, ag, p, RECIPE_SCENARIO_AGENTIC, multinode, &gs, &n_gs, inputs,
+                           n_inputs);
         set->counts.agentic++;
         free(p);
-      } else {
+      }
+      if (!fx && !ag) {
         diag(&c, scen, spath, "needs fixed-seq-len or agentic-coding");
       }
     }
     free(spath);
   } else if (legacy) {
     char *p = xasprintf("%s.seq-len-configs", name);
-    load_scenario_list(&c, legacy, p, RECIPE_SCENARIO_FIXED_SEQ_LEN, multinode, &gs, &n_gs);
+    load_scenario_list(&c, legacy, p, RECIPE_SCENARIO_FIXED_SEQ_LEN, multinode, &gs, &n_gs,
+                       inputs, n_inputs);
     set->counts.fixed_seq_len++;
     free(p);
   } else {
@@ -553,10 +627,15 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
       free(p);
     }
   }
+  free(inputs);
   bool ok = !c.bad && model && runner && precision && framework && mp;
+  if (!ok)
+    set->counts.entries_failed++;
   if (multinode || !ok) {
-    for (size_t i = 0; i < n_gs; i++)
+    for (size_t i = 0; i < n_gs; i++) {
       free(gs[i].pts);
+      free(gs[i].pt_inputs);
+    }
     free(gs);
     strv_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
     strv_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
@@ -608,10 +687,13 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     r->spec = g->spec;
     r->points = g->pts;
     r->n_points = g->n_pts;
+    p->point_inputs = g->pt_inputs;
     r->bench = bench;
     r->bench.backend = set_str(set, bench.backend);
     r->file = set_str(set, file);
     r->line = key->line;
+    const struct ynode *rn = ymap_get(val, "runner");
+    r->runner_line = rn ? rn->line : key->line;
     r->scenario_line = g->line;
     if (g->scen == RECIPE_SCENARIO_AGENTIC)
       p->seq_tag = "agentic";
@@ -640,8 +722,10 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
 }
 
 /* ---------------------------------------------------------------- files */
-static void load_doc(struct recipe_set *set, const char *file, const char *data, size_t len,
-                     bool native) {
+/* The parsed tree of one file, or NULL with a diagnostic (counted as read
+ * and as failed). */
+static struct ynode *parse_doc(struct recipe_set *set, const char *file, const char *data,
+                               size_t len) {
   struct st_err err;
   struct ynode *root = ytree_parse(data, len, file, &err);
   set->counts.files++;
@@ -651,42 +735,95 @@ static void load_doc(struct recipe_set *set, const char *file, const char *data,
     if (*p == ':')
       sscanf(p, ":%d:%d:", &line, &col);
     const char *msg = strstr(p, ": ");
-    set_diag(set, file, line, col, NULL, "%s", msg ? msg + 2 : err.msg);
+    set_diag(set, file, line, col, NULL, NULL, "%s", msg ? msg + 2 : err.msg);
+    set->counts.files_failed++;
+  }
+  return root;
+}
+
+static void load_root(struct recipe_set *set, const char *file, const struct ynode *root,
+                      bool native) {
+  if (root->kind != YN_MAP) {
+    set_diag(set, file, root->line, root->col, NULL, NULL,
+             "expected a mapping of entry name to entry at the top level");
+    set->counts.files_failed++;
     return;
   }
-  if (root->kind != YN_MAP) {
-    set_diag(set, file, root->line, root->col, NULL,
-             "expected a mapping of entry name to entry at the top level");
-  } else {
-    for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
-      const struct ynode *k = root->kids[i];
-      if (k->kind != YN_SCALAR) {
-        set_diag(set, file, k->line, k->col, NULL, "entry names must be scalars");
+  for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
+    const struct ynode *k = root->kids[i];
+    if (k->kind != YN_SCALAR) {
+      set_diag(set, file, k->line, k->col, NULL, NULL, "entry names must be scalars");
+      continue;
+    }
+    bool dup = false;
+    for (size_t r = 0; r < set->n_recipes && !dup; r++)
+      dup = strcmp(set->recipes[r]->pub.entry, k->scalar) == 0;
+    for (size_t m = 0; m < set->n_multinode && !dup; m++)
+      dup = strcmp(set->multinode[m], k->scalar) == 0;
+    if (dup) {
+      set->counts.entries++;
+      set->counts.entries_failed++;
+      set_diag(set, file, k->line, k->col, k->scalar, k->scalar, "%s: duplicate entry name",
+               k->scalar);
+      continue;
+    }
+    entry_load(set, file, k, root->kids[i + 1], native);
+  }
+}
+
+static bool is_agentx_row(const struct ynode *row) {
+  return row->kind == YN_MAP && (ymap_get(row, "kv-offloading") || ymap_get(row, "kv-offload-backend"));
+}
+
+void ix_schema_detect(const struct ynode *const *roots, size_t n, struct ix_schema *out) {
+  *out = (struct ix_schema){.multinode_required = false, .seq_len_configs_ok = true,
+                            .agentic_legacy_ok = true, .agentic_cluster_label = false};
+  bool agentx = false;
+  for (size_t f = 0; f < n; f++) {
+    const struct ynode *root = roots[f];
+    for (size_t i = 0; root && root->kind == YN_MAP && i + 1 < root->n_kids; i += 2) {
+      const struct ynode *e = root->kids[i + 1];
+      if (e->kind != YN_MAP)
         continue;
-      }
-      bool dup = false;
-      for (size_t r = 0; r < set->n_recipes && !dup; r++)
-        dup = strcmp(set->recipes[r]->pub.entry, k->scalar) == 0;
-      for (size_t m = 0; m < set->n_multinode && !dup; m++)
-        dup = strcmp(set->multinode[m], k->scalar) == 0;
-      if (dup) {
-        set_diag(set, file, k->line, k->col, k->scalar, "%s: duplicate entry name", k->scalar);
+      out->multinode_required = out->multinode_required || ymap_get(e, "multinode");
+      const struct ynode *runner = ymap_get(e, "runner");
+      agentx = agentx || (runner && runner->kind == YN_SCALAR &&
+                          str_starts_with(runner->scalar, "cluster:"));
+      const struct ynode *scen = ymap_get(e, "scenarios");
+      if (!scen)
         continue;
+      out->seq_len_configs_ok = false;
+      const struct ynode *ag = ymap_get(scen, "agentic-coding");
+      for (size_t k = 0; ag && ag->kind == YN_SEQ && k < ag->n_kids; k++) {
+        const struct ynode *item = ag->kids[k];
+        agentx = agentx || ymap_get(item, "dram-utilization");
+        const struct ynode *ss = ymap_get(item, "search-space");
+        for (size_t r = 0; ss && ss->kind == YN_SEQ && r < ss->n_kids; r++)
+          agentx = agentx || is_agentx_row(ss->kids[r]);
       }
-      entry_load(set, file, k, root->kids[i + 1], native);
     }
   }
-  ytree_free(root);
+  out->agentic_legacy_ok = !agentx;
+  out->agentic_cluster_label = agentx;
 }
 
 void recipe_set_add_yaml_buffer(struct recipe_set *set, const char *display_name,
                                 const char *data, size_t len) {
-  load_doc(set, display_name, data, len, true);
+  struct ynode *root = parse_doc(set, display_name, data, len);
+  if (root)
+    load_root(set, display_name, root, true);
+  ytree_free(root);
 }
 
 void recipe_set_add_master_buffer(struct recipe_set *set, const char *display_name,
                                   const char *data, size_t len) {
-  load_doc(set, display_name, data, len, false);
+  struct ynode *root = parse_doc(set, display_name, data, len);
+  if (root) {
+    const struct ynode *roots[] = {root};
+    ix_schema_detect(roots, 1, &set->schema);
+    load_root(set, display_name, root, false);
+  }
+  ytree_free(root);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -710,32 +847,52 @@ static int list_dir(const char *dir, const char *suffix, char ***out, size_t *n,
 }
 
 /* Loads every file of dir whose name ends in suffix (sorted); a file that
- * cannot be read becomes a diagnostic, not a failure. Returns the file count,
- * or -1 when dir cannot be listed. */
+ * cannot be read becomes a diagnostic, not a failure. InferenceX master
+ * configs are all parsed first: their schema generation is read from them
+ * together. Returns the file count, or -1 when dir cannot be listed. */
 static int load_dir_files(struct recipe_set *set, const char *dir, const char *suffix, bool native,
                           struct st_err *err) {
   char **names = NULL;
   size_t n = 0;
   if (list_dir(dir, suffix, &names, &n, err) < 0)
     return -1;
+  struct ynode **roots = xcalloc(n ? n : 1, sizeof *roots);
+  char **paths = xcalloc(n ? n : 1, sizeof *paths);
   for (size_t i = 0; i < n; i++) {
-    char *path = path_join_alloc(dir, names[i]);
+    paths[i] = path_join_alloc(dir, names[i]);
     size_t len;
     struct st_err ferr;
-    char *data = file_read_all(path, &len, &ferr);
-    if (!data)
-      set_diag(set, path, 0, 0, NULL, "%s", ferr.msg);
-    else
-      load_doc(set, path, data, len, native);
+    char *data = file_read_all(paths[i], &len, &ferr);
+    if (!data) {
+      set->counts.files++;
+      set->counts.files_failed++;
+      set_diag(set, paths[i], 0, 0, NULL, NULL, "%s", ferr.msg);
+    } else {
+      roots[i] = parse_doc(set, paths[i], data, len);
+    }
     free(data);
-    free(path);
   }
+  if (!native)
+    ix_schema_detect((const struct ynode *const *)roots, n, &set->schema);
+  for (size_t i = 0; i < n; i++) {
+    if (roots[i])
+      load_root(set, paths[i], roots[i], native);
+    ytree_free(roots[i]);
+    free(paths[i]);
+  }
+  free(roots);
+  free(paths);
   strv_free(names, n);
   return (int)n;
 }
 
 int recipe_set_add_configs_dir(struct recipe_set *set, const char *dir, struct st_err *err) {
-  return load_dir_files(set, dir, ".yaml", true, err) < 0 ? -1 : 0;
+  int n = load_dir_files(set, dir, ".yaml", true, err);
+  if (n < 0)
+    return -1;
+  if (n == 0)
+    return err_setf(err, "%s: no recipe files (*.yaml) in this directory", dir);
+  return 0;
 }
 
 int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err *err) {

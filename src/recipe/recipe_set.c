@@ -21,11 +21,16 @@ void recipe_set_free(struct recipe_set *set) {
     strv_free(p->tmpl_env, p->n_tmpl_env);
     strv_free(p->tmpl_argv, p->n_tmpl_argv);
     free(p->tmpl_argv_lines);
+    free((void *)p->point_inputs);
+    free(p->route_x);
     free(p);
   }
   free(set->recipes);
   free(set->diags);
   strv_free(set->strings, set->n_strings);
+  for (size_t i = 0; i < set->n_blocks; i++)
+    free(set->blocks[i]);
+  free(set->blocks);
   free(set->multinode);
   for (size_t i = 0; i < set->n_scripts; i++) {
     if (set->scripts[i]) {
@@ -35,11 +40,22 @@ void recipe_set_free(struct recipe_set *set) {
   }
   free(set->scripts);
   strv_free(set->script_paths, set->n_scripts);
-  for (size_t i = 0; i < set->n_labels; i++)
+  for (size_t i = 0; i < set->n_labels; i++) {
     free(set->label_runners[i]);
+    free(set->label_runner_lines[i]);
+  }
   free(set->labels);
+  free(set->label_lines);
   free(set->label_runners);
+  free(set->label_runner_lines);
   free(set->n_label_runners);
+  strv_free(set->bench_files, set->n_bench_files);
+  if (set->workflow) {
+    strv_free(set->workflow->names, set->workflow->n);
+    strv_free(set->workflow->values, set->workflow->n);
+    free(set->workflow->file);
+    free(set->workflow);
+  }
   free(set);
 }
 
@@ -54,6 +70,12 @@ const char *set_str(struct recipe_set *set, const char *s) {
   return set->strings[set->n_strings++];
 }
 
+void *set_block(struct recipe_set *set, size_t size) {
+  set->blocks = xreallocarray(set->blocks, set->n_blocks + 1, sizeof *set->blocks);
+  set->blocks[set->n_blocks] = xcalloc(1, size ? size : 1);
+  return set->blocks[set->n_blocks++];
+}
+
 const char *set_strf(struct recipe_set *set, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -64,8 +86,8 @@ const char *set_strf(struct recipe_set *set, const char *fmt, ...) {
   return owned;
 }
 
-void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *field,
-              const char *fmt, ...) {
+void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *entry,
+              const char *field, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char *msg = xvasprintf(fmt, ap);
@@ -76,6 +98,7 @@ void set_diag(struct recipe_set *set, const char *file, int line, int col, const
   d->line = line;
   d->col = col;
   d->field = set_str(set, field);
+  d->entry = set_str(set, entry);
   d->message = set_str(set, msg);
   free(msg);
 }
@@ -96,7 +119,7 @@ const struct sh_script *set_script(struct recipe_set *set, const char *path, con
   struct sh_script *s = NULL;
   char *data = file_read_all(path, &len, &err);
   if (!data) {
-    set_diag(set, display, 0, 0, NULL, "%s", err.msg);
+    set_diag(set, display, 0, 0, NULL, NULL, "%s", err.msg);
   } else {
     s = xcalloc(1, sizeof *s);
     if (sh_parse(data, len, display, s, &err) < 0) {
@@ -106,7 +129,7 @@ const struct sh_script *set_script(struct recipe_set *set, const char *path, con
       if (*p == ':')
         sscanf(p, ":%d:%d:", &line, &col);
       const char *msg = strstr(p, ": ");
-      set_diag(set, display, line, col, NULL, "%s", msg ? msg + 2 : err.msg);
+      set_diag(set, display, line, col, NULL, NULL, "%s", msg ? msg + 2 : err.msg);
       free(s);
       s = NULL;
     }

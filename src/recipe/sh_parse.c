@@ -251,7 +251,6 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
                      .out = out};
   memset(out, 0, sizeof *out);
   out->file = xstrdup(file);
-  int last_cont_line = 0, last_cont_col = 0;
   while (lx.i < lx.len) {
     char ch = data[lx.i];
     if (ch == '\0') {
@@ -260,24 +259,15 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
     }
     if (ch == '\\') {
       if (peek(&lx, 1) == '\n') {
-        last_cont_line = lx.line;
-        last_cont_col = lx.col;
+        /* joined; one before the end of the file just ends the command, as
+         * bash reads it */
         adv(&lx);
         adv(&lx);
-        /* a continuation followed only by blank space to the end of file */
-        size_t k = lx.i;
-        while (k < lx.len && isspace((unsigned char)data[k]))
-          k++;
-        if (k >= lx.len) {
-          scan_error(&lx, last_cont_line, last_cont_col,
-                     "unterminated line continuation ('\\' at end of file)");
-          goto fail;
-        }
         continue;
       }
-      if (lx.i + 1 >= lx.len) {
-        scan_error(&lx, lx.line, lx.col, "unterminated line continuation ('\\' at end of file)");
-        goto fail;
+      if (lx.i + 1 >= lx.len) { /* a '\\' as the last byte: bash drops it */
+        adv(&lx);
+        continue;
       }
       put(&lx, ch);
       adv(&lx);
@@ -439,6 +429,7 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
   if (lx.heredoc_delim)
     scan_heredoc_body(&lx);
   sbuf_free(&lx.word);
+  sh_index_bodies(out);
   return 0;
 fail:
   for (size_t k = 0; k < lx.cur.n_words; k++)
@@ -451,6 +442,11 @@ fail:
 }
 
 void sh_script_fini(struct sh_script *s) {
+  for (size_t i = 0; i < s->n_subs; i++) {
+    free(s->subs[i].text);
+    sh_script_fini(&s->subs[i].parsed);
+  }
+  free(s->subs);
   for (size_t i = 0; i < s->n_cmds; i++) {
     for (size_t k = 0; k < s->cmds[i].n_words; k++)
       free(s->cmds[i].words[k].raw);

@@ -22,7 +22,8 @@ enum { SH_MAX_STEPS = 5000 };
 /* ---------------------------------------------------------------- env */
 static struct sh_var *var_find(const struct sh_env *env, const char *name, size_t len) {
   for (size_t i = env->n_vars; i-- > 0;)
-    if (strlen(env->vars[i].name) == len && memcmp(env->vars[i].name, name, len) == 0)
+    if (env->vars[i].name_len == len && env->vars[i].name[0] == name[0] &&
+        memcmp(env->vars[i].name, name, len) == 0)
       return &env->vars[i];
   return NULL;
 }
@@ -35,6 +36,7 @@ static struct sh_var *var_get_or_add(struct sh_env *env, const char *name) {
   v = &env->vars[env->n_vars++];
   memset(v, 0, sizeof *v);
   v->name = xstrdup(name);
+  v->name_len = strlen(name);
   return v;
 }
 
@@ -44,11 +46,46 @@ static void var_clear(struct sh_var *v) {
   v->n_values = 0;
 }
 
+static void vars_free(struct sh_var *vars, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(vars[i].name);
+    var_clear(&vars[i]);
+  }
+  free(vars);
+}
+
+/* A deep copy of the variables (a subshell's starting point). */
+static struct sh_var *vars_copy(const struct sh_var *vars, size_t n) {
+  struct sh_var *out = xcalloc(n ? n : 1, sizeof *out);
+  for (size_t i = 0; i < n; i++) {
+    out[i] = vars[i];
+    out[i].name = xstrdup(vars[i].name);
+    out[i].values = NULL;
+    out[i].n_values = 0;
+    for (size_t k = 0; k < vars[i].n_values; k++)
+      strv_push(&out[i].values, &out[i].n_values, vars[i].values[k]);
+  }
+  return out;
+}
+
 void sh_env_set(struct sh_env *env, const char *name, const char *value) {
   struct sh_var *v = var_get_or_add(env, name);
+  if (v->n_values == 1 && !v->is_array) { /* a scalar again: keep its vector */
+    free(v->values[0]);
+    v->values[0] = xstrdup(value);
+    return;
+  }
   var_clear(v);
   v->is_array = false;
   strv_push(&v->values, &v->n_values, value);
+}
+
+void sh_env_unset(struct sh_env *env, const char *name) {
+  struct sh_var *v = var_find(env, name, strlen(name));
+  if (v) {
+    var_clear(v);
+    v->is_array = false;
+  }
 }
 
 const char *sh_env_get(const struct sh_env *env, const char *name) {
@@ -57,11 +94,7 @@ const char *sh_env_get(const struct sh_env *env, const char *name) {
 }
 
 void sh_env_fini(struct sh_env *env) {
-  for (size_t i = 0; i < env->n_vars; i++) {
-    free(env->vars[i].name);
-    var_clear(&env->vars[i]);
-  }
-  free(env->vars);
+  vars_free(env->vars, env->n_vars);
   env->vars = NULL;
   env->n_vars = 0;
 }
@@ -71,7 +104,7 @@ bool sh_is_unresolved(const char *s) {
 }
 
 /* ---------------------------------------------------------------- interpreter state */
-enum frame_kind { F_IF, F_CASE, F_LOOP, F_GROUP, F_FUNC };
+enum frame_kind { F_IF, F_CASE, F_LOOP, F_GROUP, F_FUNC, F_SUBSHELL };
 
 struct frame {
   enum frame_kind kind;
@@ -81,12 +114,18 @@ struct frame {
   enum tri cond;
   bool case_expect_pattern;
   char *case_subject;   /* NULL: unknown */
+  /* ( ... ): the variables before it, restored at its ')' */
+  struct sh_var *saved_vars;
+  size_t n_saved_vars;
 };
 
 struct interp {
   const struct sh_script *s;
   struct sh_env *env;
   struct sh_result *res;
+  struct sh_result *rec;  /* where bench-script runs and probes are recorded: the
+                             top-level result, also from inside $(...) */
+  int cur_line;           /* line of the command being run */
   struct frame *frames;
   size_t n_frames, cap_frames;
   enum tri last_status;
@@ -126,17 +165,48 @@ static struct frame *push(struct interp *in, enum frame_kind kind, enum tri stat
   return f;
 }
 
+/* Drops frames [first, n): a subshell among them gives back the variables
+ * it started from (the outermost one's, as bash would). */
+static void drop_frames(struct interp *in, size_t first) {
+  if (first >= in->n_frames)
+    return; /* already gone (a ')' inside a function closed a frame of its caller) */
+  for (size_t k = in->n_frames; k-- > first;) {
+    struct frame *f = &in->frames[k];
+    free(f->case_subject);
+    if (f->saved_vars) {
+      vars_free(in->env->vars, in->env->n_vars);
+      in->env->vars = f->saved_vars;
+      in->env->n_vars = f->n_saved_vars;
+    }
+  }
+  in->n_frames = first;
+}
+
+/* Frees frames without restoring anything (end of an interpretation). */
+static void frames_free(struct frame *frames, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    free(frames[k].case_subject);
+    vars_free(frames[k].saved_vars, frames[k].n_saved_vars);
+  }
+  free(frames);
+}
+
 static void pop(struct interp *in, enum frame_kind kind) {
   /* pop up to and including the innermost frame of this kind (tolerant of
    * unbalanced input) */
   for (size_t i = in->n_frames; i-- > 0;) {
     if (in->frames[i].kind == kind) {
-      for (size_t k = i; k < in->n_frames; k++)
-        free(in->frames[k].case_subject);
-      in->n_frames = i;
+      drop_frames(in, i);
       return;
     }
   }
+}
+
+static bool in_frame(const struct interp *in, enum frame_kind kind) {
+  for (size_t i = 0; i < in->n_frames; i++)
+    if (in->frames[i].kind == kind)
+      return true;
+  return false;
 }
 
 static struct frame *top(struct interp *in) {
@@ -403,6 +473,17 @@ static char *trim_pattern(const char *val, const char *pat, bool suffix, bool lo
 /* ${...} body (between the braces). Appends to fields. */
 static void expand_braced(struct interp *in, const char *body, size_t len, bool quoted,
                           struct fields *f) {
+  /* $NAME and ${NAME}: the value as it is, no copies */
+  size_t plain = 0;
+  while (plain < len && (isalnum((unsigned char)body[plain]) || body[plain] == '_'))
+    plain++;
+  if (plain == len && len > 0 && !isdigit((unsigned char)body[0])) {
+    struct sh_var *pv = var_find(in->env, body, len);
+    if (pv && pv->n_values > 0) {
+      f_value(f, pv->values[0], quoted);
+      return;
+    }
+  }
   char *b = xstrndup(body, len);
   size_t nlen = 0;
   bool count = b[0] == '#' && len > 1;
@@ -684,7 +765,7 @@ void sh_expand_word(struct sh_env *env, const char *raw, char ***fields, size_t 
   struct fields f = {0};
   expand_into(&in, raw, &f);
   fields_take(&f, fields, n_fields);
-  free(in.frames);
+  frames_free(in.frames, in.n_frames);
 }
 
 static void expand_words(struct interp *in, const struct sh_word *w, size_t n, char ***out,
@@ -738,6 +819,12 @@ static enum tri eval_primary(struct interp *in, char **w, size_t n) {
     if (strcmp(op, "-n") == 0)
       return a[0] != '\0' ? T_TRUE : T_FALSE;
     if (op[1] != '\0' && strchr("fdesrx", op[1]) && op[2] == '\0') {
+      if (in->rec && strstr(a, "benchmarks/")) {
+        struct sh_result *r = in->rec;
+        strv_push(&r->probes, &r->n_probes, a);
+        r->probe_lines = xreallocarray(r->probe_lines, r->n_probes, sizeof *r->probe_lines);
+        r->probe_lines[r->n_probes - 1] = in->cur_line;
+      }
       if (!in->env->root_dir || a[0] == '/')
         return T_UNKNOWN;
       char *path = path_join_alloc(in->env->root_dir, a);
@@ -830,6 +917,29 @@ static bool is_assignment(const char *raw, size_t *name_len, bool *append, const
   return true;
 }
 
+/* The assignment line of B when raw is only "$B" / $B / "${B}" / ${B}; 0
+ * otherwise. */
+static int alias_line(const struct interp *in, const char *raw) {
+  const char *p = raw;
+  bool dq = *p == '"';
+  p += dq;
+  if (*p++ != '$')
+    return 0;
+  bool br = *p == '{';
+  p += br;
+  size_t n = 0;
+  while (is_name_char(p[n], n == 0))
+    n++;
+  const char *e = p + n;
+  if (n == 0 || (br && *e++ != '}') || (dq && *e++ != '"') || *e)
+    return 0;
+  struct sh_var *v = var_find(in->env, p, n);
+  return v ? v->line : 0;
+}
+
+static const struct sh_script *indexed_body(const struct sh_script *s, const char *text,
+                                            size_t len);
+
 static void assign(struct interp *in, const char *raw, int line, bool exported, enum tri m) {
   size_t nlen;
   bool append;
@@ -841,16 +951,18 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
   if (val_at[0] == '(') {
     size_t blen = strlen(val_at);
     size_t inner = blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1;
-    struct sh_script body;
+    struct sh_script own = {0};
+    const struct sh_script *body = indexed_body(in->s, val_at + 1, inner);
+    if (!body && sh_parse(val_at + 1, inner, in->s ? in->s->file : "", &own, NULL) == 0)
+      body = &own;
     char **elems = NULL;
     size_t n_elems = 0;
-    if (sh_parse(val_at + 1, inner, in->s ? in->s->file : "", &body, NULL) == 0) {
-      for (size_t c = 0; c < body.n_cmds; c++)
-        expand_words(in, body.cmds[c].words, body.cmds[c].n_words, &elems, &n_elems);
-      sh_script_fini(&body);
-    }
+    for (size_t c = 0; body && c < body->n_cmds; c++)
+      expand_words(in, body->cmds[c].words, body->cmds[c].n_words, &elems, &n_elems);
+    sh_script_fini(&own);
     struct sh_var *v = var_get_or_add(in->env, name);
     v->exported = v->exported || exported;
+    v->line = line;
     if (!append || !v->is_array) {
       if (!append)
         var_clear(v);
@@ -873,8 +985,10 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
     return;
   }
   char *val = expand_string(in, val_at);
+  int origin = alias_line(in, val_at); /* A="$B": A's value was built where B's was */
   struct sh_var *v = var_get_or_add(in->env, name);
   v->exported = v->exported || exported;
+  v->line = origin > 0 ? origin : line;
   if (append && v->n_values > 0) {
     char *joined = xasprintf("%s%s", v->values[v->n_values - 1], val);
     free(val);
@@ -924,6 +1038,9 @@ void sh_result_fini(struct sh_result *r) {
   launch_fini(&r->server);
   launch_fini(&r->bench);
   free(r->bench_script);
+  strv_free(r->probes, r->n_probes);
+  free(r->probe_lines);
+  strv_free(r->bench_env, r->n_bench_env);
   memset(r, 0, sizeof *r);
 }
 
@@ -938,7 +1055,82 @@ static void collect_exports(struct interp *in, char ***env, size_t *n_env) {
   }
 }
 
-static void note_bench_script(struct interp *in, char **w, size_t n, int line) {
+/* Programs that name a path without running it. */
+static bool only_names_paths(const char *prog) {
+  static const char *const progs[] = {"echo", "printf", "cat", "ls", "cp", "mv", "rm", "mkdir",
+                                      "chmod", "sed", "grep", "touch", "tee", "head", "tail",
+                                      "wc", "basename", "dirname", "realpath", "readlink",
+                                      "diff", "git", "stat", "file"};
+  const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+  for (size_t i = 0; i < ST_ARRAY_LEN(progs); i++)
+    if (strcmp(base, progs[i]) == 0)
+      return true;
+  return false;
+}
+
+/* The line where the value naming `base` was built: a raw word that writes
+ * benchmarks/ itself is built on its own line; otherwise the assignment of
+ * the variable it expands whose value holds the script's name. */
+static int built_line(const struct interp *in, const struct sh_word *w, size_t n, const char *base,
+                      int fallback) {
+  for (size_t i = 0; i < n; i++) {
+    const char *raw = w[i].raw;
+    if (strstr(raw, "benchmarks/"))
+      return w[i].line;
+    for (const char *p = strchr(raw, '$'); p; p = strchr(p + 1, '$')) {
+      const char *q = p + 1 + (p[1] == '{');
+      size_t len = 0;
+      while (is_name_char(q[len], len == 0))
+        len++;
+      struct sh_var *v = len ? var_find(in->env, q, len) : NULL;
+      if (v && v->n_values > 0 && strstr(v->values[0], base))
+        return v->line > 0 ? v->line : w[i].line;
+    }
+  }
+  return fallback;
+}
+
+/* Which variables the command that runs a script hands it: a container
+ * started with `docker run` (or podman) sees only its -e/--env list (and a
+ * --env-file, which cannot be read statically: then all are assumed);
+ * anything else (bash, srun --export=ALL, enroot) passes the environment. */
+static void note_passed_env(struct sh_result *r, char **w, size_t n) {
+  strv_free(r->bench_env, r->n_bench_env);
+  r->bench_env = NULL;
+  r->n_bench_env = 0;
+  r->bench_env_listed = false;
+  size_t i = 0;
+  for (; i < n && i < 4; i++) {
+    const char *base = strrchr(w[i], '/') ? strrchr(w[i], '/') + 1 : w[i];
+    if ((strcmp(base, "docker") == 0 || strcmp(base, "podman") == 0) && i + 1 < n &&
+        (strcmp(w[i + 1], "run") == 0 || strcmp(w[i + 1], "exec") == 0))
+      break;
+  }
+  if (i >= n || i >= 4)
+    return;
+  for (size_t k = i + 2; k < n; k++) {
+    const char *a = w[k], *name = NULL;
+    if (strcmp(a, "--env-file") == 0 || str_starts_with(a, "--env-file="))
+      return; /* not readable statically: everything may pass */
+    if ((strcmp(a, "-e") == 0 || strcmp(a, "--env") == 0) && k + 1 < n)
+      name = w[++k];
+    else if (str_starts_with(a, "--env="))
+      name = a + 6;
+    else if (str_starts_with(a, "-e") && a[2] != '\0' && a[2] != '-')
+      name = a + 2;
+    if (name) {
+      char *nm = xstrndup(name, strcspn(name, "="));
+      strv_push_owned(&r->bench_env, &r->n_bench_env, nm);
+    }
+  }
+  r->bench_env_listed = true;
+}
+
+/* Records a benchmarks/...sh path that the command runs (launchers). */
+static void note_bench_script(struct interp *in, const struct sh_word *raw, size_t n_raw, char **w,
+                              size_t n, int line) {
+  if (!in->rec || n == 0 || only_names_paths(w[0]))
+    return;
   for (size_t i = 0; i < n; i++) {
     const char *p = w[i];
     while (*p) {
@@ -951,9 +1143,13 @@ static void note_bench_script(struct interp *in, char **w, size_t n, int line) {
       if (len > 3 && memcmp(s + len - 3, ".sh", 3) == 0 && memmem(s, len, "benchmarks/", 11) &&
           !memmem(s, len, "benchmark_lib", 13)) {
         const char *b = memmem(s, len, "benchmarks/", 11);
-        free(in->res->bench_script);
-        in->res->bench_script = xstrndup(b, len - (size_t)(b - s));
-        in->res->bench_script_line = line;
+        struct sh_result *r = in->rec;
+        free(r->bench_script);
+        r->bench_script = xstrndup(b, len - (size_t)(b - s));
+        r->bench_script_line = line;
+        const char *base = strrchr(r->bench_script, '/') + 1;
+        r->bench_script_built_line = built_line(in, raw, n_raw, base, line);
+        note_passed_env(r, w, n);
       }
     }
   }
@@ -966,9 +1162,68 @@ static int find_fn(struct interp *in, const char *name) {
   return -1;
 }
 
+static void run_range(struct interp *in, size_t first, size_t end);
+
+/* Interprets text (a `bash -c` string of the command at `line`, raw words w)
+ * in a subshell; a benchmark script it runs is recorded at that line. */
+static void run_string(struct interp *in, const char *text, enum tri m, int line,
+                       const struct sh_word *w, size_t n) {
+  if (in->depth >= 8 || sh_is_unresolved(text))
+    return;
+  struct sh_script sub;
+  if (sh_parse(text, strlen(text), in->s ? in->s->file : "", &sub, NULL) < 0)
+    return;
+  struct sh_result dummy = {0};
+  struct interp child = {.s = &sub, .env = in->env, .res = &dummy, .rec = in->rec,
+                         .depth = in->depth + 1, .last_status = T_TRUE,
+                         .steps_left = in->steps_left};
+  if (m == T_UNKNOWN)
+    push(&child, F_GROUP, T_UNKNOWN);
+  struct sh_var *saved = vars_copy(in->env->vars, in->env->n_vars);
+  size_t n_saved = in->env->n_vars;
+  char *before = in->rec && in->rec->bench_script ? xstrdup(in->rec->bench_script) : NULL;
+  run_range(&child, 0, sub.n_cmds);
+  drop_frames(&child, 0);
+  vars_free(in->env->vars, in->env->n_vars);
+  in->env->vars = saved;
+  in->env->n_vars = n_saved;
+  struct sh_result *r = in->rec;
+  if (r && r->bench_script && (!before || strcmp(before, r->bench_script) != 0)) {
+    r->bench_script_line = line;
+    r->bench_script_built_line =
+        built_line(in, w, n, strrchr(r->bench_script, '/') + 1, line);
+  }
+  free(before);
+  free(child.frames);
+  strv_free(child.fn_names, child.n_fns);
+  free(child.fn_first);
+  free(child.fn_end);
+  sh_result_fini(&dummy);
+  sh_script_fini(&sub);
+}
+
+/* `exit` in mode m: ends the innermost ( ... ) or, outside one, the script
+ * (or the $(...) being read). In an undecided branch it only may: what
+ * follows in a subshell becomes uncertain, the script goes on. */
+static void exit_here(struct interp *in, enum tri m) {
+  for (size_t i = in->n_frames; i-- > 0;) {
+    struct frame *f = &in->frames[i];
+    if (f->kind != F_SUBSHELL)
+      continue;
+    if (m == T_TRUE)
+      f->state = T_FALSE;
+    else if (f->state == T_TRUE)
+      f->state = T_UNKNOWN;
+    return;
+  }
+  if (m == T_TRUE)
+    in->stopped = true;
+}
+
 /* A simple command in mode m (TRUE or UNKNOWN). Returns its status. */
 static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const struct sh_word *w,
                                size_t n, enum tri m) {
+  in->cur_line = c->line;
   /* leading assignments */
   size_t first = 0;
   size_t nlen;
@@ -1030,8 +1285,7 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
   if (strcmp(cmd, "false") == 0)
     return T_FALSE;
   if (strcmp(cmd, "exit") == 0) {
-    if (m == T_TRUE && !in->capture)
-      in->stopped = true;
+    exit_here(in, m);
     return T_UNKNOWN;
   }
   if (strcmp(cmd, "((") == 0 || strncmp(cmd, "((", 2) == 0) {
@@ -1048,8 +1302,7 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     if (m == T_UNKNOWN)
       push(in, F_GROUP, T_UNKNOWN);
     run_range(in, in->fn_first[fn], in->fn_end[fn]);
-    while (in->n_frames > saved)
-      free(in->frames[--in->n_frames].case_subject);
+    drop_frames(in, saved);
     in->depth--;
     return T_UNKNOWN;
   }
@@ -1125,21 +1378,44 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
       strv_push(&rec->words, &rec->n_words, ew[i]);
     rec->line = c->line;
     rec->conditional = m != T_TRUE;
+    const struct sh_result *r = in->res;
+    bool server = r->server.n_words > 0 && !r->server.conditional;
+    bool bench = r->bench.n_words > 0 && !r->bench.conditional;
+    if (!in->capture && ((in->env->stop == SH_STOP_AFTER_SERVER && server) ||
+                         (in->env->stop == SH_STOP_AFTER_BENCH && server && bench)))
+      in->stopped = true;
   }
-  note_bench_script(in, ew, n_ew, c->line);
+  note_bench_script(in, w + first, n - first, ew, n_ew, c->line);
+  /* `bash -c STRING` (also behind srun, docker, timeout): STRING is read
+   * like the script around it, in a subshell */
+  for (size_t i = 0; i + 2 < n_ew && i < 24; i++) {
+    const char *base = strrchr(ew[i], '/') ? strrchr(ew[i], '/') + 1 : ew[i];
+    if ((strcmp(base, "bash") == 0 || strcmp(base, "sh") == 0) && strcmp(ew[i + 1], "-c") == 0) {
+      run_string(in, ew[i + 2], m, c->line, w + first, n - first);
+      break;
+    }
+  }
   strv_free(ew, n_ew);
-  (void)c;
   return T_UNKNOWN;
 }
 
 
-/* Applies connector logic and runs one command in the current mode. */
-static void command(struct interp *in, size_t idx) {
-  const struct sh_cmd *c = &in->s->cmds[idx];
-  struct sh_word *ws = xreallocarray(NULL, c->n_words ? c->n_words : 1, sizeof *ws);
-  size_t n = strip_redirects(c->words, c->n_words, ws);
-  const struct sh_word *w = ws;
+/* The state of a { ... } or ( ... ) opening here: the current mode, and
+ * the && / || it follows (then its commands do not apply it again). */
+static enum tri group_state(struct interp *in, const struct sh_cmd *c, bool *conn_used) {
+  if (mode(in) == T_FALSE)
+    return T_FALSE;
+  if (*conn_used || (c->connector != '&' && c->connector != '|'))
+    return T_TRUE;
+  *conn_used = true;
+  return c->connector == '&' ? in->last_status : tri_not(in->last_status);
+}
+
+/* Applies connector logic and runs one command (words w) in the current mode. */
+static void command_words(struct interp *in, const struct sh_cmd *c, const struct sh_word *w,
+                          size_t n) {
   bool negate = false;
+  bool conn_used = false;
 
   while (n > 0) {
     const char *k = w[0].raw;
@@ -1275,7 +1551,21 @@ static void command(struct interp *in, size_t idx) {
       continue;
     }
     if (strcmp(k, "{") == 0) {
-      push(in, F_GROUP, mode(in) == T_FALSE ? T_FALSE : T_TRUE);
+      enum tri st = group_state(in, c, &conn_used);
+      push(in, F_GROUP, st);
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, "(") == 0) {
+      enum tri st = group_state(in, c, &conn_used);
+      struct frame *sub = push(in, F_SUBSHELL, st);
+      sub->saved_vars = vars_copy(in->env->vars, in->env->n_vars);
+      sub->n_saved_vars = in->env->n_vars;
+      w++, n--;
+      continue;
+    }
+    if (strcmp(k, ")") == 0 && in_frame(in, F_SUBSHELL)) {
+      pop(in, F_SUBSHELL);
       w++, n--;
       continue;
     }
@@ -1318,26 +1608,35 @@ static void command(struct interp *in, size_t idx) {
   if (m == T_FALSE)
     goto done;
   /* a && b, a || b: decided by the previous status when known */
-  if (c->connector == '&' || c->connector == '|') {
+  if (!conn_used && (c->connector == '&' || c->connector == '|')) {
     enum tri prev = in->last_status;
     enum tri run = c->connector == '&' ? prev : tri_not(prev);
-    if (run == T_FALSE) {
-      /* skipped: the list's status stays the previous one */
-      if (strcmp(w[0].raw, "{") == 0)
-        push(in, F_GROUP, T_FALSE);
-      free(ws);
-      return;
-    }
+    if (run == T_FALSE)
+      return; /* skipped: the list's status stays the previous one */
     if (run == T_UNKNOWN)
       m = T_UNKNOWN;
   }
   enum tri st = simple_command(in, c, w, n, m);
   in->last_status = negate ? tri_not(st) : st;
-  free(ws);
   return;
 done:
   in->last_status = T_UNKNOWN;
-  free(ws);
+}
+
+static void command(struct interp *in, size_t idx) {
+  const struct sh_cmd *c = &in->s->cmds[idx];
+  struct sh_word stack[64];
+  struct sh_word *ws = c->n_words <= ST_ARRAY_LEN(stack)
+                           ? stack
+                           : xreallocarray(NULL, c->n_words, sizeof *ws);
+  size_t n = strip_redirects(c->words, c->n_words, ws);
+  /* "... )" closes a subshell after its last command */
+  bool closes = n > 1 && strcmp(ws[n - 1].raw, ")") == 0 && in_frame(in, F_SUBSHELL);
+  command_words(in, c, ws, closes ? n - 1 : n);
+  if (closes)
+    pop(in, F_SUBSHELL);
+  if (ws != stack)
+    free(ws);
 }
 
 /* "name" of "name()": bash allows '-', '.' and ':' besides identifier
@@ -1422,18 +1721,96 @@ static void run_range(struct interp *in, size_t first, size_t end) {
   }
 }
 
+/* Could running s change a variable? (Then $(s) needs its own copy.) */
+static bool may_assign(struct interp *in, const struct sh_script *s) {
+  static const char *const builtins[] = {"export", "declare", "local", "typeset", "readonly",
+                                         "unset", "read", "(", "source", ".", "eval", "mapfile",
+                                         "readarray", "printf"};
+  for (size_t i = 0; i < s->n_cmds; i++) {
+    const struct sh_cmd *c = &s->cmds[i];
+    size_t nlen;
+    bool append;
+    const char *val_at;
+    if (c->n_words == 0)
+      continue;
+    const char *w0 = c->words[0].raw;
+    if (is_assignment(w0, &nlen, &append, &val_at) || find_fn(in, w0) >= 0)
+      return true;
+    for (size_t k = 0; k < ST_ARRAY_LEN(builtins); k++)
+      if (strcmp(w0, builtins[k]) == 0 && !(k == ST_ARRAY_LEN(builtins) - 1 &&
+                                             !(c->n_words > 1 && strcmp(c->words[1].raw, "-v") == 0)))
+        return true;
+    for (size_t k = 0; k < c->n_words; k++)
+      if (strstr(c->words[k].raw, ":=") || strstr(c->words[k].raw, "$("))
+        return true;
+  }
+  return false;
+}
+
+static void add_body(struct sh_script *s, const char *text, size_t len) {
+  for (size_t i = 0; i < s->n_subs; i++)
+    if (s->subs[i].len == len && memcmp(s->subs[i].text, text, len) == 0)
+      return;
+  struct sh_script parsed;
+  if (sh_parse(text, len, s->file ? s->file : "", &parsed, NULL) < 0)
+    return; /* read again (and refused) where it is used */
+  s->subs = xreallocarray(s->subs, s->n_subs + 1, sizeof *s->subs);
+  s->subs[s->n_subs++] = (struct sh_sub){xstrndup(text, len), len, parsed};
+}
+
+void sh_index_bodies(struct sh_script *s) {
+  for (size_t c = 0; c < s->n_cmds; c++)
+    for (size_t k = 0; k < s->cmds[c].n_words; k++) {
+      const char *raw = s->cmds[c].words[k].raw;
+      size_t nlen;
+      bool append;
+      const char *val_at;
+      if (is_assignment(raw, &nlen, &append, &val_at) && val_at[0] == '(') {
+        size_t blen = strlen(val_at);
+        add_body(s, val_at + 1, blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1);
+      }
+      for (const char *p = strstr(raw, "$("); p; p = strstr(p + 1, "$(")) {
+        if (p[2] == '(')
+          continue; /* $(( arithmetic )) */
+        size_t n = group_len(p + 1, '(', ')');
+        add_body(s, p + 2, n >= 2 ? n - 2 : 0);
+      }
+    }
+}
+
+/* The parsed body text[0, len) of script s (NULL: not indexed). */
+static const struct sh_script *indexed_body(const struct sh_script *s, const char *text,
+                                            size_t len) {
+  for (size_t i = 0; s && i < s->n_subs; i++)
+    if (s->subs[i].len == len && memcmp(s->subs[i].text, text, len) == 0)
+      return &s->subs[i].parsed;
+  return NULL;
+}
+
 static char *command_subst_alloc(struct interp *in, const char *body, size_t len) {
   if (in->depth >= 8)
     return unresolved_alloc(body, len);
-  struct sh_script sub;
-  if (sh_parse(body, len, in->s ? in->s->file : "", &sub, NULL) < 0)
+  const struct sh_script *known = indexed_body(in->s, body, len);
+  struct sh_script own = {0};
+  if (!known && sh_parse(body, len, in->s ? in->s->file : "", &own, NULL) < 0)
     return xasprintf(SH_UNRESOLVED_PREFIX "$(%.*s)>", (int)len, body);
+  const struct sh_script *sub = known ? known : &own;
   struct sbuf out = {0};
   struct sh_result dummy = {0};
-  struct interp child = {.s = &sub, .env = in->env, .res = &dummy, .capture = &out,
-                         .depth = in->depth + 1, .last_status = T_TRUE,
+  struct interp child = {.s = sub, .env = in->env, .res = &dummy, .rec = in->rec,
+                         .capture = &out, .depth = in->depth + 1, .last_status = T_TRUE,
                          .steps_left = in->steps_left};
-  run_range(&child, 0, sub.n_cmds);
+  /* $(...) runs in a subshell: what it assigns stays there */
+  bool assigns = may_assign(in, sub);
+  struct sh_var *saved = assigns ? vars_copy(in->env->vars, in->env->n_vars) : NULL;
+  size_t n_saved = in->env->n_vars;
+  run_range(&child, 0, sub->n_cmds);
+  drop_frames(&child, 0);
+  if (assigns) {
+    vars_free(in->env->vars, in->env->n_vars);
+    in->env->vars = saved;
+    in->env->n_vars = n_saved;
+  }
   char *result;
   if (child.capture_unknown) {
     result = xasprintf(SH_UNRESOLVED_PREFIX "$(%.*s)>", (int)len, body);
@@ -1443,26 +1820,22 @@ static char *command_subst_alloc(struct interp *in, const char *body, size_t len
     result = out.data ? sbuf_take(&out) : xstrdup("");
   }
   sbuf_free(&out);
-  for (size_t i = 0; i < child.n_frames; i++)
-    free(child.frames[i].case_subject);
   free(child.frames);
   strv_free(child.fn_names, child.n_fns);
   free(child.fn_first);
   free(child.fn_end);
   sh_result_fini(&dummy);
-  sh_script_fini(&sub);
+  sh_script_fini(&own);
   return result;
 }
 
 void sh_run(const struct sh_script *s, struct sh_env *env, struct sh_result *out) {
   memset(out, 0, sizeof *out);
   long steps_left = SH_MAX_STEPS;
-  struct interp in = {.s = s, .env = env, .res = out, .last_status = T_TRUE,
+  struct interp in = {.s = s, .env = env, .res = out, .rec = out, .last_status = T_TRUE,
                       .steps_left = &steps_left};
   run_range(&in, 0, s->n_cmds);
-  for (size_t i = 0; i < in.n_frames; i++)
-    free(in.frames[i].case_subject);
-  free(in.frames);
+  frames_free(in.frames, in.n_frames);
   strv_free(in.fn_names, in.n_fns);
   free(in.fn_first);
   free(in.fn_end);

@@ -34,6 +34,11 @@ void ytree_free(struct ynode *node) {
 }
 
 struct ynode *ytree_parse(const char *data, size_t len, const char *file, struct st_err *err) {
+  return ytree_parse_ex(data, len, file, false, err);
+}
+
+struct ynode *ytree_parse_ex(const char *data, size_t len, const char *file,
+                             bool alias_placeholders, struct st_err *err) {
   yaml_parser_t parser;
   yaml_event_t ev;
   struct ynode *stack[YTREE_MAX_DEPTH];
@@ -67,6 +72,12 @@ struct ynode *ytree_parse(const char *data, size_t len, const char *file, struct
       }
       break;
     case YAML_ALIAS_EVENT:
+      if (alias_placeholders) {
+        n = node_new(YN_SCALAR, &ev.start_mark);
+        n->scalar = xasprintf("*%s", (const char *)ev.data.alias.anchor);
+        n->quoted = true;
+        break;
+      }
       err_setf(err, "%s:%zu:%zu: YAML aliases are not supported", file, ev.start_mark.line + 1,
                ev.start_mark.column + 1);
       yaml_event_delete(&ev);

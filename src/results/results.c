@@ -188,11 +188,15 @@ static void compute_seconds(const struct lg_result *run, struct results_metrics 
     ttfts[n_ttft++] = (struct second_value){(int64_t)sc, (double)r->ttft_ns / 1e6};
     if (r->output_tokens > 1)
       tpots[n_tpot++] = (struct second_value){(int64_t)sc, record_tpot_s(r) * 1e3};
-    /* Tokens by chunk arrival, a request's tokens spread evenly over its chunks. */
-    double per_chunk = (double)r->output_tokens / (double)(r->n_chunk_gaps + 1);
+    /* Tokens by chunk arrival, a request's tokens spread evenly over its
+     * token-carrying chunks (a finish-only last chunk without text has none). */
+    uint32_t n_chunks = r->n_chunk_gaps + 1;
+    uint32_t carrying = (r->flags & LG_REC_LAST_CHUNK_NO_TOKEN) && n_chunks > 1 ? n_chunks - 1
+                                                                               : n_chunks;
+    double per_chunk = (double)r->output_tokens / (double)carrying;
     double carried = 0;
     int64_t t_ns = r->dispatch_ns + r->ttft_ns;
-    for (uint32_t c = 0; c <= r->n_chunk_gaps; c++) {
+    for (uint32_t c = 0; c < carrying; c++) {
       if (c > 0)
         t_ns += (int64_t)r->chunk_gaps_us[c - 1] * 1000;
       size_t st = (size_t)(t_ns / 1000000000);
@@ -502,7 +506,7 @@ static void add_number_or_null(cJSON *o, const char *key, bool valid, double v) 
     cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *signals_object(const struct sig_summary *sig) {
+static cJSON *signals_object(const struct sig_summary *sig, const struct lg_result *run) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "engine", sig->engine ? sig->engine->name : "unknown");
   cJSON_AddBoolToObject(o, "metrics_available", sig->metrics_available);
@@ -516,6 +520,16 @@ static cJSON *signals_object(const struct sig_summary *sig) {
   cJSON_AddNumberToObject(o, "scrape_failures", sig->n_scrape_failures);
   cJSON_AddNumberToObject(o, "prometheus_lines_skipped", (double)sig->n_prom_malformed);
 
+  /* What the run-scoped figures (counter deltas, acceptance) cover: from the
+   * start scrape to the end scrape, seconds from the first dispatch. */
+  cJSON *win = cJSON_AddObjectToObject(o, "window");
+  cJSON_AddStringToObject(win, "covers", "the measured requests: from a scrape after the warmups "
+                                         "and before the first dispatch to one after the last "
+                                         "request ended");
+  add_number_or_null(win, "from_s", sig->first_mono_ns != 0,
+                     (double)(sig->first_mono_ns - run->start_mono_ns) / 1e9);
+  add_number_or_null(win, "to_s", sig->last_mono_ns != 0,
+                     (double)(sig->last_mono_ns - run->start_mono_ns) / 1e9);
   cJSON *acc = cJSON_AddObjectToObject(o, "acceptance");
   if (sig->spec_enabled_valid)
     cJSON_AddBoolToObject(acc, "spec_enabled", sig->spec_enabled);
@@ -528,6 +542,11 @@ static cJSON *signals_object(const struct sig_summary *sig) {
   add_number_or_null(acc, "accept_rate", sig->accept_rate_valid, sig->accept_rate);
   if (sig->accept_rate_valid)
     cJSON_AddStringToObject(acc, "accept_rate_method", sig->accept_rate_method);
+  if (sig->counter_deltas_valid) { /* the server's own counters over the window */
+    cJSON_AddNumberToObject(acc, "drafts", sig->drafts_delta);
+    cJSON_AddNumberToObject(acc, "draft_tokens", sig->draft_tokens_delta);
+    cJSON_AddNumberToObject(acc, "accepted_tokens", sig->accepted_tokens_delta);
+  }
   cJSON *pos = cJSON_AddArrayToObject(acc, "per_position_rate");
   for (int p = 0; p < sig->n_positions; p++)
     cJSON_AddItemToArray(pos, cJSON_CreateNumber(sig->per_position_rate[p]));
@@ -826,6 +845,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   /* llama.cpp's per-request acceptance (timings.draft_n / draft_n_accepted
    * of each completed request's final chunk). */
   cJSON *pra = cJSON_AddObjectToObject(st, "per_request_acceptance");
+  cJSON_AddStringToObject(pra, "covers", "the completed measured requests");
   cJSON_AddNumberToObject(pra, "requests", (double)m->accept_requests);
   cJSON_AddNumberToObject(pra, "draft_tokens", (double)m->accept_draft_tokens);
   cJSON_AddNumberToObject(pra, "accepted_tokens", (double)m->accept_accepted_tokens);
@@ -849,7 +869,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
                           live_hist_percentile_us(&run->callback_delay, 99));
   cJSON_AddNumberToObject(loop, "callback_delay_max_us", (double)run->callback_delay.max_us);
   if (signals)
-    cJSON_AddItemToObject(st, "server", signals_object(signals));
+    cJSON_AddItemToObject(st, "server", signals_object(signals, run));
   cJSON *series = cJSON_AddArrayToObject(st, "time_series");
   for (size_t i = 0; i < m->n_seconds; i++) {
     const struct results_second *sec = &m->seconds[i];

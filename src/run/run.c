@@ -12,8 +12,6 @@
 #include <time.h>
 
 #define TICK_MS 100              /* snapshot rate: 10 Hz */
-#define VOCAB_SIZE 32000         /* random-token ids are drawn below this */
-#define MAX_CONC_MARKS 256
 
 void run_config_init(struct run_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
@@ -81,6 +79,21 @@ static void copy_latency(struct snap_percentiles *dst, const struct lg_live_late
   dst->p99_ms = src->p99_ms;
 }
 
+/* The point's acceptance in the snapshot (see struct snap_spec). */
+static void set_point_accept(struct snap_spec *sp, bool length_valid, double length,
+                             bool rate_valid, double rate, int n_positions, const double *per_pos,
+                             const char *method, double span_s) {
+  sp->point_scoped = true;
+  sp->accept_length_valid = length_valid;
+  sp->accept_length = length;
+  sp->accept_rate_valid = rate_valid;
+  sp->accept_rate_frac = rate;
+  sp->n_positions = n_positions < SNAP_MAX_SPEC_POSITIONS ? n_positions : SNAP_MAX_SPEC_POSITIONS;
+  memcpy(sp->per_position_rate_frac, per_pos, sizeof(double) * (size_t)sp->n_positions);
+  snprintf(sp->method, sizeof(sp->method), "%s", method ? method : "");
+  sp->span_s = span_s;
+}
+
 /* The latest /metrics scrape wins over the log where it has a value. */
 static void fill_from_metrics(struct run *run) {
   struct sig_live live;
@@ -102,14 +115,19 @@ static void fill_from_metrics(struct run *run) {
     s->load.kv_usage_frac = live.kv_usage_frac;
   }
   /* SGLang exports 0 when speculative decoding is off: only > 0 is a value */
+  struct snap_spec *sp = &s->spec;
   if (!isnan(live.accept_length) && live.accept_length > 0) {
-    s->spec.accept_length_valid = true;
-    s->spec.accept_length = live.accept_length;
-    s->spec.source = SNAP_SRC_METRICS;
-    if (!isnan(live.accept_rate)) {
-      s->spec.accept_rate_valid = true;
-      s->spec.accept_rate_frac = live.accept_rate;
-    }
+    sp->interval_accept_length_valid = true;
+    sp->interval_accept_length = live.accept_length;
+    sp->interval_accept_rate_valid = !isnan(live.accept_rate);
+    sp->interval_accept_rate_frac = live.accept_rate;
+    sp->source = SNAP_SRC_METRICS;
+  }
+  if (live.run_accept_length_valid && live.run_accept_length > 0) {
+    set_point_accept(sp, true, live.run_accept_length, live.run_accept_rate_valid,
+                     live.run_accept_rate, live.run_n_positions, live.run_per_position_rate,
+                     live.run_accept_length_method, live.run_span_s);
+    sp->source = SNAP_SRC_METRICS;
   }
 }
 
@@ -128,6 +146,7 @@ static void fill_server_part(struct run *run) {
     s->server.exited_valid = st.exited;
     s->server.exit_code = st.exit_code;
     s->server.exit_signal = st.exit_signal;
+    s->server.crashed = st.exited && !st.stop_requested;
     s->server.uptime_s = (double)(clock_mono_ns() - st.started_mono_ns) / 1e9;
     s->server.ready_after_s = st.ready_after_ms >= 0 ? (double)st.ready_after_ms / 1000.0 : -1.0;
     s->log.n_lines = (int)launcher_copy_tail(run->launcher, &s->log.lines[0][0], SNAP_LOG_LINES,
@@ -162,18 +181,30 @@ static void fill_server_part(struct run *run) {
   s->load.batch_cap = cap;
   s->throughput.server_gen_valid = ls.gen_valid;
   s->throughput.server_gen_tok_per_s = ls.gen_tok_per_s;
-  s->spec.source = SNAP_SRC_LOG;
-  s->spec.enabled_valid = run->server.spec_known || ls.spec_seen;
-  s->spec.enabled = run->server.spec_algorithm[0] != '\0' || ls.spec_seen;
-  snprintf(s->spec.algorithm, sizeof(s->spec.algorithm), "%s", run->server.spec_algorithm);
-  s->spec.accept_length_valid = ls.accept_length_valid;
-  s->spec.accept_length = ls.accept_length;
-  s->spec.accept_rate_valid = ls.accept_rate_valid;
-  s->spec.accept_rate_frac = ls.accept_rate_frac;
-  s->spec.n_positions = ls.n_positions < SNAP_MAX_SPEC_POSITIONS ? ls.n_positions
-                                                                 : SNAP_MAX_SPEC_POSITIONS;
-  memcpy(s->spec.per_position_rate_frac, ls.per_position_rate_frac,
-         sizeof(double) * (size_t)s->spec.n_positions);
+  struct snap_spec *sp = &s->spec;
+  sp->enabled_valid = run->server.spec_known || ls.spec_seen;
+  sp->enabled = run->server.spec_algorithm[0] != '\0' || ls.spec_seen;
+  snprintf(sp->algorithm, sizeof(sp->algorithm), "%s", run->server.spec_algorithm);
+  /* The log's last interval; a scrape overrides it below. */
+  sp->source = SNAP_SRC_LOG;
+  sp->interval_accept_length_valid = ls.accept_length_valid;
+  sp->interval_accept_length = ls.accept_length;
+  sp->interval_accept_rate_valid = ls.accept_rate_valid;
+  sp->interval_accept_rate_frac = ls.accept_rate_frac;
+  if (!run->point_accept_final && !(sp->point_scoped && run->scraper)) {
+    /* No point figure (yet): the log's interval stands in, said so. */
+    sp->point_scoped = false;
+    sp->accept_length_valid = ls.accept_length_valid;
+    sp->accept_length = ls.accept_length;
+    sp->accept_rate_valid = ls.accept_rate_valid;
+    sp->accept_rate_frac = ls.accept_rate_frac;
+    sp->n_positions = ls.n_positions < SNAP_MAX_SPEC_POSITIONS ? ls.n_positions
+                                                               : SNAP_MAX_SPEC_POSITIONS;
+    memcpy(sp->per_position_rate_frac, ls.per_position_rate_frac,
+           sizeof(double) * (size_t)sp->n_positions);
+    snprintf(sp->method, sizeof(sp->method), "%s", ls.accept_length_valid ? "log" : "");
+    sp->span_s = 0;
+  }
 
   if (run->scraper)
     fill_from_metrics(run);
@@ -218,6 +249,25 @@ static void fill_server_part(struct run *run) {
   }
 }
 
+static void set_rates(struct snap_rates *r, double span_s, double output_tokens,
+                      double input_tokens, double requests) {
+  r->valid = span_s > 0;
+  r->output_tok_per_s = span_s > 0 ? output_tokens / span_s : 0;
+  r->total_tok_per_s = span_s > 0 ? (output_tokens + input_tokens) / span_s : 0;
+  r->req_per_s = span_s > 0 ? requests / span_s : 0;
+}
+
+/* llama.cpp's per-request acceptance (struct snap_request_accept). */
+static void set_request_accept(struct snap_request_accept *pr, int64_t requests,
+                               int64_t draft_tokens, int64_t accepted_tokens, double mean_rate) {
+  pr->valid = requests > 0 && draft_tokens > 0;
+  pr->requests = requests;
+  pr->draft_tokens = draft_tokens;
+  pr->accepted_tokens = accepted_tokens;
+  pr->rate_frac = pr->valid ? (double)accepted_tokens / (double)draft_tokens : 0;
+  pr->mean_rate_frac = pr->valid ? mean_rate : 0;
+}
+
 static void fill_load_part(struct run *run, const struct lg_live *live) {
   struct snap_run *s = &run->snap;
   s->progress.done = live->completed;
@@ -226,26 +276,35 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   s->progress.total = live->total;
   s->progress.elapsed_s = live->elapsed_s;
   int64_t left = live->total - live->completed - live->failed;
-  s->progress.eta_valid = live->window_req_per_s > 0;
-  s->progress.eta_s = s->progress.eta_valid ? (double)left / live->window_req_per_s : 0;
-  s->throughput.window.valid = live->elapsed_s > 0;
-  s->throughput.window.output_tok_per_s = live->window_output_tok_per_s;
-  s->throughput.window.req_per_s = live->window_req_per_s;
-  /* the window has no input-token figure: add the run's mean input per request */
+  s->progress.eta_valid = live->window_req_per_s > 0 || left == 0;
+  s->progress.eta_s = left > 0 && live->window_req_per_s > 0
+                          ? (double)left / live->window_req_per_s : 0;
+  /* the window has no input-token figure: the point's mean input per request */
   double mean_input = live->completed > 0 ? (double)live->input_tokens / (double)live->completed : 0;
-  s->throughput.window.total_tok_per_s =
-      live->window_output_tok_per_s + live->window_req_per_s * mean_input;
-  s->throughput.run.valid = live->elapsed_s > 0;
-  if (live->elapsed_s > 0) {
-    s->throughput.run.output_tok_per_s = (double)live->output_tokens / live->elapsed_s;
-    s->throughput.run.total_tok_per_s =
-        (double)(live->output_tokens + live->input_tokens) / live->elapsed_s;
-    s->throughput.run.req_per_s = (double)live->completed / live->elapsed_s;
+  double w = live->window_s;
+  set_rates(&s->throughput.window, w, live->window_output_tok_per_s * w,
+            live->window_req_per_s * w * mean_input, live->window_req_per_s * w);
+  set_rates(&s->throughput.run, live->elapsed_s, live->point_output_tok_per_s * live->elapsed_s,
+            (double)live->input_tokens, (double)live->completed);
+  s->throughput.window_span_s = w;
+  s->throughput.run_span_s = live->elapsed_s;
+  s->latency.run_exact = false;
+  const struct lg_live_latency *win[] = {&live->window.ttft, &live->window.tpot,
+                                         &live->window.itl, &live->window.e2el};
+  const struct lg_live_latency *pt[] = {&live->point.ttft, &live->point.tpot, &live->point.itl,
+                                        &live->point.e2el};
+  struct snap_latency_row *rows[] = {&s->latency.ttft, &s->latency.tpot, &s->latency.itl,
+                                     &s->latency.e2el};
+  for (size_t i = 0; i < ST_ARRAY_LEN(rows); i++) {
+    copy_latency(&rows[i]->window, win[i]);
+    copy_latency(&rows[i]->run, pt[i]);
   }
-  copy_latency(&s->latency.ttft.window, &live->ttft);
-  copy_latency(&s->latency.tpot.window, &live->tpot);
-  copy_latency(&s->latency.itl.window, &live->itl);
-  copy_latency(&s->latency.e2el.window, &live->e2el);
+  set_request_accept(&s->spec.per_request, live->accept_requests, live->accept_draft_tokens,
+                     live->accept_accepted_tokens,
+                     live->accept_requests > 0 ? live->accept_rate_sum / (double)live->accept_requests
+                                               : 0);
+  memcpy(s->spec.per_request.rate_bins, live->accept_rate_bins,
+         sizeof(s->spec.per_request.rate_bins));
 }
 
 void run_publish(struct run *run) {
@@ -253,27 +312,47 @@ void run_publish(struct run *run) {
   snap_slot_publish(run->slot, &run->snap);
 }
 
-/* Exact whole-point figures once the point is over. */
-static void fill_final_latency(struct run *run, const struct results_metrics *m) {
-  struct snap_latency_row *rows[RESULTS_N_METRICS] = {&run->snap.latency.ttft,
-                                                      &run->snap.latency.tpot,
-                                                      &run->snap.latency.itl,
-                                                      &run->snap.latency.e2el};
+/* A point ended: every figure of it becomes the saved result's. */
+static void fill_from_result(struct run *run, const struct measure_result *res) {
+  const struct results_metrics *m = &res->metrics;
+  struct snap_run *s = &run->snap;
+  s->progress.done = m->completed;
+  s->progress.failed = m->failed;
+  s->progress.in_flight = 0;
+  s->progress.total = res->settings.num_prompts;
+  s->progress.elapsed_s = m->duration_s;
+  s->progress.eta_valid = true;
+  s->progress.eta_s = 0;
+  s->throughput.run.valid = m->duration_s > 0;
+  s->throughput.run_span_s = m->duration_s;
+  s->throughput.run.output_tok_per_s = m->output_throughput;
+  s->throughput.run.total_tok_per_s = m->total_token_throughput;
+  s->throughput.run.req_per_s = m->request_throughput;
+  struct snap_latency_row *rows[RESULTS_N_METRICS] = {&s->latency.ttft, &s->latency.tpot,
+                                                      &s->latency.itl, &s->latency.e2el};
   for (int i = 0; i < RESULTS_N_METRICS; i++) {
     const struct results_stat *st = &m->stat[i];
     struct snap_percentiles *p = &rows[i]->run;
     p->valid = st->n > 0;
     p->n_samples = (int64_t)st->n;
-    p->p50_ms = st->percentile_ms[0];
+    p->p50_ms = st->median_ms;
     p->p90_ms = st->percentile_ms[1];
     p->p99_ms = st->percentile_ms[2];
   }
-  run->snap.latency.tokens_per_chunk_valid = m->tokens_per_chunk.n > 0;
-  run->snap.latency.tokens_per_chunk_mean = m->tokens_per_chunk.mean_ms; /* unitless here */
-  run->snap.throughput.run.valid = m->duration_s > 0;
-  run->snap.throughput.run.output_tok_per_s = m->output_throughput;
-  run->snap.throughput.run.total_tok_per_s = m->total_token_throughput;
-  run->snap.throughput.run.req_per_s = m->request_throughput;
+  s->latency.run_exact = true;
+  s->latency.tokens_per_chunk_valid = m->tokens_per_chunk.n > 0;
+  s->latency.tokens_per_chunk_mean = m->tokens_per_chunk.mean_ms; /* unitless here */
+  /* the bins stay the last live ones: the same requests, the same rule */
+  set_request_accept(&s->spec.per_request, m->accept_requests, m->accept_draft_tokens,
+                     m->accept_accepted_tokens, m->accept_rate.mean_ms /* unitless here */);
+  const struct sig_summary *sig = &res->signals;
+  if (res->have_signals && sig->accept_length_valid) {
+    double span_s = (double)(sig->last_mono_ns - sig->first_mono_ns) / 1e9;
+    set_point_accept(&s->spec, true, sig->accept_length, sig->accept_rate_valid, sig->accept_rate,
+                     sig->n_positions, sig->per_position_rate, sig->accept_length_method, span_s);
+    s->spec.source = SNAP_SRC_METRICS;
+    run->point_accept_final = true;
+  }
 }
 
 static bool spec_on_now(struct run *run) {
@@ -303,9 +382,8 @@ struct point_plan {
   int num_warmups;
   int isl, osl;
   double range_ratio;
-  bool chat;
+  bool chat_template;             /* the recipe's --use-chat-template */
 };
-
 
 static void plan_point(const struct run *run, const struct recipe_point *rp, struct point_plan *p) {
   const struct recipe *r = run->cfg.recipe;
@@ -323,7 +401,7 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->isl = run->cfg.isl > 0 ? run->cfg.isl : (r->isl > 0 ? r->isl : 1024);
   p->osl = run->cfg.osl > 0 ? run->cfg.osl : (r->osl > 0 ? r->osl : 1024);
   p->range_ratio = r->bench.random_range_ratio > 0 ? r->bench.random_range_ratio : 0.8;
-  p->chat = r->bench.use_chat_template;
+  p->chat_template = r->bench.use_chat_template;
 }
 
 static bool server_exited(struct run *run) {
@@ -332,230 +410,197 @@ static bool server_exited(struct run *run) {
   return st.exited;
 }
 
-/* Runs cfg to the end, watching for stop / server exit; publishes when
- * publish_live. Returns how it ended; *out gets the records. */
-static enum point_end drive_load(struct run *run, const struct lg_config *cfg, bool publish_live,
-                                 struct lg_result *out, double *mark_s, int *mark_conc,
-                                 int *n_marks, struct st_err *err) {
-  struct lg_run *lg = lg_run_start(cfg, err);
-  if (!lg)
-    return POINT_FAILED;
-  enum point_end end = POINT_DONE;
-  bool stop_sent = false;
-  for (;;) {
-    if (lg_run_wait(lg, TICK_MS))
-      break;
-    if (!stop_sent && run->stop_requested) {
-      end = POINT_STOPPED;
-      stop_sent = true;
-      lg_run_stop(lg);
-    }
-    if (!stop_sent && server_exited(run)) {
-      end = POINT_SERVER_DIED;
-      stop_sent = true;
-      lg_run_stop(lg);
-    }
-    pthread_mutex_lock(&run->lock);
-    int new_conc = run->pending_conc;
-    run->pending_conc = 0;
-    bool restart = run->pending_restart;
-    pthread_mutex_unlock(&run->lock);
-    if (!stop_sent && restart) {
-      end = POINT_RESTART;
-      stop_sent = true;
-      lg_run_stop(lg);
-    }
-    struct lg_live live;
-    lg_run_live(lg, &live);
-    if (new_conc > 0 && publish_live) {
-      lg_run_set_max_concurrency(lg, new_conc);
-      snap_concurrency_mark(&run->snap.concurrency, live.elapsed_s, new_conc);
-      note(run, "concurrency set to %d", new_conc);
-      if (*n_marks < MAX_CONC_MARKS) {
-        mark_s[*n_marks] = live.elapsed_s;
-        mark_conc[*n_marks] = new_conc;
-        (*n_marks)++;
-      }
-    }
-    if (publish_live)
-      fill_load_part(run, &live);
-    run_publish(run); /* warmups too: server state and log tail keep moving */
-  }
-  lg_run_finish(lg, out);
-  if (end == POINT_DONE) {
-    /* The load can drain (every request failing fast) before the exit is
-     * reaped: failures get the server a moment to show it is gone. */
-    bool any_failed = false;
-    for (size_t i = 0; i < out->n_records && !any_failed; i++)
-      any_failed = out->records[i].failure != LG_OK;
-    if (server_exited(run) || (any_failed && launcher_wait_exit(run->launcher, 1000)))
-      end = POINT_SERVER_DIED;
-  }
-  return end;
-}
+/* What the measuring hooks share with the point. */
+struct point_ctx {
+  struct run *run;
+  const struct point_plan *plan;
+  bool server_exited;             /* the load was stopped because the server exited */
+};
 
-/* The reference's rule, as `servetop bench` applies it: a point where more
- * than 5% of the requests failed fails the run (its result is kept). */
-static enum point_end check_failure_rate(const struct lg_result *result, int conc,
-                                         struct st_err *err) {
-  size_t n_failed = 0;
-  enum lg_failure first = LG_OK;
-  for (size_t i = 0; i < result->n_records; i++) {
-    if (result->records[i].failure == LG_OK)
-      continue;
-    if (n_failed++ == 0)
-      first = (enum lg_failure)result->records[i].failure;
+/* Every tick of the warmups and the load (measure.h): stop, server exit,
+ * restart and concurrency changes; the live picture. */
+static enum measure_action point_tick(void *ctx, const struct measure_tick *t, int *set_conc) {
+  struct point_ctx *pc = ctx;
+  struct run *run = pc->run;
+  enum measure_action act = MEASURE_GO_ON;
+  if (run->stop_requested) {
+    act = MEASURE_STOP;
+  } else if (server_exited(run)) {
+    pc->server_exited = true;
+    act = MEASURE_STOP;
   }
-  if (n_failed * 20 <= result->n_records)
-    return POINT_DONE;
-  err_setf(err, "%zu of %zu requests failed at concurrency %d (first: %s), more than 5%%; "
-           "result saved", n_failed, result->n_records, conc, lg_failure_name(first));
-  return POINT_REQUESTS_FAILED;
-}
-
-static enum point_end measure_point(struct run *run, int point_index, const struct point_plan *p,
-                                    struct st_err *err) {
-  char url[256], base_url[128];
-  run_base_url(run, base_url, sizeof(base_url));
-  snprintf(url, sizeof(url), "%s%s", base_url, p->chat ? "/v1/chat/completions" : "/v1/completions");
-  const char *model = run->server.model_id[0] ? run->server.model_id : run->cfg.recipe->model;
-
-  struct lg_calibration cal;
-  memset(&cal, 0, sizeof(cal));
-  if (p->chat && lg_chat_calibrate(url, model, NULL, p->isl, &cal, err) != 0) {
-    err_prefixf(err, "chat prompt calibration");
-    return server_exited(run) ? POINT_SERVER_DIED : POINT_FAILED;
-  }
-  struct lg_dataset_config ds = {.api = p->chat ? LG_API_CHAT : LG_API_COMPLETIONS, .model = model,
-                                 .input_len = p->isl, .output_len = p->osl,
-                                 .range_ratio = p->range_ratio, .num_prompts = p->num_prompts,
-                                 .vocab_size = VOCAB_SIZE, .ignore_eos = true,
-                                 .seed = run->cfg.seed + (uint64_t)point_index,
-                                 .chat_sizer = p->chat ? &cal.sizer : NULL};
-  struct lg_workload work;
-  if (lg_workload_random(&ds, &work, err) != 0)
-    return POINT_FAILED;
-
-  struct lg_config lc;
-  lg_config_init(&lc);
-  lc.url = url;
-  lc.api = ds.api;
-  lc.max_concurrency = p->conc;
-  lc.seed = run->cfg.seed;
-  if (run->cfg.request_timeout_s > 0) /* else lg_config_init's 6 h, as the reference */
-    lc.request_timeout_s = run->cfg.request_timeout_s;
-  enum point_end end = POINT_DONE;
-  double mark_s[MAX_CONC_MARKS];
-  int mark_conc[MAX_CONC_MARKS];
-  int n_marks = 0;
-
-  if (p->num_warmups > 0) {
-    struct lg_workload warm;
-    lg_workload_repeat_first(&work, (size_t)p->num_warmups, &warm);
-    lc.prompts = warm.prompts;
-    lc.n_prompts = warm.n_prompts;
-    note(run, "warming up: %d requests", p->num_warmups);
-    run_publish(run);
-    struct lg_result warm_result;
-    end = drive_load(run, &lc, false, &warm_result, mark_s, mark_conc, &n_marks, err);
-    lg_result_free(&warm_result);
-    lg_workload_free(&warm);
-    n_marks = 0;
-  }
-  if (end != POINT_DONE) {
-    lg_workload_free(&work);
-    return end;
-  }
-
-  struct sig_config sc = {.base_url = base_url, .interval_s = 1.0, .timeout_s = 2.0};
-  struct sig_scraper *scraper = sig_scraper_start(&sc);
-  run->scraper = scraper;
-  lc.prompts = work.prompts;
-  lc.n_prompts = work.n_prompts;
-  run->snap.progress.phase = SNAP_PHASE_MEASURING;
-  run->snap.concurrency.n_marks = 0;
-  snap_concurrency_mark(&run->snap.concurrency, 0.0, p->conc);
-  memset(&run->snap.latency, 0, sizeof(run->snap.latency));
-  if (run->telemetry)
-    run->gpu_series = tm_series_new();
-  note(run, "measuring concurrency %d: %d requests", p->conc, p->num_prompts);
   pthread_mutex_lock(&run->lock);
-  run->measuring = true;
+  int new_conc = run->pending_conc;
+  run->pending_conc = 0;
+  bool restart = run->pending_restart;
   pthread_mutex_unlock(&run->lock);
-  struct lg_result result;
-  end = drive_load(run, &lc, true, &result, mark_s, mark_conc, &n_marks, err);
+  if (act == MEASURE_GO_ON && restart)
+    act = MEASURE_RESTART;
+  if (t->phase == MEASURE_PHASE_LOAD) {
+    run->scraper = t->scraper;
+    if (new_conc > 0 && act == MEASURE_GO_ON && !t->live->finished) {
+      *set_conc = new_conc; /* measure marks it in the result */
+      snap_concurrency_mark(&run->snap.concurrency, t->live->elapsed_s, new_conc);
+      note(run, "concurrency set to %d", new_conc);
+    }
+    fill_load_part(run, t->live);
+  }
+  run_publish(run); /* warmups too: server state and log tail keep moving */
+  return act;
+}
+
+static void point_phase(void *ctx, enum measure_phase phase, const char *text) {
+  struct point_ctx *pc = ctx;
+  struct run *run = pc->run;
+  const struct point_plan *p = pc->plan;
+  run->scraper = NULL; /* the load's scraper lives only while the load runs */
+  switch (phase) {
+  case MEASURE_PHASE_PROMPTS:
+    note(run, "concurrency %d: %s", p->conc, text);
+    break;
+  case MEASURE_PHASE_WARMUP:
+    note(run, "concurrency %d: %s", p->conc, text);
+    break;
+  case MEASURE_PHASE_LOAD:
+    run->snap.progress.phase = SNAP_PHASE_MEASURING;
+    run->snap.concurrency.n_marks = 0;
+    snap_concurrency_mark(&run->snap.concurrency, 0.0, p->conc);
+    memset(&run->snap.latency, 0, sizeof(run->snap.latency));
+    memset(&run->snap.throughput.window, 0, sizeof(run->snap.throughput.window));
+    memset(&run->snap.throughput.run, 0, sizeof(run->snap.throughput.run));
+    memset(&run->snap.spec.per_request, 0, sizeof(run->snap.spec.per_request));
+    run->point_accept_final = false;
+    run->snap.spec.point_scoped = false;
+    if (run->telemetry)
+      run->gpu_series = tm_series_new();
+    pthread_mutex_lock(&run->lock);
+    run->measuring = true;
+    pthread_mutex_unlock(&run->lock);
+    note(run, "measuring concurrency %d: %d requests", p->conc, p->num_prompts);
+    break;
+  case MEASURE_PHASE_PROFILE_START:
+  case MEASURE_PHASE_PROFILE_STOP:
+  case MEASURE_PHASE_FIGURES:
+    pthread_mutex_lock(&run->lock);
+    run->measuring = false;
+    pthread_mutex_unlock(&run->lock);
+    break;
+  }
+  run_publish(run);
+}
+
+/* What to measure at plan, as `servetop bench` would be asked by InferenceX. */
+static void fill_spec(const struct run *run, int point_index, const struct point_plan *p,
+                      const char *base_url, const char *model, struct measure_spec *spec) {
+  const struct recipe *r = run->cfg.recipe;
+  memset(spec, 0, sizeof(*spec));
+  struct results_settings *rs = &spec->report;
+  /* every metric, p50/p90/p99: what the snapshot and `servetop compare` show */
+  results_parse_percentile_metrics("ttft,tpot,itl,e2el", rs, NULL);
+  results_parse_metric_percentiles("50,90,99", rs, NULL);
+  rs->backend = r->bench.backend ? r->bench.backend : "vllm";
+  rs->model_id = model;
+  rs->tokenizer_id = model;
+  bool chat = strcmp(rs->backend, "openai-chat") == 0; /* as the reference's backends */
+  spec->base_url = base_url;
+  spec->endpoint = chat ? "/v1/chat/completions" : "/v1/completions";
+  spec->api = chat ? LG_API_CHAT : LG_API_COMPLETIONS;
+  spec->served_model_name = model;
+  spec->input_len = p->isl;
+  spec->output_len = p->osl;
+  spec->range_ratio = p->range_ratio;
+  spec->num_prompts = p->num_prompts;
+  spec->num_warmups = p->num_warmups;
+  spec->ignore_eos = true;
+  spec->use_chat_template = p->chat_template;
+  spec->seed = run->cfg.seed + (uint64_t)point_index;
+  spec->max_concurrency = p->conc;
+  spec->request_rate = (double)INFINITY; /* closed loop: every request may go at once */
+  spec->burstiness = 1.0;
+  spec->server_tokenizer = true;
+  spec->num_workers = 1;
+  spec->request_timeout_s = run->cfg.request_timeout_s; /* 0: the reference's 6 h */
+  spec->server_signals = true;
+  spec->scrape_interval_s = 1.0;
+}
+
+/* How a measured point ended, from measure's end and what the hooks saw. */
+static enum point_end point_end_of(struct run *run, const struct point_ctx *pc,
+                                   const struct measure_result *res) {
+  if (pc->server_exited)
+    return POINT_SERVER_DIED;
+  switch (res->end) {
+  case MEASURE_END_RESTART: return POINT_RESTART;
+  case MEASURE_END_STOPPED: return POINT_STOPPED;
+  case MEASURE_END_FAILED: return server_exited(run) ? POINT_SERVER_DIED : POINT_FAILED;
+  case MEASURE_END_DONE: break;
+  }
+  if (!res->measured)
+    return server_exited(run) ? POINT_SERVER_DIED : POINT_FAILED;
+  /* The load can drain (every request failing fast) before the exit is
+   * reaped: failures give the server a moment to show it is gone. */
+  bool any_failed = res->metrics.failed > 0;
+  if (server_exited(run) || (any_failed && launcher_wait_exit(run->launcher, 1000)))
+    return POINT_SERVER_DIED;
+  return POINT_DONE;
+}
+
+/* Measures one point and saves its result (*saved: a result file was written). */
+static enum point_end measure_one_point(struct run *run, int point_index,
+                                        const struct point_plan *p, bool *saved,
+                                        struct st_err *err) {
+  *saved = false;
+  char base_url[128];
+  run_base_url(run, base_url, sizeof(base_url));
+  const char *model = run->server.model_id[0] ? run->server.model_id : run->cfg.recipe->model;
+  struct measure_spec spec;
+  fill_spec(run, point_index, p, base_url, model, &spec);
+  struct point_ctx pc = {.run = run, .plan = p};
+  struct measure_hooks hooks = {.ctx = &pc, .tick = point_tick, .phase = point_phase,
+                                .tick_ms = TICK_MS, .cancel = &run->cancel_measure};
+  struct measure_result res;
+  measure_point(&spec, &hooks, &res, err);
+  run->scraper = NULL;
   pthread_mutex_lock(&run->lock);
   run->measuring = false;
   pthread_mutex_unlock(&run->lock);
-  struct sig_summary signals;
-  run->scraper = NULL;
-  sig_scraper_finish(scraper, &signals);
-  pthread_mutex_lock(&run->lock);
-  if (signals.spec_enabled_valid) {
+  enum point_end end = point_end_of(run, &pc, &res);
+
+  if (res.have_signals && res.signals.spec_enabled_valid) {
+    pthread_mutex_lock(&run->lock);
     run->server.spec_known = true;
-    if (signals.spec_enabled && !run->server.spec_algorithm[0])
+    if (res.signals.spec_enabled && !run->server.spec_algorithm[0])
       snprintf(run->server.spec_algorithm, sizeof(run->server.spec_algorithm), "%s",
-               signals.spec_algorithm[0] ? signals.spec_algorithm : "on");
+               res.signals.spec_algorithm[0] ? res.signals.spec_algorithm : "on");
+    pthread_mutex_unlock(&run->lock);
   }
-  pthread_mutex_unlock(&run->lock);
   check_mislabel(run);
 
-  if (end != POINT_FAILED) {
+  if (res.measured) {
     /* Every measured request is kept, whatever ended the point. */
-    struct results_settings rs;
-    memset(&rs, 0, sizeof(rs));
-    rs.backend = run->cfg.recipe->bench.backend ? run->cfg.recipe->bench.backend : "vllm";
-    rs.model_id = model;
-    rs.tokenizer_id = model;
-    rs.url = url;
-    rs.endpoint = p->chat ? "/v1/chat/completions" : "/v1/completions";
-    rs.num_prompts = p->num_prompts;
-    rs.request_rate = (double)INFINITY; /* closed loop: every request may go at once */
-    rs.burstiness = 1.0;
-    rs.max_concurrency = p->conc;
-    for (int i = 0; i < RESULTS_N_METRICS; i++)
-      rs.selected[i] = true;
-    rs.percentiles[0] = 50;
-    rs.percentiles[1] = 90;
-    rs.percentiles[2] = 99;
-    rs.n_percentiles = 3;
-    for (int i = 0; i < RESULTS_N_METRICS; i++)
-      rs.goodput_slo_ms[i] = -1;
-    rs.dataset_name = "random";
-    rs.random_input_len = p->isl;
-    rs.random_output_len = p->osl;
-    rs.random_range_ratio = p->range_ratio;
-    rs.ignore_eos = true;
-    rs.chat = p->chat;
-    rs.seed = (long)ds.seed;
-    rs.num_warmups = p->num_warmups;
-    rs.num_workers = 1;
-    rs.vocab_size = VOCAB_SIZE;
-    rs.calibration = p->chat ? &cal : NULL;
-    struct results_metrics m;
-    results_compute(&result, &rs, &m);
-    fill_final_latency(run, &m);
-    if (signals.accept_length_valid) {
-      run->snap.spec.accept_length_valid = true;
-      run->snap.spec.accept_length = signals.accept_length;
-    }
-    char *json = results_json_alloc(&result, &rs, &m, &signals);
+    fill_from_result(run, &res);
     struct run_point_extras extras = {.point_index = point_index, .conc = p->conc,
-                                      .end = end, .mark_s = mark_s, .mark_conc = mark_conc,
-                                      .n_marks = n_marks, .signals = &signals,
+                                      .end = end, .mark_s = res.mark_s,
+                                      .mark_conc = res.mark_conc, .n_marks = res.n_marks,
                                       .gpu_series = run->gpu_series};
-    if (run_files_write_point(run, json, &extras, err) != 0)
+    *saved = run_files_write_point(run, res.json, &extras, err) == 0;
+    if (!*saved) {
       end = POINT_FAILED;
-    else if (end == POINT_DONE)
-      end = check_failure_rate(&result, p->conc, err);
-    free(json);
-    results_metrics_fini(&m);
+    } else if (end == POINT_DONE) {
+      struct measure_verdict v;
+      measure_verdict(&res, &v);
+      if (v.too_many_failed) {
+        err_setf(err, "%lld of %lld requests failed at concurrency %d (first: %s), more than %d%%; "
+                 "result saved", (long long)(v.num_prompts - v.completed),
+                 (long long)v.num_prompts, p->conc, lg_failure_name(v.first_failure),
+                 MEASURE_MAX_FAILURE_PERCENT);
+        end = POINT_REQUESTS_FAILED;
+      }
+    }
   }
   tm_series_free(run->gpu_series);
   run->gpu_series = NULL;
-  sig_summary_fini(&signals);
-  lg_result_free(&result);
-  lg_workload_free(&work);
+  measure_result_fini(&res);
   return end;
 }
 
@@ -786,15 +831,15 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
 
 /* The run's status after a point ended (RUN_STATUS_OK: go on). */
 static enum run_status status_after_point(struct run *run, enum point_end end,
-                                          const struct point_plan *plan,
+                                          const struct point_plan *plan, bool saved,
                                           const struct st_err *err) {
   switch (end) {
   case POINT_DONE:
   case POINT_RESTART:
     return RUN_STATUS_OK;
   case POINT_STOPPED:
-    set_outcome(run, RUN_STATUS_INTERRUPTED, "stopped at concurrency %d: partial results saved",
-                plan->conc);
+    set_outcome(run, RUN_STATUS_INTERRUPTED, "stopped at concurrency %d: %s", plan->conc,
+                saved ? "partial results saved" : "nothing measured yet");
     return RUN_STATUS_INTERRUPTED;
   case POINT_SERVER_DIED:
     return server_died_status(run, "mid-run");
@@ -848,7 +893,8 @@ static void *run_main(void *arg) {
       status = ensure_server(run, &plan, &running_cmd, &err);
       if (status != RUN_STATUS_OK)
         break;
-      enum point_end end = measure_point(run, (int)i, &plan, &err);
+      bool saved;
+      enum point_end end = measure_one_point(run, (int)i, &plan, &saved, &err);
       check_mislabel(run);
       if (end == POINT_RESTART) {
         apply_pending_restart(run, &plan);
@@ -856,7 +902,7 @@ static void *run_main(void *arg) {
         running_cmd = NULL;
         continue;
       }
-      status = status_after_point(run, end, &plan, &err);
+      status = status_after_point(run, end, &plan, saved, &err);
       break;
     }
   }
@@ -1001,6 +1047,7 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
 
 void run_stop(struct run *run) {
   run->stop_requested = 1;
+  run->cancel_measure = 1; /* also stops building prompts */
 }
 
 bool run_wait(struct run *run, int64_t timeout_ms) {

@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "launcher/launcher.h"
 #include "loadgen/loadgen.h"
+#include "measure/measure.h"
 #include "metrics/metrics.h"
 #include "recipe/recipe.h"
 #include "snapshot/snapshot.h"
@@ -84,11 +85,12 @@ struct run {
   bool measuring;
 
   atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */
-  _Atomic(struct lg_run *) active_lg; /* for run_stop() from a signal handler */
+  volatile sig_atomic_t cancel_measure; /* the same, as measure's hooks watch it */
 
   /* run thread only */
   struct launcher *launcher;
-  struct sig_scraper *scraper;    /* the point's /metrics scraper while measuring */
+  struct sig_scraper *scraper;    /* the point's /metrics scraper while its load runs (measure's) */
+  bool point_accept_final;        /* snap.spec holds the saved result's acceptance */
   struct tm_sampler *telemetry;
   struct tm_snapshot *tm_snap;    /* reused buffer for tm_latest (about 19 KB) */
   struct tm_series *gpu_series;   /* per-second GPU samples of the point being measured */

@@ -14,9 +14,10 @@
  *    an invalid figure is drawn as "-", never as 0;
  *  - "window" figures cover the current second of the point and the
  *    SNAP_WINDOW_S - 1 whole seconds before it (or the point so far when
- *    shorter: span_s says how long, and rates divide by it); "run" figures
- *    cover the current measurement point from its first dispatch, live while
- *    it runs and the saved result's own values once it has ended (`exact`);
+ *    shorter: throughput.window_span_s says how long, and rates divide by
+ *    it); "run" figures cover the current measurement point from its first
+ *    dispatch, live while it runs and the saved result's own values once it
+ *    has ended (latency.run_exact);
  *  - when a point ends, every figure of it (counts, throughput, latency,
  *    acceptance) is replaced by the saved result's, and stays until the next
  *    point starts: the last picture of a point is its result;
@@ -106,9 +107,9 @@ struct snap_rates {
 
 struct snap_throughput {
   struct snap_rates window;       /* last SNAP_WINDOW_S seconds: output tokens by chunk arrival
-                                     (exact with one token per chunk, else at most the tokens of
-                                     the requests in flight below the truth) */
-  struct snap_rates run;          /* whole point so far: completed requests' tokens / span_s
+                                     (exact with one token per chunk; else the chunks of requests
+                                     still streaming are estimated: see lg_live in loadgen.h) */
+  struct snap_rates run;          /* whole point so far: tokens by chunk arrival / run_span_s
                                      (the result's output_throughput once the point ends) */
   bool server_gen_valid;
   double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */

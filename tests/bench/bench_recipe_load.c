@@ -6,7 +6,10 @@
  *     runner labels with their launchers, and one launch script per route;
  *  2. real: the master configs and runners.yaml from $SHARED_DIR/data/inferencex
  *     (symlinked, never copied) with a generated launcher per runner family and
- *     a generated script for every single-node route (skipped when absent).
+ *     a generated script for every single-node route (skipped when absent);
+ *  3. checkout: the real checkout itself, read in place: its own launchers,
+ *     launch scripts and workflow (what `servetop lint --inferencex` reads).
+ * Wall time and this process's CPU time (less noisy on a shared machine).
  * Usage: bench_recipe_load [runs]  (default 7). Prints one line per checkout. */
 #include "recipe/recipe.h"
 #include "util/util.h"
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void write_file(const char *root, const char *rel, const char *text) {
@@ -225,12 +229,19 @@ static size_t count_lines(const char *root, const char *rel) {
   return n;
 }
 
+static int64_t cpu_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static void measure(const char *label, const char *root, int runs) {
   int64_t *load_us = xcalloc((size_t)runs, sizeof *load_us);
   int64_t *total_us = xcalloc((size_t)runs, sizeof *total_us);
+  int64_t *cpu = xcalloc((size_t)runs, sizeof *cpu);
   size_t n_recipes = 0, n_findings = 0, n_errors = 0, n_diags = 0;
   for (int i = 0; i < runs; i++) {
-    int64_t t0 = clock_mono_us();
+    int64_t t0 = clock_mono_us(), c0 = cpu_us();
     struct recipe_set *set = recipe_set_new();
     struct st_err err;
     if (recipe_set_add_inferencex(set, root, &err) < 0) {
@@ -241,6 +252,7 @@ static void measure(const char *label, const char *root, int runs) {
     struct recipe_findings f;
     recipe_lint(set, &f);
     int64_t t2 = clock_mono_us();
+    cpu[i] = cpu_us() - c0;
     load_us[i] = t1 - t0;
     total_us[i] = t2 - t0;
     n_recipes = recipe_set_count(set);
@@ -255,15 +267,18 @@ static void measure(const char *label, const char *root, int runs) {
   }
   qsort(load_us, (size_t)runs, sizeof *load_us, cmp_i64);
   qsort(total_us, (size_t)runs, sizeof *total_us, cmp_i64);
+  qsort(cpu, (size_t)runs, sizeof *cpu, cmp_i64);
   size_t lines = count_lines(root, "configs/nvidia-master.yaml") +
                  count_lines(root, "configs/amd-master.yaml");
   printf("%-9s master %5zu lines, %3zu scripts, %3zu recipes: load %.1f ms, load+lint best %.1f ms "
-         "median %.1f ms (%d runs); %zu findings (%zu errors), %zu load diags\n",
+         "median %.1f ms, CPU median %.1f ms (%d runs); %zu findings (%zu errors), %zu load "
+         "diags\n",
          label, lines, n_scripts, n_recipes, (double)load_us[runs / 2] / 1000.0,
-         (double)total_us[0] / 1000.0, (double)total_us[runs / 2] / 1000.0, runs, n_findings,
-         n_errors, n_diags);
+         (double)total_us[0] / 1000.0, (double)total_us[runs / 2] / 1000.0,
+         (double)cpu[runs / 2] / 1000.0, runs, n_findings, n_errors, n_diags);
   free(load_us);
   free(total_us);
+  free(cpu);
 }
 
 int main(int argc, char **argv) {
@@ -286,7 +301,7 @@ int main(int argc, char **argv) {
 
   const char *shared = getenv("SHARED_DIR") ? getenv("SHARED_DIR") : SHARED_DIR;
   char *real_cfg = xasprintf("%s/data/inferencex", shared);
-  char *nv = path_join_alloc(real_cfg, "nvidia-master.yaml");
+  char *nv = path_join_alloc(real_cfg, "configs/nvidia-master.yaml");
   if (path_exists(nv)) {
     char *real = path_join_alloc(tmpl, "real");
     char *cfg = path_join_alloc(real, "configs");
@@ -294,7 +309,7 @@ int main(int argc, char **argv) {
     path_mkdir_p(cfg, 0755, &err);
     static const char *const files[] = {"nvidia-master.yaml", "amd-master.yaml", "runners.yaml"};
     for (size_t i = 0; i < ST_ARRAY_LEN(files); i++) {
-      char *from = path_join_alloc(real_cfg, files[i]);
+      char *from = xasprintf("%s/configs/%s", real_cfg, files[i]);
       char *to = path_join_alloc(cfg, files[i]);
       if (symlink(from, to) < 0)
         perror(to);
@@ -306,6 +321,8 @@ int main(int argc, char **argv) {
     measure("real", real, runs);
     free(cfg);
     free(real);
+    n_scripts = 0;
+    measure("checkout", real_cfg, runs);
   } else {
     printf("real      skipped: %s absent\n", nv);
   }

@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,12 +193,110 @@ START_TEST(restart_with_a_new_knob_measures_again) {
 }
 END_TEST
 
+
+/* The last picture of a point is its result; while it runs, the whole-point
+ * figures are live (and the acceptance is the point's, as saved). */
+static bool measuring_run_figures(const struct snap_run *s) {
+  return s->progress.phase == SNAP_PHASE_MEASURING && s->progress.done >= 4 &&
+         s->latency.ttft.run.valid && s->spec.point_scoped;
+}
+
+static double json_number(const char *text, const char *key) {
+  const char *at = strstr(text, key);
+  ck_assert_msg(at != NULL, "no %s", key);
+  at = strchr(at + strlen(key), ':');
+  return strtod(at + 1, NULL);
+}
+
+START_TEST(last_picture_is_the_result) {
+  struct recipe_set *set = load_test_recipes();
+  char *results = make_results_dir();
+  struct run_config cfg;
+  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang-mtp"), results);
+  cfg.conc = 4;
+  cfg.num_prompts = 40;
+  cfg.num_warmups = 2;
+  struct st_err err = {{0}};
+  struct run *run = run_start(&cfg, &err);
+  ck_assert_msg(run != NULL, "%s", err.msg);
+  struct snap_run *s = malloc(sizeof(*s));
+  ck_assert_msg(wait_snapshot(run, s, 60000, measuring_run_figures), "no live point figures");
+  ck_assert(!s->latency.run_exact);
+  ck_assert(s->throughput.run.valid && s->throughput.run_span_s > 0);
+  ck_assert(s->throughput.window.valid && s->throughput.window_span_s > 0 &&
+            s->throughput.window_span_s <= SNAP_WINDOW_S);
+  ck_assert_str_eq(s->spec.method, "sglang_server_info_cumulative_delta");
+  ck_assert(run_wait(run, 60000));
+  struct run_outcome out;
+  run_get_outcome(run, &out);
+  ck_assert_msg(out.status == RUN_STATUS_OK, "%s", out.message);
+  run_snapshot(run, s, NULL);
+  char *path = xasprintf("%s/result-conc4.json", out.dir);
+  char *text = file_read_all(path, NULL, &err);
+  ck_assert_msg(text != NULL, "%s", err.msg);
+  ck_assert(s->latency.run_exact);
+  ck_assert_int_eq(s->progress.done, (int64_t)json_number(text, "\"completed\""));
+  ck_assert_int_eq(s->progress.in_flight, 0);
+  ck_assert_int_eq(s->progress.total, 40);
+  ck_assert(fabs(s->throughput.run.output_tok_per_s - json_number(text, "\"output_throughput\"")) <
+            1e-6);
+  ck_assert(fabs(s->latency.ttft.run.p50_ms - json_number(text, "\"median_ttft_ms\"")) < 1e-9);
+  ck_assert(fabs(s->latency.tpot.run.p99_ms - json_number(text, "\"p99_tpot_ms\"")) < 1e-9);
+  /* the saved acceptance, not the server log's or a later scrape's */
+  const char *acc = strstr(text, "\"acceptance\"");
+  ck_assert_ptr_nonnull(acc);
+  ck_assert(s->spec.accept_length_valid && s->spec.point_scoped);
+  ck_assert(fabs(s->spec.accept_length - json_number(acc, "\"accept_length\"")) < 1e-9);
+  ck_assert(!s->server.crashed); /* stopped by servetop */
+  free(text);
+  free(path);
+  free(s);
+  run_free(run);
+  recipe_set_free(set);
+  remove_tree(results);
+}
+END_TEST
+
+START_TEST(a_crash_shows_in_the_snapshot) {
+  struct recipe_set *set = load_test_recipes();
+  char *results = make_results_dir();
+  struct run_config cfg;
+  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang"), results);
+  cfg.conc = 2;
+  cfg.num_prompts = 20;
+  char *crash[] = {"--sim-fault=crash-after=6"};
+  cfg.extra_server_args = crash;
+  cfg.n_extra_server_args = 1;
+  struct st_err err = {{0}};
+  struct run *run = run_start(&cfg, &err);
+  ck_assert_msg(run != NULL, "%s", err.msg);
+  ck_assert(run_wait(run, 60000));
+  struct run_outcome out;
+  run_get_outcome(run, &out);
+  ck_assert_int_eq(out.status, RUN_STATUS_SERVER_FAILED);
+  ck_assert_int_eq(out.n_points_done, 1); /* what was measured is kept */
+  struct snap_run *s = malloc(sizeof(*s));
+  run_snapshot(run, s, NULL);
+  ck_assert_int_eq(s->server.state, SNAP_SERVER_EXITED);
+  ck_assert(s->server.crashed && s->server.exited_valid);
+  ck_assert_int_eq(s->progress.phase, SNAP_PHASE_FAILED);
+  ck_assert(s->latency.run_exact); /* the saved figures of the requests before the crash */
+  ck_assert_int_lt(s->progress.done, 20);
+  free(s);
+  run_free(run);
+  recipe_set_free(set);
+  remove_tree(results);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("run");
   TCase *tc = tcase_create("sim");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, live_snapshots_concurrency_change_and_stop);
   tcase_add_test(tc, restart_with_a_new_knob_measures_again);
+  tcase_add_test(tc, last_picture_is_the_result);
+  tcase_add_test(tc, a_crash_shows_in_the_snapshot);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -38,6 +38,35 @@ for f in items:
     assert f["severity"] in ("error", "warning", "note"), f
 PY
 fi
+# findings name the line to change; the entry comes as a further location
+expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-head"
+grep -q "ix-head/runners/launch_h100-tw.sh:5: error: entry minimaxm3-fp8-h100-vllm: .*EP_SIZE.*\[ENV_NOT_PASSED L21\]" \
+  "$tmp/out" || fail "lint: ENV_NOT_PASSED at the launch line"
+grep -q "^  .*ix-head/configs/nvidia-master.yaml:120: note: entry minimaxm3-fp8-h100-vllm$" "$tmp/out" ||
+  fail "lint: the entry as a note"
+# names with dots are never cut
+grep -q "\[SCHEMA L19\] qwen3.5-fp4-mi355x-sglang$" "$tmp/out" || fail "lint: recipe name cut at '.'"
+grep -q "read 2 files (0 failed to load), 16 entries (1 failed to load)" "$tmp/out" ||
+  fail "lint: counts of files and entries"
+expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-head" --json
+if command -v python3 >/dev/null; then
+  python3 - "$tmp/out" <<'PY' || fail "lint --json related"
+import json, sys
+items = json.load(open(sys.argv[1]))
+for f in items:
+    assert isinstance(f["related"], list), f
+    for r in f["related"]:
+        assert isinstance(r["file"], str) and isinstance(r["line"], int) and r["what"], r
+env = [f for f in items if f["rule"] == "ENV_NOT_PASSED"][0]
+assert any(r["file"].endswith("configs/nvidia-master.yaml") and r["line"] == 120
+           for r in env["related"]), env
+PY
+fi
+# a folder without recipe files is an error, not "0 findings"
+mkdir -p "$tmp/empty"
+expect_rc 2 "$SERVETOP" lint --configs "$tmp/empty"
+grep -q "no recipe files" "$tmp/err" || fail "lint: empty folder message"
+expect_rc 2 "$SERVETOP" recipes --configs "$tmp/empty"
 expect_rc 1 "$SERVETOP" lint --configs "$data/native-bad"
 grep -q "MTP_CHAT_TEMPLATE" "$tmp/out" || fail "native lint: no MTP_CHAT_TEMPLATE"
 grep -q "broken.yaml:9: error: YAML syntax" "$tmp/out" || fail "native lint: syntax error line"

@@ -658,14 +658,23 @@ START_TEST(engine_live_window_figures) {
   ck_assert_int_eq(live.in_flight, 0);
   ck_assert_int_eq(live.output_tokens, 36);
   ck_assert_int_eq(live.input_tokens, 84); /* the client's prompt_len: 7 each */
-  ck_assert(live.ttft.valid && live.ttft.n == 12);
-  ck_assert(live.itl.valid && live.itl.n == 24);
+  ck_assert(live.window.ttft.valid && live.window.ttft.n == 12);
+  ck_assert(live.window.itl.valid && live.window.itl.n == 24);
   /* two 20 ms gaps per request: the windowed p50 ITL is ~20 ms (±1.6% bins, late reads) */
-  ck_assert_msg(live.itl.p50_ms > 15 && live.itl.p50_ms < 40, "itl p50 %f", live.itl.p50_ms);
-  ck_assert_msg(live.tpot.p50_ms > 15 && live.tpot.p50_ms < 40, "tpot p50 %f", live.tpot.p50_ms);
+  ck_assert_msg(live.window.itl.p50_ms > 15 && live.window.itl.p50_ms < 40, "itl p50 %f", live.window.itl.p50_ms);
+  ck_assert_msg(live.window.tpot.p50_ms > 15 && live.window.tpot.p50_ms < 40, "tpot p50 %f", live.window.tpot.p50_ms);
   ck_assert(live.window_output_tok_per_s > 0 && live.window_req_per_s > 0);
+  /* the whole point: every request, and the result's duration once over */
+  ck_assert(live.point.ttft.n == 12 && live.point.itl.n == 24 && live.point.e2el.n == 12);
+  ck_assert(live.window_from_s == 0 && live.window_s > 0);
   struct lg_result res;
   lg_run_finish(run, &res);
+  double duration_s = (double)(res.end_mono_ns - res.start_mono_ns) / 1e9;
+  ck_assert_msg(fabs(live.elapsed_s - duration_s) < 1e-9, "%f %f", live.elapsed_s, duration_s);
+  ck_assert(fabs(live.point_output_tok_per_s - 36 / duration_s) < 1e-9 * live.point_output_tok_per_s);
+  /* one token per chunk, all inside the first window: the window holds them all */
+  ck_assert_msg(fabs(live.window_output_tok_per_s * live.window_s - 36) < 1e-6, "%f",
+                live.window_output_tok_per_s * live.window_s);
   lg_result_free(&res);
   responder_stop();
 }

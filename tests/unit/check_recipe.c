@@ -273,8 +273,8 @@ END_TEST
 /* The real master configs, when this machine has them (reference 1.1). */
 START_TEST(real_master_configs_counts) {
   const char *dir = getenv("SHARED_DIR") ? getenv("SHARED_DIR") : SHARED_DIR;
-  char *nv = xasprintf("%s/data/inferencex/nvidia-master.yaml", dir);
-  char *amd = xasprintf("%s/data/inferencex/amd-master.yaml", dir);
+  char *nv = xasprintf("%s/data/inferencex/configs/nvidia-master.yaml", dir);
+  char *amd = xasprintf("%s/data/inferencex/configs/amd-master.yaml", dir);
   if (!path_exists(nv) || !path_exists(amd)) {
     fprintf(stderr, "real_master_configs_counts: skipped (%s absent)\n", nv);
     free(nv);

@@ -48,7 +48,41 @@ static void expect(const struct recipe_findings *f, const char *rule, const char
   ck_abort_msg("no %s finding for %s", rule, recipe);
 }
 
+/* The finding of rule at file_suffix:line (any recipe); NULL when none. */
+static const struct recipe_finding *find_at(const struct recipe_findings *f, const char *rule,
+                                            const char *file_suffix, int line) {
+  for (size_t i = 0; i < f->n; i++)
+    if (strcmp(f->items[i].rule, rule) == 0 && str_ends_with(f->items[i].file, file_suffix) &&
+        f->items[i].line == line)
+      return &f->items[i];
+  return NULL;
+}
+
+/* Finding x names file_suffix:line as a further location. */
+static void expect_related(const struct recipe_finding *x, const char *file_suffix, int line) {
+  for (size_t i = 0; i < x->n_related; i++)
+    if (str_ends_with(x->related[i].file, file_suffix) && x->related[i].line == line) {
+      ck_assert(x->related[i].what[0] != '\0');
+      return;
+    }
+  ck_abort_msg("%s %s:%d: no related location %s:%d", x->rule, x->file, x->line, file_suffix,
+               line);
+}
+
+/* The finding of rule+recipe at file_suffix:line, which must exist. */
+static const struct recipe_finding *expect_at(const struct recipe_findings *f, const char *rule,
+                                              const char *recipe, enum recipe_severity sev,
+                                              const char *file_suffix, int line) {
+  const struct recipe_finding *x = find_at(f, rule, file_suffix, line);
+  ck_assert_msg(x, "no %s at %s:%d", rule, file_suffix, line);
+  ck_assert_msg(strcmp(x->recipe, recipe) == 0, "%s at %s:%d: recipe %s, want %s", rule,
+                file_suffix, line, x->recipe, recipe);
+  ck_assert_msg(x->severity == sev, "%s: severity %s", rule, recipe_severity_name(x->severity));
+  return x;
+}
+
 static const char *const nv = "configs/nvidia-master.yaml";
+static const char *const amd = "configs/amd-master.yaml";
 
 START_TEST(clean_checkout_has_no_findings) {
   struct recipe_set *set = load_ix("ix-good");
@@ -133,20 +167,35 @@ START_TEST(every_rule_fires_on_the_bad_checkout) {
   struct recipe_set *set = load_ix("ix-bad");
   struct recipe_findings f;
   recipe_lint(set, &f);
-  expect(&f, "RUNNER_LABEL_UNKNOWN", "dsv4-fp8-h200-sglang", RECIPE_SEV_ERROR, nv, 4);
-  expect(&f, "NO_LAUNCHER", "qwen3.5-fp4-b300-sglang", RECIPE_SEV_ERROR, nv, 17);
+  /* the line to change: the runner: value, the runners.yaml runner, the
+   * launcher line; the entry comes as a further location */
+  expect(&f, "RUNNER_LABEL_UNKNOWN", "dsv4-fp8-h200-sglang", RECIPE_SEV_ERROR, nv, 8);
+  expect(&f, "NO_LAUNCHER", "qwen3.5-fp4-b300-sglang", RECIPE_SEV_ERROR, "configs/runners.yaml",
+         10);
+  expect_related(find_at(&f, "NO_LAUNCHER", "configs/runners.yaml", 10), nv, 21);
   expect(&f, "ROUTE_MISSING", "glm5.2-fp8-h200-sglang", RECIPE_SEV_ERROR, nv, 33);
-  expect(&f, "MTP_NOT_ROUTED", "qwen3.5-fp8-h100-sglang-mtp", RECIPE_SEV_ERROR, nv, 65);
-  expect(&f, "MTP_SCRIPT_NO_SPEC_FLAGS", "qwen3.5-fp8-h100-sglang-mtp", RECIPE_SEV_ERROR,
-         "fixed_seq_len/qwen3.5_fp8_h100.sh", 1);
+  expect_related(find_at(&f, "ROUTE_MISSING", nv, 33), "runners/launch_h200-cw.sh", 15);
+  expect(&f, "MTP_NOT_ROUTED", "qwen3.5-fp8-h100-sglang-mtp", RECIPE_SEV_ERROR,
+         "runners/launch_h100-cw.sh", 8);
+  expect_related(find_at(&f, "MTP_NOT_ROUTED", "runners/launch_h100-cw.sh", 8), nv, 66);
+  /* the non-MTP script it reaches has no spec flags: the same defect */
+  ck_assert_ptr_null(find_at(&f, "MTP_SCRIPT_NO_SPEC_FLAGS", "fixed_seq_len/qwen3.5_fp8_h100.sh", 8));
+  expect(&f, "MTP_SCRIPT_NO_SPEC_FLAGS", "qwen3.5-fp8-b200-sglang-mtp", RECIPE_SEV_ERROR,
+         "fixed_seq_len/qwen3.5_fp8_b200_sglang_mtp.sh", 5);
   expect(&f, "ROUTE_SCENARIO_MISMATCH", "qwen3.5-fp8-h200-sglang-agentic-mtp", RECIPE_SEV_ERROR,
-         nv, 145);
+         "runners/launch_h200-nb.sh", 7);
   expect(&f, "STP_SCRIPT_HAS_SPEC", "qwen3.5-fp8-h200-sglang", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_h200.sh", 5);
   expect(&f, "MTP_CHAT_TEMPLATE", "qwen3.5-fp8-h200-sglang-mtp", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 16);
-  expect(&f, "SGLANG_SPEC_V2", "qwen3.5-fp8-h200-sglang-mtp", RECIPE_SEV_WARNING,
-         "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 12);
+  /* the agentic entry that reaches this fixed-seq-len script is judged by
+   * ROUTE_SCENARIO_MISMATCH alone, not against the script's flags */
+  const struct recipe_finding *v2 =
+      find_at(&f, "SGLANG_SPEC_V2", "fixed_seq_len/qwen3.5_fp8_h200_mtp.sh", 12);
+  ck_assert_ptr_nonnull(v2);
+  ck_assert_uint_eq(count_rule(&f, "SGLANG_SPEC_V2"), 1);
+  ck_assert_str_eq(v2->recipe, "qwen3.5-fp8-h200-sglang-mtp");
+  expect_related(v2, nv, 98);
   expect(&f, "MAX_RUNNING_REQUESTS_LT_CONC", "qwen3.5-fp8-h100-sglang", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_h100.sh", 8);
   expect(&f, "CUDA_GRAPH_MAX_BS_LT_CONC", "qwen3.5-fp8-h200-sglang-mtp", RECIPE_SEV_ERROR,
@@ -156,10 +205,12 @@ START_TEST(every_rule_fires_on_the_bad_checkout) {
   expect(&f, "MAX_NUM_SEQS_LT_CONC", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_b200_vllm.sh", 5);
   expect(&f, "SCRIPT_SYNTAX", "", RECIPE_SEV_ERROR, "fixed_seq_len/kimik3_fp8_h200.sh", 4);
+  expect_related(find_at(&f, "MAX_RUNNING_REQUESTS_LT_CONC", "fixed_seq_len/qwen3.5_fp8_h100.sh", 8),
+                 nv, 62); /* the search-space row whose conc is too high */
   expect(&f, "VLLM_EP_CONDITIONAL", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_WARNING,
          "fixed_seq_len/qwen3.5_fp8_b200_vllm.sh", 6);
   expect(&f, "PUBLIC_IMAGE", "glm5.2-fp8-h200-sglang", RECIPE_SEV_ERROR, nv, 33);
-  expect(&f, "UPSTREAM_IMAGE", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_ERROR, nv, 113);
+  expect(&f, "UPSTREAM_IMAGE", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_ERROR, nv, 114);
   ck_assert_uint_eq(count_rule(&f, "UPSTREAM_IMAGE"), 1); /* digest/-rocm/tag forms pass */
   expect(&f, "SCHEMA", "dsr1-fp8-mi355x-sglang", RECIPE_SEV_ERROR, "configs/amd-master.yaml", 11);
   expect(&f, "SCHEMA", "dsr1-fp4-mi355x-sglang", RECIPE_SEV_ERROR, "configs/amd-master.yaml", 29);
@@ -210,9 +261,284 @@ START_TEST(legacy_checkout_layout) {
   ck_assert_ptr_nonnull(r);
   ck_assert_int_eq(r->isl, 1024);
   ck_assert_str_eq(r->script_path, "benchmarks/dsr1_fp8_h200_docker.sh");
+  /* the flat file let an entry name one runner instead of a label */
+  const struct recipe *g = recipe_set_find(set, "gptoss-fp4-h200-vllm");
+  ck_assert_uint_eq(g->n_routes, 1);
+  ck_assert_str_eq(g->routes[0].runner, "h200-nv_1");
+  ck_assert_str_eq(g->script_path, "benchmarks/gptoss_fp4_h200_docker.sh");
   struct recipe_findings f;
   recipe_lint(set, &f);
   ck_assert_uint_eq(f.n, 0);
+  recipe_findings_fini(&f);
+  recipe_set_free(set);
+}
+END_TEST
+
+/* The first recipe whose name starts with prefix ("entry:agentic@" names
+ * carry a line). */
+static const struct recipe *find_prefix(const struct recipe_set *set, const char *prefix) {
+  for (size_t i = 0; i < recipe_set_count(set); i++)
+    if (str_starts_with(recipe_set_at(set, i)->name, prefix))
+      return recipe_set_at(set, i);
+  return NULL;
+}
+
+static const char *route_of(const struct recipe *r, const char *family) {
+  for (size_t i = 0; i < r->n_routes; i++)
+    if (strcmp(r->routes[i].family, family) == 0)
+      return r->routes[i].script;
+  return NULL;
+}
+
+/* Today's checkout shape: launchers that build their paths in steps, fall
+ * back when a name is missing, stop when none is there, run the script in
+ * `bash -c` or in a container with an explicit variable list. */
+START_TEST(launchers_resolve_as_they_run) {
+  struct recipe_set *set = load_ix("ix-head");
+  const char *fx = "benchmarks/single_node/fixed_seq_len/";
+  /* BENCH_BASE + BENCH_SCRIPT, the tagged name found */
+  const struct recipe *r = recipe_set_find(set, "qwen3.5-fp8-b300-sglang");
+  ck_assert_uint_eq(r->n_routes, 1); /* b300-nv_01 and _02: one family */
+  char *want = xasprintf("%sqwen3.5_fp8_b300_sglang.sh", fx);
+  ck_assert_str_eq(r->routes[0].script, want);
+  free(want);
+  ck_assert(r->routes[0].exists);
+  ck_assert_int_eq(r->routes[0].launcher_line, 13); /* BENCH_SCRIPT=..._${FRAMEWORK}... */
+  ck_assert_int_eq(r->routes[0].run_line, 36);      /* srun ... bash "$BENCH_SCRIPT" */
+  /* the tagged MTP name is missing: the [[ ! -f ]] branch builds the legacy
+   * one, through a subshell whose `|| { ...; exit 1; }` must not end it */
+  r = recipe_set_find(set, "qwen3.5-fp8-b300-sglang-mtp");
+  want = xasprintf("%sqwen3.5_fp8_b300_mtp.sh", fx);
+  ck_assert_str_eq(r->routes[0].script, want);
+  free(want);
+  ck_assert_int_eq(r->routes[0].launcher_line, 16);
+  ck_assert_uint_eq(r->routes[0].n_tried, 1); /* the tagged name it tested first */
+  ck_assert_str_eq(r->routes[0].tried[0], "benchmarks/single_node/fixed_seq_len/"
+                                          "qwen3.5_fp8_b300_sglang_mtp.sh");
+  r = recipe_set_find(set, "dsr1-fp4-b300-trt"); /* legacy _trt */
+  ck_assert(r->routes[0].exists);
+  ck_assert(str_ends_with(r->routes[0].script, "/dsr1_fp4_b300_trt.sh"));
+  /* [ -f ] ... elif [ -f ] ... : the second name */
+  r = recipe_set_find(set, "qwen3.5-fp4-rtx6000pro-sglang");
+  ck_assert(str_ends_with(route_of(r, "rtx6000pro-lat"), "/qwen3.5_fp4_rtx6000pro_sglang.sh"));
+  /* `bash -c "bash benchmarks/...sh; rm ..."` */
+  r = recipe_set_find(set, "dsv4-fp8-h200-sglang");
+  ck_assert(str_ends_with(route_of(r, "h200-cw"), "/dsv4_fp8_h200.sh"));
+  /* ${SCENARIO_SUBDIR:-fixed_seq_len/} with the workflow's agentic/ */
+  r = find_prefix(set, "qwen3.5-fp8-mi355x-sglang-agentic-mtp:");
+  ck_assert_ptr_nonnull(r);
+  ck_assert_str_eq(r->script_path, "benchmarks/single_node/agentic/qwen3.5_fp8_mi355x_sglang_mtp.sh");
+  /* both scenario types in one entry */
+  ck_assert_ptr_nonnull(recipe_set_find(set, "glm5.2-fp4-mi355x-sglang:8192_1024"));
+  const struct recipe *ag = find_prefix(set, "glm5.2-fp4-mi355x-sglang:agentic");
+  ck_assert_ptr_nonnull(ag);
+  ck_assert_str_eq(ag->script_path, "benchmarks/single_node/agentic/glm5.2_fp4_mi355x_sglang.sh");
+  recipe_set_free(set);
+}
+END_TEST
+
+/* Each finding points at the line to change and names the entry. */
+START_TEST(findings_point_at_the_line_to_change) {
+  struct recipe_set *set = load_ix("ix-head");
+  struct recipe_findings f;
+  recipe_lint(set, &f);
+  const struct recipe_finding *x;
+  /* a script the launchers do not look for: the file is what moves */
+  x = expect_at(&f, "ROUTE_MISSING", "dsv4-fp4-mi355x-vllm-mtp", RECIPE_SEV_ERROR,
+                "benchmarks/single_node/dsv4_fp4_mi355x_vllm_mtp.sh", 1);
+  expect_related(x, "runners/launch_mi355x-amds.sh", 8);
+  expect_related(x, amd, 52);
+  ck_assert(strstr(x->message, "entry dsv4-fp4-mi355x-vllm-mtp"));
+  /* the tagged script exists, the legacy-only launcher builds another name */
+  x = expect_at(&f, "ROUTE_MISSING", "kimik3-fp8-h200-sglang", RECIPE_SEV_ERROR,
+                "runners/launch_h200-cw.sh", 7);
+  ck_assert(strstr(x->message, "kimik3_fp8_h200_sglang.sh"));
+  expect_related(x, nv, 88);
+  /* the other spec-decoding's script exists: the config's value is wrong */
+  x = expect_at(&f, "ROUTE_MISSING", "qwen3.5-fp8-mi355x-sglang-agentic", RECIPE_SEV_ERROR, amd,
+                81);
+  ck_assert(strstr(x->message, "spec-decoding: mtp"));
+  expect_related(x, "runners/launch_mi355x-amds.sh", 8);
+  expect_related(x, "runners/launch_mi355x-amds.sh", 9); /* the tagged name it tried */
+  /* nothing fits: the entry asks for a script that is not there */
+  x = expect_at(&f, "ROUTE_MISSING", "glm5.2-fp8-rtx6000pro-sglang", RECIPE_SEV_ERROR, nv, 55);
+  expect_related(x, "runners/launch_rtx6000pro-lat.sh", 10);
+  /* the untagged h200 script is vLLM's */
+  x = expect_at(&f, "ROUTE_ENGINE_MISMATCH", "dsv4-fp8-h200-sglang", RECIPE_SEV_ERROR,
+                "runners/launch_h200-cw.sh", 7);
+  expect_related(x, "fixed_seq_len/dsv4_fp8_h200.sh", 9);
+  expect_related(x, nv, 104);
+  /* docker -e list without EP_SIZE: the launch line */
+  x = expect_at(&f, "ENV_NOT_PASSED", "minimaxm3-fp8-h100-vllm", RECIPE_SEV_ERROR,
+                "runners/launch_h100-tw.sh", 5);
+  ck_assert(strstr(x->message, "EP_SIZE"));
+  expect_related(x, "fixed_seq_len/minimaxm3_fp8_h100.sh", 4);
+  /* sibling rules name both files and lines */
+  x = expect_at(&f, "MTP_MEMFRAC_ABOVE_SIBLING", "qwen3.5-fp8-b300-sglang-mtp", RECIPE_SEV_WARNING,
+                "fixed_seq_len/qwen3.5_fp8_b300_mtp.sh", 10);
+  expect_related(x, "fixed_seq_len/qwen3.5_fp8_b300_sglang.sh", 10);
+  x = find_at(&f, "MTP_MEMFRAC_ABOVE_SIBLING", "agentic/qwen3.5_fp8_mi355x_sglang_mtp.sh", 10);
+  ck_assert_ptr_nonnull(x);
+  ck_assert(str_starts_with(x->recipe, "qwen3.5-fp8-mi355x-sglang-agentic-mtp:agentic@"));
+  ck_assert_uint_eq(count_rule(&f, "MTP_MEMFRAC_ABOVE_SIBLING"), 2); /* one per script */
+  expect_related(x, "fixed_seq_len/qwen3.5_fp8_mi355x_sglang_mtp.sh", 11);
+  x = expect_at(&f, "EVAL_CONC_UNCAPPED", "qwen3.5-fp8-b300-sglang-mtp", RECIPE_SEV_WARNING,
+                "fixed_seq_len/qwen3.5_fp8_b300_mtp.sh", 24);
+  expect_related(x, "fixed_seq_len/qwen3.5_fp8_mi355x_sglang_mtp.sh", 6);
+  /* a schema error names its entry in full (no cut at the first '.') */
+  expect_at(&f, "SCHEMA", "qwen3.5-fp4-mi355x-sglang", RECIPE_SEV_ERROR, amd, 132);
+  /* and nothing else: the clean entries stay clean (array spec flags of the
+   * ATOM script, the fallbacks, both scenario types in one entry) */
+  ck_assert_uint_eq(f.n, 10);
+  recipe_findings_fini(&f);
+  struct recipe_counts c;
+  recipe_set_counts(set, &c);
+  ck_assert_uint_eq(c.files, 2);
+  ck_assert_uint_eq(c.files_failed, 0);
+  ck_assert_uint_eq(c.entries, 16);
+  ck_assert_uint_eq(c.entries_failed, 1);
+  recipe_set_free(set);
+}
+END_TEST
+
+/* Spring 2026: single_node/ without fixed_seq_len/, the workflow's empty
+ * SCENARIO_SUBDIR, agentic duration:/offloading:, two scenario types in one
+ * entry, a flat runners.yaml. */
+START_TEST(history_single_node_era) {
+  struct recipe_set *set = load_ix("ix-era-single-node");
+  for (size_t i = 0; i < recipe_set_diag_count(set); i++)
+    ck_abort_msg("%s:%d: %s", recipe_set_diag_at(set, i)->file, recipe_set_diag_at(set, i)->line,
+                 recipe_set_diag_at(set, i)->message);
+  const struct recipe *r = recipe_set_find(set, "qwen3.5-fp8-h200-sglang:8192_1024");
+  ck_assert_str_eq(r->script_path, "benchmarks/single_node/qwen3.5_fp8_h200.sh");
+  const struct recipe *a = find_prefix(set, "qwen3.5-fp8-h200-sglang:agentic");
+  ck_assert_ptr_nonnull(a);
+  ck_assert_str_eq(a->script_path, "benchmarks/single_node/agentic/qwen3.5_fp8_h200.sh");
+  ck_assert_str_eq(a->points[a->n_points - 1].kv_offloading, "cpu"); /* offloading: */
+  struct recipe_findings f;
+  recipe_lint(set, &f);
+  expect_at(&f, "ROUTE_SCENARIO_MISMATCH", f.n ? "dsr1-fp4-b200-sglang:agentic@42" : "",
+            RECIPE_SEV_ERROR, "runners/launch_b200-cw.sh", 4);
+  expect_at(&f, "MTP_NOT_ROUTED", "qwen3.5-fp8-h100-sglang-mtp", RECIPE_SEV_ERROR,
+            "runners/launch_h100-cw.sh", 3);
+  ck_assert_uint_eq(f.n, 2);
+  recipe_findings_fini(&f);
+  recipe_set_free(set);
+  /* without a workflow file the folders tell: no fixed_seq_len/, so '' */
+  set = load_ix("ix-era-noworkflow");
+  r = recipe_set_find(set, "dsr1-fp8-h200-sglang");
+  ck_assert_str_eq(r->script_path, "benchmarks/single_node/dsr1_fp8_h200.sh");
+  recipe_lint(set, &f);
+  ck_assert_uint_eq(f.n, 0);
+  recipe_findings_fini(&f);
+  recipe_set_free(set);
+}
+END_TEST
+
+/* A rule a later schema added is no error in a checkout of an earlier one;
+ * in a checkout that uses the newer form, the retired form is. */
+START_TEST(schema_rules_follow_the_checkout) {
+  static const char *const both =
+      "a-fp8-h200-sglang:\n  image: x\n  model: m\n  model-prefix: a\n  runner: h200\n"
+      "  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n"
+      "    fixed-seq-len:\n    - { isl: 1024, osl: 1024, search-space: [ { tp: 8, conc-list: [4] } ] }\n"
+      "    agentic-coding:\n    - duration: 1800\n      search-space:\n"
+      "      - { tp: 8, offloading: none, conc-list: [1] }\n";
+  struct recipe_set *set = recipe_set_new();
+  recipe_set_add_master_buffer(set, "spring.yaml", both, strlen(both));
+  ck_assert_uint_eq(recipe_set_diag_count(set), 0);
+  ck_assert_uint_eq(recipe_set_count(set), 2);
+  recipe_set_free(set);
+  /* the same entry next to one that uses kv-offloading (AgentX v1.0) */
+  char *mixed = xasprintf("%sb-fp8-h200-sglang:\n  image: x\n  model: m\n  model-prefix: b\n"
+                          "  runner: cluster:h200\n  precision: fp8\n  framework: sglang\n"
+                          "  multinode: false\n  scenarios:\n    agentic-coding:\n"
+                          "    - search-space:\n      - { tp: 8, kv-offloading: none, conc-list: [1] }\n",
+                          both);
+  set = recipe_set_new();
+  recipe_set_add_master_buffer(set, "summer.yaml", mixed, strlen(mixed));
+  free(mixed);
+  ck_assert_uint_eq(recipe_set_diag_count(set), 2); /* duration and offloading */
+  for (size_t i = 0; i < 2; i++) {
+    ck_assert_str_eq(recipe_set_diag_at(set, i)->entry, "a-fp8-h200-sglang");
+    ck_assert(strstr(recipe_set_diag_at(set, i)->message, "unknown key"));
+  }
+  recipe_set_free(set);
+  /* before multinode: existed, an entry without it is fine */
+  static const char *const old =
+      "a-fp8-h200-sglang:\n  image: x\n  model: m\n  model-prefix: a\n  runner: h200\n"
+      "  precision: fp8\n  framework: sglang\n  seq-len-configs:\n"
+      "  - { isl: 1024, osl: 1024, search-space: [ { tp: 8, conc-list: [4] } ] }\n";
+  set = recipe_set_new();
+  recipe_set_add_master_buffer(set, "old.yaml", old, strlen(old));
+  ck_assert_uint_eq(recipe_set_diag_count(set), 0);
+  recipe_set_free(set);
+}
+END_TEST
+
+/* The real checkout (reference section 2.2): 156 routes, one missing, four
+ * labels not in runners.yaml, and no other error. */
+START_TEST(real_checkout_routes) {
+  const char *shared = getenv("SHARED_DIR") ? getenv("SHARED_DIR") : SHARED_DIR;
+  char *dir = xasprintf("%s/data/inferencex", shared);
+  char *master = path_join_alloc(dir, "configs/nvidia-master.yaml");
+  bool have = path_exists(master);
+  free(master);
+  if (!have) {
+    fprintf(stderr, "real_checkout_routes: skipped (%s absent)\n", dir);
+    free(dir);
+    return;
+  }
+  struct recipe_set *set = recipe_set_new();
+  struct st_err err;
+  ck_assert_msg(recipe_set_add_inferencex(set, dir, &err) == 0, "%s", err.msg);
+  free(dir);
+  for (size_t i = 0; i < recipe_set_diag_count(set); i++)
+    ck_abort_msg("%s:%d: %s", recipe_set_diag_at(set, i)->file, recipe_set_diag_at(set, i)->line,
+                 recipe_set_diag_at(set, i)->message);
+  /* entry x scenario type x spec-decoding x launcher family */
+  struct sbuf keys = {0};
+  size_t routes = 0, missing = 0;
+  for (size_t i = 0; i < recipe_set_count(set); i++) {
+    const struct recipe *r = recipe_set_at(set, i);
+    for (size_t k = 0; k < r->n_routes; k++) {
+      char *key = xasprintf("|%s %d %d %s|", r->entry, r->scenario, r->spec, r->routes[k].family);
+      if (!keys.data || !strstr(keys.data, key)) {
+        sbuf_puts(&keys, key);
+        routes++;
+        if (!r->routes[k].exists) {
+          missing++;
+          ck_assert_str_eq(r->entry, "qwen3.5-fp8-h100-sglang-agentic");
+          ck_assert_str_eq(r->routes[k].script, "benchmarks/single_node/agentic/qwen3.5_fp8_h100.sh");
+        }
+      }
+      free(key);
+    }
+  }
+  sbuf_free(&keys);
+  ck_assert_uint_eq(routes, 156);
+  ck_assert_uint_eq(missing, 1);
+  struct recipe_findings f;
+  recipe_lint(set, &f);
+  ck_assert_uint_eq(count_rule(&f, "RUNNER_LABEL_UNKNOWN"), 4);
+  ck_assert_uint_eq(count_rule(&f, "ROUTE_MISSING"), 1);
+  for (size_t i = 0; i < f.n; i++) {
+    const struct recipe_finding *x = &f.items[i];
+    ck_assert_msg(x->severity != RECIPE_SEV_ERROR || strcmp(x->rule, "RUNNER_LABEL_UNKNOWN") == 0 ||
+                      strcmp(x->rule, "ROUTE_MISSING") == 0,
+                  "unexpected error %s:%d: %s %s", x->file, x->line, x->rule, x->message);
+  }
+  ck_assert_uint_eq(recipe_findings_errors(&f), 5);
+  /* the missing script: the row whose spec-decoding is the wrong one */
+  const struct recipe_finding *x = NULL;
+  for (size_t i = 0; i < f.n && !x; i++)
+    if (strcmp(f.items[i].rule, "ROUTE_MISSING") == 0)
+      x = &f.items[i];
+  ck_assert_ptr_nonnull(x);
+  if (!x)
+    return;
+  ck_assert(str_ends_with(x->file, "configs/nvidia-master.yaml"));
+  ck_assert(strstr(x->message, "qwen3.5_fp8_h100_mtp.sh"));
   recipe_findings_fini(&f);
   recipe_set_free(set);
 }
@@ -228,6 +554,11 @@ int main(void) {
   tcase_add_test(tc, every_rule_fires_on_the_bad_checkout);
   tcase_add_test(tc, rules_apply_to_servetop_recipes);
   tcase_add_test(tc, legacy_checkout_layout);
+  tcase_add_test(tc, launchers_resolve_as_they_run);
+  tcase_add_test(tc, findings_point_at_the_line_to_change);
+  tcase_add_test(tc, history_single_node_era);
+  tcase_add_test(tc, schema_rules_follow_the_checkout);
+  tcase_add_test(tc, real_checkout_routes);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

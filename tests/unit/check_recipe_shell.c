@@ -171,9 +171,119 @@ static void expect_parse_error(const char *text, const char *want) {
   ck_assert_str_eq(err.msg, want);
 }
 
+/* bash runs a script whose last line ends in '\' (the command just ends
+ * there): that is no syntax error (InferenceX's dsr1_fp8_mi355x_atom_mtp.sh
+ * ended so for months and ran). */
+START_TEST(continuation_at_end_of_file_ends_the_command) {
+  expect_server("python3 -m sglang.launch_server \\\n  --tp $TP \\\n", base_vars,
+                "[python3] [-m] [sglang.launch_server] [--tp] [8]", NULL);
+  expect_server("vllm serve $MODEL --tp $TP\\", base_vars, "[vllm] [serve] [m/M] [--tp] [8]",
+                NULL);
+}
+END_TEST
+
+/* A launcher's route: what it runs, where the path was built, what it tried. */
+static void expect_route(const char *text, const char *root, const char *want, int want_line,
+                         int want_built) {
+  static const char *const vars[] = {"EXP_NAME", "qwen3.5_8k1k", "PRECISION", "fp8",
+                                     "FRAMEWORK", "sglang", "SPEC_DECODING", "mtp",
+                                     "SCENARIO_SUBDIR", "fixed_seq_len/", NULL};
+  struct sh_env env;
+  struct sh_result res;
+  run_text(text, vars, &env, &res);
+  (void)root;
+  ck_assert_msg(res.bench_script, "no script for:\n%s", text);
+  ck_assert_str_eq(res.bench_script, want);
+  ck_assert_int_eq(res.bench_script_line, want_line);
+  ck_assert_int_eq(res.bench_script_built_line, want_built);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+
+START_TEST(launcher_paths_subshells_groups_bash_c) {
+  /* built in two steps, then `( ... || { ...; exit 1; } )`: the exit ends the
+   * subshell only, and a variable set inside stays there */
+  expect_route("B=\"benchmarks/single_node/${SCENARIO_SUBDIR}${EXP_NAME%%_*}_${PRECISION}_b300\"\n"
+               "S=\"${B}_${FRAMEWORK}_mtp.sh\"\n"
+               "(\n  X=inner\n  flock -w 600 9 || { echo no lock >&2; exit 1; }\n  exit 1\n)\n"
+               "srun bash \"$S\"\n",
+               NULL, "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_b300_sglang_mtp.sh", 8, 2);
+  /* `false || { ...; exit 1; }` ends the script: nothing after it runs */
+  struct sh_env env;
+  struct sh_result res;
+  run_text("false || { echo fatal; exit 1; }\nbash benchmarks/x.sh\n", NULL, &env, &res);
+  ck_assert_ptr_null(res.bench_script);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+  /* `true || { exit 1; }` does not */
+  run_text("true || { echo fatal; exit 1; }\nbash benchmarks/x.sh\n", NULL, &env, &res);
+  ck_assert_str_eq(res.bench_script, "benchmarks/x.sh");
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+  /* an alias of an alias: the line where the value was made */
+  expect_route("FW=\"benchmarks/single_node/a_${PRECISION}_h200.sh\"\nPICK=\"$FW\"\n"
+               "bash \"$PICK\"\n",
+               NULL, "benchmarks/single_node/a_fp8_h200.sh", 3, 1);
+  /* bash -c "bash benchmarks/...sh; cleanup" */
+  expect_route("srun --export=ALL \\\n  bash -c \"bash benchmarks/${EXP_NAME%%_*}_h200.sh; rm -rf /x\"\n",
+               NULL, "benchmarks/qwen3.5_h200.sh", 1, 2); /* the word's own line */
+  /* a message that names a path runs nothing */
+  run_text("echo \"running benchmarks/y.sh\"\n", NULL, &env, &res);
+  ck_assert_ptr_null(res.bench_script);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+END_TEST
+
+START_TEST(launcher_probes_and_container_env) {
+  /* [[ -f ]] tests on benchmarks/ paths are kept, in order, with lines */
+  struct sh_env env;
+  struct sh_result res;
+  run_text("if [[ -f benchmarks/a.sh ]]; then S=benchmarks/a.sh\nelif [ -f benchmarks/b.sh ]; then\n"
+           "  S=benchmarks/b.sh\nfi\n",
+           NULL, &env, &res);
+  ck_assert_uint_eq(res.n_probes, 2);
+  ck_assert_str_eq(res.probes[0], "benchmarks/a.sh");
+  ck_assert_int_eq(res.probe_lines[1], 2);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+  /* docker run hands the container its -e / --env list only */
+  static const char *const vars[] = {"PORT", "8888", NULL};
+  run_text("docker run --rm -e MODEL --env TP -e PORT=\"$PORT\" --env=CONC img bash benchmarks/s.sh\n",
+           vars, &env, &res);
+  ck_assert(res.bench_env_listed);
+  ck_assert_uint_eq(res.n_bench_env, 4);
+  ck_assert_str_eq(res.bench_env[2], "PORT");
+  ck_assert_str_eq(res.bench_env[3], "CONC");
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+  run_text("docker run --env-file e.list img bash benchmarks/s.sh\n", NULL, &env, &res);
+  ck_assert(!res.bench_env_listed); /* not readable statically: all may pass */
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+  run_text("srun --export=ALL bash benchmarks/s.sh\n", NULL, &env, &res);
+  ck_assert(!res.bench_env_listed);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+END_TEST
+
+/* A ')' inside a function closes a subshell its caller opened: the frames
+ * are gone once, never again when the call returns (fuzzer find). */
+START_TEST(unbalanced_subshell_in_function) {
+  static const char *const vars[] = {"PRECISION", "fp8", NULL};
+  struct sh_env env;
+  struct sh_result res;
+  run_text("(\nf() {\n  )\n  A=1\n}\nf\nB=2 C=3 D=4 E=5 F=6 G=7 H=8\n"
+           "bash benchmarks/x_${PRECISION}.sh\n",
+           vars, &env, &res);
+  ck_assert_str_eq(res.bench_script, "benchmarks/x_fp8.sh");
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+END_TEST
+
 START_TEST(parse_errors_have_positions) {
-  expect_parse_error("python3 -m sglang.launch_server \\\n  --tp 8 \\\n",
-                     "t.sh:2:10: unterminated line continuation ('\\' at end of file)");
   expect_parse_error("echo ok\nX='abc\n", "t.sh:2:3: unterminated single quote");
   expect_parse_error("X=\"abc\n", "t.sh:1:3: unterminated double quote");
   expect_parse_error("ARGS=(--tp 8\n--ep 8\n", "t.sh:1:6: unterminated '(' (array or substitution)");
@@ -192,6 +302,10 @@ int main(void) {
   tcase_add_test(tc, exports_functions_and_eval_branches);
   tcase_add_test(tc, heredocs_are_skipped_and_kept_for_scans);
   tcase_add_test(tc, parse_errors_have_positions);
+  tcase_add_test(tc, continuation_at_end_of_file_ends_the_command);
+  tcase_add_test(tc, launcher_paths_subshells_groups_bash_c);
+  tcase_add_test(tc, launcher_probes_and_container_env);
+  tcase_add_test(tc, unbalanced_subshell_in_function);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

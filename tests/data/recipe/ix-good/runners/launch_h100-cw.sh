@@ -8,5 +8,6 @@ SCRIPT="benchmarks/single_node/${SCENARIO_SUBDIR}${MODEL_CODE}_${PRECISION}_h100
 
 docker run --rm --network=host --gpus all --ipc=host \
   -v "$GITHUB_WORKSPACE:/workspace/" -w /workspace/ \
-  -e HF_TOKEN -e MODEL -e TP -e EP_SIZE -e CONC -e ISL -e OSL -e PORT=8888 \
+  -e HF_TOKEN -e MODEL -e TP -e EP_SIZE -e DP_ATTENTION -e CONC -e ISL -e OSL -e MAX_MODEL_LEN \
+  -e RANDOM_RANGE_RATIO -e RESULT_FILENAME -e SPEC_DECODING -e PORT=8888 \
   "$IMAGE" bash "$SCRIPT"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# servetop test data: an SGLang agentic launch script.
+source "$(dirname "$0")/../../benchmark_lib.sh"
+check_env_vars MODEL TP CONC KV_OFFLOADING
+CACHE_ARGS=()
+if [[ "$KV_OFFLOADING" == "dram" ]]; then
+  CACHE_ARGS=(--enable-hierarchical-cache --hicache-ratio 2)
+fi
+SGLANG_ENABLE_SPEC_V2=1 python3 -m sglang.launch_server --model-path "$MODEL" --port "$PORT" --tp "$TP" \
+  --mem-fraction-static 0.90 --max-running-requests "$((2 * CONC))" "${CACHE_ARGS[@]}" \
+  --speculative-algorithm EAGLE \
+  --speculative-num-steps 3 \
+  --speculative-eagle-topk 1 \
+  --speculative-num-draft-tokens 4 &
+wait_for_server_ready --port "$PORT"

@@ -1,0 +1,458 @@
+/* Live figures converge to the saved result. One point is measured with
+ * measure_point (the pipeline behind `servetop bench` and `servetop run`)
+ * against a real process -- `servetop sim` (fixed latencies; SGLang-style
+ * speculative decoding) and, when present, llama.cpp's llama-server with a
+ * draft model -- keeping the live figures of every tick. Then, with no
+ * timed assertion:
+ *  - the live figures of the last tick equal the result: counts, duration,
+ *    output throughput, per-request acceptance exactly; whole-point p50/p90/
+ *    p99 within the histogram's stated 1/128 of the sample they estimate;
+ *  - every window figure is checked against the truth computed from the
+ *    point's own records (tokens by chunk arrival, as the result's
+ *    time_series): never above it; equal to it with one token per chunk;
+ *    on the fixed-latency sim, a full window within 2% of the final figure;
+ *  - the run-scoped acceptance the scraper shows live equals the saved one
+ *    once both cover the same scrapes.
+ * The llama-server part is skipped (said so) without the binary or the tiny
+ * models of scripts/setup-llamacpp.sh. */
+#include "launcher/launcher.h"
+#include "measure/measure.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- a server */
+struct server {
+  struct launcher *launcher;
+  char base_url[64];
+  char log_path[128];
+};
+
+static void server_start(struct server *srv, const char *const *argv, bool port_flag_llama) {
+  struct st_err err = {{0}};
+  int port = launch_pick_free_port(&err);
+  ck_assert_msg(port > 0, "%s", err.msg);
+  struct launch_cmd cmd;
+  launch_cmd_init(&cmd);
+  for (const char *const *a = argv; *a; a++)
+    launch_cmd_add_arg(&cmd, *a);
+  char port_s[16];
+  snprintf(port_s, sizeof port_s, "%d", port);
+  launch_cmd_add_arg(&cmd, "--port");
+  launch_cmd_add_arg(&cmd, port_s);
+  if (port_flag_llama) {
+    launch_cmd_add_arg(&cmd, "--host");
+    launch_cmd_add_arg(&cmd, "127.0.0.1");
+  }
+  snprintf(srv->log_path, sizeof srv->log_path, "/tmp/it_live_%d_%d.log", (int)getpid(), port);
+  snprintf(srv->base_url, sizeof srv->base_url, "http://127.0.0.1:%d", port);
+  struct launch_opts opts = {.cmd = &cmd, .log_path = srv->log_path, .port = port,
+                             .stop_grace_ms = 5000};
+  srv->launcher = launcher_start(&opts, &err);
+  ck_assert_msg(srv->launcher != NULL, "%s", err.msg);
+  ck_assert_msg(launcher_wait_ready(srv->launcher, 60000, &err) == 0, "%s", err.msg);
+  launch_cmd_fini(&cmd);
+}
+
+static void server_stop(struct server *srv) {
+  launcher_free(srv->launcher); /* stops it and reaps every process */
+  unlink(srv->log_path);
+}
+
+/* ---------------------------------------------------------------- live samples */
+struct sample {
+  struct lg_live live;
+  bool sig_valid;
+  struct sig_live sig;
+};
+
+struct samples {
+  struct sample *s;
+  size_t n, cap;
+};
+
+static enum measure_action keep_live(void *ctx, const struct measure_tick *t, int *set_conc) {
+  (void)set_conc;
+  struct samples *c = ctx;
+  if (t->phase != MEASURE_PHASE_LOAD || !t->live)
+    return MEASURE_GO_ON;
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 256;
+    c->s = xreallocarray(c->s, c->cap, sizeof(*c->s));
+  }
+  struct sample *s = &c->s[c->n++];
+  s->live = *t->live;
+  s->sig_valid = t->scraper != NULL;
+  if (t->scraper)
+    sig_scraper_live(t->scraper, &s->sig);
+  return MEASURE_GO_ON;
+}
+
+static void spec_for(struct measure_spec *spec, const char *base_url, int conc, int n, int isl,
+                     int osl, double range_ratio) {
+  memset(spec, 0, sizeof(*spec));
+  results_parse_percentile_metrics("ttft,tpot,itl,e2el", &spec->report, NULL);
+  results_parse_metric_percentiles("50,90,99", &spec->report, NULL);
+  spec->report.backend = "vllm";
+  spec->report.model_id = spec->report.tokenizer_id = "m";
+  spec->base_url = base_url;
+  spec->endpoint = "/v1/completions";
+  spec->served_model_name = "m";
+  spec->input_len = isl;
+  spec->output_len = osl;
+  spec->range_ratio = range_ratio;
+  spec->num_prompts = n;
+  spec->num_warmups = 2;
+  spec->ignore_eos = true;
+  spec->max_concurrency = conc;
+  spec->request_rate = (double)INFINITY;
+  spec->burstiness = 1.0;
+  spec->server_tokenizer = true;
+  spec->num_workers = 1;
+  spec->server_signals = true;
+  spec->scrape_interval_s = 0.5;
+}
+
+/* ---------------------------------------------------------------- the truth, from the records */
+/* Output tokens whose chunk arrived in [from_s, to_s] (seconds from the first
+ * dispatch), a request's tokens spread evenly over its token-carrying chunks,
+ * completed requests only: the result's time_series attribution. */
+static double truth_tokens(const struct lg_result *r, double from_s, double to_s) {
+  double tokens = 0;
+  for (size_t i = 0; i < r->n_records; i++) {
+    const struct lg_record *rec = &r->records[i];
+    if (rec->failure != LG_OK)
+      continue;
+    uint32_t n = rec->n_chunk_gaps + 1;
+    if ((rec->flags & LG_REC_LAST_CHUNK_NO_TOKEN) && n > 1)
+      n--; /* llama.cpp's finish-only last chunk carries no token */
+    double per_chunk = (double)rec->output_tokens / (double)n;
+    int64_t t_ns = rec->dispatch_ns + rec->ttft_ns;
+    for (uint32_t c = 0; c < n; c++) {
+      if (c > 0)
+        t_ns += (int64_t)rec->chunk_gaps_us[c - 1] * 1000;
+      double t = (double)t_ns / 1e9;
+      if (t >= from_s && t <= to_s)
+        tokens += per_chunk;
+    }
+  }
+  return tokens;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The live histogram's estimate is the ceil(p% x n)-th sample to within 1/128. */
+static void check_percentiles(const char *what, const struct lg_live_latency *live, uint64_t *us,
+                              size_t n) {
+  ck_assert_msg(live->valid && (size_t)live->n == n, "%s: live n %lld, records %zu", what,
+                (long long)live->n, n);
+  qsort(us, n, sizeof(*us), cmp_u64);
+  const double ps[] = {50, 90, 99};
+  const double got[] = {live->p50_ms, live->p90_ms, live->p99_ms};
+  for (int i = 0; i < 3; i++) {
+    size_t k = (size_t)ceil(ps[i] / 100.0 * (double)n);
+    double want_us = (double)us[k < 1 ? 0 : k - 1];
+    double err_us = fabs(got[i] * 1000.0 - want_us);
+    ck_assert_msg(err_us <= want_us / 128.0 + 1.0, "%s p%g: live %.3f ms, sample %.3f ms", what,
+                  ps[i], got[i], want_us / 1000.0);
+  }
+}
+
+struct window_stats {
+  int n_checked, n_start;      /* windows checked; of them before the window was full */
+  double max_above;            /* largest (live - truth) / truth */
+  double max_below;            /* largest (truth - live) / truth */
+  double max_start_above;      /* the same, windows not full yet */
+  int n_full_checked;
+  double max_full_vs_truth;    /* largest |live - truth| / truth, full windows */
+  int n_full;                  /* full windows in the steady part */
+  double max_full_vs_final;    /* largest |live - final| / final there */
+  double max_truth_vs_final;   /* the records' own figure there against the final */
+};
+
+/* Every live figure of the point against the records and the result. */
+static void check_point(const char *name, const struct samples *c, const struct measure_result *res,
+                        bool one_token_per_chunk, double steady_tolerance) {
+  const struct lg_result *run = &res->run;
+  const struct results_metrics *m = &res->metrics;
+  ck_assert_msg(c->n >= 3, "%s: only %zu ticks", name, c->n);
+  /* 1. the last tick is the result */
+  const struct lg_live *end = &c->s[c->n - 1].live;
+  ck_assert(end->finished);
+  ck_assert_int_eq(end->completed, m->completed);
+  ck_assert_int_eq(end->failed, m->failed);
+  ck_assert_int_eq(end->in_flight, 0);
+  ck_assert_int_eq(end->output_tokens, m->total_output);
+  ck_assert_msg(fabs(end->elapsed_s - m->duration_s) < 1e-9, "%s: elapsed %.9f duration %.9f",
+                name, end->elapsed_s, m->duration_s);
+  ck_assert_msg(fabs(end->point_output_tok_per_s - m->output_throughput) <=
+                    1e-9 * m->output_throughput,
+                "%s: live output %.6f tok/s, result %.6f", name, end->point_output_tok_per_s,
+                m->output_throughput);
+  ck_assert_int_eq(end->accept_requests, m->accept_requests);
+  ck_assert_int_eq(end->accept_draft_tokens, m->accept_draft_tokens);
+  ck_assert_int_eq(end->accept_accepted_tokens, m->accept_accepted_tokens);
+  if (m->accept_requests > 0)
+    ck_assert(fabs(end->accept_rate_sum / (double)end->accept_requests - m->accept_rate.mean_ms) <
+              1e-9);
+  size_t n_ok = 0, n_tpot = 0, n_itl = 0;
+  uint64_t *ttft = xcalloc(run->n_records + 1, sizeof(uint64_t));
+  uint64_t *e2el = xcalloc(run->n_records + 1, sizeof(uint64_t));
+  uint64_t *tpot = xcalloc(run->n_records + 1, sizeof(uint64_t));
+  size_t itl_cap = 1;
+  for (size_t i = 0; i < run->n_records; i++)
+    itl_cap += run->records[i].n_chunk_gaps;
+  uint64_t *itl = xcalloc(itl_cap, sizeof(uint64_t));
+  for (size_t i = 0; i < run->n_records; i++) {
+    const struct lg_record *r = &run->records[i];
+    if (r->failure != LG_OK)
+      continue;
+    ttft[n_ok] = (uint64_t)(r->ttft_ns / 1000);
+    e2el[n_ok++] = (uint64_t)(r->e2el_ns / 1000);
+    if (r->output_tokens > 1)
+      tpot[n_tpot++] = (uint64_t)((r->e2el_ns - r->ttft_ns) / 1000 / (r->output_tokens - 1));
+    for (uint32_t g = 0; g < r->n_chunk_gaps; g++)
+      itl[n_itl++] = r->chunk_gaps_us[g];
+  }
+  check_percentiles("ttft", &end->point.ttft, ttft, n_ok);
+  check_percentiles("e2el", &end->point.e2el, e2el, n_ok);
+  check_percentiles("tpot", &end->point.tpot, tpot, n_tpot);
+  check_percentiles("itl", &end->point.itl, itl, n_itl);
+  free(ttft);
+  free(e2el);
+  free(tpot);
+  free(itl);
+
+  /* 2. every window against the truth; full windows against the final figure */
+  struct window_stats ws = {0};
+  int conc = res->settings.max_concurrency;
+  for (size_t i = 0; i < c->n; i++) {
+    const struct lg_live *l = &c->s[i].live;
+    if (l->finished || l->window_s <= 0.05)
+      continue;
+    double to_s = l->window_from_s + l->window_s;
+    double truth = truth_tokens(run, l->window_from_s, to_s);
+    double live_tokens = l->window_output_tok_per_s * l->window_s;
+    /* a loop pass stamps its chunks when epoll returned: those handled after
+     * the publish are in the truth but not yet live -- at most one per stream */
+    double slack = conc + 1.0;
+    /* never above the truth while the first window fills (a streaming
+     * chunk counts one token); with one token per chunk, equal throughout */
+    if (one_token_per_chunk || l->window_s < LG_LIVE_WINDOW_S - 1)
+      ck_assert_msg(live_tokens <= truth + slack, "%s: window [%.3f, %.3f]: live %.1f tokens > "
+                  "truth %.1f", name, l->window_from_s, to_s, live_tokens, truth);
+    if (one_token_per_chunk)
+      ck_assert_msg(live_tokens >= truth - slack, "%s: window [%.3f, %.3f]: live %.1f tokens, "
+                    "truth %.1f", name, l->window_from_s, to_s, live_tokens, truth);
+    if (truth > 10 * slack) {
+      double rel = (live_tokens - truth) / truth;
+      ws.n_checked++;
+      if (rel > ws.max_above)
+        ws.max_above = rel;
+      if (-rel > ws.max_below)
+        ws.max_below = -rel;
+      if (l->window_s < LG_LIVE_WINDOW_S - 1) {
+        ws.n_start++;
+        if (rel > ws.max_start_above)
+          ws.max_start_above = rel;
+      } else {
+        ws.n_full_checked++;
+        if (fabs(rel) > ws.max_full_vs_truth)
+          ws.max_full_vs_truth = fabs(rel);
+      }
+    }
+    /* steady state: a full window while every stream is busy */
+    if (l->window_s >= LG_LIVE_WINDOW_S - 1 && l->dispatched < l->total) {
+      double rel = fabs(l->window_output_tok_per_s - m->output_throughput) / m->output_throughput;
+      ws.n_full++;
+      if (rel > ws.max_full_vs_final)
+        ws.max_full_vs_final = rel;
+      double trel = fabs(truth / l->window_s - m->output_throughput) / m->output_throughput;
+      if (trel > ws.max_truth_vs_final)
+        ws.max_truth_vs_final = trel;
+    }
+  }
+  printf("%s: %zu ticks; %d windows vs the truth from the records: at most %+.2f%% above, "
+         "%.2f%% below (%d before the window was full: at most %+.2f%% above; %d full: within "
+         "%.2f%%); %d full windows "
+         "vs the final %.1f tok/s: within %.2f%% (the records' own: %.2f%%)\n",
+         name, c->n, ws.n_checked, 100 * ws.max_above, 100 * ws.max_below, ws.n_start,
+         100 * ws.max_start_above, ws.n_full_checked, 100 * ws.max_full_vs_truth, ws.n_full, m->output_throughput, 100 * ws.max_full_vs_final, 100 * ws.max_truth_vs_final);
+  ck_assert_msg(ws.n_start > 0, "%s: no window before it was full", name);
+  /* full windows of a multi-token stream: in-flight chunks count the mean */
+  ck_assert_msg(ws.max_full_vs_truth <= 0.03, "%s: a full window %.2f%% off the records", name,
+                100 * ws.max_full_vs_truth);
+  if (steady_tolerance > 0) {
+    ck_assert_msg(ws.n_full > 0, "%s: no full window while every stream was busy", name);
+    ck_assert_msg(ws.max_full_vs_final <= steady_tolerance, "%s: a full window %.2f%% off the "
+                  "final figure", name, 100 * ws.max_full_vs_final);
+  }
+}
+
+/* The run-scoped acceptance the scraper shows live equals the saved one once
+ * both cover the same scrapes: a scraper brackets a measured point, and
+ * after a scrape taken once the load was over, its live figure and its
+ * summary are compared. */
+static void check_live_acceptance(const char *name, const char *base_url, int isl, int osl) {
+  struct sig_config sc = {.base_url = base_url, .interval_s = 0.2, .timeout_s = 2.0};
+  struct sig_scraper *scraper = sig_scraper_start(&sc);
+  struct measure_spec spec;
+  spec_for(&spec, base_url, 4, 16, isl, osl, 1.0);
+  spec.server_signals = false; /* this test's scraper instead */
+  spec.num_warmups = 0;
+  struct measure_result res;
+  struct st_err err = {{0}};
+  ck_assert_msg(measure_point(&spec, NULL, &res, &err) == 0, "%s", err.msg);
+  struct sig_live before, now;
+  sig_scraper_live(scraper, &before);
+  do { /* a scrape after the last request ended */
+    usleep(50 * 1000);
+    sig_scraper_live(scraper, &now);
+  } while (now.run_span_s <= before.run_span_s);
+  usleep(300 * 1000); /* the end scrape comes next; no request runs meanwhile */
+  sig_scraper_live(scraper, &now);
+  struct sig_summary sum;
+  sig_scraper_finish(scraper, &sum);
+  ck_assert_msg(sum.accept_length_valid && now.run_accept_length_valid, "%s: no acceptance", name);
+  printf("%s: live run-scoped accept length %.6f (%s), saved %.6f (%s); rate %.6f / %.6f\n", name,
+         now.run_accept_length, now.run_accept_length_method, sum.accept_length,
+         sum.accept_length_method, now.run_accept_rate, sum.accept_rate);
+  ck_assert_str_eq(now.run_accept_length_method, sum.accept_length_method);
+  ck_assert_msg(fabs(now.run_accept_length - sum.accept_length) < 1e-12, "%s", name);
+  if (sum.accept_rate_valid)
+    ck_assert(fabs(now.run_accept_rate - sum.accept_rate) < 1e-12);
+  sig_summary_fini(&sum);
+  measure_result_fini(&res);
+}
+
+/* ---------------------------------------------------------------- the sim */
+START_TEST(sim_fixed_latency_converges) {
+  const char *exe = getenv("SERVETOP");
+  ck_assert_ptr_nonnull(exe);
+  const char *argv[] = {exe, "sim", "--model", "llama-3.1-8b", "--enable-metrics",
+                        "--sim-fixed-ttft-ms", "50", "--sim-fixed-tpot-ms", "10", NULL};
+  struct server srv;
+  server_start(&srv, argv, false);
+  struct samples c = {0};
+  struct measure_spec spec;
+  /* 8 streams x 128 tokens, 13 waves: about 17 s, so windows fill */
+  spec_for(&spec, srv.base_url, 8, 104, 64, 128, 1.0);
+  struct measure_hooks hooks = {.ctx = &c, .tick = keep_live};
+  struct measure_result res;
+  struct st_err err = {{0}};
+  ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(res.metrics.completed, 104);
+  check_point("sim fixed 50/10 ms", &c, &res, true, 0.02);
+  measure_result_fini(&res);
+  free(c.s);
+  server_stop(&srv);
+}
+END_TEST
+
+START_TEST(sim_spec_decoding_never_above) {
+  const char *exe = getenv("SERVETOP");
+  const char *argv[] = {exe, "sim", "--model", "llama-3.1-8b", "--enable-metrics",
+                        "--speculative-algorithm", "EAGLE", NULL};
+  struct server srv;
+  server_start(&srv, argv, false);
+  struct samples c = {0};
+  struct measure_spec spec;
+  spec_for(&spec, srv.base_url, 4, 48, 128, 256, 0.8);
+  struct measure_hooks hooks = {.ctx = &c, .tick = keep_live};
+  struct measure_result res;
+  struct st_err err = {{0}};
+  ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
+  /* several tokens per chunk: the live window lags, never leads */
+  check_point("sim EAGLE", &c, &res, false, 0);
+  ck_assert(res.have_signals && res.signals.accept_length_valid);
+  check_live_acceptance("sim EAGLE", srv.base_url, 128, 256);
+  measure_result_fini(&res);
+  free(c.s);
+  server_stop(&srv);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- llama-server */
+static char llama_bin[4096], llama_target[4200], llama_draft[4200];
+
+START_TEST(llama_server_draft_converges) {
+  const char *argv[] = {llama_bin, "-m", llama_target, "-md", llama_draft, "--spec-type",
+                        "draft-simple", "-c", "4096", "-np", "4", "-t", "1", "-td", "1",
+                        "--metrics", NULL};
+  struct server srv;
+  server_start(&srv, argv, true);
+  struct samples c = {0};
+  struct measure_spec spec;
+  spec_for(&spec, srv.base_url, 4, 160, 64, 96, 0.8); /* long enough to fill windows */
+  struct measure_hooks hooks = {.ctx = &c, .tick = keep_live};
+  struct measure_result res;
+  struct st_err err = {{0}};
+  ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
+  /* a real CPU engine: its rate moves, so the windows are checked against
+   * the records only; per-request acceptance is exact at the end */
+  check_point("llama-server draft", &c, &res, false, 0);
+  ck_assert_int_gt(res.metrics.accept_requests, 0);
+  ck_assert(res.have_signals && res.signals.counter_deltas_valid);
+  /* the scraper's window is the measured requests': the counters' deltas are
+   * the per-request sums (warmups were run before it) */
+  if (res.metrics.failed == 0) {
+    ck_assert_int_eq((int64_t)res.signals.draft_tokens_delta, res.metrics.accept_draft_tokens);
+    ck_assert_int_eq((int64_t)res.signals.accepted_tokens_delta,
+                     res.metrics.accept_accepted_tokens);
+  }
+  check_live_acceptance("llama-server draft", srv.base_url, 64, 96);
+  measure_result_fini(&res);
+  free(c.s);
+  server_stop(&srv);
+}
+END_TEST
+
+static bool find_llama(char *why, size_t why_len) {
+  const struct eng_ops *llama = eng_find("llamacpp");
+  if (!llama || !llama->locate || !llama->locate(llama_bin, sizeof llama_bin, why, why_len))
+    return false;
+  char *cache = path_cache_dir_alloc();
+  snprintf(llama_target, sizeof llama_target, "%s/models/tiny-target.gguf", cache);
+  snprintf(llama_draft, sizeof llama_draft, "%s/models/tiny-draft.gguf", cache);
+  free(cache);
+  if (!path_exists(llama_target) || !path_exists(llama_draft)) {
+    snprintf(why, why_len, "no %s (scripts/setup-llamacpp.sh makes it)", llama_target);
+    return false;
+  }
+  return true;
+}
+
+int main(void) {
+  Suite *s = suite_create("live");
+  TCase *sim = tcase_create("sim");
+  tcase_set_timeout(sim, 180);
+  tcase_add_test(sim, sim_fixed_latency_converges);
+  tcase_add_test(sim, sim_spec_decoding_never_above);
+  suite_add_tcase(s, sim);
+  char why[5000] = "";
+  bool required = getenv("SERVETOP_REQUIRE_LLAMA_SERVER") &&
+                  strcmp(getenv("SERVETOP_REQUIRE_LLAMA_SERVER"), "1") == 0;
+  if (find_llama(why, sizeof why)) {
+    TCase *llama = tcase_create("llama-server");
+    tcase_set_timeout(llama, 240);
+    tcase_add_test(llama, llama_server_draft_converges);
+    suite_add_tcase(s, llama);
+  } else {
+    printf("%s (part): llama-server: %s\n", required ? "FAIL" : "SKIP", why);
+    if (required)
+      return EXIT_FAILURE;
+  }
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK); /* the printed figures reach the log in order */
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
