@@ -85,6 +85,18 @@ const struct snap_point_result *abview_live_point(const struct abview *ab, int a
   return best;
 }
 
+const struct snap_point_result *abview_shown_point(const struct abview *ab, int arm) {
+  if (ab->shown_conc > 0)
+    return abview_live_point(ab, arm, ab->shown_conc);
+  /* an arm that is over beside one still measuring: the same concurrency */
+  const struct runview *rv = &ab->arm[arm], *other = &ab->arm[!arm];
+  if (!runview_finished(rv) || !other->have_snap || runview_finished(other) ||
+      ab->past[!arm].loaded)
+    return NULL;
+  const struct snap_point_result *p = abview_live_point(ab, arm, other->snap.concurrency.target);
+  return p && p->conc == other->snap.concurrency.target ? p : NULL;
+}
+
 static void add_conc(int *concs, size_t *n, size_t cap, int c) {
   size_t j = 0;
   while (j < *n && concs[j] < c)
@@ -241,7 +253,7 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
         rows[i].value[a] = v[i];
       continue;
     }
-    const struct snap_point_result *pt = abview_live_point(ab, a, ab->shown_conc);
+    const struct snap_point_result *pt = abview_shown_point(ab, a);
     if (pt) {
       double v[ST_ARRAY_LEN(spec)];
       point_values(pt, v);
@@ -383,7 +395,7 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
         THEME_INACTIVE, gl);
   } else {
     char buf[160];
-    const struct snap_point_result *pt = abview_live_point(ab, arm, ab->shown_conc);
+    const struct snap_point_result *pt = abview_shown_point(ab, arm);
     const struct snap_progress *pr = &rv->snap.progress;
     if (pt) {
       char d[16];

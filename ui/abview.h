@@ -57,6 +57,11 @@ void abview_step_conc(struct abview *ab, int step);
 /* The finished point of a live arm nearest concurrency want (the latest at
  * it); NULL when want <= 0, the column holds a past run or has no point. */
 const struct snap_point_result *abview_live_point(const struct abview *ab, int arm, int want);
+/* The point a live arm's column shows instead of its live figures: the one
+ * at shown_conc ([ ]), else, when the arm is over and the other still
+ * measures, its point at the other's concurrency (so the ratios compare the
+ * same load); NULL: the live figures. */
+const struct snap_point_result *abview_shown_point(const struct abview *ab, int arm);
 /* What is left of the whole A/B job (both arms, one after the other), from
  * each arm's progress and the finished points' lengths; false when nothing
  * is known yet. */

@@ -36,7 +36,11 @@ static void add_sample(struct runview *rv) {
   rv->ring[RUNVIEW_OUTPUT_TOK_S][at] = w->valid ? w->output_tok_per_s : (double)NAN;
   rv->ring[RUNVIEW_TOTAL_TOK_S][at] = w->valid ? w->total_tok_per_s : (double)NAN;
   rv->ring[RUNVIEW_REQ_S][at] = w->valid ? w->req_per_s : (double)NAN;
-  rv->ring[RUNVIEW_ACCEPT_LENGTH][at] = s->spec.accept_length_valid ? s->spec.accept_length : (double)NAN;
+  /* the chart shows what moves now (the latest interval); the number beside it the point's */
+  rv->ring[RUNVIEW_ACCEPT_LENGTH][at] = s->spec.interval_accept_length_valid
+                                            ? s->spec.interval_accept_length
+                                        : s->spec.accept_length_valid ? s->spec.accept_length
+                                                                      : (double)NAN;
   rv->ring[RUNVIEW_ACCEPT_RATE][at] = s->spec.accept_rate_valid ? s->spec.accept_rate_frac : (double)NAN;
   rv->ring[RUNVIEW_CONC][at] = s->concurrency.target > 0 ? s->concurrency.target : (double)NAN;
   rv->ring[RUNVIEW_RUNNING][at] = s->load.running_valid ? (double)s->load.num_running : (double)NAN;
@@ -324,6 +328,28 @@ static const char *source_name(enum snap_source s) {
   }
 }
 
+/* The per-request acceptance rates as one bar a tenth wide each (the
+ * number of requests in it, tallest = most). Returns the column after. */
+static int accept_bins(struct ui_grid *g, int x, int y, int end,
+                       const struct snap_request_accept *pr, const struct ui_glyphs *gl) {
+  static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  static const char ascii[] = ".:-=+*#@";
+  int64_t most = 0;
+  for (int k = 0; k < SNAP_ACCEPT_BINS; k++)
+    most = pr->rate_bins[k] > most ? pr->rate_bins[k] : most;
+  for (int k = 0; k < SNAP_ACCEPT_BINS && x < end; k++, x++) {
+    int64_t n = pr->rate_bins[k];
+    if (n == 0 || most == 0) {
+      ui_grid_put(g, x, y, gl->braille ? "·" : " ", THEME_INACTIVE);
+      continue;
+    }
+    int level = (int)((n * 8 - 1) / most); /* 0..7 */
+    char one[2] = {ascii[level], '\0'};
+    ui_grid_put(g, x, y, gl->braille ? blocks[level] : one, THEME_CHART_ACCEPT);
+  }
+  return x;
+}
+
 static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                           const struct ui_glyphs *gl) {
   ui_box(g, box, "Speculative decoding", THEME_BORDER, THEME_TITLE, gl);
@@ -371,6 +397,16 @@ static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui
       sbuf_printf(&sb, " %s", ui_fmt_pct(sp->per_position_rate_frac[i], v, sizeof v));
     ui_put(g, in.x + 1, y++, end, sb.data, THEME_MAIN, gl);
     sbuf_free(&sb);
+  }
+  /* llama.cpp: each request's own acceptance (its final chunk's draft counts) */
+  const struct snap_request_accept *pr = &sp->per_request;
+  if (pr->valid && y < in.y + in.h) {
+    /* the pooled rate, then how the requests spread from 0 to 100% */
+    snprintf(buf, sizeof buf, "per request %s  0", ui_fmt_pct(pr->rate_frac, v, sizeof v));
+    int bx = ui_put(g, in.x + 1, y, end, buf, THEME_MAIN, gl);
+    bx = accept_bins(g, bx, y, end, pr, gl);
+    snprintf(buf, sizeof buf, "1  %lld req", (long long)pr->requests);
+    ui_put(g, bx, y++, end, buf, THEME_MAIN, gl);
   }
   static const enum runview_series len[] = {RUNVIEW_ACCEPT_LENGTH};
   static const enum theme_role len_roles[] = {THEME_CHART_ACCEPT};

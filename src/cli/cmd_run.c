@@ -228,6 +228,8 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
           p->rates.valid ? p->rates.output_tok_per_s : 0, ttft, tpot);
   if (p->accept_length_valid)
     fprintf(out, " | accept %.2f", p->accept_length);
+  if (p->drafts_valid)
+    fprintf(out, " | drafts accepted %.1f%%", p->drafts_accepted_frac * 100.0);
   if (p->conc_end != p->conc)
     fprintf(out, " | conc changed to %d", p->conc_end);
   fputc('\n', out);

@@ -307,7 +307,10 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
       cJSON_GetObjectItemCaseSensitive(doc, "servetop"), "failures");
   const cJSON *f;
   cJSON_ArrayForEach(f, failures) {
-    if (cJSON_IsNumber(f))
+    /* requests the run stopped (a restart, Ctrl-C) did not fail */
+    bool stopped = f->string && (strcmp(f->string, lg_failure_name(LG_FAIL_NOT_SENT)) == 0 ||
+                                 strcmp(f->string, lg_failure_name(LG_FAIL_INTERRUPTED)) == 0);
+    if (cJSON_IsNumber(f) && !stopped)
       p.failed += (int64_t)f->valuedouble;
   }
   p.duration_s = jnum(doc, "duration", NULL);
@@ -319,6 +322,11 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   p.tpot = result_percentiles(doc, "tpot", p.completed);
   p.itl = result_percentiles(doc, "itl", p.completed);
   p.e2el = result_percentiles(doc, "e2el", p.completed);
+  const cJSON *pra = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(doc, "servetop"), "per_request_acceptance");
+  double drafted = jnum(pra, "draft_tokens", NULL);
+  p.drafts_valid = drafted > 0;
+  p.drafts_accepted_frac = drafted > 0 ? jnum(pra, "accepted_tokens", NULL) / drafted : 0;
   p.accept_length_valid = s->spec.accept_length_valid;
   p.accept_length = s->spec.accept_length;
   p.kv_tokens_valid = s->load.max_total_num_tokens_valid;

@@ -123,21 +123,28 @@ bool snap_run_remaining_s(const struct snap_run *snap, double *out_s) {
     return true;
   default: break;
   }
-  bool measuring = p->phase == SNAP_PHASE_MEASURING;
   double typical = 0;
   bool have_typical = snap_mean_point_s(snap, &typical);
+  /* the picture is a point's saved result: that point is over, and the
+   * point index may already name the next one, not started yet */
+  const struct snap_points *h = &snap->points;
+  int last_saved = h->n > 0 ? h->point[h->n - 1].point_index : -1;
+  bool result_shown = snap->latency.run_exact || last_saved == p->point_index;
+  bool measuring = p->phase == SNAP_PHASE_MEASURING && !result_shown;
   if (!have_typical && measuring && p->eta_valid) {
     typical = p->elapsed_s + p->eta_s; /* the current point, projected */
     have_typical = typical > 0;
   }
-  double now = 0;
+  int after = (p->n_points > 0 ? p->n_points : 1) - p->point_index - 1;
+  double now;
   if (measuring && p->eta_valid)
     now = p->eta_s;
-  else if (have_typical)
-    now = measuring ? (typical > p->elapsed_s ? typical - p->elapsed_s : 0) : typical;
-  else
+  else if (!have_typical)
     return false;
-  int after = (p->n_points > 0 ? p->n_points : 1) - p->point_index - 1;
+  else if (result_shown && last_saved == p->point_index)
+    now = 0; /* between this point's end and the next one */
+  else
+    now = measuring && typical > p->elapsed_s ? typical - p->elapsed_s : measuring ? 0 : typical;
   if (after > 0 && !have_typical)
     return false;
   *out_s = now + (after > 0 ? after * typical : 0);

@@ -274,12 +274,14 @@ struct snap_point_result {
                                      or cut short by the server exiting */
   char end[16];                   /* how it ended: "done", "stopped", "restarted", ... */
   char result_file[64];           /* in the run folder: "result-conc4.json" */
-  int64_t completed, failed, total;
+  int64_t completed, failed, total; /* failed: not the requests a stop or restart cut */
   double duration_s;
   struct snap_rates rates;        /* over the whole point */
   struct snap_percentiles ttft, tpot, itl, e2el; /* exact, every sample of the point */
   bool accept_length_valid;
   double accept_length;           /* run-scoped, as the result saves it */
+  bool drafts_valid;
+  double drafts_accepted_frac;    /* llama.cpp's per-request acceptance, pooled (the result's) */
   bool kv_tokens_valid;
   int64_t kv_tokens;              /* the server's KV capacity while it ran */
   int batch_cap;                  /* the server's batch cap, -1 unknown */

@@ -167,6 +167,16 @@ START_TEST(points_roll_and_remaining_time) {
   s.progress.eta_s = 7;
   ck_assert(snap_run_remaining_s(&s, &left));
   ck_assert_double_eq_tol(left, 7 + 25, 1e-9);
+  /* the last picture of point 1 (its result) with the index already on point 2 */
+  s.latency.run_exact = true;
+  s.progress.eta_s = 0;
+  ck_assert(snap_run_remaining_s(&s, &left));
+  ck_assert_double_eq_tol(left, 25 + 25, 1e-9);
+  s.progress.point_index = 1; /* ... or still on point 1: it is over */
+  ck_assert(snap_run_remaining_s(&s, &left));
+  ck_assert_double_eq_tol(left, 0 + 2 * 25, 1e-9);
+  s.progress.point_index = 2;
+  s.latency.run_exact = false;
   /* between points (no ETA): the point to come at the typical length */
   s.progress.phase = SNAP_PHASE_BETWEEN;
   ck_assert(snap_run_remaining_s(&s, &left));

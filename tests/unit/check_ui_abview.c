@@ -384,6 +384,29 @@ START_TEST(curve_has_only_points_measured_to_the_end) {
 }
 END_TEST
 
+/* While the MTP arm measures a concurrency, the finished off arm shows its
+ * own point at that concurrency: the ratios compare the same load. */
+START_TEST(finished_arm_follows_the_measuring_one) {
+  struct snap_run s;
+  snap_run_init(&s);
+  s.server.state = SNAP_SERVER_READY;
+  s.progress.phase = SNAP_PHASE_MEASURING;
+  s.progress.n_points = 2;
+  s.concurrency.target = 4;
+  s.throughput.run = (struct snap_rates){true, 1500, 3000, 1};
+  runview_init(&ab.arm[AB_MTP], ab.recipe[AB_MTP]);
+  runview_push(&ab.arm[AB_MTP], &s);
+  struct ab_row rows[16];
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 1000); /* the off arm's conc-4 point, not its last (8) */
+  ck_assert(rows[0].value[AB_MTP] == 1500);
+  s.concurrency.target = 8;
+  runview_push(&ab.arm[AB_MTP], &s);
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 1800);
+}
+END_TEST
+
 /* The whole job's ETA: the running arm's rest, the other arm's points at the
  * typical length of the finished ones and its launch. */
 START_TEST(job_eta_covers_both_arms) {
@@ -418,6 +441,7 @@ int main(void) {
   tcase_add_test(tc, live_points_are_browsed);
   tcase_add_test(tc, curve_has_only_points_measured_to_the_end);
   tcase_add_test(tc, job_eta_covers_both_arms);
+  tcase_add_test(tc, finished_arm_follows_the_measuring_one);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -511,6 +511,32 @@ START_TEST(attached_server_has_no_restart_keys) {
 }
 END_TEST
 
+/* llama.cpp's per-request acceptance: the pooled rate and how the requests
+ * spread over 0..100%, on one line at 80x24. */
+START_TEST(per_request_acceptance_distribution) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  struct snap_request_accept *pr = &s.spec.per_request;
+  pr->valid = true;
+  pr->requests = 40;
+  pr->draft_tokens = 1000;
+  pr->accepted_tokens = 710;
+  pr->rate_frac = 0.71;
+  pr->rate_bins[5] = 4;
+  pr->rate_bins[7] = 32;
+  pr->rate_bins[9] = 4;
+  play(&rv, &s, 0, 2);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "per request 71.0%  0·····▁·█·▁1  40 req");
+  free(f);
+  f = render(&rv, 80, 24, false);
+  assert_has(f, "per request 71.0%  0     . @ .1  40 req");
+  free(f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_runview");
   TCase *tc = tcase_create("runview");
@@ -526,6 +552,7 @@ int main(void) {
   tcase_add_test(tc, concurrency_above_the_batch_cap);
   tcase_add_test(tc, restart_capacity_and_news);
   tcase_add_test(tc, attached_server_has_no_restart_keys);
+  tcase_add_test(tc, per_request_acceptance_distribution);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
