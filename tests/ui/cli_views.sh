@@ -1,8 +1,8 @@
 #!/bin/bash
 # The command line opens the dashboard's views in a terminal (tmux, 80x24):
 # `servetop attach URL` the run view on a server it did not launch (a
-# `servetop sim` this test starts; it is never stopped), `servetop run --ab
-# --sweep` the A/B view with each arm's point k/N, the whole job's ETA, the
+# `servetop sim` this test starts; it is never stopped), `servetop run
+# --headless` one status line in place, `servetop run --ab --sweep` the A/B view with each arm's point k/N, the whole job's ETA, the
 # curve of every finished point and [ ] over the live points; the exit status
 # and the run folder come back to the shell.
 set -euo pipefail
@@ -32,6 +32,18 @@ tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0"
 wait_for "run ok: 1 point(s) measured"
 kill -0 "$SIM_PID" 2>/dev/null || fail "the attached server was stopped"
+
+# --headless on a terminal: one status line rewritten in place (never a new
+# line per update), a line per saved point, the table at the end
+ui_start 100 30 XDG_DATA_HOME="$WORK/xdg" "$SERVETOP" run cap-bf16-h200-sglang --headless --sweep \
+  --configs "$TEST_DATA_DIR/run/recipes" --num-prompts 120
+wait_for "measuring point 1/2" 30
+[ "$(screen | grep -c '] measuring point')" -le 1 ] || fail "more than one live status line"
+wait_for "EXIT=0" 60
+history=$(tm capture-pane -p -S -400 -t "$UI_SESSION")
+grep -q "point 2/2 c=4 done: 120/120 done" <<<"$history" || fail "no line for the second point"
+grep -qE "^2 +4 done +120/0 " <<<"$history" || fail "no per-point table"
+[ "$(grep -c '] measuring point' <<<"$history")" -eq 0 ] || fail "a status line stayed behind"
 
 ui_start 80 24 XDG_DATA_HOME="$WORK/xdg" "$SERVETOP" run llama8b-h200-sglang --ab --sweep \
   --configs "$TEST_DATA_DIR/launcher/recipes" --isl 128 --osl 64

@@ -198,8 +198,11 @@ START_TEST(overrides_checked_against_the_engine) {
   struct st_err err = {{0}};
   char *good[] = {"kv-cache=0.8", "max-batch=64", "--enforce-eager="};
   ck_assert_msg(run_check_overrides(r, good, 3, &err) == 0, "%s", err.msg);
-  char *bad[][1] = {{"kv-cache=1.5"}, {"max-batch=0"}, {"nonsense"}, {"=3"}, {"t;p=1"}};
-  const char *why[] = {"gpu-memory-utilization", ">= 1", "KEY=VALUE", "no flag name", "cannot be"};
+  char *bad[][1] = {{"kv-cache=1.5"}, {"max-batch=0"}, {"nonsense"}, {"=3"}, {"t;p=1"},
+                    {"mem-fraction-static=0.8"}, {"max-running-requests=8"}};
+  const char *why[] = {"gpu-memory-utilization", ">= 1", "KEY=VALUE", "no flag name", "cannot be",
+                       "SGLang's KV cache flag, not vLLM's: vLLM takes --gpu-memory-utilization",
+                       "vLLM takes --max-num-seqs"};
   for (size_t i = 0; i < ST_ARRAY_LEN(bad); i++) {
     ck_assert_int_eq(run_check_overrides(r, bad[i], 1, &err), -1);
     ck_assert_msg(strstr(err.msg, why[i]), "%s: %s", bad[i][0], err.msg);
