@@ -12,8 +12,8 @@
 void abview_init(struct abview *ab, const struct recipe *off, const struct recipe *mtp,
                  const char *results_dir) {
   memset(ab, 0, sizeof *ab);
-  runview_init(&ab->arm[AB_OFF]);
-  runview_init(&ab->arm[AB_MTP]);
+  runview_init(&ab->arm[AB_OFF], off);
+  runview_init(&ab->arm[AB_MTP], mtp);
   ab->recipe[AB_OFF] = off;
   ab->recipe[AB_MTP] = mtp;
   ab->status_role = THEME_MAIN;
@@ -69,24 +69,59 @@ const struct results_file *abview_past_result(const struct abview *ab, int arm) 
   return best;
 }
 
+/* The finished point of a live arm nearest concurrency want (NULL: none). */
+const struct snap_point_result *abview_live_point(const struct abview *ab, int arm, int want) {
+  const struct runview *rv = &ab->arm[arm];
+  if (ab->past[arm].loaded || !rv->have_snap || want <= 0)
+    return NULL;
+  const struct snap_points *h = &rv->snap.points;
+  const struct snap_point_result *best = NULL;
+  for (int i = 0; i < h->n; i++) {
+    const struct snap_point_result *p = &h->point[i];
+    /* the latest of several at one concurrency (a restart measures it again) */
+    if (!best || abs(p->conc - want) <= abs(best->conc - want))
+      best = p;
+  }
+  return best;
+}
+
+const struct snap_point_result *abview_shown_point(const struct abview *ab, int arm) {
+  if (ab->shown_conc > 0)
+    return abview_live_point(ab, arm, ab->shown_conc);
+  /* an arm that is over beside one still measuring: the same concurrency */
+  const struct runview *rv = &ab->arm[arm], *other = &ab->arm[!arm];
+  if (!runview_finished(rv) || !other->have_snap || runview_finished(other) ||
+      ab->past[!arm].loaded)
+    return NULL;
+  const struct snap_point_result *p = abview_live_point(ab, arm, other->snap.concurrency.target);
+  return p && p->conc == other->snap.concurrency.target ? p : NULL;
+}
+
+static void add_conc(int *concs, size_t *n, size_t cap, int c) {
+  size_t j = 0;
+  while (j < *n && concs[j] < c)
+    j++;
+  if ((j < *n && concs[j] == c) || *n == cap)
+    return;
+  memmove(concs + j + 1, concs + j, (*n - j) * sizeof concs[0]);
+  concs[j] = c;
+  (*n)++;
+}
+
 void abview_step_conc(struct abview *ab, int step) {
-  /* the concurrencies of both past columns, in order, without repeats */
-  int concs[2 * RUNVIEW_MAX_POINTS];
+  /* the concurrencies of both columns' points (past results, finished live
+   * points), in order, without repeats */
+  int concs[2 * SNAP_MAX_POINTS];
   size_t n = 0;
-  for (int a = 0; a < 2; a++)
-    for (size_t i = 0; ab->past[a].loaded && i < ab->past[a].side.n_results; i++) {
-      int c = ab->past[a].side.results[i].max_concurrency;
-      size_t j = 0;
-      while (j < n && concs[j] < c)
-        j++;
-      if ((j < n && concs[j] == c) || n == ST_ARRAY_LEN(concs))
-        continue;
-      memmove(concs + j + 1, concs + j, (n - j) * sizeof concs[0]);
-      concs[j] = c;
-      n++;
-    }
+  for (int a = 0; a < 2; a++) {
+    for (size_t i = 0; ab->past[a].loaded && i < ab->past[a].side.n_results; i++)
+      add_conc(concs, &n, ST_ARRAY_LEN(concs), ab->past[a].side.results[i].max_concurrency);
+    const struct snap_points *h = &ab->arm[a].snap.points;
+    for (int i = 0; !ab->past[a].loaded && ab->arm[a].have_snap && i < h->n; i++)
+      add_conc(concs, &n, ST_ARRAY_LEN(concs), h->point[i].conc);
+  }
   if (n == 0) {
-    snprintf(ab->status, sizeof ab->status, "no past run loaded: L loads one");
+    snprintf(ab->status, sizeof ab->status, "no finished point yet (L loads a past run)");
     ab->status_role = THEME_WARNING;
     return;
   }
@@ -95,13 +130,49 @@ void abview_step_conc(struct abview *ab, int step) {
     const struct results_file *rf = abview_past_result(ab, ab->past[ab->column].loaded ? ab->column
                                                            : ab->past[AB_OFF].loaded ? AB_OFF
                                                                                      : AB_MTP);
-    cur = rf ? rf->max_concurrency : concs[n - 1];
+    const struct runview *rv = &ab->arm[ab->column];
+    cur = rf                                          ? rf->max_concurrency
+          : rv->have_snap && rv->snap.concurrency.target > 0 ? rv->snap.concurrency.target
+                                                             : concs[n - 1];
+    if (step > 0 && cur >= concs[n - 1])
+      step = 0; /* from the live point: the newest finished one */
   }
   size_t at = 0;
   while (at + 1 < n && concs[at] < cur)
     at++;
   long next = (long)at + step;
   ab->shown_conc = concs[next < 0 ? 0 : next >= (long)n ? (long)n - 1 : next];
+  snprintf(ab->status, sizeof ab->status, "showing concurrency %d (Esc: back to the live figures)",
+           ab->shown_conc);
+  ab->status_role = THEME_INACTIVE;
+}
+
+bool abview_job_remaining_s(const struct abview *ab, double *out_s) {
+  double total = 0, typical = 0, ready = 0;
+  bool have_typical = false;
+  for (int a = 0; a < 2 && !have_typical; a++)
+    if (ab->arm[a].have_snap) {
+      have_typical = snap_mean_point_s(&ab->arm[a].snap, &typical);
+      if (ab->arm[a].snap.server.ready_after_s > 0)
+        ready = ab->arm[a].snap.server.ready_after_s;
+    }
+  for (int a = 0; a < 2; a++) {
+    if (!ab->recipe[a] || ab->past[a].loaded)
+      continue;
+    double left;
+    if (ab->arm[a].have_snap) {
+      if (!snap_run_remaining_s(&ab->arm[a].snap, &left))
+        return false;
+    } else {
+      /* not started: its points at the other arm's typical length, its launch */
+      if (!have_typical)
+        return false;
+      left = ready + (ab->n_points[a] > 0 ? ab->n_points[a] : 1) * typical;
+    }
+    total += left;
+  }
+  *out_s = total;
+  return true;
 }
 
 /* KV capacity the server reported for a past point (servetop_run.server). */
@@ -138,6 +209,24 @@ static double pct_or_nan(const struct snap_percentiles *p, double v) {
   return p->valid ? v : (double)NAN;
 }
 
+/* The figures of a live arm's finished point in abview_rows() order. */
+static void point_values(const struct snap_point_result *p, double *v) {
+  double tpot = pct_or_nan(&p->tpot, p->tpot.p50_ms);
+  double out[] = {
+      p->rates.valid ? p->rates.output_tok_per_s : (double)NAN,
+      p->rates.valid ? p->rates.total_tok_per_s : (double)NAN,
+      p->rates.valid ? p->rates.req_per_s : (double)NAN,
+      tpot > 0 ? 1000.0 / tpot : (double)NAN,
+      pct_or_nan(&p->ttft, p->ttft.p50_ms),
+      tpot,
+      pct_or_nan(&p->itl, p->itl.p50_ms),
+      pct_or_nan(&p->e2el, p->e2el.p50_ms),
+      p->accept_length_valid ? p->accept_length : (double)NAN,
+      p->kv_tokens_valid ? (double)p->kv_tokens : (double)NAN,
+  };
+  memcpy(v, out, sizeof out);
+}
+
 size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows) {
   static const struct {
     const char *label;
@@ -160,6 +249,14 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
     if (rf) {
       double v[ST_ARRAY_LEN(spec)];
       past_values(rf, v);
+      for (size_t i = 0; i < n; i++)
+        rows[i].value[a] = v[i];
+      continue;
+    }
+    const struct snap_point_result *pt = abview_shown_point(ab, a);
+    if (pt) {
+      double v[ST_ARRAY_LEN(spec)];
+      point_values(pt, v);
       for (size_t i = 0; i < n; i++)
         rows[i].value[a] = v[i];
       continue;
@@ -204,13 +301,23 @@ size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size
     }
     return n;
   }
-  for (size_t i = 0; i < rv->n_points && n < max_points; i++) {
-    const struct runview_point *p = &rv->points[i];
+  /* every point of the arm measured to the end, the latest at each concurrency */
+  const struct snap_points *h = &rv->snap.points;
+  for (int i = 0; rv->have_snap && i < h->n && n < max_points; i++) {
+    const struct snap_point_result *p = &h->point[i];
+    if (!p->measured_to_end)
+      continue;
+    bool newer = false;
+    for (int k = i + 1; k < h->n && !newer; k++)
+      newer = h->point[k].measured_to_end && h->point[k].conc == p->conc;
+    if (newer)
+      continue;
     int gpus = r && p->point_index >= 0 && (size_t)p->point_index < r->n_points
                    ? r->points[p->point_index].tp
                    : 1;
-    x[n] = p->tpot_p50_ms > 0 ? 1000.0 / p->tpot_p50_ms : (double)NAN;
-    y[n] = p->output_tok_per_s / (gpus > 0 ? gpus : 1);
+    double tpot = p->tpot.valid ? p->tpot.p50_ms : (double)NAN;
+    x[n] = tpot > 0 ? 1000.0 / tpot : (double)NAN;
+    y[n] = p->rates.valid ? p->rates.output_tok_per_s / (gpus > 0 ? gpus : 1) : (double)NAN;
     n++;
   }
   return n;
@@ -287,11 +394,30 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
     ui_put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
         THEME_INACTIVE, gl);
   } else {
-    char buf[96];
-    snprintf(buf, sizeof buf, "%s%sserver %s%sconc %d", snap_run_phase_name(rv->snap.progress.phase),
-             gl->separator, snap_server_state_name(rv->snap.server.state), gl->separator,
-             rv->snap.concurrency.target);
-    ui_put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
+    char buf[160];
+    const struct snap_point_result *pt = abview_shown_point(ab, arm);
+    const struct snap_progress *pr = &rv->snap.progress;
+    if (pt) {
+      char d[16];
+      snprintf(buf, sizeof buf, "conc %d%spoint %d %s%s%lld/%lld req in %s", pt->conc,
+               gl->separator, pt->point_index + 1, pt->end, gl->separator,
+               (long long)pt->completed, (long long)pt->total,
+               ui_fmt_duration_s(pt->duration_s, d, sizeof d));
+    } else if (runview_finished(rv) && rv->snap.points.n > 0) {
+      /* over: what it measured, from the saved points */
+      long long req = 0;
+      for (int i = 0; i < rv->snap.points.n; i++)
+        req += rv->snap.points.point[i].completed;
+      snprintf(buf, sizeof buf, "%s%s%d point%s saved%s%lld req", snap_run_phase_name(pr->phase),
+               gl->separator, rv->snap.points.n_written, rv->snap.points.n_written == 1 ? "" : "s",
+               gl->separator, req);
+    } else {
+      snprintf(buf, sizeof buf, "%s%spoint %d/%d%s%lld/%lld req%sconc %d",
+               snap_run_phase_name(pr->phase), gl->separator, pr->point_index + 1,
+               pr->n_points > 0 ? pr->n_points : 1, gl->separator, (long long)pr->done,
+               (long long)pr->total, gl->separator, rv->snap.concurrency.target);
+    }
+    ui_put(g, in.x + 1, in.y, end, buf, pt ? THEME_SELECTED : THEME_MAIN, gl);
   }
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {
     int y = in.y + ROWS_Y + (int)i;
@@ -347,11 +473,11 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   struct ui_rect in = ui_rect_inner(box);
   if (in.h < 3 || in.w < 20)
     return;
-  double x[2][RUNVIEW_MAX_POINTS], y[2][RUNVIEW_MAX_POINTS];
+  double x[2][SNAP_MAX_POINTS], y[2][SNAP_MAX_POINTS];
   struct ui_xy_series s[2];
   size_t total = 0;
   for (int a = 0; a < 2; a++) {
-    size_t n = abview_curve(ab, a, x[a], y[a], RUNVIEW_MAX_POINTS);
+    size_t n = abview_curve(ab, a, x[a], y[a], SNAP_MAX_POINTS);
     s[a] = (struct ui_xy_series){x[a], y[a], n, a == AB_MTP ? THEME_ARM_MTP : THEME_ARM_OFF};
     total += n;
   }
@@ -382,7 +508,8 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
 enum { KEY_CONC = 1, KEY_LOG = 2 }; /* indexes of hints that can be inactive */
 static const struct ui_key_help keys[] = {
     {"L", "load a past run folder into the selected column", "load past run", NULL, 'L', 2},
-    {"[ / ]", "past runs: show the previous / next concurrency", "conc", "[ ]", ']', 4},
+    {"[ / ]", "previous / next concurrency measured (live, past)", "conc", "[ ]", ']', 4},
+    {"Esc", "back to the live figures after [ / ]", NULL, NULL, 0, 0},
     {"l", "the log of the arm running (or that ran last)", "log", NULL, 'l', 3},
     {"b", "back to the recipes (stops a running arm first: asks)", "back", NULL, 'b', 0},
     {"Tab Left/Right", "select the off / MTP column (where L loads)", NULL, NULL, 0, 0},
@@ -400,8 +527,17 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   struct ui_rect h = l->slot[UI_SLOT_HEADER];
   ui_grid_fill(g, h, THEME_HEADER);
   char head[256];
-  snprintf(head, sizeof head, " servetop%sA/B: MTP against its non-MTP twin, same scales%s%s",
-           gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "");
+  double eta;
+  char eta_text[48] = "";
+  if (ab->running && abview_job_remaining_s(ab, &eta)) {
+    char d[16];
+    snprintf(eta_text, sizeof eta_text, "%sETA %s (both arms)", gl->separator,
+             ui_fmt_duration_s(eta, d, sizeof d));
+  }
+  /* what a narrow terminal keeps: that it runs and how long it has left */
+  snprintf(head, sizeof head, " servetop%sA/B%s%s%s%sMTP against its non-MTP twin, same scales",
+           gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "", eta_text,
+           gl->separator);
   ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
 
   struct ab_row rows[16];
@@ -436,7 +572,8 @@ static void footer(void *self, struct ui_footer *f) {
     f->prompt_hint = "(what was measured stays in its run folders)";
     return;
   }
-  if (!ab->past[AB_OFF].loaded && !ab->past[AB_MTP].loaded)
+  if (!ab->past[AB_OFF].loaded && !ab->past[AB_MTP].loaded &&
+      ab->arm[AB_OFF].snap.points.n == 0 && ab->arm[AB_MTP].snap.points.n == 0)
     f->inactive |= 1u << KEY_CONC;
   if (!ab->arm[AB_OFF].have_snap && !ab->arm[AB_MTP].have_snap)
     f->inactive |= 1u << KEY_LOG;
@@ -473,6 +610,13 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   case UI_KEY_RIGHT: ab->column = AB_MTP; break;
   case '[': abview_step_conc(ab, -1); break;
   case ']': abview_step_conc(ab, 1); break;
+  case UI_KEY_ESCAPE:
+    if (ab->shown_conc == 0)
+      return false;
+    ab->shown_conc = 0;
+    snprintf(ab->status, sizeof ab->status, "the live figures");
+    ab->status_role = THEME_INACTIVE;
+    break;
   case 'x':
     if (!ab->past[ab->column].loaded)
       return false;
@@ -524,7 +668,7 @@ static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
   bool over_columns = ui_rect_contains(l->slot[UI_SLOT_ARM_A], x, y) ||
                       ui_rect_contains(l->slot[UI_SLOT_RATIO], x, y) ||
                       ui_rect_contains(l->slot[UI_SLOT_ARM_B], x, y);
-  if (!over_columns || (!ab->past[AB_OFF].loaded && !ab->past[AB_MTP].loaded))
+  if (!over_columns)
     return false;
   abview_step_conc(ab, lines > 0 ? 1 : -1);
   return true;

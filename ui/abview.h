@@ -26,7 +26,9 @@ struct abview {
   struct runview arm[2];            /* AB_OFF, AB_MTP */
   const struct recipe *recipe[2];   /* borrowed; NULL = arm not loaded */
   struct abview_past past[2];       /* a loaded past run replaces the live arm's figures */
-  int shown_conc;                   /* past runs: the concurrency shown ([ ]); 0 = automatic */
+  int shown_conc;                   /* the concurrency shown ([ ]): past results and finished
+                                       live points at it; 0 = automatic (the live figures) */
+  int n_points[2];                  /* points each arm runs (the launch's), for the job's ETA */
   int column;                       /* the selected column (click, Tab): where L loads */
   bool running;                     /* an arm is being measured (set by the program) */
   char results_dir[512];            /* where L looks */
@@ -49,8 +51,21 @@ int abview_load_past(struct abview *ab, int arm, const char *path, struct st_err
  * other arm's concurrency, else the highest; nearest concurrency when there
  * is no exact match. NULL when the column has no past run. */
 const struct results_file *abview_past_result(const struct abview *ab, int arm);
-/* [ / ]: the shown concurrency steps through the past columns' points. */
+/* [ / ]: the shown concurrency steps through the points of both columns
+ * (past results and the finished points of live arms). */
 void abview_step_conc(struct abview *ab, int step);
+/* The finished point of a live arm nearest concurrency want (the latest at
+ * it); NULL when want <= 0, the column holds a past run or has no point. */
+const struct snap_point_result *abview_live_point(const struct abview *ab, int arm, int want);
+/* The point a live arm's column shows instead of its live figures: the one
+ * at shown_conc ([ ]), else, when the arm is over and the other still
+ * measures, its point at the other's concurrency (so the ratios compare the
+ * same load); NULL: the live figures. */
+const struct snap_point_result *abview_shown_point(const struct abview *ab, int arm);
+/* What is left of the whole A/B job (both arms, one after the other), from
+ * each arm's progress and the finished points' lengths; false when nothing
+ * is known yet. */
+bool abview_job_remaining_s(const struct abview *ab, double *out_s);
 
 /* One row of the comparison: the same figure for both arms. */
 struct ab_row {
@@ -74,7 +89,8 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
 /* Keys: L asks for the past runs (UI_CMD_PAST_RUNS into the selected
  * column), l for the running arm's log, b for the recipes (while an arm runs
  * it asks first: y stops it), q for UI_CMD_QUIT (asks first while an arm
- * runs); Tab / Left / Right select a column, [ ] and x act on past columns.
+ * runs); Tab / Left / Right select a column, [ ] step the concurrency shown
+ * (Esc: live again), x clears a past column.
  * Mouse: a click selects a column (on a past point: shows that concurrency);
  * the wheel over the columns steps the concurrency. */
 extern const struct ui_screen abview_screen;

@@ -26,7 +26,8 @@ static const struct ui_key_help keys[] = {
     {"Left/Right h/l Tab", "the row's off or MTP recipe", "off/mtp", "Tab", UI_KEY_TAB, 4},
     {"/", "filter: words match name, model, GPU, engine...", "filter", NULL, '/', 2},
     {"p", "problems: every load error and doctor's finding", "problems", NULL, 'p', 1},
-    {"L", "open the A/B view's list of past runs", "past runs", NULL, 'L', 5},
+    {"L", "open the A/B view's list of past runs", "past", NULL, 'L', 5},
+    {"A", "attach to a server already running (its URL)", "attach", NULL, 'A', 6},
     {"Up/Down k/j", "select a recipe row", NULL, NULL, 0, 0},
     {"PgUp/PgDn Home/End g/G", "page through the list, first / last row", NULL, NULL, 0, 0},
     {"J / K", "scroll the detail pane down / up", NULL, NULL, 0, 0},
@@ -545,6 +546,9 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   case 'L':
     ctx->cmd.kind = UI_CMD_PAST_RUNS;
     ctx->cmd.column = 0;
+    return true;
+  case 'A':
+    ctx->cmd.kind = UI_CMD_ATTACH_FORM;
     return true;
   case 'p':
     ctx->cmd.kind = UI_CMD_OPEN;

@@ -76,6 +76,8 @@ double ui_chart(struct ui_grid *g, struct ui_rect r, const struct ui_series *ser
   double y_min = opts->y_min, y_max = opts->y_max;
   if (y_max <= y_min) {
     y_max = visible_max(series, n_series, c.dots_w);
+    if (opts->level_valid && opts->level * 1.25 > y_max)
+      y_max = opts->level * 1.25; /* the line stays below the top */
     if (!(y_max > y_min))
       y_max = y_min + 1.0;
   }
@@ -108,7 +110,13 @@ double ui_chart(struct ui_grid *g, struct ui_rect r, const struct ui_series *ser
     }
   }
 
-  /* marks first, so a dot in the same cell draws over them */
+  /* the level and the marks first, so a dot in the same cell draws over them */
+  if (opts->level_valid && opts->level >= y_min && opts->level <= y_max) {
+    int dot_y = (int)lround((opts->level - y_min) * scale);
+    int row = r.h - 1 - dot_y / c.dy_per_cell;
+    for (int col = 0; col < r.w; col += 2)
+      ui_grid_put(g, r.x + col, r.y + row, gl->braille ? "┈" : "-", opts->level_role);
+  }
   for (size_t m = 0; m < opts->n_marks; m++) {
     int dot_x = c.dots_w - 1 - opts->mark_ages[m];
     if (dot_x < 0 || opts->mark_ages[m] < 0)

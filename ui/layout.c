@@ -53,7 +53,7 @@ static void layout_browser(struct ui_layout *l) {
 /* Charts on the left, tables and bars on the right, the log tail across the
  * bottom. The latency table and the server-load box have fixed heights
  * (their row counts are fixed); the charts and the GPU box take the rest. */
-enum { LATENCY_BOX_H = 7, SERVER_LOAD_BOX_H = 4 };
+enum { LATENCY_BOX_H = 7, SERVER_LOAD_BOX_H = 5 }; /* server: KV use, running vs cap, capacity */
 
 static void layout_run(struct ui_layout *l) {
   l->slot[UI_SLOT_PROGRESS] = rect(0, 1, l->cols, 1);

@@ -6,15 +6,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "logview.h"
-#include "overrides.h"
+#include "run/run.h"
 #include "ui_util.h"
 
-void runview_init(struct runview *rv) {
+void runview_init(struct runview *rv, const struct recipe *recipe) {
   memset(rv, 0, sizeof *rv);
+  rv->recipe = recipe;
   rv->last_point_index = -1;
-  rv->recorded_point_index = -1;
-  rv->max_total_num_tokens_before = -1;
   for (int s = 0; s < RUNVIEW_SERIES_COUNT; s++)
     for (size_t i = 0; i < RUNVIEW_HISTORY; i++)
       rv->ring[s][i] = (double)NAN;
@@ -36,38 +36,28 @@ static void add_sample(struct runview *rv) {
   rv->ring[RUNVIEW_OUTPUT_TOK_S][at] = w->valid ? w->output_tok_per_s : (double)NAN;
   rv->ring[RUNVIEW_TOTAL_TOK_S][at] = w->valid ? w->total_tok_per_s : (double)NAN;
   rv->ring[RUNVIEW_REQ_S][at] = w->valid ? w->req_per_s : (double)NAN;
-  rv->ring[RUNVIEW_ACCEPT_LENGTH][at] = s->spec.accept_length_valid ? s->spec.accept_length : (double)NAN;
+  /* the chart shows what moves now (the latest interval); the number beside it the point's */
+  rv->ring[RUNVIEW_ACCEPT_LENGTH][at] = s->spec.interval_accept_length_valid
+                                            ? s->spec.interval_accept_length
+                                        : s->spec.accept_length_valid ? s->spec.accept_length
+                                                                      : (double)NAN;
   rv->ring[RUNVIEW_ACCEPT_RATE][at] = s->spec.accept_rate_valid ? s->spec.accept_rate_frac : (double)NAN;
+  rv->ring[RUNVIEW_CONC][at] = s->concurrency.target > 0 ? s->concurrency.target : (double)NAN;
+  rv->ring[RUNVIEW_RUNNING][at] = s->load.running_valid ? (double)s->load.num_running : (double)NAN;
+  rv->ring[RUNVIEW_QUEUED][at] = s->load.queued_valid ? (double)s->load.num_queued : (double)NAN;
   rv->n_samples++;
-}
-
-/* Keeps the whole-point figures of a point that just ended. */
-static void record_point(struct runview *rv, const struct snap_run *s) {
-  if (s->progress.point_index == rv->recorded_point_index || rv->n_points == RUNVIEW_MAX_POINTS)
-    return;
-  const struct snap_rates *run = &s->throughput.run;
-  const struct snap_percentiles *tpot = &s->latency.tpot.run;
-  rv->points[rv->n_points++] = (struct runview_point){
-      .point_index = s->progress.point_index,
-      .conc = s->concurrency.target,
-      .output_tok_per_s = run->valid ? run->output_tok_per_s : (double)NAN,
-      .tpot_p50_ms = tpot->valid ? tpot->p50_ms : (double)NAN,
-      .accept_length = s->spec.accept_length_valid ? s->spec.accept_length : (double)NAN,
-  };
-  rv->recorded_point_index = s->progress.point_index;
 }
 
 void runview_push(struct runview *rv, const struct snap_run *snap) {
   /* a log scrolled back stays on the same lines as new ones arrive */
   if (rv->log_back > 0 && rv->have_snap && snap->log.total_lines > rv->snap.log.total_lines)
     rv->log_back += (int)(snap->log.total_lines - rv->snap.log.total_lines);
-  /* a point ends when the next begins (the previous snapshot has its final
-   * figures) or when the run is done */
-  if (rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING &&
-      snap->progress.point_index != rv->snap.progress.point_index)
-    record_point(rv, &rv->snap);
-  if (snap->progress.phase == SNAP_PHASE_DONE && snap->progress.done > 0)
-    record_point(rv, snap);
+  /* a restart with new knobs says how it went (once) */
+  const struct snap_server *sv = &snap->server;
+  if (sv->restart_note[0] && strcmp(sv->restart_note, rv->restart_note) != 0) {
+    snprintf(rv->restart_note, sizeof rv->restart_note, "%s", sv->restart_note);
+    runview_set_status(rv, sv->restart_failed ? THEME_ERROR : THEME_OK, "%s", sv->restart_note);
+  }
   rv->snap = *snap;
   rv->have_snap = true;
   const struct snap_progress *p = &snap->progress;
@@ -116,6 +106,8 @@ size_t runview_series_copy(const struct runview *rv, enum runview_series s, doub
 
 bool runview_server_up(const struct runview *rv) {
   enum snap_server_state st = rv->snap.server.state;
+  if (rv->snap.server.attached) /* not ours: quitting never stops it */
+    return false;
   return rv->have_snap && (st == SNAP_SERVER_STARTING || st == SNAP_SERVER_READY ||
                            st == SNAP_SERVER_STOPPING);
 }
@@ -124,6 +116,21 @@ bool runview_finished(const struct runview *rv) {
   enum snap_run_phase ph = rv->snap.progress.phase;
   return rv->have_snap &&
          (ph == SNAP_PHASE_DONE || ph == SNAP_PHASE_FAILED || ph == SNAP_PHASE_INTERRUPTED);
+}
+
+bool runview_over_cap(const struct runview *rv, int *cap) {
+  const struct snap_server_load *ld = &rv->snap.load;
+  if (!rv->have_snap || !ld->batch_cap_valid || ld->batch_cap <= 0 ||
+      rv->snap.concurrency.target <= ld->batch_cap)
+    return false;
+  *cap = ld->batch_cap;
+  return true;
+}
+
+const char *runview_knob_flag(const struct runview *rv, const char *knob) {
+  const struct eng_flag *row =
+      rv->recipe ? eng_flag_lookup(eng_find(rv->recipe->engine), knob, strlen(knob)) : NULL;
+  return row ? eng_flag_spelling(row, knob, strlen(knob)) : knob;
 }
 
 /* ---------------------------------------------------------------- drawing helpers */
@@ -156,7 +163,10 @@ static void render_header(const struct runview *rv, struct ui_grid *g, struct ui
   bool clean_exit = sv->state == SNAP_SERVER_EXITED && sv->exited_valid && sv->exit_code == 0 &&
                     sv->exit_signal == 0;
   x = ui_put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);
-  if (sv->pid > 0 && sv->state != SNAP_SERVER_EXITED) {
+  if (sv->attached) {
+    snprintf(buf, sizeof buf, "%sattached :%d, not launched by servetop", gl->separator, sv->port);
+    x = ui_put(g, x, r.y, end, buf, THEME_HEADER, gl);
+  } else if (sv->pid > 0 && sv->state != SNAP_SERVER_EXITED) {
     char up[16];
     snprintf(buf, sizeof buf, " up %s%spid %d :%d", ui_fmt_duration_s(sv->uptime_s, up, sizeof up),
              gl->separator, sv->pid, sv->port);
@@ -209,9 +219,11 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
 /* A chart with its scale on the left: top value and 0. */
 enum { AXIS_W = 6 };
 
+/* level >= 0: a horizontal line there (the batch cap). */
 static void chart_with_axis(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
                             const enum runview_series *which, const enum theme_role *roles,
-                            size_t n_series, double y_min, const struct ui_glyphs *gl) {
+                            size_t n_series, double y_min, double level,
+                            const struct ui_glyphs *gl) {
   if (r.w <= AXIS_W + 2 || r.h <= 0)
     return;
   struct ui_rect area = {r.x + AXIS_W, r.y, r.w - AXIS_W, r.h};
@@ -230,7 +242,9 @@ static void chart_with_axis(const struct runview *rv, struct ui_grid *g, struct 
     if (rv->marks[m] < rv->n_samples)
       ages[n_ages++] = (int)(rv->n_samples - 1 - rv->marks[m]);
   struct ui_chart_opts opts = {.y_min = y_min, .y_max = y_min, .mark_ages = ages,
-                               .n_marks = n_ages, .mark_role = THEME_CHART_MARK};
+                               .n_marks = n_ages, .mark_role = THEME_CHART_MARK,
+                               .level_valid = level >= 0, .level = level,
+                               .level_role = THEME_WARNING};
   double top = ui_chart(g, area, series, n_series, &opts, gl);
   char label[16];
   ui_grid_text(g, r.x, r.y, AXIS_W - 1, ui_fmt_si(top, label, sizeof label), THEME_INACTIVE,
@@ -238,6 +252,38 @@ static void chart_with_axis(const struct runview *rv, struct ui_grid *g, struct 
   if (r.h > 1)
     ui_grid_text(g, r.x, r.y + r.h - 1, AXIS_W - 1, ui_fmt_si(y_min, label, sizeof label),
                  THEME_INACTIVE, gl->braille);
+}
+
+/* The load against the server's batch cap: the target concurrency, what
+ * the server runs and queues, the cap as a line, concurrency changes as
+ * marks. Its label says when requests queue because of the cap. */
+static void render_conc_chart(const struct runview *rv, struct ui_grid *g, struct ui_rect r,
+                              const struct ui_glyphs *gl) {
+  const struct snap_server_load *ld = &rv->snap.load;
+  int end = r.x + r.w, x = r.x + AXIS_W;
+  char buf[128], v[16], q[16];
+  snprintf(buf, sizeof buf, "conc %d", rv->snap.concurrency.target);
+  x = ui_put(g, x, r.y, end, buf, THEME_CHART_RPS, gl) + 1;
+  snprintf(buf, sizeof buf, "run %s",
+           ld->running_valid ? (snprintf(v, sizeof v, "%lld", (long long)ld->num_running), v) : "-");
+  x = ui_put(g, x, r.y, end, buf, THEME_CHART_OUTPUT, gl) + 1;
+  snprintf(buf, sizeof buf, "queue %s",
+           ld->queued_valid ? (snprintf(q, sizeof q, "%lld", (long long)ld->num_queued), q) : "-");
+  x = ui_put(g, x, r.y, end, buf, THEME_CHART_TOTAL, gl) + 1;
+  int cap;
+  if (runview_over_cap(rv, &cap))
+    snprintf(buf, sizeof buf, "> cap %d", cap);
+  else if (ld->batch_cap_valid)
+    snprintf(buf, sizeof buf, "cap %d", ld->batch_cap);
+  else
+    buf[0] = '\0';
+  ui_put(g, x, r.y, end, buf, runview_over_cap(rv, &cap) ? THEME_WARNING : THEME_INACTIVE, gl);
+  if (r.h < 2)
+    return;
+  static const enum runview_series which[] = {RUNVIEW_QUEUED, RUNVIEW_RUNNING, RUNVIEW_CONC};
+  static const enum theme_role roles[] = {THEME_CHART_TOTAL, THEME_CHART_OUTPUT, THEME_CHART_RPS};
+  chart_with_axis(rv, g, (struct ui_rect){r.x, r.y + 1, r.w, r.h - 1}, which, roles, 3, 0,
+                  ld->batch_cap_valid ? ld->batch_cap : -1, gl);
 }
 
 static void render_throughput(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
@@ -263,17 +309,14 @@ static void render_throughput(const struct runview *rv, struct ui_grid *g, struc
   int chart_h = in.h - 1;
   if (chart_h <= 0)
     return;
-  int rps_h = chart_h >= 6 ? chart_h / 3 : 0;
+  /* below: requests in the server against its batch cap, and the target */
+  int conc_h = chart_h >= 6 ? (chart_h / 3 > 2 ? chart_h / 3 : 2) : 0;
   static const enum runview_series tok[] = {RUNVIEW_TOTAL_TOK_S, RUNVIEW_OUTPUT_TOK_S};
   static const enum theme_role tok_roles[] = {THEME_CHART_TOTAL, THEME_CHART_OUTPUT};
-  chart_with_axis(rv, g, (struct ui_rect){in.x, in.y + 1, in.w, chart_h - rps_h}, tok, tok_roles, 2,
-                  0, gl);
-  if (rps_h > 0) {
-    static const enum runview_series rps[] = {RUNVIEW_REQ_S};
-    static const enum theme_role rps_roles[] = {THEME_CHART_RPS};
-    chart_with_axis(rv, g, (struct ui_rect){in.x, in.y + 1 + chart_h - rps_h, in.w, rps_h}, rps,
-                    rps_roles, 1, 0, gl);
-  }
+  chart_with_axis(rv, g, (struct ui_rect){in.x, in.y + 1, in.w, chart_h - conc_h}, tok, tok_roles,
+                  2, 0, -1, gl);
+  if (conc_h > 0)
+    render_conc_chart(rv, g, (struct ui_rect){in.x, in.y + 1 + chart_h - conc_h, in.w, conc_h}, gl);
 }
 
 static const char *source_name(enum snap_source s) {
@@ -283,6 +326,28 @@ static const char *source_name(enum snap_source s) {
   case SNAP_SRC_LOG: return "from the server log";
   default: return "";
   }
+}
+
+/* The per-request acceptance rates as one bar a tenth wide each (the
+ * number of requests in it, tallest = most). Returns the column after. */
+static int accept_bins(struct ui_grid *g, int x, int y, int end,
+                       const struct snap_request_accept *pr, const struct ui_glyphs *gl) {
+  static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  static const char ascii[] = ".:-=+*#@";
+  int64_t most = 0;
+  for (int k = 0; k < SNAP_ACCEPT_BINS; k++)
+    most = pr->rate_bins[k] > most ? pr->rate_bins[k] : most;
+  for (int k = 0; k < SNAP_ACCEPT_BINS && x < end; k++, x++) {
+    int64_t n = pr->rate_bins[k];
+    if (n == 0 || most == 0) {
+      ui_grid_put(g, x, y, gl->braille ? "·" : " ", THEME_INACTIVE);
+      continue;
+    }
+    int level = (int)((n * 8 - 1) / most); /* 0..7 */
+    char one[2] = {ascii[level], '\0'};
+    ui_grid_put(g, x, y, gl->braille ? blocks[level] : one, THEME_CHART_ACCEPT);
+  }
+  return x;
 }
 
 static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
@@ -296,6 +361,21 @@ static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui
   char buf[128], v[16];
   if (!sp->enabled_valid && !sp->accept_length_valid) {
     ui_put(g, x, in.y, end, "unknown: the server has not reported speculative decoding", THEME_INACTIVE, gl);
+    return;
+  }
+  if (rv->snap.progress.mislabelled) {
+    /* what is wrong, in full: the run's own words once it has ended */
+    const char *why = runview_finished(rv) && strstr(rv->snap.progress.message, "MISLABELLED")
+                          ? rv->snap.progress.message
+                          : "MISLABELLED: the recipe's spec-decoding label disagrees with what the "
+                            "server reports";
+    int y = in.y + (sp->enabled_valid ? 1 : 0);
+    if (sp->enabled_valid)
+      ui_put(g, x, in.y, end,
+             sp->enabled ? "on: the server reports speculative decoding"
+                         : "off: the server reports no speculative decoding",
+             THEME_INACTIVE, gl);
+    ui_wrap_text(g, x, y, 0, in.y + in.h - y, in.w - 2, why, 2, THEME_ERROR, gl->braille);
     return;
   }
   if (sp->enabled_valid && !sp->enabled) {
@@ -318,9 +398,20 @@ static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui
     ui_put(g, in.x + 1, y++, end, sb.data, THEME_MAIN, gl);
     sbuf_free(&sb);
   }
+  /* llama.cpp: each request's own acceptance (its final chunk's draft counts) */
+  const struct snap_request_accept *pr = &sp->per_request;
+  if (pr->valid && y < in.y + in.h) {
+    /* the pooled rate, then how the requests spread from 0 to 100% */
+    snprintf(buf, sizeof buf, "per request %s  0", ui_fmt_pct(pr->rate_frac, v, sizeof v));
+    int bx = ui_put(g, in.x + 1, y, end, buf, THEME_MAIN, gl);
+    bx = accept_bins(g, bx, y, end, pr, gl);
+    snprintf(buf, sizeof buf, "1  %lld req", (long long)pr->requests);
+    ui_put(g, bx, y++, end, buf, THEME_MAIN, gl);
+  }
   static const enum runview_series len[] = {RUNVIEW_ACCEPT_LENGTH};
   static const enum theme_role len_roles[] = {THEME_CHART_ACCEPT};
-  chart_with_axis(rv, g, (struct ui_rect){in.x, y, in.w, in.y + in.h - y}, len, len_roles, 1, 0, gl);
+  chart_with_axis(rv, g, (struct ui_rect){in.x, y, in.w, in.y + in.h - y}, len, len_roles, 1, 0, -1,
+                  gl);
 }
 
 static void latency_cell(const struct snap_percentiles *p, double ms, char *buf, size_t n) {
@@ -368,6 +459,9 @@ static void render_latency(const struct runview *rv, struct ui_grid *g, struct u
   }
 }
 
+/* KV use, what the server runs against its cap, and its KV capacity (with
+ * the one before a restart with other knobs): three short lines that fit
+ * the narrowest right column (80 columns). */
 static void render_server_load(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                                const struct ui_glyphs *gl) {
   ui_box(g, box, "Server", THEME_BORDER, THEME_TITLE, gl);
@@ -389,21 +483,38 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   if (in.h < 2)
     return;
   x = in.x + 1;
-  snprintf(buf, sizeof buf, "running %s  queued %s  ",
+  snprintf(buf, sizeof buf, "running %s queued %s ",
            ld->running_valid ? (snprintf(v, sizeof v, "%lld", (long long)ld->num_running), v) : "-",
            ld->queued_valid ? (snprintf(w, sizeof w, "%lld", (long long)ld->num_queued), w) : "-");
   x = ui_put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
-  if (ld->max_total_num_tokens_valid) {
-    snprintf(buf, sizeof buf, "KV %s tok", ui_fmt_si((double)ld->max_total_num_tokens, v, sizeof v));
-    x = ui_put(g, x, in.y + 1, end, buf, THEME_MAIN, gl);
-    if (rv->max_total_num_tokens_before >= 0 &&
-        rv->max_total_num_tokens_before != ld->max_total_num_tokens) {
-      snprintf(buf, sizeof buf, " (was %s)",
-               ui_fmt_si((double)rv->max_total_num_tokens_before, w, sizeof w));
-      ui_put(g, x, in.y + 1, end, buf, THEME_WARNING, gl);
-    }
-  } else {
-    ui_put(g, x, in.y + 1, end, "KV capacity unknown", THEME_INACTIVE, gl);
+  int cap;
+  bool over = runview_over_cap(rv, &cap);
+  if (ld->batch_cap_valid) {
+    snprintf(buf, sizeof buf, "cap %d%s", ld->batch_cap, over ? "!" : ""); /* warning role too */
+    ui_put(g, x, in.y + 1, end, buf, over ? THEME_WARNING : THEME_MAIN, gl);
+  }
+  if (in.h < 3)
+    return;
+  x = in.x + 1;
+  if (!ld->max_total_num_tokens_valid) {
+    if (ld->kv_per_slot_valid)
+      snprintf(buf, sizeof buf, "KV %s tok/slot, total unknown",
+               ui_fmt_si((double)ld->kv_per_slot_tokens, v, sizeof v));
+    ui_put(g, x, in.y + 2, end, ld->kv_per_slot_valid ? buf : "KV capacity unknown", THEME_INACTIVE,
+           gl);
+    return;
+  }
+  snprintf(buf, sizeof buf, "KV %s tok", ui_fmt_si((double)ld->max_total_num_tokens, v, sizeof v));
+  x = ui_put(g, x, in.y + 2, end, buf, THEME_MAIN, gl);
+  if (ld->max_total_num_tokens_was_valid &&
+      ld->max_total_num_tokens_was != ld->max_total_num_tokens) {
+    snprintf(buf, sizeof buf, " (was %s)",
+             ui_fmt_si((double)ld->max_total_num_tokens_was, w, sizeof w));
+    x = ui_put(g, x, in.y + 2, end, buf, THEME_WARNING, gl);
+  }
+  if (ld->kv_per_slot_valid) {
+    snprintf(buf, sizeof buf, " %s/slot", ui_fmt_si((double)ld->kv_per_slot_tokens, v, sizeof v));
+    ui_put(g, x, in.y + 2, end, buf, THEME_INACTIVE, gl);
   }
 }
 
@@ -411,9 +522,10 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
                         const struct ui_glyphs *gl) {
   const struct snap_gpus *gp = &rv->snap.gpus;
   char title[96];
-  snprintf(title, sizeof title, "GPUs: server|other%s%s", gp->backend[0] ? gl->separator : "",
-           gp->backend);
-  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
+  bool stale = gp->stale && gp->n_gpus > 0; /* the last good figures: the legend gives way */
+  snprintf(title, sizeof title, "GPUs%s%s%s", stale ? " (stale)" : ": server|other",
+           gp->backend[0] ? gl->separator : "", gp->backend);
+  ui_box(g, box, title, THEME_BORDER, stale ? THEME_WARNING : THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
   if (gp->n_gpus == 0) {
@@ -431,7 +543,9 @@ static void render_gpus(const struct runview *rv, struct ui_grid *g, struct ui_r
     snprintf(buf, sizeof buf, "%d", u->index);
     x = ui_put(g, x, y, end, buf, THEME_MAIN, gl) + 1;
     /* the right side: used/total and power */
-    double used = (double)u->mem_server_bytes + (double)u->mem_other_bytes;
+    double used = u->valid_mask & SNAP_GPU_MEM_SERVER
+                      ? (double)u->mem_server_bytes + (double)u->mem_other_bytes
+                      : (double)NAN; /* "-": not split by process (yet) */
     if (u->valid_mask & SNAP_GPU_MEM_TOTAL)
       snprintf(buf, sizeof buf, " %s/%s %s", ui_fmt_bytes(used, a, sizeof a),
                ui_fmt_bytes((double)u->mem_total_bytes, b, sizeof b),
@@ -475,7 +589,11 @@ static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box
     snprintf(title, sizeof title, "Server log");
   ui_box(g, box, title, THEME_BORDER, rv->log_back > 0 ? THEME_WARNING : THEME_TITLE, gl);
   if (lg->n_lines == 0)
-    ui_put(g, in.x + 1, in.y, in.x + in.w, "(no output yet)", THEME_INACTIVE, gl);
+    ui_put(g, in.x + 1, in.y, in.x + in.w,
+           rv->snap.server.attached ? "(attached: servetop did not launch this server, so it has "
+                                      "no log of it)"
+                                    : "(no output yet)",
+           THEME_INACTIVE, gl);
   for (int i = 0; i < n; i++) {
     const char *line = lg->lines[lg->n_lines - rv->log_back - n + i];
     ui_put(g, in.x + 1, in.y + i, in.x + in.w, line, ui_log_line_role(line), gl);
@@ -485,10 +603,11 @@ static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box
 /* ---------------------------------------------------------------- keys */
 
 /* The key table: `?` lists it, the footer shows the hints. */
-enum { KEY_CONC = 0, KEY_KNOB = 1 }; /* indexes of hints that can be inactive */
+enum { KEY_CONC = 0, KEY_KNOB = 1, KEY_CAP = 2 }; /* indexes of hints that can be inactive */
 static const struct ui_key_help keys[] = {
     {"+ / -", "double / halve the concurrency now (no restart)", "conc", "+/-", '+', 3},
-    {"m", "new mem-fraction-static (or KEY=VALUE): restarts", "knob", NULL, 'm', 2},
+    {"m", "new KV cache size (or KEY=VALUE): restarts", "knob", NULL, 'm', 2},
+    {"c", "raise the batch cap to the concurrency: restarts", "cap", NULL, 'c', 2},
     {"l", "the whole server log, full screen, with search", "log", NULL, 'l', 1},
     {"b", "back to the recipes (stops the run first: asks)", "back", NULL, 'b', 0},
     {"Enter/Esc/Bksp", "(m prompt) restart with it / cancel / delete", NULL, NULL, 0, 0},
@@ -502,13 +621,17 @@ static const struct ui_key_help keys[] = {
 static void footer(void *self, struct ui_footer *f) {
   struct runview *rv = self;
   if (rv->editing_knob) {
-    f->prompt = "mem-fraction-static or KEY=VALUE: ";
+    snprintf(rv->prompt, sizeof rv->prompt, "KV cache (%s) or KEY=VALUE: ",
+             runview_knob_flag(rv, "kv-cache"));
+    f->prompt = rv->prompt;
     f->input = rv->knob_value;
     f->prompt_hint = "Enter restarts the server, Esc cancels";
     return;
   }
+  bool attached = rv->snap.server.attached;
   if (rv->confirm == RUNVIEW_CONFIRM_QUIT) {
-    f->prompt = "The server is up: stop it and quit? y / n";
+    f->prompt = attached ? "Stop the load and quit? y / n (the server stays up)"
+                         : "The server is up: stop it and quit? y / n";
     f->prompt_role = THEME_WARNING;
     return;
   }
@@ -519,14 +642,30 @@ static void footer(void *self, struct ui_footer *f) {
     return;
   }
   bool measuring = rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING;
+  int cap;
+  bool over = measuring && runview_over_cap(rv, &cap);
   if (!measuring)
     f->inactive |= 1u << KEY_CONC;
-  if (runview_finished(rv))
+  if (runview_finished(rv) || attached)
     f->inactive |= 1u << KEY_KNOB;
+  if (!over || attached)
+    f->inactive |= 1u << KEY_CAP;
   /* how the run ended matters more than the last change made to it */
   if (rv->snap.progress.message[0] && runview_finished(rv)) {
     f->status = rv->snap.progress.message;
     f->status_role = rv->snap.progress.phase == SNAP_PHASE_DONE ? THEME_OK : THEME_ERROR;
+  } else if (rv->status[0] && rv->status_role != THEME_INACTIVE) {
+    f->status = rv->status;
+    f->status_role = rv->status_role;
+  } else if (over) {
+    snprintf(rv->note, sizeof rv->note, "conc %d > cap %d: %d queue in the server%s",
+             rv->snap.concurrency.target, cap, rv->snap.concurrency.target - cap,
+             attached ? "" : "; c raises it");
+    f->status = rv->note;
+    f->status_role = THEME_WARNING;
+  } else if (attached) {
+    f->status = "attached: not launched here, no restarts";
+    f->status_role = THEME_INACTIVE;
   } else if (rv->status[0]) {
     f->status = rv->status;
     f->status_role = rv->status_role;
@@ -555,8 +694,10 @@ void runview_set_status(struct runview *rv, enum theme_role role, const char *fm
   rv->status_role = role;
 }
 
-/* The m prompt: a bare number is a new --mem-fraction-static; KEY=VALUE
- * sets any other server flag (as --set does). */
+/* The m prompt: a bare value is a new KV cache size (the generic kv-cache
+ * knob: --mem-fraction-static on SGLang, --gpu-memory-utilization on vLLM,
+ * -c tokens on llama.cpp); KEY=VALUE sets any other server flag (as --set
+ * does). The run checks it against the engine before anything stops. */
 static bool knob_key(struct runview *rv, int key, struct ui_cmd *cmd) {
   size_t len = strlen(rv->knob_value);
   if (key == UI_KEY_ESCAPE) {
@@ -566,28 +707,20 @@ static bool knob_key(struct runview *rv, int key, struct ui_cmd *cmd) {
       rv->knob_value[len - 1] = '\0';
   } else if (key == UI_KEY_ENTER) {
     rv->editing_knob = false;
+    if (!rv->knob_value[0])
+      return true;
     if (strchr(rv->knob_value, '=')) {
       struct st_err err = {{0}};
       const char *value;
-      if (ui_override_split(rv->knob_value, cmd->knob, sizeof cmd->knob, &value, &err) != 0) {
+      if (run_override_split(rv->knob_value, cmd->knob, sizeof cmd->knob, &value, &err) != 0) {
         runview_set_status(rv, THEME_ERROR, "%s", err.msg);
         return true;
       }
       snprintf(cmd->value, sizeof cmd->value, "%s", value);
     } else {
-      double v;
-      if (parse_double(rv->knob_value, &v) != 0 || !(v > 0 && v < 1)) {
-        runview_set_status(rv, THEME_ERROR,
-                           "mem-fraction-static must be a number between 0 and 1, not '%s'",
-                           rv->knob_value);
-        return true;
-      }
-      snprintf(cmd->knob, sizeof cmd->knob, "mem-fraction-static");
+      snprintf(cmd->knob, sizeof cmd->knob, "kv-cache");
       snprintf(cmd->value, sizeof cmd->value, "%s", rv->knob_value);
     }
-    /* keep the capacity before the restart to show it beside the new one */
-    if (rv->snap.load.max_total_num_tokens_valid)
-      rv->max_total_num_tokens_before = rv->snap.load.max_total_num_tokens;
     cmd->kind = UI_CMD_RESTART_WITH;
   } else if (key > 0x20 && key < 0x7f && len + 1 < sizeof rv->knob_value) {
     rv->knob_value[len] = (char)key;
@@ -611,7 +744,9 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   if (rv->editing_knob)
     return knob_key(rv, key, cmd);
   bool measuring = rv->have_snap && rv->snap.progress.phase == SNAP_PHASE_MEASURING;
+  bool attached = rv->snap.server.attached;
   int target = rv->snap.concurrency.target;
+  int cap;
   switch (key) {
   case '+':
   case '-':
@@ -623,12 +758,28 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
     cmd->conc = key == '+' ? (target > 0 ? target * 2 : 1) : (target > 1 ? target / 2 : 1);
     return true;
   case 'm':
+  case 'c':
+    if (attached) {
+      runview_set_status(rv, THEME_WARNING,
+                         "attached: servetop did not launch this server, so it cannot restart it");
+      return true;
+    }
     if (runview_finished(rv)) {
       runview_set_status(rv, THEME_WARNING, "the run is over: no server to restart");
       return true;
     }
-    rv->editing_knob = true;
-    rv->knob_value[0] = '\0';
+    if (key == 'm') {
+      rv->editing_knob = true;
+      rv->knob_value[0] = '\0';
+      return true;
+    }
+    if (!measuring || !runview_over_cap(rv, &cap)) {
+      runview_set_status(rv, THEME_WARNING, "the concurrency is within the batch cap: nothing to raise");
+      return true;
+    }
+    cmd->kind = UI_CMD_RESTART_WITH;
+    snprintf(cmd->knob, sizeof cmd->knob, "max-batch");
+    snprintf(cmd->value, sizeof cmd->value, "%d", target);
     return true;
   case 'l':
     cmd->kind = UI_CMD_OPEN_LOG;

@@ -11,6 +11,7 @@
 
 #include "layout.h"
 #include "screen.h"
+#include "recipe/recipe.h"
 #include "snapshot/snapshot.h"
 #include "widgets.h"
 
@@ -26,22 +27,15 @@ enum runview_confirm {
 #define RUNVIEW_HISTORY 1024
 #define RUNVIEW_SAMPLE_S 1.0
 
-/* The figures of a finished sweep point, for the A/B curve. */
-#define RUNVIEW_MAX_POINTS 64
-struct runview_point {
-  int point_index;
-  int conc;
-  double output_tok_per_s;  /* whole point; NaN unknown */
-  double tpot_p50_ms;       /* whole point; NaN unknown */
-  double accept_length;     /* NaN unknown */
-};
-
 enum runview_series {
   RUNVIEW_OUTPUT_TOK_S,
   RUNVIEW_TOTAL_TOK_S,
   RUNVIEW_REQ_S,
   RUNVIEW_ACCEPT_LENGTH,
   RUNVIEW_ACCEPT_RATE,
+  RUNVIEW_CONC,           /* the load generator's target concurrency */
+  RUNVIEW_RUNNING,        /* requests the server decodes (its metrics or log) */
+  RUNVIEW_QUEUED,         /* requests waiting in the server's queue */
   RUNVIEW_SERIES_COUNT
 };
 
@@ -59,23 +53,22 @@ struct runview {
   size_t marks[SNAP_MAX_CONC_MARKS * 2];
   size_t n_marks;
   double conc_mark_last_at_s; /* newest concurrency change already marked */
-  /* finished sweep points, in order */
-  struct runview_point points[RUNVIEW_MAX_POINTS];
-  size_t n_points;
-  int recorded_point_index;  /* last point recorded; -1 none */
-  /* knob edits (m): the KV capacity before the restart, for "new (was old)" */
-  int64_t max_total_num_tokens_before;
+  const struct recipe *recipe; /* borrowed; names the engine's knob flags (NULL: none) */
+  char restart_note[SNAP_MESSAGE_BYTES]; /* the snapshot's, last seen (news when it changes) */
   char status[256];       /* footer status: last change or error */
   enum theme_role status_role;
   enum runview_confirm confirm; /* a y / n question is showing */
-  bool editing_knob;      /* m: typing a new mem-fraction-static or KEY=VALUE */
+  bool editing_knob;      /* m: typing a new KV cache size (kv-cache) or KEY=VALUE */
   char knob_value[96];
+  char prompt[96];        /* the m prompt's text (names the engine's flag) */
+  char note[256];         /* the footer's batch-cap warning */
   /* the log pane scrolled back this many lines from the newest (0 = follows) */
   int log_back;
 };
 
-/* Keys: + / - ask for UI_CMD_SET_CONCURRENCY, m (then Enter) for
- * UI_CMD_RESTART_WITH, l for the full log (UI_CMD_OPEN_LOG), b for the
+/* Keys: + / - ask for UI_CMD_SET_CONCURRENCY, m (then Enter) and c (the
+ * batch cap raised to the concurrency) for UI_CMD_RESTART_WITH, l for the
+ * full log (UI_CMD_OPEN_LOG), b for the
  * recipes (UI_CMD_HOME; while the run goes it asks first: y stops it), q for
  * UI_CMD_QUIT (asks first while a server is up). Mouse: the wheel over the
  * log pane scrolls it; a click on it follows again, or opens the full log. */
@@ -85,7 +78,8 @@ extern const struct ui_screen runview_screen;
 void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-void runview_init(struct runview *rv);
+/* recipe names the engine whose flags m and c set (NULL: generic names). */
+void runview_init(struct runview *rv, const struct recipe *recipe);
 /* Takes a new snapshot: keeps it for drawing and adds a chart sample every
  * RUNVIEW_SAMPLE_S of measured time. */
 void runview_push(struct runview *rv, const struct snap_run *snap);
@@ -98,9 +92,16 @@ size_t runview_series_copy(const struct runview *rv, enum runview_series s, doub
 void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layout *l,
                     const struct ui_glyphs *gl);
 
-/* Whether a server process is up (so quitting must ask and stop it). */
+/* Whether a server process of the run is up (so quitting must ask and stop
+ * it); never for an attached server (servetop did not launch it). */
 bool runview_server_up(const struct runview *rv);
 /* Whether the run has ended (done, failed or interrupted). */
 bool runview_finished(const struct runview *rv);
+/* The concurrency is above the server's batch cap (requests queue in it):
+ * true with the cap in *cap. */
+bool runview_over_cap(const struct runview *rv, int *cap);
+/* The engine's flag for a generic knob ("kv-cache" -> "--mem-fraction-static")
+ * of the run view's recipe, or the knob's own name. Static or rv's text. */
+const char *runview_knob_flag(const struct runview *rv, const char *knob);
 
 #endif

@@ -38,6 +38,8 @@ enum ui_cmd_kind {
   UI_CMD_SET_CONCURRENCY, /* the run on screen: run_set_concurrency(cmd.conc) */
   UI_CMD_RESTART_WITH,    /* the run on screen: run_restart_with(cmd.knob, cmd.value) */
   UI_CMD_OPEN_LOG,        /* the full-screen log of the server on screen */
+  UI_CMD_ATTACH_FORM,     /* the attach form (a server servetop did not launch) */
+  UI_CMD_ATTACH,          /* the run view on the server at cmd.path, loaded at cmd.conc */
 };
 
 /* A launch as the launch form decided it. */
@@ -56,8 +58,8 @@ struct ui_cmd {
   const struct recipe *recipe, *twin;   /* UI_CMD_LAUNCH_FORM */
   struct ui_launch launch;              /* UI_CMD_RUN */
   int column;                           /* UI_CMD_PAST_RUNS, UI_CMD_LOAD_PAST: 0 off, 1 MTP */
-  const char *path;                     /* UI_CMD_LOAD_PAST */
-  int conc;                             /* UI_CMD_SET_CONCURRENCY */
+  const char *path;                     /* UI_CMD_LOAD_PAST, UI_CMD_ATTACH (the URL) */
+  int conc;                             /* UI_CMD_SET_CONCURRENCY, UI_CMD_ATTACH */
   char knob[64];                        /* UI_CMD_RESTART_WITH */
   char value[96];
 };
@@ -91,6 +93,8 @@ struct ui_screen {
   size_t n_keys;
   enum ui_view view;                /* its layout (an overlay: drawn in the layout below) */
   bool overlay;                     /* drawn over the screen below it */
+  bool text_input;                  /* printable keys are text typed into a field (the key
+                                       table lists the keys that are not) */
   /* Each returns true when the state changed (draw again). A key the screen
    * does not take returns false (tui.c then opens help on `?`). */
   bool (*key)(void *self, int key, struct ui_ctx *ctx);

@@ -7,6 +7,7 @@
 #include "tui.h"
 
 #include <curses.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
@@ -15,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "abview.h"
+#include "attachform.h"
 #include "browser.h"
 #include "help.h"
 #include "launchform.h"
@@ -39,9 +42,46 @@ static void on_quit_signal(int sig) {
   quit_requested = 1;
 }
 
+static int saved_stderr = -1; /* the terminal's stderr while the screen is up */
+
+/* While the screen is up, what the program writes to stderr (the run's
+ * log lines, a probe's output) goes to <XDG data dir>/servetop/dashboard.log,
+ * never over the screen; returns the saved stderr (-1: not redirected). */
+static int stderr_to_log(void) {
+  char *runs = run_default_results_dir_alloc();
+  char *slash = strrchr(runs, '/');
+  if (slash)
+    *slash = '\0';
+  struct st_err err = {{0}};
+  char *path = path_join_alloc(runs, "dashboard.log");
+  int fd = path_mkdir_p(runs, 0755, &err) == 0
+               ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+               : -1;
+  if (fd < 0)
+    fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  free(path);
+  free(runs);
+  int saved = fd >= 0 ? dup(STDERR_FILENO) : -1;
+  if (saved >= 0)
+    dup2(fd, STDERR_FILENO);
+  if (fd >= 0)
+    close(fd);
+  return saved;
+}
+
+static void stderr_back(int saved) {
+  if (saved < 0)
+    return;
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+}
+
 static void restore_terminal(void) {
   if (!isendwin())
     endwin();
+  stderr_back(saved_stderr);
+  saved_stderr = -1;
 }
 
 /* ---------------------------------------------------------------- theme to curses */
@@ -173,14 +213,15 @@ static struct recipe_set *load_recipes(const struct tui_options *o, char *note, 
 #define STACK_MAX 8
 #define RETIRED_PROBES 4
 
-/* A launch the form decided, kept until every arm has started. */
+/* A launch the form (or the command line) decided, kept until every arm
+ * has started. */
 struct launch {
   const struct recipe *recipe, *twin;
-  int conc;
-  bool sweep;
-  char **overrides;  /* owned */
+  struct run_config base;  /* every run setting but recipe, engine, label */
+  char **overrides;        /* owned (the form's; the command line's are its own) */
   size_t n_overrides;
   struct ui_probe_answer engine[2];  /* the probe's answers: recipe, twin */
+  bool direct;             /* from the command line: its runs' outcomes go back to it */
 };
 
 struct dashboard {
@@ -198,17 +239,22 @@ struct dashboard {
   struct logview log;
   struct abview ab;
   struct pastpicker picker;
+  struct attachform attach;
   struct helpview help;
   /* the screens open, the browser at the bottom */
   const struct ui_screen *stack[STACK_MAX];
   size_t depth;
   /* the run view's run */
   struct run *run;
+  bool run_direct;        /* started from the command line's launch */
+  struct recipe_set *attach_set; /* the recipe of an attached run (the run borrows it) */
   uint64_t run_seq;
+  struct tui_launch *direct; /* the command line's launch: outcomes go back into it */
   struct snap_run incoming;  /* copied out of a run, then pushed into a view */
   /* A/B: the arms run one after the other (one GPU set), off first */
   bool ab_initialised;    /* ab holds an A/B view (abview_fini owed) */
   struct run *ab_run;     /* the arm running now, or NULL */
+  bool ab_direct;         /* the A/B run is the command line's */
   int ab_arm;             /* which arm ab_run is */
   uint64_t ab_seq;
   char ab_dir[2][1024];   /* each arm's run folder, once known */
@@ -232,6 +278,7 @@ static const struct {
     {&logview_screen, offsetof(struct dashboard, log)},
     {&abview_screen, offsetof(struct dashboard, ab)},
     {&pastpicker_screen, offsetof(struct dashboard, picker)},
+    {&attachform_screen, offsetof(struct dashboard, attach)},
     {&help_screen, offsetof(struct dashboard, help)},
 };
 
@@ -349,16 +396,26 @@ static void launch_clear(struct launch *l) {
   memset(l, 0, sizeof *l);
 }
 
-static void launch_copy(struct launch *l, const struct ui_launch *from) {
+static void launch_copy(struct dashboard *d, const struct ui_launch *from) {
+  struct launch *l = &d->launch;
   launch_clear(l);
   l->recipe = from->recipe;
   l->twin = from->twin;
-  l->conc = from->conc;
-  l->sweep = from->sweep;
   l->overrides = xcalloc(from->n_overrides + 1, sizeof *l->overrides);
   for (size_t i = 0; i < from->n_overrides; i++)
     l->overrides[i] = xstrdup(from->overrides[i]);
   l->n_overrides = from->n_overrides;
+  run_config_init(&l->base);
+  l->base.results_dir = d->results_dir;
+  l->base.conc = from->conc;
+  l->base.sweep = from->sweep;
+  l->base.overrides = l->overrides;
+  l->base.n_overrides = l->n_overrides;
+}
+
+/* The points an arm runs, for the A/B view's ETA. */
+static int launch_points(const struct launch *l, const struct recipe *r) {
+  return l->base.sweep ? (int)r->n_points : 1;
 }
 
 /* Starts one recipe of the launch with the engine the probe found. */
@@ -369,17 +426,19 @@ static struct run *start_recipe(const struct dashboard *d, const struct recipe *
     err_setf(err, "%.240s", engine->text);
     return NULL;
   }
-  struct run_config cfg;
-  run_config_init(&cfg);
+  struct run_config cfg = d->launch.base;
   cfg.recipe = r;
   cfg.engine = engine->engine;
-  cfg.label = label;
-  cfg.conc = d->launch.conc;
-  cfg.sweep = d->launch.sweep;
-  cfg.overrides = d->launch.overrides;
-  cfg.n_overrides = d->launch.n_overrides;
-  cfg.results_dir = d->results_dir;
+  if (!cfg.label || d->launch.twin)
+    cfg.label = label;
   return run_start(&cfg, err);
+}
+
+/* A run the command line asked for has ended: its outcome goes back. */
+static void report_direct(struct dashboard *d, struct run *run, bool direct) {
+  if (!direct || !d->direct || d->direct->n_outcomes >= ST_ARRAY_LEN(d->direct->outcomes))
+    return;
+  run_get_outcome(run, &d->direct->outcomes[d->direct->n_outcomes++]);
 }
 
 static void browser_say(struct dashboard *d, enum theme_role role, const char *fmt, ...)
@@ -398,6 +457,7 @@ static void start_ab_arm(struct dashboard *d, int arm) {
   struct st_err err = {{0}};
   d->ab_run = start_recipe(d, r, &d->launch.engine[arm], arm == AB_MTP ? "mtp" : "off", &err);
   d->ab_arm = arm;
+  d->ab.n_points[arm] = launch_points(&d->launch, r);
   d->ab_seq = 0;
   if (!d->ab_run) {
     snprintf(d->ab.status, sizeof d->ab.status, "cannot run %s: %.200s", r->name, err.msg);
@@ -409,11 +469,14 @@ static void start_ab_arm(struct dashboard *d, int arm) {
   d->ab.status_role = THEME_INACTIVE;
 }
 
-/* The probe has answered and the form said go: the run view or the A/B view. */
+/* The probe has answered and the form said go (or the command line asked):
+ * the run view or the A/B view. */
 static void start_launch(struct dashboard *d) {
-  d->launch.engine[0] = *ui_probe_answer(d->probe, 0);
-  if (d->launch.twin)
-    d->launch.engine[1] = *ui_probe_answer(d->probe, 1);
+  if (!d->launch.direct) {
+    d->launch.engine[0] = *ui_probe_answer(d->probe, 0);
+    if (d->launch.twin)
+      d->launch.engine[1] = *ui_probe_answer(d->probe, 1);
+  }
   d->launch_pending = false;
   while (d->depth > 1) /* the form goes; the run's view comes over the browser */
     pop(d);
@@ -424,6 +487,9 @@ static void start_launch(struct dashboard *d) {
     abview_init(&d->ab, r, d->launch.twin, d->results_dir);
     d->ab_initialised = true;
     d->ab_dir[0][0] = d->ab_dir[1][0] = '\0';
+    d->ab_direct = d->launch.direct;
+    d->ab.n_points[AB_OFF] = launch_points(&d->launch, r);
+    d->ab.n_points[AB_MTP] = launch_points(&d->launch, d->launch.twin);
     push(d, &abview_screen);
     start_ab_arm(d, AB_OFF);
     return;
@@ -435,9 +501,50 @@ static void start_launch(struct dashboard *d) {
     return;
   }
   d->run = run;
+  d->run_direct = d->launch.direct;
   d->run_seq = 0;
-  runview_init(&d->rv);
+  runview_init(&d->rv, r);
   runview_set_status(&d->rv, THEME_INACTIVE, "%.250s", d->launch.engine[0].text);
+  push(d, &runview_screen);
+}
+
+/* The run view on a server servetop did not launch: the attach form's
+ * (load: its recipe is made here) or servetop attach's (base: the command
+ * line's run, its recipe made there). The recipe stands for the load only. */
+static void start_attach(struct dashboard *d, const struct run_attach_load *load,
+                         const struct run_config *base) {
+  struct st_err err = {{0}};
+  const char *url = base ? base->attach_url : load->url;
+  struct recipe_set *set = base ? NULL : run_attach_recipes_alloc(load, &err);
+  struct run *run = NULL;
+  if (set || base) {
+    struct run_config cfg;
+    if (base) {
+      cfg = *base;
+    } else {
+      run_config_init(&cfg);
+      cfg.results_dir = d->results_dir;
+      cfg.recipe = recipe_set_at(set, 0);
+      cfg.attach_url = url;
+    }
+    run = run_start(&cfg, &err);
+  }
+  if (!run) {
+    recipe_set_free(set);
+    browser_say(d, THEME_ERROR, "cannot attach to %.200s: %.250s", url, err.msg);
+    while (d->depth > 1)
+      pop(d);
+    return;
+  }
+  while (d->depth > 1)
+    pop(d);
+  recipe_set_free(d->attach_set); /* the previous attached run is over (freed) */
+  d->attach_set = set;
+  d->run = run;
+  d->run_direct = base != NULL;
+  d->run_seq = 0;
+  runview_init(&d->rv, NULL);
+  runview_set_status(&d->rv, THEME_INACTIVE, "attaching to %.200s", url);
   push(d, &runview_screen);
 }
 
@@ -459,6 +566,7 @@ static bool poll_ab(struct dashboard *d) {
     /* the last snapshot of the finished arm, then the next arm */
     if (run_snapshot(d->ab_run, &d->incoming, &d->ab_seq))
       runview_push(&d->ab.arm[d->ab_arm], &d->incoming);
+    report_direct(d, d->ab_run, d->ab_direct);
     run_free(d->ab_run);
     d->ab_run = NULL;
     if (d->ab_arm == AB_OFF)
@@ -486,6 +594,7 @@ static void stop_ab(struct dashboard *d) {
   snprintf(d->ab.status, sizeof d->ab.status, "stopping the server...");
   d->ab.status_role = THEME_WARNING;
   wait_drawing(d, d->ab_run, &d->ab.arm[d->ab_arm], &d->ab_seq);
+  report_direct(d, d->ab_run, d->ab_direct);
   run_free(d->ab_run);
   d->ab_run = NULL;
   d->ab.running = false;
@@ -506,6 +615,7 @@ static void stop_run(struct dashboard *d) {
   }
   struct run_outcome out;
   run_get_outcome(d->run, &out);
+  report_direct(d, d->run, d->run_direct);
   run_free(d->run); /* stops and joins whatever is left */
   d->run = NULL;
   if (out.dir[0]) { /* the folder, ~ for the home directory */
@@ -524,15 +634,24 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
     return;
   if (cmd->kind == UI_CMD_SET_CONCURRENCY) {
     int was = d->rv.snap.concurrency.target;
-    if (run_set_concurrency(d->run, cmd->conc, &err) == 0)
-      runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d (marked on the charts)", was, cmd->conc);
-    else
+    const struct snap_server_load *ld = &d->rv.snap.load;
+    bool over = ld->batch_cap_valid && ld->batch_cap > 0 && cmd->conc > ld->batch_cap;
+    if (run_set_concurrency(d->run, cmd->conc, &err) != 0)
       runview_set_status(&d->rv, THEME_ERROR, "concurrency: %.200s", err.msg);
+    else if (over)
+      runview_set_status(&d->rv, THEME_WARNING,
+                         "conc %d -> %d > cap %d: %d queue in server%s", was, cmd->conc,
+                         ld->batch_cap, cmd->conc - ld->batch_cap,
+                         d->rv.snap.server.attached ? "" : "; c raises it");
+    else
+      runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d (marked on the charts)", was,
+                         cmd->conc);
   } else {
     if (run_restart_with(d->run, cmd->knob, cmd->value, &err) == 0)
-      runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s", cmd->knob, cmd->value);
-    else
-      runview_set_status(&d->rv, THEME_ERROR, "%s: %.200s", cmd->knob, err.msg);
+      runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s (%s)", cmd->knob,
+                         cmd->value, runview_knob_flag(&d->rv, cmd->knob));
+    else /* nothing was stopped: the server runs on as it was */
+      runview_set_status(&d->rv, THEME_ERROR, "not restarted: %.230s", err.msg);
   }
 }
 
@@ -566,6 +685,11 @@ static void load_past(struct dashboard *d, const char *path, int column) {
 static void open_log(struct dashboard *d) {
   char dir[1024] = "";
   const char *title = "";
+  if (on_stack(d, &runview_screen) && d->rv.snap.server.attached) {
+    runview_set_status(&d->rv, THEME_WARNING,
+                       "attached: servetop did not launch this server, so it has no log of it");
+    return;
+  }
   if (on_stack(d, &runview_screen) && d->run) {
     struct run_outcome out;
     run_get_outcome(d->run, &out);
@@ -615,7 +739,7 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
     push(d, &launchform_screen);
     return true;
   case UI_CMD_RUN:
-    launch_copy(&d->launch, &cmd->launch);
+    launch_copy(d, &cmd->launch);
     if (d->probe && ui_probe_done(d->probe)) {
       start_launch(d);
     } else {
@@ -639,6 +763,17 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
   case UI_CMD_SET_CONCURRENCY:
   case UI_CMD_RESTART_WITH: run_command(d, cmd); return true;
   case UI_CMD_OPEN_LOG: open_log(d); return true;
+  case UI_CMD_ATTACH_FORM:
+    attachform_open(&d->attach, NULL);
+    push(d, &attachform_screen);
+    return true;
+  case UI_CMD_ATTACH: {
+    struct run_attach_load load = {.url = d->attach.url, .isl = d->attach.isl,
+                                   .osl = d->attach.osl, .concs = &d->attach.conc_value,
+                                   .n_concs = 1};
+    start_attach(d, &load, NULL);
+    return true;
+  }
   }
   return true;
 }
@@ -707,7 +842,7 @@ int tui_run(const struct tui_options *opts) {
   if (!d.set) {
     fprintf(stderr, "servetop: %s\n", err.msg);
     theme_fini(&theme);
-    return 1;
+    return 2;
   }
   const char *no_color = getenv("NO_COLOR");
   bool want_color = !(no_color && *no_color);
@@ -728,6 +863,7 @@ int tui_run(const struct tui_options *opts) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
 
+  saved_stderr = stderr_to_log();
   initscr();
   cbreak();
   noecho();
@@ -740,6 +876,21 @@ int tui_run(const struct tui_options *opts) {
   palette_init(&d.palette, &theme, want_color);
 
   ui_grid_init(&d.grid, COLS, LINES);
+  d.direct = opts->launch;
+  if (d.direct && d.direct->config.attach_url) {
+    start_attach(&d, NULL, &d.direct->config);
+  } else if (d.direct) {
+    d.launch.recipe = d.direct->recipe;
+    d.launch.twin = d.direct->twin;
+    d.launch.base = d.direct->config;
+    d.launch.direct = true;
+    for (int i = 0; i < 2; i++) {
+      d.launch.engine[i].engine = d.direct->engine[i];
+      snprintf(d.launch.engine[i].text, sizeof d.launch.engine[i].text, "%s",
+               d.direct->engine_text[i] ? d.direct->engine_text[i] : "");
+    }
+    start_launch(&d);
+  }
   bool dirty = true, open = true;
   while (open && !quit_requested) {
     if (d.grid.cols != COLS || d.grid.rows != LINES) {
@@ -782,11 +933,15 @@ int tui_run(const struct tui_options *opts) {
   stop_run(&d);
   stop_ab(&d);
   endwin();
+  stderr_back(saved_stderr);
+  saved_stderr = -1;
 
   ui_probe_free(d.probe);
   for (size_t i = 0; i < RETIRED_PROBES; i++)
     ui_probe_free(d.retired[i]);
-  launch_clear(&d.launch);
+  if (!d.launch.direct)
+    launch_clear(&d.launch); /* a command line's overrides are its own */
+  recipe_set_free(d.attach_set);
   ui_grid_fini(&d.grid);
   if (d.ab_initialised)
     abview_fini(&d.ab);

@@ -7,6 +7,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "run/run.h"
+
+/* A run the command line asks for (`servetop run` / `servetop attach` in a
+ * terminal): the dashboard opens on its run view (the A/B view with a twin)
+ * instead of the recipes; `b` still goes back to them. */
+struct tui_launch {
+  const struct recipe *recipe;      /* borrowed (outlives tui_run); NULL with attach_url */
+  const struct recipe *twin;        /* the other arm of an A/B run; NULL: one run */
+  const struct eng_ops *engine[2];  /* what each arm runs on (the command line picked) */
+  const char *engine_text[2];       /* one line each for the footer ("engine sim: ...") */
+  struct run_config config;         /* every setting but recipe and engine (borrowed strings);
+                                       config.attach_url: the server to attach to */
+  /* out: the outcome of each run of this launch that ended (arm order) */
+  struct run_outcome outcomes[2];
+  size_t n_outcomes;
+};
+
 /* Options of the dashboard, filled by the program from its command line. */
 struct tui_options {
   const char *theme;           /* theme name or path; NULL = default */
@@ -14,12 +31,13 @@ struct tui_options {
   const char *inferencex_dir;  /* an InferenceX checkout, or NULL */
   bool ascii;                  /* ASCII boxes and charts even in a UTF-8 locale */
   const char *results_dir;     /* run folders: where runs go and L looks; NULL = XDG data dir/runs */
+  struct tui_launch *launch;   /* open on this run; NULL: on the recipes */
 };
 
 /* Runs the dashboard until the user quits; returns the exit status (130
  * after SIGINT/SIGTERM/SIGHUP). Any server it started is stopped first. Errors
  * found before the screen starts (no such theme, unreadable recipes) are
- * printed to stderr with a non-zero status. */
+ * printed to stderr with status 2. */
 int tui_run(const struct tui_options *opts);
 
 /* The screen table (for tests: every screen's keys, help and footer). */

@@ -98,6 +98,10 @@ struct ui_chart_opts {
   const int *mark_ages;   /* vertical marks, in samples before the newest (0 = newest) */
   size_t n_marks;
   enum theme_role mark_role;
+  bool level_valid;       /* a horizontal line at y = level (a limit: the batch cap), kept
+                             in the scale; series draw over it */
+  double level;
+  enum theme_role level_role;
 };
 
 /* Samples shown per cell column: 2 with braille, 1 in ASCII. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -246,6 +247,44 @@ static void on_phase(void *ctx, enum measure_phase p, const char *note) {
   fflush(ui->text);
 }
 
+/* ---------------------------------------------------------------- input checks */
+/* The first bad value, as one message naming its flag (NULL: all fine).
+ * Every check runs before anything is sent. */
+static const char *bench_input_error(const struct bench_opts *o, char *buf, size_t n) {
+  const struct {
+    bool bad;
+    const char *what;
+  } checks[] = {
+      {o->port < 1 || o->port > 65535, "--port must be from 1 to 65535"},
+      {o->base_url && strncmp(o->base_url, "http://", 7) != 0 &&
+           strncmp(o->base_url, "https://", 8) != 0,
+       "--base-url must start with http:// or https://"},
+      {o->random_input_len < 1, "--random-input-len must be >= 1"},
+      {o->random_output_len < 1, "--random-output-len must be >= 1"},
+      {o->random_prefix_len < 0, "--random-prefix-len must be >= 0"},
+      {!(o->random_range_ratio >= 0 && o->random_range_ratio <= 1),
+       "--random-range-ratio must be from 0 to 1 (lengths are uniform on [L*R, L])"},
+      {o->random_num_workers < 0, "--random-num-workers must be >= 0"},
+      {!(o->request_rate > 0), "--request-rate must be > 0 (inf: all at once)"},
+      {!(o->burstiness > 0), "--burstiness must be > 0"},
+      {o->num_workers < 1, "--num-workers must be >= 1"},
+      {!(o->request_timeout_s > 0), "--request-timeout must be > 0 seconds"},
+      {!(o->drain_timeout_s >= 0), "--drain-timeout must be >= 0 seconds"},
+      {!(o->scrape_interval_s > 0), "--scrape-interval must be > 0 seconds"},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(checks); i++)
+    if (checks[i].bad) {
+      snprintf(buf, n, "%s", checks[i].what);
+      return buf;
+    }
+  struct stat st;
+  if (o->result_dir && stat(o->result_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    snprintf(buf, n, "--result-dir %s: not a directory", o->result_dir);
+    return buf;
+  }
+  return NULL;
+}
+
 /* ---------------------------------------------------------------- main */
 int cmd_bench_main(int argc, char **argv) {
   struct bench_opts o = {
@@ -359,6 +398,11 @@ int cmd_bench_main(int argc, char **argv) {
       (unsigned long)o.seed > 0xFFFFFFFFul) {
     fprintf(stderr, "servetop bench: need --best-of 1, --num-prompts >= 1, --num-warmups >= 0, "
                     "--max-concurrency >= 1, --vocab-size >= 2, --seed in 0..2**32-1\n");
+    goto out;
+  }
+  char bad[256];
+  if (bench_input_error(&o, bad, sizeof bad)) {
+    fprintf(stderr, "servetop bench: %s\n", bad);
     goto out;
   }
   struct measure_spec spec;

@@ -172,6 +172,17 @@ int cmd_gpus_main(int argc, char **argv) {
     return EXIT_USAGE;
   }
 
+  bool known = !backend || strcmp(backend, "auto") == 0;
+  for (size_t i = 0; i < tm_backend_count() && !known; i++)
+    known = strcmp(backend, tm_backend_name(i)) == 0;
+  if (!known) { /* an input error, before anything is probed */
+    fprintf(stderr, "servetop gpus: --telemetry %s: unknown backend (auto", backend);
+    for (size_t i = 0; i < tm_backend_count(); i++)
+      fprintf(stderr, ", %s", tm_backend_name(i));
+    fprintf(stderr, ")\n");
+    free(urls.items);
+    return EXIT_USAGE;
+  }
   struct tm_config cfg = {
       .backend = backend,
       .urls = (const char *const *)urls.items,

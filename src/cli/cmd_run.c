@@ -2,11 +2,15 @@
  * it; put two results side by side; hand a tuned run back to InferenceX. */
 #include "cli/cli.h"
 #include "run/run.h" /* includes util/util.h */
+#include "tui.h"
 
+#include <ctype.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { EXIT_RUN_FAILED = 1, EXIT_INTERRUPTED = 130 };
@@ -41,6 +45,8 @@ struct run_opts {
   double request_timeout_s;
   long seed;
   bool sweep, ab, ab_parallel, headless, allow_mislabel, json, quiet;
+  bool conc_seen, num_prompts_seen, num_warmups_seen, isl_seen, osl_seen, port_seen;
+  bool ready_timeout_seen, seed_seen;
 };
 
 static const char run_description[] =
@@ -64,8 +70,12 @@ static const char run_description[] =
     "--ab runs the recipe and its MTP/off twin back to back (--ab-parallel: at the same time, the\n"
     "GPUs of --gpus split in halves), then compares them.\n"
     "Ctrl-C stops the load, keeps every measured request and stops the server.\n"
-    "Exit status: 0 ok, 1 failed or mislabelled, 2 usage, 130 interrupted.\n"
-    "The status line is printed once a second (this build's `servetop run` is headless).";
+    "In a terminal the dashboard opens on the run (the A/B view for --ab); --headless (or no\n"
+    "terminal) prints a status line instead: updated in place on a terminal, one line a second\n"
+    "otherwise, with point k/N and the sweep's ETA, a line per saved point and a per-point\n"
+    "table at the end.\n"
+    "Exit status: 0 ok, 1 failed or mislabelled, 2 usage or input error (every one is found\n"
+    "before anything starts), 130 interrupted.";
 
 #define RUN_SPECS(o)                                                                               \
   {                                                                                                \
@@ -77,7 +87,7 @@ static const char run_description[] =
         {"llama-server", OPT_STRING, &(o)->llama_server, "PATH",                                   \
          "llama.cpp's llama-server binary (default: on PATH, else the setup script's cache)",     \
          NULL, NULL},                                                                              \
-        {"conc", OPT_INT, &(o)->conc, "N", "one point at concurrency N", NULL, NULL},              \
+        {"conc", OPT_INT, &(o)->conc, "N", "one point at concurrency N", NULL, &(o)->conc_seen},   \
         {"sweep", OPT_FLAG, &(o)->sweep, NULL, "every point of the recipe's sweep", NULL, NULL},   \
         {"set", OPT_LIST, &(o)->sets, "KEY=VALUE",                                                 \
          "override a server knob, e.g. mem-fraction-static=0.85 (repeatable)", NULL, NULL},        \
@@ -85,30 +95,34 @@ static const char run_description[] =
          "append ARG to the server command as is (repeatable; e.g. --server-arg=--sim-speed=20)",  \
          NULL, NULL},                                                                              \
         {"num-prompts", OPT_INT, &(o)->num_prompts, "N", "requests per point (default conc x 10)", \
-         NULL, NULL},                                                                              \
+         NULL, &(o)->num_prompts_seen},                                                            \
         {"num-warmups", OPT_INT, &(o)->num_warmups, "N", "warmup requests (default 2 x conc)",     \
-         NULL, NULL},                                                                              \
-        {"isl", OPT_INT, &(o)->isl, "N", "input length (default: the recipe's)", NULL, NULL},      \
-        {"osl", OPT_INT, &(o)->osl, "N", "output length (default: the recipe's)", NULL, NULL},     \
+         NULL, &(o)->num_warmups_seen},                                                            \
+        {"isl", OPT_INT, &(o)->isl, "N", "input length (default: the recipe's)", NULL,             \
+         &(o)->isl_seen},                                                                          \
+        {"osl", OPT_INT, &(o)->osl, "N", "output length (default: the recipe's)", NULL,            \
+         &(o)->osl_seen},                                                                          \
         {"results", OPT_STRING, &(o)->results_dir, "DIR",                                          \
          "results directory (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},                  \
         {"gpus", OPT_STRING, &(o)->gpus, "LIST", "CUDA_VISIBLE_DEVICES for the server, e.g. 0,1",  \
          NULL, NULL},                                                                              \
-        {"port", OPT_INT, &(o)->port, "N", "server port (default: a free one)", NULL, NULL},       \
+        {"port", OPT_INT, &(o)->port, "N", "server port (default: a free one)", NULL,              \
+         &(o)->port_seen},                                                                         \
         {"ready-timeout", OPT_DOUBLE, &(o)->ready_timeout_s, "S",                                  \
-         "readiness timeout (default 1800 s, sim 120 s)", NULL, NULL},                            \
+         "readiness timeout (default 1800 s, sim 120 s)", NULL, &(o)->ready_timeout_seen},        \
         {"request-timeout", OPT_DOUBLE, &(o)->request_timeout_s, "S",                              \
          "per-request timeout; a stalled stream fails after S (default 21600, as the reference)", \
          NULL, NULL},                                                                              \
-        {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, NULL},               \
+        {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, &(o)->seed_seen},    \
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
         {"ab", OPT_FLAG, &(o)->ab, NULL, "also run the MTP/off twin and compare", NULL, NULL},     \
         {"ab-parallel", OPT_FLAG, &(o)->ab_parallel, NULL, "--ab with both runs at the same time", \
          NULL, NULL},                                                                              \
         {"allow-mislabel", OPT_FLAG, &(o)->allow_mislabel, NULL,                                   \
          "a mislabelled run does not fail", NULL, NULL},                                           \
-        {"headless", OPT_FLAG, &(o)->headless, NULL, "status line instead of the dashboard", NULL, \
-         NULL},                                                                                    \
+        {"headless", OPT_FLAG, &(o)->headless, NULL,                                               \
+         "a status line instead of the dashboard's run view (the default without a terminal)",    \
+         NULL, NULL},                                                                              \
         {"json", OPT_FLAG, &(o)->json, NULL, "print the outcome as JSON at the end", NULL, NULL},  \
         {"quiet", OPT_FLAG, &(o)->quiet, NULL, "no status line", NULL, NULL},                      \
   }
@@ -121,7 +135,11 @@ static struct recipe_set *load_recipes(const struct run_opts *o) {
   return set;
 }
 
-/* ---------------------------------------------------------------- status line */
+/* ---------------------------------------------------------------- status line
+ * Headless, a run says how it goes on one status line: updated in place on a
+ * terminal (one line per run of --ab-parallel), a new line a second when the
+ * output is not one. Events (a point's result, a restart, how a launch went)
+ * are lines of their own above it. */
 static void format_ms(char *buf, size_t len, const struct snap_percentiles *p) {
   if (p->valid)
     snprintf(buf, len, "%.1f", p->p50_ms);
@@ -129,64 +147,198 @@ static void format_ms(char *buf, size_t len, const struct snap_percentiles *p) {
     snprintf(buf, len, "-");
 }
 
-/* The point's figures: live while it is measured, the saved result's once
- * it has ended (result: the line printed when a point ends). */
-static void print_point_figures(FILE *out, const struct snap_run *s, bool result) {
+static void format_duration(char *buf, size_t len, double s) {
+  if (s >= 3600)
+    snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+  else if (s >= 60)
+    snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)s % 60);
+  else if (s >= 10)
+    snprintf(buf, len, "%.0fs", s);
+  else
+    snprintf(buf, len, "%.1fs", s);
+}
+
+/* The live line's figures (whole point so far; they converge to the result). */
+static void live_figures(struct sbuf *sb, const struct snap_run *s) {
   char ttft[32], tpot[32];
   format_ms(ttft, sizeof(ttft), &s->latency.ttft.run);
   format_ms(tpot, sizeof(tpot), &s->latency.tpot.run);
-  fprintf(out, " c=%d %lld/%lld done %lld failed", s->concurrency.target,
-          (long long)s->progress.done, (long long)s->progress.total,
-          (long long)s->progress.failed);
-  if (result)
-    fprintf(out, " in %.1fs | out %.0f tok/s", s->progress.elapsed_s,
-            s->throughput.run.output_tok_per_s);
-  else
-    fprintf(out, " | out %.0f tok/s (%.0fs), %.0f (point)", s->throughput.window.output_tok_per_s,
-            s->throughput.window_span_s, s->throughput.run.output_tok_per_s);
-  fprintf(out, " | TTFT p50 %s ms | TPOT p50 %s ms", ttft, tpot);
+  sbuf_printf(sb, " | out %.0f tok/s (%.0fs), %.0f (point) | TTFT p50 %s ms | TPOT p50 %s ms",
+              s->throughput.window.output_tok_per_s, s->throughput.window_span_s,
+              s->throughput.run.output_tok_per_s, ttft, tpot);
   if (s->spec.accept_length_valid)
-    fprintf(out, " | accept %.2f%s", s->spec.accept_length, s->spec.point_scoped ? "" : " (log)");
+    sbuf_printf(sb, " | accept %.2f%s", s->spec.accept_length, s->spec.point_scoped ? "" : " (log)");
   if (s->spec.per_request.valid)
-    fprintf(out, " | drafts accepted %.1f%%", s->spec.per_request.rate_frac * 100.0);
+    sbuf_printf(sb, " | drafts accepted %.1f%%", s->spec.per_request.rate_frac * 100.0);
 }
 
-static void print_status_line(FILE *out, const char *tag, const struct snap_run *s) {
-  fprintf(out, "%s[%s%s] %s", tag, s->server.engine, s->server.simulated ? " SIMULATED" : "",
-          snap_run_phase_name(s->progress.phase));
-  if (s->progress.phase == SNAP_PHASE_MEASURING) {
-    print_point_figures(out, s, false);
-    if (s->load.kv_usage_valid)
-      fprintf(out, " | KV %.0f%%", s->load.kv_usage_frac * 100.0);
-    if (s->load.running_valid)
-      fprintf(out, " run %lld q %lld", (long long)s->load.num_running, (long long)s->load.num_queued);
-    if (s->load.max_total_num_tokens_was_valid && s->load.max_total_num_tokens_valid)
-      fprintf(out, " | KV cap %lld tok (was %lld)", (long long)s->load.max_total_num_tokens,
-              (long long)s->load.max_total_num_tokens_was);
+static void status_line(struct sbuf *sb, const char *tag, const struct snap_run *s) {
+  const struct snap_progress *p = &s->progress;
+  sbuf_printf(sb, "%s[%s%s] %s", tag, s->server.engine, s->server.simulated ? " SIMULATED" : "",
+              snap_run_phase_name(p->phase));
+  if (p->n_points > 1 || p->phase == SNAP_PHASE_MEASURING)
+    sbuf_printf(sb, " point %d/%d", p->point_index + 1, p->n_points > 0 ? p->n_points : 1);
+  if (p->phase == SNAP_PHASE_MEASURING) {
+    /* what a narrow terminal cuts last: progress, then the ETA */
+    sbuf_printf(sb, " c=%d %lld/%lld done %lld failed", s->concurrency.target, (long long)p->done,
+                (long long)p->total, (long long)p->failed);
+    char a[16], b[16];
+    double left;
+    bool sweep_eta = p->n_points > 1 && snap_run_remaining_s(s, &left);
+    if (p->eta_valid || sweep_eta) {
+      format_duration(a, sizeof a, p->eta_valid ? p->eta_s : 0);
+      if (sweep_eta)
+        format_duration(b, sizeof b, left);
+      sbuf_printf(sb, " | ETA %s%s%s", p->eta_valid ? a : "-", sweep_eta ? ", sweep " : "",
+                  sweep_eta ? b : "");
+    }
     if (s->load.batch_cap_valid && s->concurrency.target > s->load.batch_cap)
-      fprintf(out, " | conc %d > batch cap %d: requests queue in the server",
-              s->concurrency.target, s->load.batch_cap);
-    if (s->progress.eta_valid)
-      fprintf(out, " | ETA %.0fs", s->progress.eta_s);
-  } else if (s->progress.message[0]) {
-    fprintf(out, ": %s", s->progress.message);
+      sbuf_printf(sb, " | conc %d > batch cap %d: requests queue in the server",
+                  s->concurrency.target, s->load.batch_cap);
+    live_figures(sb, s);
+    if (s->load.kv_usage_valid)
+      sbuf_printf(sb, " | KV %.0f%%", s->load.kv_usage_frac * 100.0);
+    if (s->load.running_valid)
+      sbuf_printf(sb, " run %lld q %lld", (long long)s->load.num_running,
+                  (long long)s->load.num_queued);
+    if (s->load.max_total_num_tokens_was_valid && s->load.max_total_num_tokens_valid)
+      sbuf_printf(sb, " | KV cap %lld tok (was %lld)", (long long)s->load.max_total_num_tokens,
+                  (long long)s->load.max_total_num_tokens_was);
+  } else if (p->message[0]) {
+    sbuf_printf(sb, ": %s", p->message);
   }
   if (s->server.crashed)
-    fputs(" | SERVER EXITED", out);
+    sbuf_puts(sb, " | SERVER EXITED");
   if (s->progress.mislabelled)
-    fputs(" | MISLABELLED", out);
+    sbuf_puts(sb, " | MISLABELLED");
+}
+
+/* A point whose result was saved, as a line of its own. */
+static void point_line(FILE *out, const char *tag, const struct snap_run *s,
+                       const struct snap_point_result *p) {
+  char ttft[32], tpot[32], d[16];
+  format_ms(ttft, sizeof ttft, &p->ttft);
+  format_ms(tpot, sizeof tpot, &p->tpot);
+  format_duration(d, sizeof d, p->duration_s);
+  fprintf(out, "%s[%s%s] point %d/%d c=%d %s: %lld/%lld done %lld failed in %s | out %.0f tok/s | "
+               "TTFT p50 %s ms | TPOT p50 %s ms",
+          tag, s->server.engine, s->server.simulated ? " SIMULATED" : "", p->point_index + 1,
+          s->progress.n_points > 0 ? s->progress.n_points : 1, p->conc, p->end,
+          (long long)p->completed, (long long)p->total, (long long)p->failed, d,
+          p->rates.valid ? p->rates.output_tok_per_s : 0, ttft, tpot);
+  if (p->accept_length_valid)
+    fprintf(out, " | accept %.2f", p->accept_length);
+  if (p->drafts_valid)
+    fprintf(out, " | drafts accepted %.1f%%", p->drafts_accepted_frac * 100.0);
+  if (p->conc_end != p->conc)
+    fprintf(out, " | conc changed to %d", p->conc_end);
   fputc('\n', out);
+}
+
+/* The end: one row per point with a result, from the run's last picture. */
+static void print_point_table(FILE *out, const char *tag, const struct snap_run *s) {
+  const struct snap_points *h = &s->points;
+  if (h->n == 0)
+    return;
+  fprintf(out, "%s%-5s %5s %-9s %13s %8s %10s %9s %9s %9s %6s\n", tag, "point", "conc", "end",
+          "ok/failed", "time", "out tok/s", "TTFT p50", "TPOT p50", "E2EL p50", "accept");
+  for (int i = 0; i < h->n; i++) {
+    const struct snap_point_result *p = &h->point[i];
+    char okf[32], d[16], ttft[32], tpot[32], e2el[32], acc[16], rate[24];
+    snprintf(okf, sizeof okf, "%lld/%lld", (long long)p->completed, (long long)p->failed);
+    format_duration(d, sizeof d, p->duration_s);
+    format_ms(ttft, sizeof ttft, &p->ttft);
+    format_ms(tpot, sizeof tpot, &p->tpot);
+    format_ms(e2el, sizeof e2el, &p->e2el);
+    snprintf(acc, sizeof acc, p->accept_length_valid ? "%.2f" : "-", p->accept_length);
+    snprintf(rate, sizeof rate, p->rates.valid ? "%.1f" : "-", p->rates.output_tok_per_s);
+    fprintf(out, "%s%-5d %5d %-9s %13s %8s %10s %9s %9s %9s %6s\n", tag, p->point_index + 1,
+            p->conc, p->end, okf, d, rate, ttft, tpot, e2el, acc);
+  }
+  if (h->n_written > h->n)
+    fprintf(out, "%s(%d earlier points are in the run folder)\n", tag, h->n_written - h->n);
+  fflush(out); /* before the outcome's lines on stderr */
+}
+
+/* Lines updated in place on a terminal. */
+struct live_lines {
+  bool tty;
+  int cols;       /* terminal width: a line never wraps (it could not be rewritten) */
+  int shown;      /* live lines on screen now */
+};
+
+static void live_clear(struct live_lines *ll, FILE *out) {
+  if (!ll->tty || ll->shown == 0)
+    return;
+  if (ll->shown > 1)
+    fprintf(out, "\033[%dA", ll->shown - 1);
+  fputs("\r\033[J", out);
+  ll->shown = 0;
+}
+
+static void live_show(struct live_lines *ll, FILE *out, struct sbuf *lines, size_t n) {
+  live_clear(ll, out);
+  for (size_t i = 0; i < n; i++) {
+    const char *text = lines[i].data ? lines[i].data : "";
+    if (ll->tty)
+      fprintf(out, "%s%.*s", i ? "\n" : "", ll->cols > 1 ? ll->cols - 1 : 79, text);
+    else
+      fprintf(out, "%s\n", text);
+  }
+  ll->shown = ll->tty ? (int)n : 0;
   fflush(out);
 }
 
-/* The line for a point that has just ended: the saved result's figures. */
-static void print_point_result(FILE *out, const char *tag, const struct snap_run *s) {
-  fprintf(out, "%s[%s%s] point %d/%d result:", tag, s->server.engine,
-          s->server.simulated ? " SIMULATED" : "", s->progress.point_index + 1,
-          s->progress.n_points);
-  print_point_figures(out, s, true);
-  fputc('\n', out);
-  fflush(out);
+static int terminal_cols(int fd) {
+  struct winsize ws;
+  return ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+}
+
+/* Runs every run to its end: the status lines (each second; in place on a
+ * terminal), a line per saved point; last[i] gets each run's last picture. */
+static void watch_runs(struct run **runs, const char *const *tags, size_t n, bool quiet,
+                       struct snap_run *last) {
+  struct live_lines ll = {.tty = isatty(STDOUT_FILENO), .cols = terminal_cols(STDOUT_FILENO)};
+  uint64_t last_seq[2] = {0, 0};
+  int points_seen[2] = {0, 0};
+  int64_t next_print_ns = 0;
+  struct sbuf lines[2] = {{0}, {0}};
+  for (bool all_done = false; !all_done;) {
+    all_done = true;
+    for (size_t i = 0; i < n; i++)
+      if (!run_wait(runs[i], 0))
+        all_done = false;
+    bool fresh = false;
+    for (size_t i = 0; i < n; i++) {
+      if (!run_snapshot(runs[i], &last[i], &last_seq[i]))
+        continue;
+      fresh = true;
+      const struct snap_points *h = &last[i].points;
+      int first_new = h->n - (h->n_written - points_seen[i]);
+      for (int k = first_new < 0 ? 0 : first_new; !quiet && k < h->n; k++) {
+        live_clear(&ll, stdout);
+        point_line(stdout, tags[i], &last[i], &h->point[k]);
+      }
+      points_seen[i] = h->n_written;
+    }
+    bool print_now = !quiet && !all_done && clock_mono_ns() >= next_print_ns;
+    if (print_now && (fresh || !ll.tty)) {
+      next_print_ns = clock_mono_ns() + (ll.tty ? 200000000LL : 1000000000LL);
+      for (size_t i = 0; i < n; i++) {
+        sbuf_reset(&lines[i]);
+        status_line(&lines[i], tags[i], &last[i]);
+      }
+      live_show(&ll, stdout, lines, n);
+    }
+    if (!all_done)
+      clock_sleep_us(100000);
+  }
+  if (!quiet) {
+    live_clear(&ll, stdout);
+    fflush(stdout);
+  }
+  sbuf_free(&lines[0]);
+  sbuf_free(&lines[1]);
 }
 
 /* ---------------------------------------------------------------- outcome */
@@ -242,36 +394,6 @@ static void print_outcomes_json(const struct run_outcome *outs, const char *cons
     printf("\"}");
   }
   printf("]\n");
-}
-
-/* Runs every run to its end, printing a status line per run each second. */
-static void watch_runs(struct run **runs, const char *const *tags, size_t n, bool quiet) {
-  struct snap_run *snap = xmalloc(sizeof(*snap));
-  uint64_t last_seq[2] = {0, 0};
-  bool point_over[2] = {false, false}; /* the latest picture is a point's result */
-  int64_t next_print_ns = 0;
-  for (bool all_done = false; !all_done;) {
-    all_done = true;
-    for (size_t i = 0; i < n; i++)
-      if (!run_wait(runs[i], 0))
-        all_done = false;
-    if (!all_done)
-      clock_sleep_us(100000);
-    bool print_now = !quiet && clock_mono_ns() >= next_print_ns;
-    if (print_now)
-      next_print_ns = clock_mono_ns() + 1000000000LL;
-    for (size_t i = 0; i < n && !quiet; i++) {
-      if (!run_snapshot(runs[i], snap, &last_seq[i]))
-        continue;
-      /* a point that has ended gets its result line at once, the last word on it */
-      if (snap->latency.run_exact && !point_over[i])
-        print_point_result(stdout, tags[i], snap);
-      point_over[i] = snap->latency.run_exact;
-      if (print_now && !all_done)
-        print_status_line(stdout, tags[i], snap);
-    }
-  }
-  free(snap);
 }
 
 static int check_engine(const struct run_opts *o, const struct recipe *r,
@@ -357,21 +479,151 @@ static int compare_run_dirs(const char *a_dir, const char *b_dir) {
   return rc;
 }
 
-/* Every --set against the recipe's engine, before anything starts. */
-static int check_overrides(const struct run_opts *o, const struct recipe *r) {
-  for (size_t i = 0; i < o->sets.n; i++) {
-    const char *a = o->sets.items[i], *eq = strchr(a, '=');
-    struct st_err err = {{0}};
-    char *key = eq ? xstrndup(a, (size_t)(eq - a)) : NULL;
-    int rc = key ? eng_check_knob(eng_find(r->engine), key, eq + 1, &err)
-                 : err_setf(&err, "expected KEY=VALUE (e.g. mem-fraction-static=0.85)");
-    free(key);
-    if (rc != 0) {
-      fprintf(stderr, "servetop run: --set %s: %s\n", a, err.msg);
-      return -1;
+/* Every input error of `servetop run` / `servetop attach` that needs no
+ * recipe, before anything starts: one message naming the flag (NULL: fine). */
+static const char *run_input_error(const struct run_opts *o, char *buf, size_t n) {
+  const struct {
+    bool bad;
+    const char *what;
+  } checks[] = {
+      {o->conc_seen && o->conc < 1, "--conc must be >= 1"},
+      {o->conc_seen && o->sweep, "--conc N and --sweep are exclusive (one point, or all)"},
+      {o->num_prompts_seen && o->num_prompts < 1, "--num-prompts must be >= 1"},
+      {o->num_warmups_seen && o->num_warmups < 0, "--num-warmups must be >= 0"},
+      {o->isl_seen && o->isl < 1, "--isl must be >= 1"},
+      {o->osl_seen && o->osl < 1, "--osl must be >= 1"},
+      {o->port_seen && (o->port < 1 || o->port > 65535), "--port must be from 1 to 65535"},
+      {o->ready_timeout_seen && !(o->ready_timeout_s > 0), "--ready-timeout must be > 0 seconds"},
+      {o->request_timeout_s < 0, "--request-timeout must not be negative"},
+      {o->seed_seen && o->seed < 0, "--seed must be >= 0"},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(checks); i++)
+    if (checks[i].bad) {
+      snprintf(buf, n, "%s", checks[i].what);
+      return buf;
     }
+  for (const char *c = o->label; c && *c; c++)
+    if (!isalnum((unsigned char)*c) && !strchr("._-", *c)) {
+      snprintf(buf, n, "--label %.100s: only letters, digits, '.', '_' and '-' (it names a folder)",
+               o->label);
+      return buf;
+    }
+  struct stat st;
+  if (o->results_dir && stat(o->results_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    snprintf(buf, n, "--results %.300s: not a directory", o->results_dir);
+    return buf;
+  }
+  return NULL;
+}
+
+/* Every --set against the recipe (run_check_overrides), before anything starts. */
+static int check_overrides(const struct run_opts *o, const struct recipe *r) {
+  struct st_err err = {{0}};
+  if (run_check_overrides(r, o->sets.items, o->sets.n, &err) != 0) {
+    fprintf(stderr, "servetop run: --set %s\n", err.msg);
+    return -1;
   }
   return 0;
+}
+
+/* The dashboard on the run (a terminal, no --headless): the run view, or
+ * the A/B view for --ab. */
+static bool wants_dashboard(const struct run_opts *o) {
+  return !o->headless && !o->quiet && !o->json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+}
+
+/* What every run ended with: its line, the per-point table, the exit status. */
+static int report_runs(const struct run_opts *o, const char *const *tags,
+                       const struct run_outcome *outs, const struct snap_run *last, size_t n) {
+  int rc = EXIT_OK;
+  for (size_t i = 0; i < n; i++) {
+    if (last)
+      print_point_table(o->json ? stderr : stdout, tags[i], &last[i]);
+    report_outcome(tags[i], &outs[i], o->allow_mislabel);
+    int st = exit_status_for(&outs[i], o->allow_mislabel);
+    if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
+      rc = st;
+  }
+  return rc;
+}
+
+/* Runs the configured runs headless (--ab-parallel: both at once); returns
+ * the exit status and fills outs. */
+static int run_headless(const struct run_opts *o, struct run_config *cfgs, const char *const *tags,
+                        size_t n_runs, struct run_outcome *outs) {
+  struct snap_run *last = xcalloc(2, sizeof(*last));
+  struct run *runs[2] = {NULL, NULL};
+  size_t batch = o->ab_parallel ? 2 : 1;
+  int rc = EXIT_OK;
+  install_stop_handlers();
+  for (size_t first = 0; first < n_runs; first += batch) {
+    size_t n_batch = first + batch <= n_runs ? batch : n_runs - first;
+    bool started = true;
+    struct st_err err = {{0}};
+    for (size_t i = first; i < first + n_batch; i++) {
+      runs[i] = run_start(&cfgs[i], &err);
+      if (!runs[i]) {
+        fprintf(stderr, "%sservetop run: %s\n", tags[i], err.msg);
+        started = false;
+        break;
+      }
+      active_runs[i - first] = runs[i];
+    }
+    if (started)
+      watch_runs(&runs[first], &tags[first], n_batch, o->quiet, &last[first]);
+    for (size_t i = first; i < first + n_batch; i++) {
+      if (!runs[i]) {
+        rc = EXIT_RUN_FAILED;
+        continue;
+      }
+      run_wait(runs[i], -1);
+      run_get_outcome(runs[i], &outs[i]);
+      run_snapshot(runs[i], &last[i], NULL); /* the last picture: every saved point */
+      active_runs[i - first] = NULL;
+      run_free(runs[i]);
+      runs[i] = NULL;
+      int st = report_runs(o, &tags[i], &outs[i], &last[i], 1);
+      if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
+        rc = st;
+    }
+    if (rc == EXIT_INTERRUPTED || !started)
+      break;
+  }
+  free(last);
+  return rc;
+}
+
+/* The same runs in the dashboard; outs gets what each ended with. */
+static int run_in_dashboard(const struct run_opts *o, struct run_config *cfgs,
+                            const struct eng_ops *const *engines, const char *const *tags,
+                            size_t n_runs, struct run_outcome *outs) {
+  struct tui_launch launch;
+  memset(&launch, 0, sizeof launch);
+  launch.recipe = cfgs[0].recipe;
+  launch.twin = n_runs > 1 ? cfgs[1].recipe : NULL;
+  char texts[2][160];
+  for (size_t i = 0; i < n_runs; i++) {
+    launch.engine[i] = engines[i];
+    snprintf(texts[i], sizeof texts[i], "engine %s%s", engines[i] ? engines[i]->name : "",
+             engines[i] && engines[i]->simulated ? " (SIMULATED)" : "");
+    launch.engine_text[i] = texts[i];
+  }
+  launch.config = cfgs[0];
+  struct tui_options t = {.configs_dir = o->configs_dir, .inferencex_dir = o->inferencex_dir,
+                          .results_dir = o->results_dir, .launch = &launch};
+  int tui_rc = tui_run(&t);
+  if (tui_rc == EXIT_USAGE)
+    return EXIT_USAGE;
+  for (size_t i = 0; i < launch.n_outcomes && i < n_runs; i++)
+    outs[i] = launch.outcomes[i];
+  if (launch.n_outcomes == 0) {
+    fprintf(stderr, "servetop run: quit before the run started\n");
+    return tui_rc == 130 ? EXIT_INTERRUPTED : EXIT_RUN_FAILED;
+  }
+  int rc = report_runs(o, tags, outs, NULL, launch.n_outcomes);
+  if (launch.n_outcomes < n_runs && rc == EXIT_OK)
+    rc = EXIT_INTERRUPTED; /* the other arm never ran */
+  return tui_rc == 130 && rc == EXIT_OK ? EXIT_INTERRUPTED : rc;
 }
 
 int cmd_run_main(int argc, char **argv) {
@@ -388,6 +640,8 @@ int cmd_run_main(int argc, char **argv) {
   int prc = opt_parse(&parser, argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos, &err);
   int rc = EXIT_USAGE;
   struct recipe_set *set = NULL;
+  char *gpu_halves[2] = {NULL, NULL};
+  char bad[512];
   if (prc == OPT_HELP) {
     opt_print_help(&parser, stdout);
     rc = EXIT_OK;
@@ -397,18 +651,14 @@ int cmd_run_main(int argc, char **argv) {
     fprintf(stderr, "servetop run: %s\n", prc != OPT_OK ? err.msg : "expected one RECIPE");
     goto out;
   }
-  if (o.request_timeout_s < 0) {
-    fprintf(stderr, "servetop run: --request-timeout must not be negative\n");
-    goto out;
-  }
-  if (o.conc < 0 || (o.conc > 0 && o.sweep)) {
-    fprintf(stderr, "servetop run: --conc N (N >= 1) and --sweep are exclusive\n");
+  if (run_input_error(&o, bad, sizeof bad)) {
+    fprintf(stderr, "servetop run: %s\n", bad);
     goto out;
   }
   if (o.ab_parallel)
     o.ab = true;
   if (o.llama_server && eng_set_program_path("llama-server", o.llama_server, &err) != 0) {
-    fprintf(stderr, "servetop run: %s\n", err.msg);
+    fprintf(stderr, "servetop run: --llama-server %s\n", err.msg);
     goto out;
   }
   set = load_recipes(&o);
@@ -440,12 +690,11 @@ int cmd_run_main(int argc, char **argv) {
                                                       : "[draft] ";
     labels[0] = labels[1] = o.label ? o.label : "ab";
   }
-  const struct eng_ops *engines[2];
+  const struct eng_ops *engines[2] = {NULL, NULL};
   for (size_t i = 0; i < n_runs; i++)
     if (check_overrides(&o, recipes[i]) != 0 ||
         check_engine(&o, recipes[i], &engines[i], tags[i]) != 0)
       goto out;
-  char *gpu_halves[2] = {NULL, NULL};
   const char *gpus[2] = {o.gpus, o.gpus};
   if (o.ab_parallel && !engines[0]->simulated) {
     if (!o.gpus || split_gpus(o.gpus, &gpu_halves[0], &gpu_halves[1]) != 0) {
@@ -455,62 +704,168 @@ int cmd_run_main(int argc, char **argv) {
     gpus[0] = gpu_halves[0];
     gpus[1] = gpu_halves[1];
   }
-  if (!o.headless && !o.quiet && isatty(STDOUT_FILENO))
-    fprintf(stderr, "servetop run: the dashboard view of a run is not in this build; "
-                    "printing a status line (--headless)\n");
-
-  install_stop_handlers();
+  struct run_config cfgs[2];
+  for (size_t i = 0; i < n_runs; i++) {
+    fill_config(&cfgs[i], &o, recipes[i], engines[i], labels[i], gpus[i]);
+    cfgs[i].servetop_exe = NULL; /* /proc/self/exe: this binary */
+  }
   struct run_outcome outcomes[2];
   memset(outcomes, 0, sizeof(outcomes));
-  struct run *runs[2] = {NULL, NULL};
-  size_t batch = o.ab_parallel ? 2 : 1;
-  rc = EXIT_OK;
-  for (size_t first = 0; first < n_runs; first += batch) {
-    size_t n_batch = first + batch <= n_runs ? batch : n_runs - first;
-    bool started = true;
-    for (size_t i = first; i < first + n_batch; i++) {
-      struct run_config cfg;
-      fill_config(&cfg, &o, recipes[i], engines[i], labels[i], gpus[i]);
-      cfg.servetop_exe = NULL; /* /proc/self/exe: this binary */
-      runs[i] = run_start(&cfg, &err);
-      if (!runs[i]) {
-        fprintf(stderr, "%sservetop run: %s\n", tags[i], err.msg);
-        started = false;
-        break;
-      }
-      active_runs[i - first] = runs[i];
-    }
-    if (started)
-      watch_runs(&runs[first], &tags[first], n_batch, o.quiet);
-    for (size_t i = first; i < first + n_batch; i++) {
-      if (!runs[i]) {
-        rc = EXIT_RUN_FAILED;
-        continue;
-      }
-      run_wait(runs[i], -1);
-      run_get_outcome(runs[i], &outcomes[i]);
-      active_runs[i - first] = NULL;
-      run_free(runs[i]);
-      runs[i] = NULL;
-      report_outcome(tags[i], &outcomes[i], o.allow_mislabel);
-      int st = exit_status_for(&outcomes[i], o.allow_mislabel);
-      if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
-        rc = st;
-    }
-    if (rc == EXIT_INTERRUPTED || !started)
-      break;
+  bool dashboard = wants_dashboard(&o);
+  if (dashboard && o.ab_parallel) {
+    fprintf(stderr, "servetop run: --ab-parallel runs headless (the A/B view runs the arms one "
+                    "after the other)\n");
+    dashboard = false;
   }
+  rc = dashboard ? run_in_dashboard(&o, cfgs, engines, tags, n_runs, outcomes)
+                 : run_headless(&o, cfgs, tags, n_runs, outcomes);
+  if (rc == EXIT_USAGE)
+    goto out;
   if (o.ab && outcomes[0].n_points_done > 0 && outcomes[1].n_points_done > 0 &&
       rc != EXIT_INTERRUPTED)
     compare_run_dirs(outcomes[0].dir, outcomes[1].dir);
   if (o.json)
     print_outcomes_json(outcomes, tags, n_runs);
+out:
   free(gpu_halves[0]);
   free(gpu_halves[1]);
-out:
   recipe_set_free(set);
   free(o.sets.items); /* the arrays are opt_parse's; the strings are argv's */
   free(o.server_args.items);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- attach */
+/* "1,2,4" -> concs; -1 with a message naming the flag. */
+static int parse_conc_list(const char *text, int *concs, size_t max, size_t *n, char *bad,
+                           size_t bad_n) {
+  *n = 0;
+  char *copy = xstrdup(text), *save = NULL;
+  int rc = 0;
+  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    int c;
+    if (parse_int(w, &c) != 0 || c < 1 || *n == max) {
+      snprintf(bad, bad_n, "--conc-list %.100s: expected up to %zu whole numbers >= 1, "
+                           "comma-separated (1,2,4)", text, max);
+      rc = -1;
+      break;
+    }
+    concs[(*n)++] = c;
+  }
+  free(copy);
+  if (rc == 0 && *n == 0) {
+    snprintf(bad, bad_n, "--conc-list: empty");
+    rc = -1;
+  }
+  return rc;
+}
+
+int cmd_attach_main(int argc, char **argv) {
+  struct run_opts o = {.num_warmups = -1};
+  const char *conc_list = NULL, *model = NULL;
+  bool chat = false;
+  int factor = 0;
+  const struct opt_spec specs[] = {
+      {"conc", OPT_INT, &o.conc, "N", "one point at concurrency N (default 1)", NULL, &o.conc_seen},
+      {"conc-list", OPT_STRING, &conc_list, "LIST", "one point per concurrency, e.g. 1,2,4,8",
+       NULL, NULL},
+      {"isl", OPT_INT, &o.isl, "N", "input length in tokens (default 1024)", NULL, &o.isl_seen},
+      {"osl", OPT_INT, &o.osl, "N", "output length in tokens (default 128)", NULL, &o.osl_seen},
+      {"num-prompts", OPT_INT, &o.num_prompts, "N", "requests per point (default conc x 10)",
+       NULL, &o.num_prompts_seen},
+      {"num-prompts-factor", OPT_INT, &factor, "F", "requests per point = conc x F (default 10)",
+       NULL, NULL},
+      {"num-warmups", OPT_INT, &o.num_warmups, "N", "warmup requests (default 2 x conc)", NULL,
+       &o.num_warmups_seen},
+      {"model", OPT_STRING, &model, "NAME", "model name sent (default: the server's /v1/models)",
+       NULL, NULL},
+      {"chat", OPT_FLAG, &chat, NULL, "the chat endpoint (default /v1/completions)", NULL, NULL},
+      {"results", OPT_STRING, &o.results_dir, "DIR",
+       "results directory (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
+      {"label", OPT_STRING, &o.label, "TEXT", "run folder suffix", NULL, NULL},
+      {"ready-timeout", OPT_DOUBLE, &o.ready_timeout_s, "S",
+       "wait this long for the server to answer (default 10 s)", NULL, &o.ready_timeout_seen},
+      {"request-timeout", OPT_DOUBLE, &o.request_timeout_s, "S",
+       "per-request timeout (default 21600, as the reference)", NULL, NULL},
+      {"seed", OPT_LONG, &o.seed, "N", "dataset seed (default 0)", NULL, &o.seed_seen},
+      {"headless", OPT_FLAG, &o.headless, NULL,
+       "a status line instead of the run view (the default without a terminal)", NULL, NULL},
+      {"json", OPT_FLAG, &o.json, NULL, "print the outcome as JSON at the end", NULL, NULL},
+      {"quiet", OPT_FLAG, &o.quiet, NULL, "no status line", NULL, NULL},
+  };
+  struct opt_parser parser = {
+      .usage = "servetop attach URL [options]",
+      .description =
+          "Measures an OpenAI-compatible server that is already running at URL\n"
+          "(http://HOST:PORT), started by anything but servetop: the same load generator,\n"
+          "figures and run folder as servetop run, its /metrics and telemetry, the engine told\n"
+          "by what it serves (SGLang, vLLM, llama.cpp, servetop sim; else unknown). Nothing is\n"
+          "launched, restarted or stopped: the dashboard's run view opens in a terminal without\n"
+          "restart keys, --headless prints the status line.\n"
+          "Exit status: 0 ok, 1 failed (nothing answers, too many requests failed), 2 usage,\n"
+          "130 interrupted.",
+      .specs = specs,
+      .n_specs = ST_ARRAY_LEN(specs)};
+  char *pos[2];
+  size_t n_pos = 0;
+  struct st_err err = {{0}};
+  int prc = opt_parse(&parser, argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos, &err);
+  if (prc == OPT_HELP) {
+    opt_print_help(&parser, stdout);
+    return EXIT_OK;
+  }
+  char bad[512];
+  if (prc != OPT_OK || n_pos != 1) {
+    fprintf(stderr, "servetop attach: %s\n", prc != OPT_OK ? err.msg : "expected one URL");
+    return EXIT_USAGE;
+  }
+  int concs[64];
+  size_t n_concs = 0;
+  const char *problem = run_input_error(&o, bad, sizeof bad);
+  if (!problem && conc_list && o.conc_seen)
+    problem = "--conc N and --conc-list are exclusive";
+  if (!problem && conc_list && parse_conc_list(conc_list, concs, ST_ARRAY_LEN(concs), &n_concs,
+                                               bad, sizeof bad) != 0)
+    problem = bad;
+  if (!problem && factor < 0)
+    problem = "--num-prompts-factor must be >= 1";
+  char host[128];
+  int port;
+  if (!problem && run_parse_http_url(pos[0], host, sizeof host, &port, &err) != 0) {
+    snprintf(bad, sizeof bad, "URL %.480s", err.msg);
+    problem = bad;
+  }
+  if (problem) {
+    fprintf(stderr, "servetop attach: %s\n", problem);
+    return EXIT_USAGE;
+  }
+  if (!conc_list) {
+    concs[0] = o.conc_seen ? o.conc : 1;
+    n_concs = 1;
+  }
+  struct run_attach_load load = {.url = pos[0], .model = model, .isl = o.isl, .osl = o.osl,
+                                 .concs = concs, .n_concs = n_concs,
+                                 .num_prompts_factor = factor, .chat = chat};
+  struct recipe_set *set = run_attach_recipes_alloc(&load, &err);
+  if (!set) {
+    fprintf(stderr, "servetop attach: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  struct run_config cfg;
+  fill_config(&cfg, &o, recipe_set_at(set, 0), NULL, o.label, NULL);
+  cfg.attach_url = pos[0];
+  cfg.conc = 0;               /* the recipe's points are the concurrencies asked for */
+  cfg.sweep = n_concs > 1;
+  cfg.isl = cfg.osl = 0;      /* in the recipe already */
+  const char *tags[1] = {""};
+  struct run_outcome outcome;
+  memset(&outcome, 0, sizeof outcome);
+  const struct eng_ops *engines[1] = {NULL};
+  int rc = wants_dashboard(&o) ? run_in_dashboard(&o, &cfg, engines, tags, 1, &outcome)
+                               : run_headless(&o, &cfg, tags, 1, &outcome);
+  if (o.json && rc != EXIT_USAGE)
+    print_outcomes_json(&outcome, tags, 1);
+  recipe_set_free(set);
   return rc;
 }
 
@@ -573,7 +928,10 @@ int cmd_export_main(int argc, char **argv) {
       .usage = "servetop export RUN --inferencex [--out DIR]",
       .description = "Writes a run's tuned knobs (the recipe's server command with the run's --set\n"
                      "overrides) as an InferenceX master-config entry, with the concurrencies the\n"
-                     "run measured as conc-list, and a launch-script fragment for the server.",
+                     "run measured to the end as conc-list, and a launch-script fragment for the\n"
+                     "server (flags that follow the concurrency as $CONC, as the recipe writes\n"
+                     "them). A failed or mislabelled run, or one that finished no point, is\n"
+                     "refused with the reason (exit 1); an unreadable folder exits 2.",
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[2];
@@ -590,9 +948,10 @@ int cmd_export_main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   char *yaml = NULL, *script = NULL;
-  if (run_export_inferencex(pos[0], &yaml, &script, &err) != 0) {
+  int erc = run_export_inferencex(pos[0], &yaml, &script, &err);
+  if (erc != 0) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
-    return EXIT_USAGE;
+    return erc > 0 ? EXIT_RUN_FAILED : EXIT_USAGE;
   }
   int rc = EXIT_OK;
   if (out_dir) {

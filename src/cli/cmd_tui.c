@@ -5,6 +5,7 @@
 #include "util/util.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cmd_tui_main(int argc, char **argv) {
@@ -42,6 +43,18 @@ int cmd_tui_main(int argc, char **argv) {
       (llama_server && eng_set_program_path("llama-server", llama_server, &err) != 0)) {
     fprintf(stderr, "servetop: %s\n", err.msg);
     return EXIT_USAGE;
+  }
+  const char *dirs[][2] = {{"--configs", o.configs_dir}, {"--inferencex", o.inferencex_dir},
+                           {"--results", o.results_dir}};
+  for (size_t i = 0; i < ST_ARRAY_LEN(dirs); i++) {
+    struct stat st;
+    bool missing_ok = i == 2; /* the results folder is made when a run starts */
+    if (!dirs[i][1])
+      continue;
+    if (stat(dirs[i][1], &st) != 0 ? !missing_ok : !S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "servetop: %s %s: not a directory\n", dirs[i][0], dirs[i][1]);
+      return EXIT_USAGE;
+    }
   }
   if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
     fprintf(stderr, "servetop: the dashboard needs a terminal (see servetop --help for commands)\n");

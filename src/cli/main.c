@@ -19,6 +19,7 @@ static const struct subcommand subcommands[] = {
     {"sim", cmd_sim_main, "a simulated SGLang-compatible server (takes launch_server flags)"},
     {"bench", cmd_bench_main, "headless load run against a server (benchmark_serving.py flags)"},
     {"run", cmd_run_main, "launch a recipe's server, measure it, stop it (--ab: MTP vs off)"},
+    {"attach", cmd_attach_main, "measure a server that is already running (any OpenAI URL)"},
     {"compare", cmd_compare_main, "two results, runs or sweeps side by side"},
     {"export", cmd_export_main, "a tuned run as an InferenceX master-config entry + script"},
     {"gpus", cmd_gpus_main, "GPUs and processes from the telemetry backend"},
@@ -27,17 +28,19 @@ static const struct subcommand subcommands[] = {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: servetop [--theme NAME] [--configs DIR | --inferencex DIR] [--results DIR] [--ascii]\n"
-          "                [--llama-server PATH]\n"
+          "usage: servetop [--theme NAME] [--configs DIR | --inferencex DIR]\n"
+          "                [--results DIR] [--ascii] [--llama-server PATH]\n"
           "       servetop <command> [options]   (servetop <command> --help)\n"
-          "\n"
-          "Without a command, servetop opens the dashboard on the bundled recipes;\n"
-          "where no GPU server can run, SGLang and vLLM recipes run against the simulated\n"
-          "server; llama.cpp recipes run on llama-server (servetop engines says where it is).\n"
-          "--theme: default, light, high-contrast, mono or a .theme path; --results: run\n"
-          "folders (default $XDG_DATA_HOME/servetop/runs); --ascii: ASCII boxes and charts;\n"
-          "--llama-server: llama.cpp's llama-server binary.\n"
-          "\ncommands:\n");
+          "\n");
+  opt_print_wrapped(out,
+                    "Without a command, servetop opens the dashboard on the bundled recipes; "
+                    "where no GPU server can run, SGLang and vLLM recipes run against the "
+                    "simulated server; llama.cpp recipes run on llama-server (servetop engines "
+                    "says where it is). --theme: default, light, high-contrast, mono or a .theme "
+                    "path; --results: run folders (default $XDG_DATA_HOME/servetop/runs); "
+                    "--ascii: ASCII boxes and charts; --llama-server: llama.cpp's llama-server "
+                    "binary.");
+  fprintf(out, "\ncommands:\n");
   for (size_t i = 0; i < ST_ARRAY_LEN(subcommands); i++)
     fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
   fprintf(out, "\n  --version  print the version\n  --help     this help\n");

@@ -178,6 +178,47 @@ static int query_any_info(const struct eng_ops **engine, const char *base_url, d
   return rc;
 }
 
+const struct eng_ops *eng_detect(const char *base_url, double timeout_s, char *how,
+                                 size_t how_bytes) {
+  long status = 0;
+  struct st_err err = {{0}};
+  char *body = eng_http_get_alloc(base_url, "/metrics", timeout_s, &status, &err);
+  const struct eng_ops *e = NULL;
+  if (body && status == 200) {
+    struct prom_set set;
+    memset(&set, 0, sizeof(set));
+    prom_parse(body, strlen(body), &set);
+    e = metrics_engine(&set);
+    prom_set_free(&set);
+    if (e)
+      snprintf(how, how_bytes, "from its /metrics names (%s)", e->title);
+  }
+  free(body);
+  struct eng_server_info info;
+  struct st_err info_err = {{0}};
+  const struct eng_ops *by_info = e;
+  bool info_ok = query_any_info(&by_info, base_url, timeout_s, &info, &info_err) == 0;
+  if (!e && info_ok) {
+    e = by_info;
+    snprintf(how, how_bytes, "from its server-info endpoint (%s; no /metrics names)", e->title);
+  }
+  if (e && info_ok && info.simulated) {
+    e = eng_sim();
+    snprintf(how, how_bytes, "it says it is servetop sim");
+  }
+  if (!e) {
+    char metrics[200];
+    if (status == 200)
+      snprintf(metrics, sizeof metrics, "/metrics has no engine's names");
+    else if (status)
+      snprintf(metrics, sizeof metrics, "/metrics answered HTTP %ld", status);
+    else
+      snprintf(metrics, sizeof metrics, "/metrics: %.150s", err.msg);
+    snprintf(how, how_bytes, "unknown engine: %s, and no server-info endpoint answered", metrics);
+  }
+  return e;
+}
+
 /* ---------------------------------------------------------------- scraping */
 static void append_point(struct sig_scraper *s, const struct sig_point *pt) {
   struct sig_summary *sum = &s->sum;

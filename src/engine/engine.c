@@ -41,6 +41,14 @@ const struct eng_ops *eng_find(const char *name) {
 
 const struct eng_ops *eng_sim(void) { return &eng_sim_ops; }
 
+/* Not in the table: no recipe names it, nothing launches it. */
+static const struct eng_ops eng_unknown_ops = {
+    .name = "openai",
+    .title = "an OpenAI-compatible server (engine unknown)",
+};
+
+const struct eng_ops *eng_unknown(void) { return &eng_unknown_ops; }
+
 static char names_all[128], names_recipe[128], launch_forms[512];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
@@ -237,6 +245,21 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
   enum eng_knob knob = generic_knob(key, len);
   if (!f && knob != ENG_KNOB_NONE)
     return err_setf(err, "%s: %s has no %s flag", key, who, knob_title(knob));
+  /* another engine's KV-cache or batch-cap flag (SGLang's --mem-fraction-static
+   * on vLLM): the engine would refuse it at launch; its own flag is named */
+  for (size_t i = 0; !f && e && i < N_ENGINES; i++) {
+    const struct eng_flag *other = rows_find(engines[i]->flags, key, len);
+    if (engines[i] == e || engines[i]->simulated || !other || other->knob == ENG_KNOB_NONE ||
+        other->knob == ENG_KNOB_MODEL) /* (the sim speaks SGLang's flags: SGLang names them) */
+      continue;
+    const struct eng_flag *own = row_for_knob(e, other->knob);
+    const char *generic = other->knob == ENG_KNOB_KV_CACHE ? "kv-cache" : "max-batch";
+    if (own)
+      return err_setf(err, "%s is %s's %s flag, not %s's: %s takes %s (or %s=...)", key,
+                      engines[i]->title, knob_title(other->knob), who, who, own->names[0], generic);
+    return err_setf(err, "%s is %s's %s flag; %s has none", key, engines[i]->title,
+                    knob_title(other->knob), who);
+  }
   if (!f || !value)
     return 0;
   const char *flag = eng_flag_spelling(f, key, len);

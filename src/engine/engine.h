@@ -355,6 +355,14 @@ struct sig_live {
   double run_span_s;          /* start scrape -> latest scrape */
 };
 
+/* Which engine serves at base_url, told by what it serves: its /metrics names,
+ * else the first info endpoint that answers (SGLang /get_server_info,
+ * llama.cpp /props); servetop sim when that says it is simulated. NULL when
+ * nothing tells (any OpenAI-compatible server). how gets one line: how it was
+ * told, or why not. May take up to a few timeouts: not on the UI thread. */
+const struct eng_ops *eng_detect(const char *base_url, double timeout_s, char *how,
+                                 size_t how_bytes);
+
 struct sig_scraper;
 /* Scrapes the "start" point, then starts the thread. */
 struct sig_scraper *sig_scraper_start(const struct sig_config *cfg);
@@ -445,6 +453,9 @@ const struct eng_ops *eng_at(size_t i);
 const struct eng_ops *eng_find(const char *name);
 /* The simulated server: every recipe can run on it. */
 const struct eng_ops *eng_sim(void);
+/* A server whose engine nothing tells (servetop attach to any OpenAI-compatible
+ * server): named "openai", no flags, no readers, no launch. Not in the table. */
+const struct eng_ops *eng_unknown(void);
 /* "sim, sglang, vllm or ..." (or only recipe engines): for messages. Static text. */
 const char *eng_names(bool recipe_engines_only);
 /* Every launch form the recipe reader recognises, for messages:

@@ -690,13 +690,19 @@ int launcher_wait_ready(struct launcher *l, int64_t timeout_ms, struct st_err *e
 
 /* ---------------------------------------------------------------- status, tail, stop */
 void launcher_get_status(struct launcher *l, struct launch_status *out) {
+  if (!l) { /* no process (an attached server): never exited */
+    memset(out, 0, sizeof(*out));
+    out->exit_code = -1;
+    out->ready_after_ms = -1;
+    return;
+  }
   pthread_mutex_lock(&l->lock);
   *out = l->status;
   pthread_mutex_unlock(&l->lock);
 }
 
 size_t launcher_copy_tail(struct launcher *l, char *rows, size_t max_lines, size_t line_bytes) {
-  if (line_bytes == 0)
+  if (!l || line_bytes == 0)
     return 0;
   pthread_mutex_lock(&l->lock);
   size_t n = l->ring_count < max_lines ? l->ring_count : max_lines;
@@ -712,6 +718,8 @@ size_t launcher_copy_tail(struct launcher *l, char *rows, size_t max_lines, size
 char *launcher_tail_alloc(struct launcher *l, size_t n_lines) {
   struct sbuf sb = {0};
   sbuf_reserve(&sb, 1);
+  if (!l)
+    return sbuf_take(&sb);
   pthread_mutex_lock(&l->lock);
   size_t n = l->ring_count < n_lines ? l->ring_count : n_lines;
   size_t first = (l->ring_head + TAIL_RING_LINES - n) % TAIL_RING_LINES;
@@ -725,6 +733,8 @@ char *launcher_tail_alloc(struct launcher *l, size_t n_lines) {
 }
 
 bool launcher_wait_exit(struct launcher *l, int64_t timeout_ms) {
+  if (!l)
+    return false;
   struct timespec until;
   clock_gettime(CLOCK_MONOTONIC, &until);
   int64_t ns = until.tv_nsec + timeout_ms % 1000 * 1000000;

@@ -105,7 +105,8 @@ struct launch_status {
   uint64_t n_log_lines;      /* lines read so far */
 };
 
-struct launcher; /* opaque; every call is thread-safe */
+struct launcher; /* opaque; every call is thread-safe; the status and tail calls and
+                    launcher_wait_exit take NULL (no process: never exited, no lines) */
 
 /* Starts the supervisor and the server. Returns NULL with err set when the
  * log file cannot be opened or fork fails; an exec failure shows up as an

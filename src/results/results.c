@@ -373,6 +373,13 @@ void results_print_summary(FILE *out, const struct results_settings *s,
                            const struct results_metrics *m) {
   print_centered(out, " Serving Benchmark Result ", '=', 50);
   fprintf(out, "%-40s %-10lld\n", "Successful requests:", (long long)m->completed);
+  if (m->completed == 0) {
+    /* Nothing was measured: no figure is printed as if it were 0 ms. */
+    fprintf(out, "%-40s %-10lld\n", "Failed requests:", (long long)m->failed);
+    fputs("No request succeeded: no throughput or latency figures.\n"
+          "==================================================\n", out);
+    return;
+  }
   if (s->max_concurrency > 0)
     fprintf(out, "%-40s %-10d\n", "Maximum request concurrency:", s->max_concurrency);
   if (isfinite(s->request_rate))

@@ -117,7 +117,9 @@ void results_compute(const struct lg_result *run, const struct results_settings 
                      struct results_metrics *out);
 void results_metrics_fini(struct results_metrics *m);
 
-/* The reference's summary block (`============ Serving Benchmark Result ============` ...). */
+/* The reference's summary block (`============ Serving Benchmark Result ============` ...).
+ * When no request succeeded it says so and prints no figure (never a latency
+ * of 0 ms); results_print_accounting then gives the failures' reasons. */
 void results_print_summary(FILE *out, const struct results_settings *s,
                            const struct results_metrics *m);
 

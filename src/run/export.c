@@ -106,24 +106,88 @@ static void build_yaml(struct sbuf *y, const cJSON *recipe, const cJSON *manifes
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(first, "dp_attn")))
     sbuf_puts(y, ", dp-attn: true");
   sbuf_puts(y, ", conc-list: [");
-  /* the concurrencies this run measured to the end, else the recipe's */
-  int n_conc = 0;
+  /* only the concurrencies this run measured to the end (each once) */
+  int n_conc = 0, seen[256];
   const cJSON *results = cJSON_GetObjectItemCaseSensitive(manifest, "results");
   const cJSON *item;
   cJSON_ArrayForEach(item, results) {
     const char *end = jstr(item, "end");
-    if (end && strcmp(end, "done") == 0)
-      sbuf_printf(y, "%s%d", n_conc++ ? ", " : " ", jint(item, "concurrency", 1));
-  }
-  if (n_conc == 0) {
-    cJSON_ArrayForEach(item, points)
-      sbuf_printf(y, "%s%d", n_conc++ ? ", " : " ", jint(item, "conc", 1));
+    int conc = jint(item, "concurrency", 0);
+    bool dup = false;
+    for (int k = 0; k < n_conc && !dup; k++)
+      dup = seen[k] == conc;
+    if (!end || strcmp(end, "done") != 0 || dup || n_conc == (int)ST_ARRAY_LEN(seen))
+      continue;
+    seen[n_conc] = conc;
+    sbuf_printf(y, "%s%d", n_conc++ ? ", " : " ", conc);
   }
   sbuf_puts(y, " ]");
   const char *spec = jstr(recipe, "spec_decoding");
   if (spec && strcmp(spec, "none") != 0)
     sbuf_printf(y, ", spec-decoding: %s", spec);
   sbuf_puts(y, " }\n");
+}
+
+/* A shell word; one holding the template's $CONC is double-quoted so the
+ * launch script's $CONC expands (every other special character escaped). */
+static void put_word(struct sbuf *sh, const char *w) {
+  if (!strstr(w, "$CONC")) {
+    sbuf_put_shell_word(sh, w);
+    return;
+  }
+  sbuf_putc(sh, '"');
+  for (const char *p = w; *p; p++) {
+    if (strncmp(p, "$CONC", 5) == 0) {
+      sbuf_puts(sh, "$CONC");
+      p += 4;
+      continue;
+    }
+    if (strchr("\"\\$`", *p))
+      sbuf_putc(sh, '\\');
+    sbuf_putc(sh, *p);
+  }
+  sbuf_putc(sh, '"');
+}
+
+/* Points measured to the end (manifest "results" with end "done"). */
+static int points_done(const cJSON *manifest) {
+  int n = 0;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(manifest, "results")) {
+    const char *end = jstr(item, "end");
+    n += end && strcmp(end, "done") == 0;
+  }
+  return n;
+}
+
+/* Why this run cannot be exported (NULL: it can): knobs from a run that did
+ * not measure, or measured a mislabelled server, are not tuned knobs. */
+static const char *refusal(const cJSON *recipe, const cJSON *manifest, char *buf, size_t n) {
+  const char *status = jstr(manifest, "status");
+  const char *attached = jstr(cJSON_GetObjectItemCaseSensitive(recipe, "server"), "attached_url");
+  if (attached) {
+    snprintf(buf, n, "servetop did not launch the server of this run (attached to %.200s): it has "
+                     "no server command to export", attached);
+    return buf;
+  }
+  const char *message = jstr(manifest, "message");
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(manifest, "mislabelled")) ||
+      (status && strcmp(status, "mislabelled") == 0)) {
+    snprintf(buf, n, "the run is mislabelled (%.300s): its knobs are not the recipe it says",
+             message ? message : "the server's speculative decoding disagrees with the label");
+    return buf;
+  }
+  if (!status || (strcmp(status, "ok") != 0 && strcmp(status, "interrupted") != 0)) {
+    snprintf(buf, n, "the run %s (%.300s): a failed run's knobs are not tuned ones",
+             status ? status : "has no status", message ? message : "no message");
+    return buf;
+  }
+  if (points_done(manifest) == 0) {
+    snprintf(buf, n, "no point was measured to the end (%.300s): nothing to export",
+             message ? message : status);
+    return buf;
+  }
+  return NULL;
 }
 
 static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_dir) {
@@ -148,7 +212,25 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
     sbuf_putc(sh, '\n');
   }
   sbuf_puts(sh, program);
-  const cJSON *argv = cJSON_GetObjectItemCaseSensitive(server, "argv");
+  /* the arguments with the sweep's concurrency as $CONC (what the recipe
+   * writes), not the number of the point that ran last */
+  const cJSON *argv = cJSON_GetObjectItemCaseSensitive(server, "argv_template");
+  if (!cJSON_IsArray(argv)) {
+    argv = cJSON_GetObjectItemCaseSensitive(server, "argv");
+    sbuf_puts(sh, "# NOTE: this run folder predates argv_template: values that follow the\n"
+                  "# concurrency ($CONC) are the last point's numbers; check them.\n");
+  }
+  const cJSON *derived = cJSON_GetObjectItemCaseSensitive(server, "conc_derived_flags");
+  if (cJSON_GetArraySize(derived) > 0) {
+    sbuf_puts(sh, "# NOTE: these follow the concurrency in the recipe in a way servetop writes as\n"
+                  "# the last point's value:");
+    const cJSON *d;
+    cJSON_ArrayForEach(d, derived) {
+      if (cJSON_IsString(d))
+        sbuf_printf(sh, " %s", d->valuestring);
+    }
+    sbuf_putc(sh, '\n');
+  }
   int n = cJSON_GetArraySize(argv);
   for (int i = 0; i < n; i++) {
     const char *arg = cJSON_GetArrayItem(argv, i)->valuestring;
@@ -165,7 +247,7 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
       i++;
       continue;
     }
-    sbuf_put_shell_word(sh, arg);
+    put_word(sh, arg);
     if (arg[0] == '-' && i + 1 < n) {
       const char *next = cJSON_GetArrayItem(argv, i + 1)->valuestring;
       if (next && next[0] != '-') {
@@ -173,7 +255,7 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
         if (var)
           sbuf_printf(sh, "\"%s\"", var);
         else
-          sbuf_put_shell_word(sh, next);
+          put_word(sh, next);
         i++;
       }
     }
@@ -190,6 +272,13 @@ int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **sc
   if (!manifest) {
     cJSON_Delete(recipe);
     return err_prefixf(err, "%s: not an exportable run folder", run_dir);
+  }
+  char why[512];
+  if (refusal(recipe, manifest, why, sizeof why)) {
+    err_setf(err, "%s: not exported: %s", run_dir, why);
+    cJSON_Delete(recipe);
+    cJSON_Delete(manifest);
+    return 1;
   }
   struct sbuf y = {0}, sh = {0};
   build_yaml(&y, recipe, manifest, run_dir);

@@ -219,12 +219,14 @@ static void fill_server_part(struct run *run) {
         tm_series_append(run->gpu_series, tm);
       snprintf(s->gpus.backend, sizeof(s->gpus.backend), "%s", tm->backend);
       snprintf(s->gpus.unavailable_reason, sizeof(s->gpus.unavailable_reason), "%s", tm->error);
+      s->gpus.stale = tm->stale;
       s->gpus.n_gpus = tm->n_gpus < SNAP_MAX_GPUS ? tm->n_gpus : SNAP_MAX_GPUS;
       for (int g = 0; g < s->gpus.n_gpus; g++) {
         const struct tm_gpu *src = &tm->gpus[g];
         struct snap_gpu *dst = &s->gpus.gpu[g];
         dst->index = src->index;
-        dst->valid_mask = 0;
+        memset(dst, 0, sizeof(*dst)); /* nothing of an earlier sample stays */
+        dst->index = src->index;
         if (src->valid & TM_GPU_MEM_TOTAL) {
           dst->valid_mask |= SNAP_GPU_MEM_TOTAL;
           dst->mem_total_bytes = src->mem_total_bytes;
@@ -361,6 +363,8 @@ static bool spec_on_now(struct run *run) {
 }
 
 static void check_mislabel(struct run *run) {
+  if (run->cfg.attach_url)
+    return; /* an attached server has no recipe label to disagree with */
   bool known = run->server.spec_known || run->log_state.spec_seen;
   bool on = spec_on_now(run);
   bool mislabelled = run_spec_mislabelled(run->cfg.recipe->spec, known, on);
@@ -547,7 +551,7 @@ static enum point_end measure_one_point(struct run *run, int point_index,
                                         struct st_err *err) {
   *saved = false;
   char base_url[128];
-  snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%d", run->port);
+  run_base_url(run, base_url, sizeof(base_url));
   const char *model = run->server.model_id[0] ? run->server.model_id : run->cfg.recipe->model;
   struct measure_spec spec;
   fill_spec(run, point_index, p, base_url, model, &spec);
@@ -601,7 +605,10 @@ static enum point_end measure_one_point(struct run *run, int point_index,
 }
 
 /* ---------------------------------------------------------------- the run thread */
-static void apply_pending_restart(struct run *run) {
+/* The knob edit run_restart_with queued becomes the last override; the
+ * point is measured again from the start, at the concurrency it had when the
+ * restart was asked for (a live change survives; its request count stays). */
+static void apply_pending_restart(struct run *run, struct point_plan *plan) {
   pthread_mutex_lock(&run->lock);
   char *knob = run->pending_knob, *value = run->pending_value;
   run->pending_knob = run->pending_value = NULL;
@@ -614,16 +621,41 @@ static void apply_pending_restart(struct run *run) {
       xreallocarray(run->overrides_owned, run->cfg.n_overrides + 2, sizeof(char *));
   run->overrides_owned[run->cfg.n_overrides++] = assignment;
   run->overrides_owned[run->cfg.n_overrides] = NULL;
+  run->restart_pending_check = true; /* ensure_server undoes it if the server cannot start */
+  int live = run->snap.concurrency.target;
+  if (live > 0 && live != plan->conc) {
+    plan->conc = live;
+    plan->point.conc = live;
+  }
   note(run, "restarting the server with %s", assignment);
+  snprintf(run->snap.server.restart_note, sizeof(run->snap.server.restart_note),
+           "restarting with %s", assignment);
+  run->snap.server.restart_failed = false;
   free(knob);
   free(value);
+}
+
+/* A restart whose server could not start: its override goes, the previous
+ * configuration comes back (ensure_server starts it again), and the run
+ * says why. */
+static void undo_restart(struct run *run, const char *why) {
+  char *assignment = run->overrides_owned[--run->cfg.n_overrides];
+  run->overrides_owned[run->cfg.n_overrides] = NULL;
+  run->restart_pending_check = false;
+  snprintf(run->snap.server.restart_note, sizeof(run->snap.server.restart_note),
+           "restart with %.50s failed (%.120s): back to the previous configuration", assignment,
+           why);
+  run->snap.server.restart_failed = true;
+  note(run, "%s", run->snap.server.restart_note);
+  log_msg(LOG_WARN, "run: %s", run->snap.server.restart_note);
+  free(assignment);
 }
 
 /* GPU telemetry for the server's process tree, once per run. */
 static void start_telemetry(struct run *run) {
   struct st_err err = {{0}};
-  char url[64];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%d", run->port);
+  char url[256];
+  run_base_url(run, url, sizeof(url));
   const char *urls[] = {url};
   struct launch_status st;
   launcher_get_status(run->launcher, &st);
@@ -653,15 +685,77 @@ static enum run_status server_died_status(struct run *run, const char *when) {
   return RUN_STATUS_SERVER_FAILED;
 }
 
+/* servetop attach: the server at cfg.attach_url is already running; it is
+ * waited for (it answers /v1/models), told apart by what it serves, and
+ * read as a launched one would be, once. Nothing is launched or stopped. */
+static enum run_status attach_server(struct run *run, struct st_err *err) {
+  if (run->snap.server.state == SNAP_SERVER_READY)
+    return RUN_STATUS_OK;
+  run->snap.server.attached = true;
+  run->snap.server.state = SNAP_SERVER_STARTING;
+  run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
+  note(run, "attaching to %s", run->cfg.attach_url);
+  run_publish(run);
+  int64_t timeout_ms = run->cfg.ready_timeout_ms > 0 ? run->cfg.ready_timeout_ms : 10000;
+  int64_t until_ns = clock_mono_ns() + timeout_ms * 1000000;
+  bool answered = false;
+  struct st_err http_err = {{0}};
+  while (!run->stop_requested) {
+    char *body = launch_http_get_alloc(run->host, run->port, "/v1/models", 2000, &http_err);
+    answered = body != NULL;
+    free(body);
+    if (answered || clock_mono_ns() > until_ns)
+      break;
+    run_publish(run);
+    clock_sleep_us(500000);
+  }
+  if (!answered) {
+    enum run_status st = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_SERVER_FAILED;
+    set_outcome(run, st, "nothing answers GET %s/v1/models: %s", run->cfg.attach_url,
+                http_err.msg);
+    return st;
+  }
+  char base_url[256], how[256];
+  run_base_url(run, base_url, sizeof base_url);
+  const struct eng_ops *e = eng_detect(base_url, 2.0, how, sizeof how);
+  run->cfg.engine = e ? e : eng_unknown();
+  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s", run->cfg.engine->name);
+  run->snap.server.simulated = run->cfg.engine->simulated;
+  pthread_mutex_lock(&run->lock);
+  run->outcome.simulated = run->cfg.engine->simulated;
+  pthread_mutex_unlock(&run->lock);
+  run_server_query_info(run);
+  run->snap.server.state = SNAP_SERVER_READY;
+  run->snap.server.ready_after_s = 0;
+  struct launch_cmd none;
+  launch_cmd_init(&none);
+  if (run_files_write_recipe(run, &none, NULL, err) != 0)
+    log_msg(LOG_WARN, "run: %s", err->msg);
+  launch_cmd_fini(&none);
+  start_telemetry(run);
+  note(run, "attached to %s: %s, engine %s", run->cfg.attach_url, run->cfg.engine->title, how);
+  run_publish(run);
+  return RUN_STATUS_OK;
+}
+
 /* Makes sure the server for plan runs: keeps the current one when the
  * resolved command is the same, else (re)starts it. *running_cmd is the
- * command line of the running server (owned). */
+ * command line of the running server (owned). When the server of a restart
+ * with new knobs cannot start (its command does not resolve, it exits, it
+ * is not ready in time), the knob is undone and the previous configuration
+ * starts again: a typo never ends the run. */
 static enum run_status ensure_server(struct run *run, const struct point_plan *plan,
                                      char **running_cmd, struct st_err *err) {
+  if (run->cfg.attach_url)
+    return attach_server(run, err);
   struct launch_cmd cmd;
   launch_cmd_init(&cmd);
   if (run_server_prepare(run, &plan->point, &cmd, err) != 0) {
     launch_cmd_fini(&cmd);
+    if (run->restart_pending_check) {
+      undo_restart(run, err->msg);
+      return ensure_server(run, plan, running_cmd, err);
+    }
     set_outcome(run, RUN_STATUS_ERROR, "%s", err->msg);
     return RUN_STATUS_ERROR;
   }
@@ -670,9 +764,7 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
   if (*running_cmd && run->launcher && server_exited(run)) {
     status = server_died_status(run, "between points"); /* never hide a crash */
   } else if (!*running_cmd || strcmp(cmd_line, *running_cmd) != 0) {
-    int64_t capacity_before = run->snap.load.max_total_num_tokens_valid
-                                  ? run->snap.load.max_total_num_tokens
-                                  : -1;
+    int64_t capacity_before = run->kv_capacity_running;
     if (run->launcher) {
       note(run, "server command changes at concurrency %d: restarting it", plan->conc);
       run->snap.progress.phase = SNAP_PHASE_BETWEEN;
@@ -682,23 +774,49 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
     }
     run->snap.progress.phase = SNAP_PHASE_LAUNCHING;
     note(run, "launching %s (%s)", run->cfg.recipe->name, run->cfg.engine->name);
+    /* nothing of the old server stays on screen: its load, capacity and cap */
+    run_server_info_reset(&run->server);
+    run->kv_capacity_was = capacity_before;
     run_publish(run);
-    if (run_files_write_recipe(run, &cmd, err) != 0)
+    if (run_files_write_recipe(run, &cmd, &plan->point, err) != 0)
       log_msg(LOG_WARN, "run: %s", err->msg);
     free(*running_cmd);
     *running_cmd = cmd_line;
     cmd_line = NULL;
     if (run_server_start(run, &cmd, err) != 0) {
+      if (run->restart_pending_check && !run->stop_requested) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        run_server_stop(run);
+        run_server_free(run);
+        free(*running_cmd);
+        *running_cmd = NULL;
+        undo_restart(run, why);
+        free(cmd_line);
+        launch_cmd_fini(&cmd);
+        return ensure_server(run, plan, running_cmd, err);
+      }
       status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_SERVER_FAILED;
       set_outcome(run, status, "%s", err->msg);
     } else {
+      if (run->restart_pending_check) {
+        snprintf(run->snap.server.restart_note, sizeof(run->snap.server.restart_note),
+                 "restarted with %.200s", run->overrides_owned[run->cfg.n_overrides - 1]);
+        run->restart_pending_check = false;
+      }
+      struct launch_status ls;
+      launcher_get_status(run->launcher, &ls);
       if (!run->telemetry)
         start_telemetry(run);
+      else /* the new process: its memory, not the old one's (the pid is known by now) */
+        tm_set_server_pid(run->telemetry, ls.pid);
       run_publish(run); /* the new server's capacity (server info, else its log) */
       const struct snap_server_load *ld = &run->snap.load;
       bool moved = capacity_before > 0 && ld->max_total_num_tokens_valid &&
                    ld->max_total_num_tokens != capacity_before;
       run->kv_capacity_was = moved ? capacity_before : -1;
+      run->kv_capacity_running = ld->max_total_num_tokens_valid ? ld->max_total_num_tokens : -1;
+      run_publish(run);
       pthread_mutex_lock(&run->lock);
       run->outcome.max_total_num_tokens =
           ld->max_total_num_tokens_valid ? ld->max_total_num_tokens : -1;
@@ -779,7 +897,7 @@ static void *run_main(void *arg) {
       enum point_end end = measure_one_point(run, (int)i, &plan, &saved, &err);
       check_mislabel(run);
       if (end == POINT_RESTART) {
-        apply_pending_restart(run);
+        apply_pending_restart(run, &plan);
         free(running_cmd); /* forces a new server */
         running_cmd = NULL;
         continue;
@@ -841,12 +959,21 @@ finish:
 
 /* ---------------------------------------------------------------- public API */
 struct run *run_start(const struct run_config *cfg, struct st_err *err) {
-  if (!cfg->recipe || !cfg->engine) {
+  if (!cfg->recipe || (!cfg->engine && !cfg->attach_url)) {
     err_setf(err, "run: no %s", cfg->recipe ? "engine" : "recipe");
     return NULL;
   }
+  char host[128] = "127.0.0.1";
+  int port = 0;
+  if (cfg->attach_url && run_parse_http_url(cfg->attach_url, host, sizeof host, &port, err) != 0)
+    return NULL;
   struct run *run = xcalloc(1, sizeof(*run));
   run->cfg = *cfg;
+  if (cfg->attach_url) /* told from what it serves once it answers */
+    run->cfg.engine = eng_unknown();
+  run->cfg.attach_url = cfg->attach_url ? xstrdup(cfg->attach_url) : NULL;
+  snprintf(run->host, sizeof(run->host), "%s", host);
+  run->port = port;
   run->overrides_owned = strv_dup(cfg->overrides, cfg->n_overrides);
   run->cfg.overrides = run->overrides_owned;
   run->extra_args_owned = strv_dup(cfg->extra_server_args, cfg->n_extra_server_args);
@@ -862,11 +989,12 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   run->outcome.max_total_num_tokens = -1;
   run->server.max_total_num_tokens = run->server.kv_per_slot_tokens = -1;
   run->server.batch_cap = -1;
-  run->kv_capacity_was = -1;
+  run->kv_capacity_was = run->kv_capacity_running = -1;
   eng_log_state_init(&run->log_state);
   snap_run_init(&run->snap);
-  run->snap.server.simulated = cfg->engine->simulated;
-  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s", cfg->engine->name);
+  run->snap.server.simulated = run->cfg.engine->simulated;
+  run->snap.server.attached = cfg->attach_url != NULL;
+  snprintf(run->snap.server.engine, sizeof(run->snap.server.engine), "%s", run->cfg.engine->name);
   snprintf(run->snap.server.recipe_name, sizeof(run->snap.server.recipe_name), "%s",
            cfg->recipe->name);
   snprintf(run->snap.server.gpus, sizeof(run->snap.server.gpus), "%s", cfg->gpus ? cfg->gpus : "");
@@ -897,9 +1025,15 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err) {
 int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err) {
   if (!knob || !*knob || strchr(knob, '=') || !value)
     return err_setf(err, "restart: knob must be a flag name without '=' and value non-NULL");
+  if (run->cfg.attach_url)
+    return err_setf(err, "restart: servetop did not launch this server (attached), so it cannot "
+                         "restart it");
   /* a bad value is refused while the server still runs */
-  if (eng_check_knob(eng_find(run->cfg.recipe->engine), knob, value, err) != 0)
-    return err_prefixf(err, "restart");
+  char *assignment = xasprintf("%s=%s", knob, value);
+  int rc = run_check_overrides(run->cfg.recipe, &assignment, 1, err);
+  free(assignment);
+  if (rc != 0)
+    return -1;
   pthread_mutex_lock(&run->lock);
   bool ok = run->measuring && !run->done && !run->pending_restart;
   if (ok) {
@@ -965,6 +1099,7 @@ void run_free(struct run *run) {
   free((char *)run->cfg.label);
   free((char *)run->cfg.servetop_exe);
   free((char *)run->cfg.gpus);
+  free((char *)run->cfg.attach_url);
   snap_slot_free(run->slot);
   pthread_mutex_destroy(&run->lock);
   pthread_cond_destroy(&run->done_cond);

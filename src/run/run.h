@@ -29,7 +29,10 @@
 
 struct run_config {
   const struct recipe *recipe;  /* borrowed; must outlive the run */
-  const struct eng_ops *engine; /* what to launch (run_config_init: the sim) */
+  const struct eng_ops *engine; /* what to launch (run_config_init: the sim); ignored with
+                                   attach_url (told from what the server serves) */
+  const char *attach_url;       /* non-NULL: measure the server already running at this
+                                   http:// URL; nothing is launched, stopped or restarted */
   const char *results_dir;      /* base folder; NULL = XDG data dir /runs */
   const char *label;            /* folder suffix and result tag ("mtp", "off"); NULL = none */
   const char *servetop_exe;     /* for the sim engine; NULL = this binary (its path) */
@@ -113,6 +116,50 @@ void run_free(struct run *run);
  * Probes may take seconds: call it off the UI thread. */
 const struct eng_ops *run_pick_engine(const struct recipe *recipe, char *why, size_t why_bytes);
 
+/* "http://HOST[:PORT][/...]" -> host, port (80 when absent). -1 with err for
+ * anything else (https is not read: the readiness and info probes are plain
+ * HTTP). */
+int run_parse_http_url(const char *url, char *host, size_t host_bytes, int *port,
+                       struct st_err *err);
+
+/* ---------------------------------------------------------------- attach
+ * `servetop attach URL` and the dashboard's Attach: a server servetop did not
+ * launch, measured with the same pipeline. Its recipe stands for the load only
+ * (model, lengths, the concurrencies); the engine is told by what the server
+ * serves. */
+struct run_attach_load {
+  const char *url;
+  const char *model;            /* NULL: the server's first /v1/models id ("attached" until read) */
+  int isl, osl;                 /* <= 0: 1024 and 128, as benchmark_serving.py */
+  const int *concs;             /* the points; NULL: one point at 1 */
+  size_t n_concs;
+  int num_prompts_factor;       /* requests per point = conc x factor; <= 0: 10 */
+  bool chat;                    /* the chat endpoint (openai-chat), else completions */
+};
+/* A set holding the one recipe ("attach <host:port>") the run of an attached
+ * server measures with; NULL with err on a bad URL. */
+struct recipe_set *run_attach_recipes_alloc(const struct run_attach_load *load,
+                                            struct st_err *err);
+
+/* ---------------------------------------------------------------- knob overrides
+ * "KEY=VALUE" as `--set`, the launch form and the run view's `m` take it:
+ * KEY is a server flag without its dashes (the engine's spelling or alias)
+ * or a generic knob (kv-cache, max-batch: eng_check_knob), mapped to the
+ * recipe's engine's own flag when the command is built. */
+/* Splits an assignment (leading dashes dropped: "--tp=8" is tp) into key
+ * (key_n bytes) and *value (points into it; "" is a flag without value). -1
+ * with err naming what is wrong: no '=', an empty key, a character that
+ * cannot be in a flag name. */
+int run_override_split(const char *assignment, char *key, size_t key_n, const char **value,
+                       struct st_err *err);
+/* Every assignment checked against the recipe before anything starts or
+ * stops: the syntax, the value against the recipe's engine (a generic knob it
+ * has no flag for, mem-fraction-static=2, np=0), and that the server command
+ * of its first sweep point resolves with all of them applied. -1 with err
+ * naming the assignment and what is wrong. */
+int run_check_overrides(const struct recipe *recipe, char *const *assignments, size_t n,
+                        struct st_err *err);
+
 /* The mislabel rule: true when the recipe's label and what the server reports
  * disagree (label mtp/draft_model but no speculative decoding, or label none
  * but speculative decoding on). server_spec_known = false never mislabels. */
@@ -142,7 +189,12 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
 /* ---------------------------------------------------------------- export
  * `servetop export RUN --inferencex`: the run's tuned knobs as an InferenceX
  * master-config entry (YAML) and a launch-script fragment (bash), from the run
- * folder's recipe.json and manifest.json. Both heap strings. */
+ * folder's recipe.json and manifest.json. Both heap strings. Only what was
+ * measured: conc-list holds the points measured to the end, and flags that
+ * follow the concurrency are written as the recipe writes them ($CONC).
+ * Returns 0; -1 with err when the folder cannot be read; 1 with err (the
+ * reason) when the run is refused: failed, mislabelled, or no point measured
+ * to the end (an interrupted run exports the points it finished). */
 int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **script_out,
                           struct st_err *err);
 

@@ -102,7 +102,52 @@ static void add_string_or_null(cJSON *obj, const char *key, const char *value) {
     cJSON_AddNullToObject(obj, key);
 }
 
-int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd, struct st_err *err) {
+/* The server arguments with the sweep's concurrency as the expression the
+ * recipe writes ("$CONC"), not one point's number: the command resolved once
+ * more with a concurrency no flag would have by chance, that number put back
+ * as $CONC. Arguments that follow the concurrency some other way ($((CONC*2)))
+ * keep this point's value and are listed in *derived. NULL when the two
+ * resolutions do not line up (the template is then unknown). */
+#define CONC_PROBE 987654321
+static cJSON *argv_template_json(struct run *run, const struct recipe_point *point,
+                                 cJSON **derived) {
+  *derived = NULL;
+  if (!point)
+    return NULL;
+  struct recipe_point probe = *point;
+  probe.conc = CONC_PROBE;
+  struct recipe_cmd t;
+  if (recipe_server_cmd(run->cfg.recipe, &probe, &t, NULL) != 0)
+    return NULL;
+  for (size_t i = 0; i < run->cfg.n_overrides; i++)
+    recipe_cmd_apply_override(&t, run->cfg.overrides[i], NULL);
+  cJSON *out = NULL;
+  if (t.argc == run->rcmd.argc) {
+    out = cJSON_CreateArray();
+    char needle[16];
+    snprintf(needle, sizeof needle, "%d", CONC_PROBE);
+    for (size_t i = 0; i < t.argc; i++) {
+      const char *at = strstr(t.argv[i], needle);
+      if (at) {
+        char *arg = xasprintf("%.*s$CONC%s", (int)(at - t.argv[i]), t.argv[i], at + strlen(needle));
+        cJSON_AddItemToArray(out, cJSON_CreateString(arg));
+        free(arg);
+        continue;
+      }
+      cJSON_AddItemToArray(out, cJSON_CreateString(run->rcmd.argv[i]));
+      if (strcmp(t.argv[i], run->rcmd.argv[i]) != 0) {
+        if (!*derived)
+          *derived = cJSON_CreateArray();
+        cJSON_AddItemToArray(*derived, cJSON_CreateString(i > 0 ? run->rcmd.argv[i - 1] : ""));
+      }
+    }
+  }
+  recipe_cmd_fini(&t);
+  return out;
+}
+
+int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,
+                           const struct recipe_point *point, struct st_err *err) {
   const struct recipe *r = run->cfg.recipe;
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddNumberToObject(doc, "schema_version", 1);
@@ -139,8 +184,16 @@ int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd, struct
   add_string_or_null(server, "recipe_engine", run->rcmd.engine);
   add_string_or_null(server, "program", run->rcmd.program);
   cJSON_AddItemToObject(server, "argv", string_array(run->rcmd.argv, run->rcmd.argc));
+  cJSON *derived;
+  cJSON *tmpl = argv_template_json(run, point, &derived);
+  if (tmpl)
+    cJSON_AddItemToObject(server, "argv_template", tmpl);
+  if (derived)
+    cJSON_AddItemToObject(server, "conc_derived_flags", derived);
   cJSON_AddItemToObject(server, "env", string_array(run->rcmd.env, run->rcmd.n_env));
   cJSON_AddStringToObject(server, "launched_engine", run->cfg.engine->name);
+  if (run->cfg.attach_url) /* nothing was launched: the server was there */
+    cJSON_AddStringToObject(server, "attached_url", run->cfg.attach_url);
   char *line = launch_cmd_format_alloc(cmd);
   cJSON_AddStringToObject(server, "launch_command", line);
   free(line);
@@ -214,6 +267,74 @@ static cJSON *server_json(struct run *run) {
   return s;
 }
 
+static double jnum(const cJSON *o, const char *key, bool *valid) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (valid)
+    *valid = cJSON_IsNumber(v);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static struct snap_percentiles result_percentiles(const cJSON *doc, const char *metric,
+                                                  int64_t n) {
+  char key[48];
+  struct snap_percentiles p = {.n_samples = n};
+  snprintf(key, sizeof key, "median_%s_ms", metric);
+  p.p50_ms = jnum(doc, key, &p.valid);
+  snprintf(key, sizeof key, "p90_%s_ms", metric);
+  p.p90_ms = jnum(doc, key, NULL);
+  snprintf(key, sizeof key, "p99_%s_ms", metric);
+  p.p99_ms = jnum(doc, key, NULL);
+  p.valid = p.valid && n > 0;
+  return p;
+}
+
+/* The point just saved, as the snapshot's history keeps it: the figures of
+ * the result document itself (doc), so the history is what was saved. */
+static void remember_point(struct run *run, const struct run_point_extras *x, const char *leaf,
+                           const cJSON *doc) {
+  const struct snap_run *s = &run->snap;
+  struct snap_point_result p;
+  memset(&p, 0, sizeof(p));
+  p.point_index = x->point_index;
+  p.conc = x->conc;
+  p.conc_end = s->concurrency.target > 0 ? s->concurrency.target : x->conc;
+  p.measured_to_end = x->end == POINT_DONE;
+  snprintf(p.end, sizeof(p.end), "%s", run_point_end_name(x->end));
+  snprintf(p.result_file, sizeof(p.result_file), "%s", leaf);
+  p.completed = (int64_t)jnum(doc, "completed", NULL);
+  p.total = (int64_t)jnum(doc, "num_prompts", NULL);
+  const cJSON *failures = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(doc, "servetop"), "failures");
+  const cJSON *f;
+  cJSON_ArrayForEach(f, failures) {
+    /* requests the run stopped (a restart, Ctrl-C) did not fail */
+    bool stopped = f->string && (strcmp(f->string, lg_failure_name(LG_FAIL_NOT_SENT)) == 0 ||
+                                 strcmp(f->string, lg_failure_name(LG_FAIL_INTERRUPTED)) == 0);
+    if (cJSON_IsNumber(f) && !stopped)
+      p.failed += (int64_t)f->valuedouble;
+  }
+  p.duration_s = jnum(doc, "duration", NULL);
+  p.rates.valid = p.duration_s > 0 && p.completed > 0;
+  p.rates.output_tok_per_s = jnum(doc, "output_throughput", NULL);
+  p.rates.total_tok_per_s = jnum(doc, "total_token_throughput", NULL);
+  p.rates.req_per_s = jnum(doc, "request_throughput", NULL);
+  p.ttft = result_percentiles(doc, "ttft", p.completed);
+  p.tpot = result_percentiles(doc, "tpot", p.completed);
+  p.itl = result_percentiles(doc, "itl", p.completed);
+  p.e2el = result_percentiles(doc, "e2el", p.completed);
+  const cJSON *pra = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(doc, "servetop"), "per_request_acceptance");
+  double drafted = jnum(pra, "draft_tokens", NULL);
+  p.drafts_valid = drafted > 0;
+  p.drafts_accepted_frac = drafted > 0 ? jnum(pra, "accepted_tokens", NULL) / drafted : 0;
+  p.accept_length_valid = s->spec.accept_length_valid;
+  p.accept_length = s->spec.accept_length;
+  p.kv_tokens_valid = s->load.max_total_num_tokens_valid;
+  p.kv_tokens = s->load.max_total_num_tokens;
+  p.batch_cap = s->load.batch_cap_valid ? s->load.batch_cap : -1;
+  snap_points_add(&run->snap.points, &p);
+}
+
 int run_files_write_point(struct run *run, const char *result_json,
                           const struct run_point_extras *x, struct st_err *err) {
   cJSON *doc = cJSON_Parse(result_json);
@@ -258,6 +379,8 @@ int run_files_write_point(struct run *run, const char *result_json,
     snprintf(leaf, sizeof(leaf), "result-conc%d-%d.json", x->conc, k);
   }
   int rc = write_json(run, leaf, doc, err);
+  if (rc == 0)
+    remember_point(run, x, leaf, doc);
   cJSON_Delete(doc);
   if (rc != 0)
     return -1;
@@ -269,6 +392,7 @@ int run_files_write_point(struct run *run, const char *result_json,
   rec->end = x->end;
   snprintf(rec->result_file, sizeof(rec->result_file), "%s", leaf);
   pthread_mutex_unlock(&run->lock);
+  run_publish(run); /* the point's own last picture, before the next one starts */
   return 0;
 }
 

@@ -99,16 +99,21 @@ struct run {
   char *server_cmd_line;          /* formatted launch command of the running server */
   struct run_server_info server;
   int64_t kv_capacity_was;        /* the previous server's KV capacity, -1 none (restarts) */
+  int64_t kv_capacity_running;    /* the KV capacity of the last server that became ready */
+  bool restart_pending_check;     /* the last override is a restart's, its server not up yet */
   struct snap_run snap;
   struct run_point_record *points; /* one per result file written */
   size_t n_points_done;
   int port;
+  char host[128];                 /* where the server listens: 127.0.0.1, or the attached URL's */
   double started_unix_s;
   char dir[1024];
 };
 
 /* run.c: fills the server part of the snapshot and publishes it (run thread). */
 void run_publish(struct run *run);
+/* "http://host:port" of the server. */
+void run_base_url(const struct run *run, char *buf, size_t n);
 
 /* run_server.c */
 /* Resolves the recipe's command for point (overrides applied) into cmd. */
@@ -119,6 +124,8 @@ int run_server_start(struct run *run, const struct launch_cmd *cmd, struct st_er
 void run_server_stop(struct run *run);
 void run_server_free(struct run *run);
 void run_server_query_info(struct run *run);
+/* Nothing known of a server (before one starts): every figure unknown. */
+void run_server_info_reset(struct run_server_info *info);
 void run_server_on_log_line(void *ctx, const char *line, int64_t mono_ns);
 /* The batch cap of the running server: what it says (server info), its log,
  * else what its command line sets (the engine's flag); -1 unknown. */
@@ -127,7 +134,8 @@ int run_batch_cap(const struct run *run, const struct eng_log_state *ls);
 /* run_files.c */
 int run_files_make_dir(struct run *run, struct st_err *err);
 /* recipe.json: the recipe and the resolved server command about to run. */
-int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd, struct st_err *err);
+int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,
+                           const struct recipe_point *point, struct st_err *err);
 int run_files_write_manifest(struct run *run, struct st_err *err);
 /* result-conc<N>[-k].json: result_json (results module) + a "servetop_run" object. */
 int run_files_write_point(struct run *run, const char *result_json,

@@ -3,6 +3,7 @@
 #include "run/run_internal.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -165,14 +166,18 @@ void run_server_free(struct run *run) {
   run->launcher = NULL;
 }
 
-void run_server_query_info(struct run *run) {
-  struct run_server_info *info = &run->server;
+void run_server_info_reset(struct run_server_info *info) {
   memset(info, 0, sizeof(*info));
   info->max_total_num_tokens = info->kv_per_slot_tokens = -1;
   info->batch_cap = -1;
+}
+
+void run_server_query_info(struct run *run) {
+  struct run_server_info *info = &run->server;
+  run_server_info_reset(info);
   struct st_err err = {{0}};
-  char base_url[64];
-  snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d", run->port);
+  char base_url[256];
+  run_base_url(run, base_url, sizeof base_url);
   struct eng_server_info si;
   if (eng_query_server_info(run->cfg.engine, base_url, INFO_TIMEOUT_MS / 1000.0, &si, &err) == 0) {
     info->info_valid = true;
@@ -187,7 +192,7 @@ void run_server_query_info(struct run *run) {
     log_msg(LOG_INFO, "run: no server info (%s); using the log only", err.msg);
   }
 
-  char *body = launch_http_get_alloc("127.0.0.1", run->port, "/v1/models", INFO_TIMEOUT_MS, &err);
+  char *body = launch_http_get_alloc(run->host, run->port, "/v1/models", INFO_TIMEOUT_MS, &err);
   cJSON *json = body ? cJSON_Parse(body) : NULL;
   const cJSON *data = json ? cJSON_GetObjectItemCaseSensitive(json, "data") : NULL;
   const cJSON *first = cJSON_IsArray(data) ? cJSON_GetArrayItem(data, 0) : NULL;
@@ -206,6 +211,57 @@ int run_batch_cap(const struct run *run, const struct eng_log_state *ls) {
   if (!run->rcmd_valid)
     return -1;
   return eng_batch_cap_from_args(eng_find(run->rcmd.engine), run->rcmd.argv, run->rcmd.argc);
+}
+
+int run_override_split(const char *assignment, char *key, size_t key_n, const char **value,
+                       struct st_err *err) {
+  const char *eq = strchr(assignment, '=');
+  if (!eq)
+    return err_setf(err, "'%s': write KEY=VALUE (e.g. max-running-requests=64)", assignment);
+  const char *k = assignment;
+  while (*k == '-')
+    k++;
+  size_t len = eq > k ? (size_t)(eq - k) : 0;
+  if (len == 0)
+    return err_setf(err, "'%s': no flag name before '='", assignment);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)k[i];
+    if (!isalnum(c) && c != '-' && c != '_' && c != '.')
+      return err_setf(err, "'%s': '%c' cannot be in a flag name", assignment, c);
+  }
+  if (len >= key_n)
+    return err_setf(err, "'%s': flag name longer than %zu characters", assignment, key_n - 1);
+  memcpy(key, k, len);
+  key[len] = '\0';
+  *value = eq + 1;
+  return 0;
+}
+
+int run_check_overrides(const struct recipe *recipe, char *const *assignments, size_t n,
+                        struct st_err *err) {
+  const struct eng_ops *engine = eng_find(recipe->engine);
+  for (size_t i = 0; i < n; i++) {
+    char key[128];
+    const char *value;
+    if (run_override_split(assignments[i], key, sizeof key, &value, err) != 0)
+      return -1;
+    if (eng_check_knob(engine, key, value, err) != 0)
+      return -1; /* its message names the knob and the value */
+  }
+  if (recipe->n_points == 0)
+    return 0;
+  struct recipe_cmd cmd;
+  if (recipe_server_cmd(recipe, NULL, &cmd, err) != 0)
+    return err_prefixf(err, "recipe %s", recipe->name);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = recipe_cmd_apply_override(&cmd, assignments[i], err);
+  for (size_t i = 0; i < cmd.argc && rc == 0; i++)
+    if (strstr(cmd.argv[i], "<unresolved:"))
+      rc = err_setf(err, "%s:%d: the server command has a piece servetop cannot resolve: %s",
+                    cmd.file ? cmd.file : recipe->file, cmd.line, cmd.argv[i]);
+  recipe_cmd_fini(&cmd);
+  return rc;
 }
 
 bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool server_spec_on) {

@@ -88,6 +88,69 @@ void snap_concurrency_mark(struct snap_concurrency *conc, double at_s, int concu
   conc->target = concurrency;
 }
 
+void snap_points_add(struct snap_points *points, const struct snap_point_result *p) {
+  if (points->n == SNAP_MAX_POINTS) {
+    memmove(&points->point[0], &points->point[1], sizeof(points->point[0]) * (SNAP_MAX_POINTS - 1));
+    points->n--;
+  }
+  points->point[points->n++] = *p;
+  points->n_written++;
+}
+
+bool snap_mean_point_s(const struct snap_run *snap, double *out_s) {
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < snap->points.n; i++) {
+    const struct snap_point_result *p = &snap->points.point[i];
+    if (p->measured_to_end && p->duration_s > 0) {
+      sum += p->duration_s;
+      n++;
+    }
+  }
+  if (n == 0)
+    return false;
+  *out_s = sum / n;
+  return true;
+}
+
+bool snap_run_remaining_s(const struct snap_run *snap, double *out_s) {
+  const struct snap_progress *p = &snap->progress;
+  switch (p->phase) {
+  case SNAP_PHASE_DONE:
+  case SNAP_PHASE_FAILED:
+  case SNAP_PHASE_INTERRUPTED:
+    *out_s = 0;
+    return true;
+  default: break;
+  }
+  double typical = 0;
+  bool have_typical = snap_mean_point_s(snap, &typical);
+  /* the picture is a point's saved result: that point is over, and the
+   * point index may already name the next one, not started yet */
+  const struct snap_points *h = &snap->points;
+  int last_saved = h->n > 0 ? h->point[h->n - 1].point_index : -1;
+  bool result_shown = snap->latency.run_exact || last_saved == p->point_index;
+  bool measuring = p->phase == SNAP_PHASE_MEASURING && !result_shown;
+  if (!have_typical && measuring && p->eta_valid) {
+    typical = p->elapsed_s + p->eta_s; /* the current point, projected */
+    have_typical = typical > 0;
+  }
+  int after = (p->n_points > 0 ? p->n_points : 1) - p->point_index - 1;
+  double now;
+  if (measuring && p->eta_valid)
+    now = p->eta_s;
+  else if (!have_typical)
+    return false;
+  else if (result_shown && last_saved == p->point_index)
+    now = 0; /* between this point's end and the next one */
+  else
+    now = measuring && typical > p->elapsed_s ? typical - p->elapsed_s : measuring ? 0 : typical;
+  if (after > 0 && !have_typical)
+    return false;
+  *out_s = now + (after > 0 ? after * typical : 0);
+  return true;
+}
+
 const char *snap_server_state_name(enum snap_server_state state) {
   switch (state) {
   case SNAP_SERVER_NONE: return "none";

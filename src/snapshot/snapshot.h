@@ -37,6 +37,7 @@
 #define SNAP_LOG_LINE_BYTES 240
 #define SNAP_NAME_BYTES 128
 #define SNAP_MESSAGE_BYTES 256
+#define SNAP_MAX_POINTS 64
 
 /* ---------------------------------------------------------------- server / run state */
 enum snap_server_state {
@@ -73,6 +74,10 @@ struct snap_server {
                                      own exit): panels say so until the run ends */
   double uptime_s;                /* since launch */
   double ready_after_s;           /* launch -> ready; < 0 until ready */
+  bool attached;                  /* a server servetop did not launch (servetop attach): no
+                                     process, no restarts */
+  char restart_note[SNAP_MESSAGE_BYTES]; /* the last restart with new knobs and how it went */
+  bool restart_failed;            /* it could not start: the previous configuration is back */
 };
 
 /* ---------------------------------------------------------------- load progress */
@@ -246,7 +251,9 @@ struct snap_gpus {
   int n_gpus;
   struct snap_gpu gpu[SNAP_MAX_GPUS];
   char backend[32];               /* "nvml", "nvidia-smi", "sim", "" = none */
-  char unavailable_reason[SNAP_MESSAGE_BYTES]; /* when n_gpus == 0 */
+  char unavailable_reason[SNAP_MESSAGE_BYTES]; /* when n_gpus == 0; why stale when stale */
+  bool stale;                     /* the latest sample failed (or the server changed): the
+                                     figures are the last good ones */
 };
 
 /* ---------------------------------------------------------------- log tail */
@@ -254,6 +261,37 @@ struct snap_log_tail {
   int n_lines;                    /* lines[0] oldest .. lines[n_lines-1] newest */
   uint64_t total_lines;           /* lines seen since launch (to spot new ones) */
   char lines[SNAP_LOG_LINES][SNAP_LOG_LINE_BYTES];
+};
+
+/* ---------------------------------------------------------------- finished points */
+/* A point whose result file was written, with the saved result's figures:
+ * what the A/B curve, `[`/`]` and the headless per-point table show. */
+struct snap_point_result {
+  int point_index;                /* sweep point (0-based) */
+  int conc;                       /* concurrency it was measured at (the result's) */
+  int conc_end;                   /* concurrency at its end (after live changes) */
+  bool measured_to_end;           /* its load ran to the end ("done"): not stopped, restarted
+                                     or cut short by the server exiting */
+  char end[16];                   /* how it ended: "done", "stopped", "restarted", ... */
+  char result_file[64];           /* in the run folder: "result-conc4.json" */
+  int64_t completed, failed, total; /* failed: not the requests a stop or restart cut */
+  double duration_s;
+  struct snap_rates rates;        /* over the whole point */
+  struct snap_percentiles ttft, tpot, itl, e2el; /* exact, every sample of the point */
+  bool accept_length_valid;
+  double accept_length;           /* run-scoped, as the result saves it */
+  bool drafts_valid;
+  double drafts_accepted_frac;    /* llama.cpp's per-request acceptance, pooled (the result's) */
+  bool kv_tokens_valid;
+  int64_t kv_tokens;              /* the server's KV capacity while it ran */
+  int batch_cap;                  /* the server's batch cap, -1 unknown */
+};
+
+struct snap_points {
+  int n;                          /* entries in point[], oldest first */
+  int n_written;                  /* result files written in all (n stops at SNAP_MAX_POINTS:
+                                     the oldest are dropped) */
+  struct snap_point_result point[SNAP_MAX_POINTS];
 };
 
 /* ---------------------------------------------------------------- the whole picture */
@@ -269,6 +307,7 @@ struct snap_run {
   struct snap_concurrency concurrency;
   struct snap_gpus gpus;
   struct snap_log_tail log;
+  struct snap_points points;      /* every point of the run with a result, in order */
 };
 
 /* ---------------------------------------------------------------- publish / read */
@@ -296,6 +335,18 @@ void snap_run_init(struct snap_run *snap);  /* zero, all figures invalid */
 void snap_log_tail_push(struct snap_log_tail *tail, const char *line);
 /* Appends a concurrency change (drops the oldest when full). */
 void snap_concurrency_mark(struct snap_concurrency *conc, double at_s, int concurrency);
+/* Appends a finished point (drops the oldest when full). */
+void snap_points_add(struct snap_points *points, const struct snap_point_result *p);
+
+/* What is left of a run, in seconds: the point being measured (its ETA, or
+ * the typical point's length when it has none), plus the points not started
+ * yet at the mean length of the finished ones (every point of a sweep sends
+ * conc x factor requests, so a closed-loop point lasts about the same at
+ * every concurrency until the server saturates). False when nothing is known
+ * yet (no ETA, no point finished). */
+bool snap_run_remaining_s(const struct snap_run *snap, double *out_s);
+/* The mean length of the finished points measured to the end; false when none. */
+bool snap_mean_point_s(const struct snap_run *snap, double *out_s);
 
 const char *snap_server_state_name(enum snap_server_state state); /* "starting"... */
 const char *snap_run_phase_name(enum snap_run_phase phase);       /* "measuring"... */

@@ -188,7 +188,8 @@ int tm_start(struct tm_sampler *tm, struct st_err *err);
 /* Copies the latest published snapshot; returns false when none exists yet.
  * Sets stale when the newest successful sample is older than 3 intervals. */
 bool tm_latest(struct tm_sampler *tm, struct tm_snapshot *out);
-/* Changes the watched server process tree (thread-safe; next sample on). */
+/* Changes the watched server process tree (thread-safe): the published
+ * figures turn stale and a new sample is taken at once (a restarted server). */
 void tm_set_server_pid(struct tm_sampler *tm, pid_t server_pid);
 
 /* Stable JSON of one snapshot (null for unknown values); caller owns it. */

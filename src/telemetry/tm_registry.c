@@ -30,6 +30,7 @@ struct tm_sampler {
   bool thread_started;
   pthread_t thread;
   pid_t server_pid;
+  bool resample;                 /* the server changed: sample now, not at the next tick */
   bool attempted;                /* at least one sample attempt finished */
   struct tm_snapshot published;
   int64_t interval_ns;
@@ -248,7 +249,7 @@ static void *sampler_main(void *arg) {
     if (next_ns < now)
       next_ns = now; /* a slow sample shifts the schedule instead of bursting */
     pthread_mutex_lock(&tm->mu);
-    while (!tm->stop && clock_mono_ns() < next_ns) {
+    while (!tm->stop && !tm->resample && clock_mono_ns() < next_ns) {
       struct timespec until;
       clock_gettime(CLOCK_MONOTONIC, &until);
       int64_t wait_ns = next_ns - clock_mono_ns();
@@ -263,6 +264,10 @@ static void *sampler_main(void *arg) {
       pthread_cond_timedwait(&tm->wake, &tm->mu, &until);
     }
     bool stop = tm->stop;
+    if (tm->resample) {
+      tm->resample = false;
+      next_ns = clock_mono_ns();
+    }
     pthread_mutex_unlock(&tm->mu);
     if (stop)
       return NULL;
@@ -291,7 +296,13 @@ bool tm_latest(struct tm_sampler *tm, struct tm_snapshot *out) {
 
 void tm_set_server_pid(struct tm_sampler *tm, pid_t server_pid) {
   pthread_mutex_lock(&tm->mu);
-  tm->server_pid = server_pid;
+  if (tm->server_pid != server_pid) {
+    /* another process: what was measured of the old one is no longer its figures */
+    tm->server_pid = server_pid;
+    tm->published.stale = true;
+    tm->resample = true;
+    pthread_cond_signal(&tm->wake);
+  }
   pthread_mutex_unlock(&tm->mu);
 }
 

@@ -125,10 +125,69 @@ int opt_parse(const struct opt_parser *p, int argc, char **argv, char **pos, siz
   return OPT_OK;
 }
 
+/* Whether the line break at text[i] stays: before a blank or indented line,
+ * and after a sentence (a line ending in '.' or ':'); other breaks are
+ * blanks, so a paragraph is filled to the width. */
+static bool break_stays(const char *text, size_t i) {
+  char next = text[i + 1];
+  if (next == '\0' || next == '\n' || next == ' ' || i == 0)
+    return true;
+  char prev = text[i - 1];
+  return prev == '.' || prev == ':' || prev == '\n';
+}
+
+/* Writes text from column col (the cursor is there), wrapped at blanks
+ * before OPT_HELP_COLS; lines after the first start at column indent. A
+ * word longer than a line stays whole. Ends the line. */
+static void print_wrapped(FILE *out, const char *text, int col, int indent) {
+  int at = col;
+  bool line_start = true;
+  size_t i = 0, n = strlen(text);
+  while (i < n) {
+    if (text[i] == '\n') {
+      if (break_stays(text, i)) {
+        fprintf(out, "\n%*s", text[i + 1] ? indent : 0, "");
+        at = indent;
+        line_start = true;
+        i++;
+        continue;
+      }
+    }
+    size_t w = i;
+    while (w < n && (text[w] == ' ' || (text[w] == '\n' && !break_stays(text, w))))
+      w++;
+    size_t w_end = w;
+    while (w_end < n && text[w_end] != ' ' && text[w_end] != '\n')
+      w_end++;
+    int gap = (int)(w - i), len = (int)(w_end - w);
+    if (len == 0) {
+      i = w;
+      continue;
+    }
+    if (!line_start && at + gap + len > OPT_HELP_COLS) {
+      fprintf(out, "\n%*s", indent, "");
+      at = indent;
+      gap = 0;
+    }
+    fprintf(out, "%*s%.*s", gap, "", len, text + w);
+    at += gap + len;
+    line_start = false;
+    i = w_end;
+  }
+  fputc('\n', out);
+}
+
+void opt_print_wrapped(FILE *out, const char *text) {
+  print_wrapped(out, text, 0, 0);
+}
+
 void opt_print_help(const struct opt_parser *p, FILE *out) {
-  fprintf(out, "usage: %s\n", p->usage);
-  if (p->description)
-    fprintf(out, "\n%s\n", p->description);
+  fputs("usage: ", out);
+  print_wrapped(out, p->usage, 7, 7);
+  if (p->description) {
+    fputc('\n', out);
+    print_wrapped(out, p->description, 0, 0);
+  }
   if (p->n_specs)
     fprintf(out, "\noptions:\n");
   for (size_t i = 0; i < p->n_specs; i++) {
@@ -147,9 +206,10 @@ void opt_print_help(const struct opt_parser *p, FILE *out) {
     if (s->metavar && n < sizeof left)
       snprintf(left + n, sizeof left - n, " %s", s->metavar);
     if (strlen(left) <= 30)
-      fprintf(out, "  %-30s %s\n", left, s->help ? s->help : "");
+      fprintf(out, "  %-30s ", left);
     else
-      fprintf(out, "  %s\n  %-30s %s\n", left, "", s->help ? s->help : "");
+      fprintf(out, "  %s\n  %-30s ", left, "");
+    print_wrapped(out, s->help ? s->help : "", 33, 33);
   }
   fprintf(out, "  %-30s %s\n", "-h, --help", "show this help and exit");
 }

@@ -31,7 +31,7 @@ grep -q "amd-smi     unavailable: amd-smi: not found in PATH" <<<"$text" || fail
 # 2. Usage.
 "$SERVETOP" gpus --help | grep -q -- "--telemetry-url URL" || fail "--help"
 "$SERVETOP" gpus --no-such-flag >/dev/null 2>&1; [ $? = 2 ] || fail "unknown flag must exit 2"
-"$SERVETOP" gpus --telemetry rocm >/dev/null 2>&1; [ $? = 1 ] || fail "unknown backend must exit 1"
+"$SERVETOP" gpus --telemetry rocm >/dev/null 2>&1; [ $? = 2 ] || fail "unknown backend is an input error: exit 2"
 "$SERVETOP" gpus --telemetry-interval 0 >/dev/null 2>&1; [ $? = 2 ] || fail "interval 0 must exit 2"
 
 # 3. nvidia-smi backend over the H200 capture.

@@ -13,7 +13,7 @@ source "$(dirname "$0")/../lib/tmux.sh"
 PAST="$TEST_DATA_DIR/ui/past"
 ui_start 100 32 TERM=screen "$SERVETOP" --configs "$TEST_DATA_DIR/ui" --results "$PAST"
 wait_for "Recipes 4"
-wait_for "L past runs"
+wait_for "L past  A attach"
 
 tm send-keys -t "$UI_SESSION" L
 wait_for "Load a past run into the A/B view"

@@ -65,7 +65,7 @@ grep -q '"--max-running-requests"' "$RESULTS"/servetop/runs/*/recipe.json ||
   fail "recipe.json lacks the override"
 
 # the footer lists the run view's keys
-wait_for "+/- conc  m knob  l log  b back  ? help  q quit"
+wait_for "+/- conc  m knob  c cap  l log  b back  ? help  q quit"
 
 # live figures: throughput, latency in ms, GPU memory from the sim backend
 wait_for "tok/s"

@@ -41,7 +41,7 @@ wait_for "SIMULATED"
 wait_for "measuring point 1/1" 30
 server_pid=$(screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1)
 [ -n "$server_pid" ] || fail "no server pid in the header"
-wait_for "+/- conc  m knob  l log  b back  ? help  q quit"
+wait_for "+/- conc  m knob  c cap  l log  b back  ? help  q quit"
 ascii_only "run view"
 
 # the log view, then a resize to 200x50 while it is open

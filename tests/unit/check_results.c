@@ -334,6 +334,27 @@ START_TEST(empty_run_is_zero_not_nan) {
   char *json = results_json_alloc(&run, &s, &m, NULL);
   ck_assert_ptr_null(strstr(json, "nan"));
   free(json);
+  /* the summary says nothing succeeded and prints no figure as if it were 0 */
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  results_print_summary(f, &s, &m);
+  fclose(f);
+  ck_assert_ptr_nonnull(strstr(text, "Successful requests:                     0 "));
+  ck_assert_ptr_nonnull(strstr(text, "Failed requests:                         1 "));
+  ck_assert_ptr_nonnull(strstr(text, "No request succeeded"));
+  ck_assert_ptr_null(strstr(text, "TTFT"));
+  ck_assert_ptr_null(strstr(text, "0.00"));
+  free(text);
+  /* the reasons follow, in the server's (libcurl's) words */
+  r.detail = (char *)"Failed to connect to 127.0.0.1 port 1: Connection refused";
+  text = NULL;
+  f = open_memstream(&text, &len);
+  results_print_accounting(f, &run, &s, &m);
+  fclose(f);
+  ck_assert_ptr_nonnull(strstr(text, "1 of 1 requests failed"));
+  ck_assert_ptr_nonnull(strstr(text, "Connection refused"));
+  free(text);
   results_metrics_fini(&m);
 }
 END_TEST

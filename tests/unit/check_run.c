@@ -143,6 +143,104 @@ START_TEST(export_inferencex_entry_and_script) {
 }
 END_TEST
 
+#define EXPORT_DIR TEST_DATA_DIR "/run/export/"
+
+/* Only what was measured: the points measured to the end, $CONC as the
+ * recipe writes it; failed, mislabelled, attached and empty runs refused. */
+START_TEST(export_only_what_was_measured) {
+  char *yaml = NULL, *script = NULL;
+  struct st_err err = {{0}};
+  ck_assert_msg(run_export_inferencex(EXPORT_DIR "interrupted", &yaml, &script, &err) == 0, "%s",
+                err.msg);
+  ck_assert_msg(strstr(yaml, "conc-list: [ 4, 8 ]"), "%s", yaml); /* not 16, 8 once */
+  ck_assert_msg(strstr(script, "--max-running-requests \"$CONC\""), "%s", script);
+  ck_assert_msg(strstr(script, "\"--cuda-graph-max-bs=$CONC\""), "%s", script);
+  ck_assert_msg(strstr(script, "--mem-fraction-static 0.8"), "%s", script); /* the tuned knob */
+  ck_assert_ptr_null(strstr(script, " 16"));
+  free(yaml);
+  free(script);
+  /* an old folder: the values it has, and a note that says so */
+  ck_assert_int_eq(run_export_inferencex(EXPORT_DIR "no-template", &yaml, &script, &err), 0);
+  ck_assert_ptr_nonnull(strstr(script, "predates argv_template"));
+  free(yaml);
+  free(script);
+  static const struct {
+    const char *dir, *why;
+  } refused[] = {
+      {"failed", "server_failed"},
+      {"mislabelled", "mislabelled"},
+      {"empty", "no point was measured to the end"},
+      {"attached", "did not launch"},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(refused); i++) {
+    char path[512];
+    snprintf(path, sizeof path, EXPORT_DIR "%s", refused[i].dir);
+    yaml = script = NULL;
+    ck_assert_int_eq(run_export_inferencex(path, &yaml, &script, &err), 1);
+    ck_assert_msg(strstr(err.msg, refused[i].why), "%s: %s", refused[i].dir, err.msg);
+    ck_assert_ptr_null(yaml);
+  }
+}
+END_TEST
+
+/* --set, the launch form and m share one check, against the recipe's engine. */
+START_TEST(overrides_checked_against_the_engine) {
+  struct recipe_set *set = recipe_set_new();
+  static const char vllm[] = "v-fp8-h200-vllm:\n  model: Org/M\n  model-prefix: m\n  runner: h200\n"
+                             "  precision: fp8\n  framework: vllm\n  multinode: false\n"
+                             "  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n"
+                             "      search-space:\n      - { tp: 1, conc-list: [4] }\n"
+                             "  server:\n    engine: vllm\n    argv:\n      - Org/M\n"
+                             "      - --max-num-seqs $CONC\n";
+  recipe_set_add_yaml_buffer(set, "v.yaml", vllm, sizeof vllm - 1);
+  const struct recipe *r = recipe_set_at(set, 0);
+  ck_assert_ptr_nonnull(r);
+  struct st_err err = {{0}};
+  char *good[] = {"kv-cache=0.8", "max-batch=64", "--enforce-eager="};
+  ck_assert_msg(run_check_overrides(r, good, 3, &err) == 0, "%s", err.msg);
+  char *bad[][1] = {{"kv-cache=1.5"}, {"max-batch=0"}, {"nonsense"}, {"=3"}, {"t;p=1"},
+                    {"mem-fraction-static=0.8"}, {"max-running-requests=8"}};
+  const char *why[] = {"gpu-memory-utilization", ">= 1", "KEY=VALUE", "no flag name", "cannot be",
+                       "SGLang's KV cache flag, not vLLM's: vLLM takes --gpu-memory-utilization",
+                       "vLLM takes --max-num-seqs"};
+  for (size_t i = 0; i < ST_ARRAY_LEN(bad); i++) {
+    ck_assert_int_eq(run_check_overrides(r, bad[i], 1, &err), -1);
+    ck_assert_msg(strstr(err.msg, why[i]), "%s: %s", bad[i][0], err.msg);
+  }
+  recipe_set_free(set);
+}
+END_TEST
+
+START_TEST(attach_url_and_recipe) {
+  char host[64];
+  int port;
+  struct st_err err = {{0}};
+  ck_assert_int_eq(run_parse_http_url("http://127.0.0.1:8000/v1", host, sizeof host, &port, &err), 0);
+  ck_assert_str_eq(host, "127.0.0.1");
+  ck_assert_int_eq(port, 8000);
+  ck_assert_int_eq(run_parse_http_url("http://gpu-node-3", host, sizeof host, &port, &err), 0);
+  ck_assert_int_eq(port, 80);
+  const char *bad[] = {"https://x:1", "127.0.0.1:8000", "http://:80", "http://h:0", "http://h:99999",
+                       "http://h:80x", "http://a b"};
+  for (size_t i = 0; i < ST_ARRAY_LEN(bad); i++)
+    ck_assert_msg(run_parse_http_url(bad[i], host, sizeof host, &port, &err) == -1, "%s", bad[i]);
+  int concs[] = {1, 4};
+  struct run_attach_load load = {.url = "http://127.0.0.1:8000", .model = "Org/\"odd\" name",
+                                 .isl = 64, .osl = 16, .concs = concs, .n_concs = 2, .chat = true};
+  struct recipe_set *set = run_attach_recipes_alloc(&load, &err);
+  ck_assert_msg(set != NULL, "%s", err.msg);
+  const struct recipe *r = recipe_set_at(set, 0);
+  ck_assert_str_eq(r->name, "attach-127.0.0.1-8000");
+  ck_assert_str_eq(r->model, "Org/\"odd\" name");
+  ck_assert_int_eq(r->isl, 64);
+  ck_assert_int_eq(r->osl, 16);
+  ck_assert_uint_eq(r->n_points, 2);
+  ck_assert_int_eq(r->points[1].conc, 4);
+  ck_assert_str_eq(r->bench.backend, "openai-chat");
+  recipe_set_free(set);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("run");
   TCase *tc = tcase_create("core");
@@ -151,6 +249,9 @@ int main(void) {
   tcase_add_test(tc, compare_sides_load_from_folders_and_files);
   tcase_add_test(tc, compare_rejects_what_is_not_a_result);
   tcase_add_test(tc, export_inferencex_entry_and_script);
+  tcase_add_test(tc, export_only_what_was_measured);
+  tcase_add_test(tc, overrides_checked_against_the_engine);
+  tcase_add_test(tc, attach_url_and_recipe);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -132,6 +132,70 @@ START_TEST(reader_never_sees_a_torn_copy) {
 }
 END_TEST
 
+static struct snap_point_result point_of(int index, double duration_s, bool to_end) {
+  struct snap_point_result p = {.point_index = index, .conc = 1 << index,
+                                .measured_to_end = to_end, .duration_s = duration_s};
+  snprintf(p.end, sizeof p.end, "%s", to_end ? "done" : "stopped");
+  return p;
+}
+
+START_TEST(points_roll_and_remaining_time) {
+  struct snap_run s;
+  snap_run_init(&s);
+  double left;
+  /* nothing known yet */
+  s.progress.phase = SNAP_PHASE_LAUNCHING;
+  s.progress.n_points = 4;
+  ck_assert(!snap_run_remaining_s(&s, &left));
+  ck_assert(!snap_mean_point_s(&s, &left));
+  /* the first point with an ETA: it, and three more of its projected length */
+  s.progress.phase = SNAP_PHASE_MEASURING;
+  s.progress.elapsed_s = 6;
+  s.progress.eta_valid = true;
+  s.progress.eta_s = 4;
+  ck_assert(snap_run_remaining_s(&s, &left));
+  ck_assert_double_eq_tol(left, 4 + 3 * 10, 1e-9);
+  /* finished points measured to the end give the typical length; a stopped one does not */
+  struct snap_point_result a = point_of(0, 20, true), b = point_of(1, 30, true),
+                           c = point_of(1, 1, false);
+  snap_points_add(&s.points, &a);
+  snap_points_add(&s.points, &c);
+  snap_points_add(&s.points, &b);
+  ck_assert(snap_mean_point_s(&s, &left));
+  ck_assert_double_eq_tol(left, 25, 1e-9);
+  s.progress.point_index = 2;
+  s.progress.eta_s = 7;
+  ck_assert(snap_run_remaining_s(&s, &left));
+  ck_assert_double_eq_tol(left, 7 + 25, 1e-9);
+  /* the last picture of point 1 (its result) with the index already on point 2 */
+  s.latency.run_exact = true;
+  s.progress.eta_s = 0;
+  ck_assert(snap_run_remaining_s(&s, &left));
+  ck_assert_double_eq_tol(left, 25 + 25, 1e-9);
+  s.progress.point_index = 1; /* ... or still on point 1: it is over */
+  ck_assert(snap_run_remaining_s(&s, &left));
+  ck_assert_double_eq_tol(left, 0 + 2 * 25, 1e-9);
+  s.progress.point_index = 2;
+  s.latency.run_exact = false;
+  /* between points (no ETA): the point to come at the typical length */
+  s.progress.phase = SNAP_PHASE_BETWEEN;
+  ck_assert(snap_run_remaining_s(&s, &left));
+  ck_assert_double_eq_tol(left, 25 + 25, 1e-9);
+  s.progress.phase = SNAP_PHASE_DONE;
+  ck_assert(snap_run_remaining_s(&s, &left) && left == 0);
+  /* the oldest go past SNAP_MAX_POINTS; every one is counted */
+  for (int i = 0; i < SNAP_MAX_POINTS; i++) {
+    struct snap_point_result p = point_of(i % 8, 1, true);
+    p.conc = 100 + i;
+    snap_points_add(&s.points, &p);
+  }
+  ck_assert_int_eq(s.points.n, SNAP_MAX_POINTS);
+  ck_assert_int_eq(s.points.n_written, SNAP_MAX_POINTS + 3);
+  ck_assert_int_eq(s.points.point[0].conc, 100);
+  ck_assert_int_eq(s.points.point[SNAP_MAX_POINTS - 1].conc, 100 + SNAP_MAX_POINTS - 1);
+}
+END_TEST
+
 START_TEST(state_names) {
   ck_assert_str_eq(snap_server_state_name(SNAP_SERVER_READY), "ready");
   ck_assert_str_eq(snap_run_phase_name(SNAP_PHASE_INTERRUPTED), "interrupted");
@@ -148,6 +212,7 @@ int main(void) {
   tcase_add_test(tc, concurrency_marks_roll);
   tcase_add_test(tc, reader_never_sees_a_torn_copy);
   tcase_add_test(tc, state_names);
+  tcase_add_test(tc, points_roll_and_remaining_time);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

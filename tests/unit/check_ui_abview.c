@@ -61,6 +61,19 @@ static void play_arm(struct runview *rv, const double *tok_s, const double *tpot
       s.latency.ttft.run = (struct snap_percentiles){true, 10, 100, 120, 130};
       runview_push(rv, &s);
     }
+    /* the point's result is saved: the run adds it to the snapshot's history */
+    struct snap_point_result pr = {.point_index = point, .conc = 4 << point,
+                                   .conc_end = 4 << point, .measured_to_end = true,
+                                   .completed = 50, .total = 50, .duration_s = 5,
+                                   .rates = s.throughput.run, .ttft = s.latency.ttft.run,
+                                   .tpot = s.latency.tpot.run,
+                                   .accept_length_valid = s.spec.accept_length_valid,
+                                   .accept_length = s.spec.accept_length,
+                                   .kv_tokens_valid = true,
+                                   .kv_tokens = s.load.max_total_num_tokens, .batch_cap = -1};
+    snprintf(pr.end, sizeof pr.end, "done");
+    snap_points_add(&s.points, &pr);
+    runview_push(rv, &s);
   }
   s.progress.phase = SNAP_PHASE_DONE;
   s.server.state = SNAP_SERVER_EXITED;
@@ -118,7 +131,7 @@ START_TEST(curve_points_per_gpu) {
   ck_assert(fabs(x[1] - 50) < 1e-9 && fabs(y[1] - 225) < 1e-9);
   ck_assert_int_eq(abview_curve(&ab, AB_MTP, x, y, 8), 2);
   ck_assert(fabs(x[0] - 200) < 1e-9 && fabs(y[0] - 231.25) < 1e-9);
-  ck_assert_int_eq(ab.arm[AB_MTP].points[1].conc, 8);
+  ck_assert_int_eq(ab.arm[AB_MTP].snap.points.point[1].conc, 8);
 }
 END_TEST
 
@@ -332,6 +345,85 @@ START_TEST(keys_open_the_list_and_load) {
 }
 END_TEST
 
+/* [ ] browse the finished points of live arms too; Esc is live again. */
+START_TEST(live_points_are_browsed) {
+  ck_assert_int_eq(ab.shown_conc, 0);
+  key('[');
+  ck_assert_int_eq(ab.shown_conc, 4);
+  struct ab_row rows[16];
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 1000 && rows[0].value[AB_MTP] == 1850);
+  char *f = render(100, 32, true);
+  assert_has(f, "conc 4 · point 1 done · 50/50 req in 5s");
+  free(f);
+  key(']');
+  ck_assert_int_eq(ab.shown_conc, 8);
+  key(UI_KEY_ESCAPE);
+  ck_assert_int_eq(ab.shown_conc, 0);
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 1800);
+}
+END_TEST
+
+/* A point that did not run to its end is browsed but not on the curve. */
+START_TEST(curve_has_only_points_measured_to_the_end) {
+  struct snap_run s = ab.arm[AB_OFF].snap;
+  struct snap_point_result cut = s.points.point[1];
+  cut.conc = 16;
+  cut.point_index = 1;
+  cut.measured_to_end = false;
+  snprintf(cut.end, sizeof cut.end, "stopped");
+  snap_points_add(&s.points, &cut);
+  runview_push(&ab.arm[AB_OFF], &s);
+  double x[8], y[8];
+  ck_assert_int_eq(abview_curve(&ab, AB_OFF, x, y, 8), 2);
+  key(']');
+  key(']');
+  ck_assert_int_eq(ab.shown_conc, 16);
+  ck_assert_str_eq(abview_live_point(&ab, AB_OFF, 16)->end, "stopped");
+}
+END_TEST
+
+/* While the MTP arm measures a concurrency, the finished off arm shows its
+ * own point at that concurrency: the ratios compare the same load. */
+START_TEST(finished_arm_follows_the_measuring_one) {
+  struct snap_run s;
+  snap_run_init(&s);
+  s.server.state = SNAP_SERVER_READY;
+  s.progress.phase = SNAP_PHASE_MEASURING;
+  s.progress.n_points = 2;
+  s.concurrency.target = 4;
+  s.throughput.run = (struct snap_rates){true, 1500, 3000, 1};
+  runview_init(&ab.arm[AB_MTP], ab.recipe[AB_MTP]);
+  runview_push(&ab.arm[AB_MTP], &s);
+  struct ab_row rows[16];
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 1000); /* the off arm's conc-4 point, not its last (8) */
+  ck_assert(rows[0].value[AB_MTP] == 1500);
+  s.concurrency.target = 8;
+  runview_push(&ab.arm[AB_MTP], &s);
+  abview_rows(&ab, rows, 16);
+  ck_assert(rows[0].value[AB_OFF] == 1800);
+}
+END_TEST
+
+/* The whole job's ETA: the running arm's rest, the other arm's points at the
+ * typical length of the finished ones and its launch. */
+START_TEST(job_eta_covers_both_arms) {
+  double left;
+  ck_assert(abview_job_remaining_s(&ab, &left) && left == 0); /* both done */
+  runview_init(&ab.arm[AB_MTP], ab.recipe[AB_MTP]);          /* the MTP arm not started */
+  ab.n_points[AB_MTP] = 2;
+  ab.arm[AB_OFF].snap.server.ready_after_s = 3;
+  ck_assert(abview_job_remaining_s(&ab, &left));
+  ck_assert_double_eq_tol(left, 3 + 2 * 5, 1e-9);
+  ab.running = true;
+  char *f = render(100, 32, true);
+  assert_has(f, "ETA 13s (both arms)");
+  free(f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_abview");
   TCase *tc = tcase_create("abview");
@@ -346,6 +438,10 @@ int main(void) {
   tcase_add_test(tc, past_concurrency_steps);
   tcase_add_test(tc, past_run_beside_a_live_arm);
   tcase_add_test(tc, keys_open_the_list_and_load);
+  tcase_add_test(tc, live_points_are_browsed);
+  tcase_add_test(tc, curve_has_only_points_measured_to_the_end);
+  tcase_add_test(tc, job_eta_covers_both_arms);
+  tcase_add_test(tc, finished_arm_follows_the_measuring_one);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -291,7 +291,8 @@ START_TEST(counts_follow_the_filter) {
 }
 END_TEST
 
-/* Every hint of the footer fits at 80 columns; a click on one presses its key. */
+/* Every hint of the footer fits at 80 columns (one cell apart there); a
+ * click on one presses its key. */
 START_TEST(footer_lists_the_keys) {
   render_at(80, 24, true);
   char *row = ui_grid_row_alloc(&grid, 23);
@@ -300,7 +301,7 @@ START_TEST(footer_lists_the_keys) {
       ck_assert_msg(strstr(row, browser_screen.keys[i].hint), "footer lacks %s: %s",
                     browser_screen.keys[i].hint, row);
   free(row);
-  int x = ui_text_cells("Enter run  a A/B  Tab off/mtp  ");
+  int x = ui_text_cells("Enter run a A/B Tab off/mtp ");
   ck_assert_int_eq(ut_footer_key_at(&browser_screen, &b, x, 80, 24), '/');
   /* no findings in this set: p is dim and presses nothing */
   x = ui_text_cells("Enter run  a A/B  Tab off/mtp  / filter  ");

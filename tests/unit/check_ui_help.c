@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "abview.h"
+#include "attachform.h"
 #include "browser.h"
 #include "help.h"
 #include "launchform.h"
@@ -97,6 +98,7 @@ static struct recipe_findings findings;
 static struct logview logv;
 static struct launchform form;
 static struct helpview help;
+static struct attachform attach;
 
 static void load_set(void) {
   set = ut_fixture_recipes(); /* not inside a test yet: exits on failure */
@@ -114,7 +116,7 @@ static void *fresh(const struct ui_screen *s) {
     return &browser;
   }
   if (s == &runview_screen) { /* a run being measured */
-    runview_init(&rv);
+    runview_init(&rv, NULL);
     rv.have_snap = true;
     rv.snap.progress.phase = SNAP_PHASE_MEASURING;
     rv.snap.server.state = SNAP_SERVER_READY;
@@ -154,6 +156,10 @@ static void *fresh(const struct ui_screen *s) {
   if (s == &launchform_screen) {
     launchform_open(&form, recipe_set_at(set, 0), NULL);
     return &form;
+  }
+  if (s == &attachform_screen) {
+    attachform_open(&attach, NULL);
+    return &attach;
   }
   if (s == &help_screen) {
     help.of = &browser_screen;
@@ -195,6 +201,8 @@ START_TEST(keys_are_in_the_table) {
   int keys[256];
   size_t n = all_keys(keys);
   for (size_t i = 0; i < n; i++) {
+    if (s->text_input && keys[i] >= 0x20 && keys[i] < 0x7f && keys[i] != '?')
+      continue; /* typed into its field */
     int action = action_of(s, keys[i]);
     int lower_action = keys[i] >= 'A' && keys[i] <= 'Z' ? action_of(s, keys[i] | 0x20) : 0;
     if (action)

@@ -3,6 +3,7 @@
  * recipe's command with them applied), what Enter asks for, the engine line
  * while the probe runs and after, clicks, frames. */
 #include "launchform.h"
+#include "run/run.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -41,18 +42,18 @@ START_TEST(overrides_syntax) {
   char k[16];
   const char *v;
   struct st_err err = {{0}};
-  ck_assert_int_eq(ui_override_split("--tp=8", k, sizeof k, &v, &err), 0);
+  ck_assert_int_eq(run_override_split("--tp=8", k, sizeof k, &v, &err), 0);
   ck_assert_str_eq(k, "tp");
   ck_assert_str_eq(v, "8");
-  ck_assert_int_eq(ui_override_split("enable-x=", k, sizeof k, &v, &err), 0);
+  ck_assert_int_eq(run_override_split("enable-x=", k, sizeof k, &v, &err), 0);
   ck_assert_str_eq(v, ""); /* a flag without a value */
-  ck_assert_int_eq(ui_override_split("tp", k, sizeof k, &v, &err), -1);
+  ck_assert_int_eq(run_override_split("tp", k, sizeof k, &v, &err), -1);
   ck_assert_ptr_nonnull(strstr(err.msg, "write KEY=VALUE"));
-  ck_assert_int_eq(ui_override_split("=8", k, sizeof k, &v, &err), -1);
+  ck_assert_int_eq(run_override_split("=8", k, sizeof k, &v, &err), -1);
   ck_assert_ptr_nonnull(strstr(err.msg, "no flag name"));
-  ck_assert_int_eq(ui_override_split("t;p=8", k, sizeof k, &v, &err), -1);
+  ck_assert_int_eq(run_override_split("t;p=8", k, sizeof k, &v, &err), -1);
   ck_assert_ptr_nonnull(strstr(err.msg, "';' cannot be in a flag name"));
-  ck_assert_int_eq(ui_override_split("a-very-long-flag-name=1", k, sizeof k, &v, &err), -1);
+  ck_assert_int_eq(run_override_split("a-very-long-flag-name=1", k, sizeof k, &v, &err), -1);
 }
 END_TEST
 

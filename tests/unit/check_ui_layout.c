@@ -19,7 +19,7 @@ static const struct slot_need browser_needs[] = {
 static const struct slot_need run_needs[] = {
     {UI_SLOT_HEADER, 80, 1},      {UI_SLOT_FOOTER, 80, 1},     {UI_SLOT_PROGRESS, 80, 1},
     {UI_SLOT_THROUGHPUT, 40, 8},  {UI_SLOT_ACCEPT, 40, 6},     {UI_SLOT_LATENCY, 36, 7},
-    {UI_SLOT_SERVER_LOAD, 36, 4}, {UI_SLOT_GPU, 36, 5},        {UI_SLOT_LOG, 80, 5},
+    {UI_SLOT_SERVER_LOAD, 36, 5}, {UI_SLOT_GPU, 36, 4},        {UI_SLOT_LOG, 80, 5},
 };
 static const struct slot_need ab_needs[] = {
     {UI_SLOT_HEADER, 80, 1}, {UI_SLOT_FOOTER, 80, 1}, {UI_SLOT_ARM_A, 32, 12},
@@ -136,7 +136,8 @@ START_TEST(run_view_at_80x24) {
   ck_assert_int_eq(lat.x, 44);
   ck_assert_int_eq(lat.w, 36);
   ck_assert_int_eq(l.slot[UI_SLOT_LOG].h, 5);
-  ck_assert_int_eq(l.slot[UI_SLOT_GPU].h, 5);
+  ck_assert_int_eq(l.slot[UI_SLOT_SERVER_LOAD].h, 5); /* KV use, running vs cap, capacity */
+  ck_assert_int_eq(l.slot[UI_SLOT_GPU].h, 4);
 }
 END_TEST
 

@@ -76,7 +76,7 @@ static void play(struct runview *rv, struct snap_run *s, double from_s, double t
 START_TEST(samples_once_per_second_while_measuring) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   s.progress.phase = SNAP_PHASE_LAUNCHING;
   for (int i = 0; i < 30; i++)  /* point time starts at the first dispatch */
@@ -102,7 +102,7 @@ END_TEST
 START_TEST(marks_for_points_concurrency_and_restarts) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   play(&rv, &s, 0, 4);
   ck_assert_int_eq(rv.n_marks, 0);
@@ -146,7 +146,7 @@ static void type(struct runview *rv, const char *text) {
 START_TEST(frame_80x24_shows_the_run) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   play(&rv, &s, 0, 30);
   char *f = render(&rv, 80, 24, true);
@@ -162,11 +162,11 @@ START_TEST(frame_80x24_shows_the_run) {
   assert_has(f, "accept length 2.81");
   assert_has(f, "rate 60.3%");
   assert_has(f, "62.5%");
-  assert_has(f, "running 16  queued -");
+  assert_has(f, "running 16 queued -");
   assert_has(f, "KV 512k tok");
   assert_has(f, "64.0GiB/80.0GiB 350W");
   assert_has(f, "ready to roll");
-  assert_has(f, "+/- conc  m knob  l log  b back  ? help  q quit");
+  assert_has(f, "+/- conc  m knob  c cap  l log  b back  ? help  q quit");
   /* the chart has drawn braille dots */
   ck_assert_msg(strstr(f, "⣀") || strstr(f, "⡀") || strstr(f, "⢀") || strstr(f, "⠁"),
                 "no braille in the chart");
@@ -177,7 +177,7 @@ END_TEST
 START_TEST(frame_200x50_and_unknowns) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   s.spec.enabled = false;
   s.spec.accept_length_valid = false;
@@ -186,7 +186,9 @@ START_TEST(frame_200x50_and_unknowns) {
   s.load.kv_usage_valid = false;
   s.throughput.window.valid = false;
   play(&rv, &s, 0, 5);
-  rv.max_total_num_tokens_before = 400000;
+  s.load.max_total_num_tokens_was_valid = true;
+  s.load.max_total_num_tokens_was = 400000;
+  runview_push(&rv, &s);
   char *f = render(&rv, 200, 50, true);
   assert_has(f, "pid 4242 :30001");
   assert_has(f, "run p50");             /* whole-run columns show when there is room */
@@ -208,7 +210,7 @@ END_TEST
 START_TEST(finished_run_says_how) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   play(&rv, &s, 0, 2);
   ck_assert(runview_server_up(&rv));
@@ -231,7 +233,7 @@ END_TEST
 START_TEST(keys_ask_for_run_commands) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   runview_push(&rv, &s);
   struct ui_cmd c = key(&rv, '+');
@@ -247,18 +249,15 @@ START_TEST(keys_ask_for_run_commands) {
   type(&rv, "0.78");
   ck_assert_str_eq(rv.knob_value, "0.78");
   char *f = render(&rv, 80, 24, true);
-  assert_has(f, "mem-fraction-static or KEY=VALUE: 0.78_");
+  assert_has(f, "KV cache (kv-cache) or KEY=VALUE: 0.78_");
   free(f);
   c = key(&rv, UI_KEY_ENTER);
   ck_assert_int_eq(c.kind, UI_CMD_RESTART_WITH);
-  ck_assert_str_eq(c.knob, "mem-fraction-static");
+  ck_assert_str_eq(c.knob, "kv-cache"); /* the engine's flag: the run maps it */
   ck_assert_str_eq(c.value, "0.78");
-  ck_assert_int_eq(rv.max_total_num_tokens_before, 512000);
-  /* out of range is refused before anything restarts */
+  /* an empty prompt asks for nothing */
   key(&rv, 'm');
-  key(&rv, '2');
   ck_assert_int_eq(key(&rv, UI_KEY_ENTER).kind, UI_CMD_NONE);
-  ck_assert(strstr(rv.status, "between 0 and 1"));
   /* KEY=VALUE sets another server flag */
   key(&rv, 'm');
   type(&rv, "max-running-requests=64");
@@ -317,7 +316,7 @@ END_TEST
 START_TEST(footer_keys_beside_the_status) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   runview_push(&rv, &s);
   runview_set_status(&rv, THEME_INACTIVE, "engine sim: no GPU device (/dev/nvidia0, /dev/kfd)");
@@ -327,7 +326,7 @@ START_TEST(footer_keys_beside_the_status) {
   assert_has(f, "engine sim: no GPU");
   free(f);
   f = render(&rv, 120, 36, true);
-  assert_has(f, "+/- conc  m knob  l log  b back  ? help  q quit  engine sim: no GPU device");
+  assert_has(f, "+/- conc  m knob  c cap  l log  b back  ? help  q quit  engine sim: no GPU device");
   free(f);
   s.progress.phase = SNAP_PHASE_DONE;
   snprintf(s.progress.message, sizeof s.progress.message, "1 point(s) measured");
@@ -343,7 +342,7 @@ END_TEST
 START_TEST(log_scrolls_with_the_wheel) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   for (int i = 0; i < 30; i++) {
     char line[64];
@@ -399,7 +398,7 @@ END_TEST
 START_TEST(footer_clicks_press_keys) {
   static struct runview rv;
   struct snap_run s;
-  runview_init(&rv);
+  runview_init(&rv, NULL);
   fixture(&s);
   runview_push(&rv, &s);
   ck_assert_int_eq(ut_footer_key_at(&runview_screen, &rv, 0, 100, 32), '+');
@@ -422,6 +421,122 @@ START_TEST(footer_clicks_press_keys) {
 }
 END_TEST
 
+/* Above the batch cap: the chart, the server panel and the footer say the
+ * requests queue in the server, and c asks for a restart with the cap raised. */
+START_TEST(concurrency_above_the_batch_cap) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  s.load.batch_cap_valid = true;
+  s.load.batch_cap = 16;
+  play(&rv, &s, 0, 5);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "cap 16");
+  ck_assert_ptr_null(strstr(f, "queueing"));
+  free(f);
+  ck_assert_int_eq(key(&rv, 'c').kind, UI_CMD_NONE); /* nothing to raise */
+  ck_assert_ptr_nonnull(strstr(rv.status, "within the batch cap"));
+  rv.status[0] = '\0';
+  snap_concurrency_mark(&s.concurrency, 5.5, 32);
+  s.load.queued_valid = true;
+  s.load.num_queued = 16;
+  play(&rv, &s, 5.5, 7);
+  ck_assert(rv.n_marks == 1);
+  int cap;
+  ck_assert(runview_over_cap(&rv, &cap) && cap == 16);
+  f = render(&rv, 80, 24, true);
+  assert_has(f, "queue 16 > cap 16");
+  assert_has(f, "running 16 queued 16 cap 16!");
+  assert_has(f, "conc 32 > cap 16: 16 queue in the server; c raises it");
+  free(f);
+  struct ui_cmd c = key(&rv, 'c');
+  ck_assert_int_eq(c.kind, UI_CMD_RESTART_WITH);
+  ck_assert_str_eq(c.knob, "max-batch");
+  ck_assert_str_eq(c.value, "32");
+}
+END_TEST
+
+/* A restart's capacity before and after, whole at the narrowest size; how a
+ * restart went shows once in the footer; stale GPU figures say so. */
+START_TEST(restart_capacity_and_news) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  s.load.max_total_num_tokens = 4096;
+  s.load.max_total_num_tokens_was_valid = true;
+  s.load.max_total_num_tokens_was = 2048;
+  s.load.kv_per_slot_valid = true;
+  s.load.kv_per_slot_tokens = 1024;
+  snprintf(s.server.restart_note, sizeof s.server.restart_note,
+           "restart with np=0x failed (server exited with status 1): back to the previous "
+           "configuration");
+  s.server.restart_failed = true;
+  s.gpus.stale = true;
+  play(&rv, &s, 0, 2);
+  ck_assert_int_eq(rv.status_role, THEME_ERROR);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "KV 4.10k tok (was 2.05k)");
+  assert_has(f, "restart with np=0x failed");
+  assert_has(f, "(stale)");
+  free(f);
+  /* the same note again is not news */
+  rv.status[0] = '\0';
+  runview_push(&rv, &s);
+  ck_assert_str_eq(rv.status, "");
+}
+END_TEST
+
+/* A server servetop did not launch: no restart keys, the footer says why. */
+START_TEST(attached_server_has_no_restart_keys) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  s.server.attached = true;
+  s.server.pid = 0;
+  s.log.n_lines = 0;
+  play(&rv, &s, 0, 2);
+  char *f = render(&rv, 100, 32, true);
+  assert_has(f, "server ready · attached :30001");
+  assert_has(f, "attached: not launched here, no restarts");
+  assert_has(f, "servetop did not launch this server, so it has no log");
+  free(f);
+  ck_assert_int_eq(key(&rv, 'm').kind, UI_CMD_NONE);
+  ck_assert(!rv.editing_knob);
+  ck_assert_int_eq(key(&rv, 'c').kind, UI_CMD_NONE);
+  ck_assert_ptr_nonnull(strstr(rv.status, "cannot restart it"));
+  ck_assert_int_eq(key(&rv, '+').kind, UI_CMD_SET_CONCURRENCY); /* the load is still its own */
+}
+END_TEST
+
+/* llama.cpp's per-request acceptance: the pooled rate and how the requests
+ * spread over 0..100%, on one line at 80x24. */
+START_TEST(per_request_acceptance_distribution) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  struct snap_request_accept *pr = &s.spec.per_request;
+  pr->valid = true;
+  pr->requests = 40;
+  pr->draft_tokens = 1000;
+  pr->accepted_tokens = 710;
+  pr->rate_frac = 0.71;
+  pr->rate_bins[5] = 4;
+  pr->rate_bins[7] = 32;
+  pr->rate_bins[9] = 4;
+  play(&rv, &s, 0, 2);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "per request 71.0%  0·····▁·█·▁1  40 req");
+  free(f);
+  f = render(&rv, 80, 24, false);
+  assert_has(f, "per request 71.0%  0     . @ .1  40 req");
+  free(f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_runview");
   TCase *tc = tcase_create("runview");
@@ -434,6 +549,10 @@ int main(void) {
   tcase_add_test(tc, log_scrolls_with_the_wheel);
   tcase_add_test(tc, footer_clicks_press_keys);
   tcase_add_test(tc, footer_keys_beside_the_status);
+  tcase_add_test(tc, concurrency_above_the_batch_cap);
+  tcase_add_test(tc, restart_capacity_and_news);
+  tcase_add_test(tc, attached_server_has_no_restart_keys);
+  tcase_add_test(tc, per_request_acceptance_distribution);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

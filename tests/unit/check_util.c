@@ -120,6 +120,45 @@ START_TEST(options_table) {
 }
 END_TEST
 
+/* --help never passes 80 columns: descriptions and option help are filled
+ * and wrapped, a sentence's line break and indented lines are kept. */
+START_TEST(help_is_wrapped_to_80_columns) {
+  int n = 0;
+  const struct opt_spec specs[] = {
+      {"a-rather-long-option-name", OPT_INT, &n, "N",
+       "a help text that goes on and on about what the option does, long past the eightieth "
+       "column of any terminal, so that it must wrap", NULL, NULL},
+      {"n", OPT_INT, &n, "N", "short", NULL, NULL},
+  };
+  struct opt_parser p = {
+      .usage = "servetop thing ARG [options]",
+      .description = "First line of a paragraph that was written with a break in the middle\n"
+                     "of a sentence, which is filled again to the width of the terminal.\n"
+                     "A new sentence on its own line.\n"
+                     "  an indented line stays as it is\n",
+      .specs = specs,
+      .n_specs = ST_ARRAY_LEN(specs)};
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  opt_print_help(&p, f);
+  fclose(f);
+  int width = 0;
+  for (const char *line = text; *line;) {
+    const char *nl = strchr(line, '\n');
+    int w = nl ? (int)(nl - line) : (int)strlen(line);
+    width = w > width ? w : width;
+    line = nl ? nl + 1 : line + w;
+  }
+  ck_assert_msg(width <= 80, "a line of %d columns:\n%s", width, text);
+  ck_assert_ptr_nonnull(strstr(text, "in the middle of a\nsentence, which")); /* filled */
+  ck_assert_ptr_nonnull(strstr(text, "terminal.\nA new sentence"));     /* kept */
+  ck_assert_ptr_nonnull(strstr(text, "\n  an indented line stays as it is\n"));
+  ck_assert_ptr_nonnull(strstr(text, "\n                                 option does")); /* help indent */
+  free(text);
+}
+END_TEST
+
 START_TEST(atomic_write_replaces_and_refuses_planted_temp_symlink) {
   char dir[] = "/tmp/st_util_XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -197,6 +236,7 @@ int main(void) {
   tcase_add_test(tc, shell_words);
   tcase_add_test(tc, strict_numbers);
   tcase_add_test(tc, options_table);
+  tcase_add_test(tc, help_is_wrapped_to_80_columns);
   tcase_add_test(tc, atomic_write_replaces_and_refuses_planted_temp_symlink);
   tcase_add_test(tc, write_or_rescue_keeps_the_data);
   tcase_add_test(tc, paths);
