@@ -292,7 +292,7 @@ static void detail_command(struct browser *b, const struct recipe *r) {
     return;
   }
   if (cmd.file)
-    detail_add(b, THEME_INACTIVE, 2, xasprintf("from %s:%d%s", cmd.file, cmd.line,
+    detail_add(b, THEME_INACTIVE, 2, xasprintf("from %s:%d%s", ui_path_shown(cmd.file), cmd.line,
                                                cmd.conditional ? " (inside an undecided branch)" : ""));
   detail_add(b, THEME_MAIN, 2, xstrdup(str_or(cmd.program, "?")));
   /* one flag (with its value) per line reads better than one long wrapped line */
@@ -361,7 +361,7 @@ static void detail_findings(struct browser *b, const struct recipe *r) {
       detail_heading(b, "Doctor's findings");
     detail_add(b, ui_severity_role(f->severity), 4,
                xasprintf("  %s %s %s:%d: %s", recipe_severity_name(f->severity), f->rule,
-                         str_or(f->file, "?"), f->line, str_or(f->message, "")));
+                         str_or(ui_path_shown(f->file), "?"), f->line, str_or(f->message, "")));
   }
   if (n == 0) {
     detail_heading(b, "Doctor's findings");
@@ -393,9 +393,9 @@ static void detail_build(struct browser *b) {
                                            recipe_spec_name(r->spec)));
   if (r->image)
     detail_add(b, THEME_INACTIVE, 2, xasprintf("image %s", r->image));
-  detail_add(b, THEME_INACTIVE, 2, xasprintf("defined at %s:%d", str_or(r->file, "?"), r->line));
+  detail_add(b, THEME_INACTIVE, 2, xasprintf("defined at %s:%d", str_or(ui_path_shown(r->file), "?"), r->line));
   if (r->script_path)
-    detail_add(b, THEME_INACTIVE, 2, xasprintf("launch script %s", r->script_path));
+    detail_add(b, THEME_INACTIVE, 2, xasprintf("launch script %s", ui_path_shown(r->script_path)));
   const struct recipe *twin = recipe_set_twin(b->set, r);
   detail_add(b, twin ? THEME_MAIN : THEME_INACTIVE, 2,
              twin ? xasprintf("twin %s (press a for the A/B run)", twin->name)
@@ -754,7 +754,7 @@ static void render_header(struct browser *b, struct ui_grid *g, const struct ui_
   struct ui_rect r = l->slot[UI_SLOT_HEADER];
   ui_grid_fill(g, r, THEME_HEADER);
   /* what the filter shows: groups, rows, MTP twins, findings */
-  size_t groups = 0, rows = 0, n_spec = 0, findings = 0, errors = 0;
+  size_t groups = 0, rows = 0, n_mtp = 0, n_draft = 0, findings = 0, errors = 0;
   for (size_t i = 0; i < b->n_lines; i++) {
     if (b->lines[i].pair == NO_PAIR) {
       groups++;
@@ -762,7 +762,8 @@ static void render_header(struct browser *b, struct ui_grid *g, const struct ui_
     }
     const struct browser_pair *p = &b->pairs[b->lines[i].pair];
     rows++;
-    n_spec += p->spec != NULL;
+    n_mtp += p->spec && p->spec->spec != RECIPE_SPEC_DRAFT_MODEL;
+    n_draft += p->spec && p->spec->spec == RECIPE_SPEC_DRAFT_MODEL;
     findings += (size_t)(p->findings[0] + p->findings[1]);
     errors += (size_t)(p->errors[0] + p->errors[1]);
   }
@@ -770,10 +771,12 @@ static void render_header(struct browser *b, struct ui_grid *g, const struct ui_
     findings = b->findings.n;
     errors = recipe_findings_errors(&b->findings);
   }
-  char text[256];
-  snprintf(text, sizeof text, " servetop " SERVETOP_VERSION "%srecipes%s%zu group%s%s%zu row%s%s%zu MTP",
+  char text[256], drafts[48] = ""; /* twins with a draft model are not MTP */
+  if (n_draft)
+    snprintf(drafts, sizeof drafts, "%s%zu draft", gl->separator, n_draft);
+  snprintf(text, sizeof text, " servetop " SERVETOP_VERSION "%srecipes%s%zu group%s%s%zu row%s%s%zu MTP%s",
            gl->separator, gl->separator, groups, groups == 1 ? "" : "s", gl->separator, rows,
-           rows == 1 ? "" : "s", gl->separator, n_spec);
+           rows == 1 ? "" : "s", gl->separator, n_mtp, drafts);
   int w_left = ui_grid_text(g, r.x, r.y, r.w, text, THEME_HEADER, gl->braille);
   b->findings_w = 0;
   if (b->findings.n) {

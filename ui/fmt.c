@@ -3,6 +3,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 /* Three significant digits: 1.23, 12.3, 123. */
 static const char *fmt3(double v, const char *unit, char *buf, size_t n) {
@@ -88,4 +90,17 @@ const char *ui_fmt_pct(double frac, char *buf, size_t n) {
   }
   snprintf(buf, n, "%.1f%%", frac * 100.0);
   return buf;
+}
+
+const char *ui_path_shown(const char *path) {
+  static char cwd[4096];
+  static int have = -1; /* the directory of the start: read once */
+  if (have < 0)
+    have = getcwd(cwd, sizeof cwd) != NULL && strcmp(cwd, "/") != 0;
+  if (!path || !have)
+    return path;
+  size_t n = strlen(cwd);
+  if (strncmp(path, cwd, n) == 0 && path[n] == '/' && path[n + 1])
+    return path + n + 1;
+  return path;
 }

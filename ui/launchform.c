@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
+#include "recipe/recipe.h"
 #include "ui_util.h"
 
 enum { KEY_START = 0, KEY_PICK = 1, KEY_HELP = 5 }; /* hints that can be inactive */
@@ -158,6 +160,22 @@ static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
 
 enum { LABEL_W = 9, BOX_MAX_W = 96, MAX_CHANGES = 4 };
 
+/* The overrides field's hint, in the flags of the engine the recipe names
+ * (mem-fraction-static on SGLang, gpu-memory-utilization on vLLM, ctx-size on
+ * llama.cpp), from the engine table's KV-cache and batch-cap rows. */
+static void override_hint(const struct recipe *r, char *buf, size_t n) {
+  const struct eng_ops *e = r ? eng_find(r->engine) : NULL;
+  const struct eng_flag *kv = e ? eng_knob_row(e, ENG_KNOB_KV_CACHE) : NULL;
+  const struct eng_flag *cap = e ? eng_knob_row(e, ENG_KNOB_BATCH_CAP) : NULL;
+  if (!kv && !cap) {
+    snprintf(buf, n, "(Tab, then KEY=VALUE words: kv-cache=... max-batch=...)");
+    return;
+  }
+  const struct eng_flag *first = kv ? kv : cap;
+  snprintf(buf, n, "(Tab, then KEY=VALUE words: %s=...%s%s%s)", first->names[0] + 2,
+           kv && cap ? " " : "", kv && cap ? cap->names[0] + 2 : "", kv && cap ? "=..." : "");
+}
+
 static void choice_label(const struct launchform *f, size_t i, char *buf, size_t n) {
   if (i < f->n_concs)
     snprintf(buf, n, "conc %d", f->concs[i]);
@@ -265,8 +283,9 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
       if (f->editing)
         ui_put(g, fx, y, end, "_", THEME_HOTKEY, gl);
     } else {
-      ui_put(g, fx, y, end, "(Tab, then KEY=VALUE words: mem-fraction-static=0.8 ...)", THEME_INACTIVE,
-          gl);
+      char hint[160];
+      override_hint(f->recipe, hint, sizeof hint);
+      ui_put(g, fx, y, end, hint, THEME_INACTIVE, gl);
     }
   }
   y++;

@@ -108,9 +108,9 @@ static void put_location(struct ui_grid *g, int x, int y, int w, const struct re
                          enum theme_role role, const struct ui_glyphs *gl) {
   char where[1200];
   if (f->line > 0)
-    snprintf(where, sizeof where, "%s:%d", f->file ? f->file : "?", f->line);
+    snprintf(where, sizeof where, "%s:%d", f->file ? ui_path_shown(f->file) : "?", f->line);
   else
-    snprintf(where, sizeof where, "%s", f->file ? f->file : "?");
+    snprintf(where, sizeof where, "%s", f->file ? ui_path_shown(f->file) : "?");
   int cells = ui_text_cells(where);
   if (cells <= w || w < 4) {
     ui_grid_text(g, x, y, w, where, role, gl->braille);
@@ -148,9 +148,9 @@ static void render_expanded(const struct problems *p, struct ui_grid *g, const s
   const char *msg = f->message ? f->message : "";
   char where[1200];
   if (f->line > 0)
-    snprintf(where, sizeof where, "%s:%d", f->file ? f->file : "?", f->line);
+    snprintf(where, sizeof where, "%s:%d", f->file ? ui_path_shown(f->file) : "?", f->line);
   else
-    snprintf(where, sizeof where, "%s", f->file ? f->file : "?");
+    snprintf(where, sizeof where, "%s", f->file ? ui_path_shown(f->file) : "?");
   int where_lines = ui_wrap_text(NULL, 0, 0, 0, 0, text_w - 7, where, 0, THEME_MAIN, gl->braille);
   int msg_lines = ui_wrap_text(NULL, 0, 0, 0, 0, text_w, msg, 0, THEME_MAIN, gl->braille);
   int h = where_lines + msg_lines + 6;
@@ -203,7 +203,7 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   for (size_t i = 0; i < count(p); i++) {
     const struct recipe_finding *f = &p->findings->items[i];
     char where[1200];
-    snprintf(where, sizeof where, "%s:%d", f->file ? f->file : "?", f->line);
+    snprintf(where, sizeof where, "%s:%d", f->file ? ui_path_shown(f->file) : "?", f->line);
     int w = ui_text_cells(where), r = f->rule ? ui_text_cells(f->rule) : 1;
     where_w = w > where_w ? w : where_w;
     rule_w = r > rule_w ? r : rule_w;

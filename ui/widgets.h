@@ -189,5 +189,8 @@ const char *ui_fmt_ms(double ms, char *buf, size_t n);          /* 850us, 12.3ms
 const char *ui_fmt_bytes(double bytes, char *buf, size_t n);    /* 512B, 12.0MiB, 79.6GiB */
 const char *ui_fmt_duration_s(double s, char *buf, size_t n);   /* 42s, 3m05s, 1h02m */
 const char *ui_fmt_pct(double frac, char *buf, size_t n);       /* 0.873 -> 87.3% */
+/* A file's path as the user reads it: relative to the directory servetop was
+ * started in when the file is below it (configs/x.yaml), else as it is. */
+const char *ui_path_shown(const char *path);
 
 #endif

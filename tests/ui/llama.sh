@@ -36,11 +36,16 @@ RUN=(XDG_DATA_HOME="$WORK/xdg" "$SERVETOP" --llama-server "$LLAMA" --configs "$W
 
 header_pid() { screen | sed -n 's/.*pid \([0-9][0-9]*\) :.*/\1/p' | head -1; }
 
+cd "$WORK" # the dashboard shows paths below the directory it starts in relative to it
 ui_start 100 32 "${RUN[@]}"
 wait_for "tiny f16 · cpu · llamacpp"
+wait_for "1 group · 1 row · 0 MTP · 1 draft" # a draft-model twin is not counted as MTP
+wait_for "configs/tiny.yaml:" && ! screen | grep -q "$WORK/configs/tiny.yaml" ||
+  fail "a path below the start directory shown whole"
 tm send-keys -t "$UI_SESSION" Enter
 wait_for "Run tiny-llamacpp-cpu"
 wait_for "engine   llamacpp"
+wait_for "KEY=VALUE words: ctx-size=... parallel=..." # llama.cpp's own flags, not SGLang's
 tm send-keys -t "$UI_SESSION" l l # conc 4
 wait_for "[conc 4]"
 tm send-keys -t "$UI_SESSION" Tab

@@ -152,6 +152,21 @@ START_TEST(ab_run_of_a_pair) {
 }
 END_TEST
 
+START_TEST(override_hint_in_the_engines_flags) {
+  launchform_open(&f, lone, NULL); /* vLLM */
+  char *fr = ut_frame(&launchform_screen, &f, NULL, NULL, 100, 32, true);
+  ut_assert_has(fr, "KEY=VALUE words: gpu-memory-utilization=... max-num-seqs=...");
+  ck_assert_msg(!strstr(fr, "mem-fraction-static"), "an SGLang flag offered for vLLM");
+  free(fr);
+  launchform_fini(&f);
+  memset(&f, 0, sizeof f);
+  launchform_open(&f, off, NULL); /* SGLang */
+  fr = ut_frame(&launchform_screen, &f, NULL, NULL, 100, 32, true);
+  ut_assert_has(fr, "KEY=VALUE words: mem-fraction-static=... max-running-requests=...");
+  free(fr);
+}
+END_TEST
+
 START_TEST(engine_line_while_probing_and_after) {
   launchform_open(&f, lone, NULL);
   ck_assert(f.probing);
@@ -200,6 +215,7 @@ int main(void) {
   tcase_add_test(tc, overrides_are_checked_before_the_launch);
   tcase_add_test(tc, ab_run_of_a_pair);
   tcase_add_test(tc, engine_line_while_probing_and_after);
+  tcase_add_test(tc, override_hint_in_the_engines_flags);
   tcase_add_test(tc, clicks_pick_and_focus);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
