@@ -49,6 +49,43 @@ static void canvas_set(struct dot_canvas *c, int dot_x, int dot_y_from_bottom, u
   c->roles[cell] = role;
 }
 
+/* A blank canvas of r's cells: braille cells hold 2x4 dots, ASCII ones 1x3. */
+static struct dot_canvas canvas_new(struct ui_rect r, const struct ui_glyphs *gl) {
+  struct dot_canvas c = {
+      .dx_per_cell = gl->braille ? 2 : 1,
+      .dy_per_cell = gl->braille ? 4 : 3,
+      .cols = r.w,
+      .rows = r.h,
+  };
+  c.dots_w = r.w * c.dx_per_cell;
+  c.dots_h = r.h * c.dy_per_cell;
+  c.bits = xcalloc((size_t)(r.w * r.h), 1);
+  c.roles = xmalloc((size_t)(r.w * r.h));
+  memset(c.roles, THEME_ROLE_COUNT, (size_t)(r.w * r.h));
+  return c;
+}
+
+/* Puts the canvas's dotted cells into r (the blank ones are left as they are)
+ * and frees it. */
+static void canvas_draw_free(struct dot_canvas *c, struct ui_grid *g, struct ui_rect r,
+                             const struct ui_glyphs *gl) {
+  for (int row = 0; row < r.h; row++) {
+    for (int col = 0; col < r.w; col++) {
+      int cell = row * r.w + col;
+      if (!c->bits[cell])
+        continue;
+      char glyph[5];
+      if (gl->braille)
+        braille_glyph(c->bits[cell], glyph);
+      else
+        strcpy(glyph, ascii_glyph(c->bits[cell]));
+      ui_grid_put(g, r.x + col, r.y + row, glyph, (enum theme_role)c->roles[cell]);
+    }
+  }
+  free(c->bits);
+  free(c->roles);
+}
+
 static double visible_max(const struct ui_series *series, size_t n_series, int dots_w) {
   double max = -(double)INFINITY;
   for (size_t s = 0; s < n_series; s++) {
@@ -65,14 +102,7 @@ double ui_chart(struct ui_grid *g, struct ui_rect r, const struct ui_series *ser
                 size_t n_series, const struct ui_chart_opts *opts, const struct ui_glyphs *gl) {
   if (r.w <= 0 || r.h <= 0)
     return opts->y_max;
-  struct dot_canvas c = {
-      .dx_per_cell = gl->braille ? 2 : 1,
-      .dy_per_cell = gl->braille ? 4 : 3,
-      .cols = r.w,
-      .rows = r.h,
-  };
-  c.dots_w = r.w * c.dx_per_cell;
-  c.dots_h = r.h * c.dy_per_cell;
+  struct dot_canvas c = canvas_new(r, gl);
   double y_min = opts->y_min, y_max = opts->y_max;
   if (y_max <= y_min) {
     y_max = visible_max(series, n_series, c.dots_w);
@@ -81,9 +111,6 @@ double ui_chart(struct ui_grid *g, struct ui_rect r, const struct ui_series *ser
     if (!(y_max > y_min))
       y_max = y_min + 1.0;
   }
-  c.bits = xcalloc((size_t)(r.w * r.h), 1);
-  c.roles = xmalloc((size_t)(r.w * r.h));
-  memset(c.roles, THEME_ROLE_COUNT, (size_t)(r.w * r.h));
 
   double scale = (double)(c.dots_h - 1) / (y_max - y_min);
   for (size_t s = 0; s < n_series; s++) {
@@ -125,21 +152,7 @@ double ui_chart(struct ui_grid *g, struct ui_rect r, const struct ui_series *ser
     for (int row = 0; row < r.h; row++)
       ui_grid_put(g, r.x + col, r.y + row, gl->mark, opts->mark_role);
   }
-  for (int row = 0; row < r.h; row++) {
-    for (int col = 0; col < r.w; col++) {
-      int cell = row * r.w + col;
-      if (!c.bits[cell])
-        continue;
-      char glyph[5];
-      if (gl->braille)
-        braille_glyph(c.bits[cell], glyph);
-      else
-        strcpy(glyph, ascii_glyph(c.bits[cell]));
-      ui_grid_put(g, r.x + col, r.y + row, glyph, (enum theme_role)c.roles[cell]);
-    }
-  }
-  free(c.bits);
-  free(c.roles);
+  canvas_draw_free(&c, g, r, gl);
   return y_max;
 }
 
@@ -167,17 +180,7 @@ void ui_xy_chart(struct ui_grid *g, struct ui_rect r, const struct ui_xy_series 
     *y_max_out = y_max;
   if (r.w <= 0 || r.h <= 0)
     return;
-  struct dot_canvas c = {
-      .dx_per_cell = gl->braille ? 2 : 1,
-      .dy_per_cell = gl->braille ? 4 : 3,
-      .cols = r.w,
-      .rows = r.h,
-  };
-  c.dots_w = r.w * c.dx_per_cell;
-  c.dots_h = r.h * c.dy_per_cell;
-  c.bits = xcalloc((size_t)(r.w * r.h), 1);
-  c.roles = xmalloc((size_t)(r.w * r.h));
-  memset(c.roles, THEME_ROLE_COUNT, (size_t)(r.w * r.h));
+  struct dot_canvas c = canvas_new(r, gl);
   for (size_t s = 0; s < n_series; s++) {
     bool have_prev = false;
     int px = 0, py = 0;
@@ -200,20 +203,7 @@ void ui_xy_chart(struct ui_grid *g, struct ui_rect r, const struct ui_xy_series 
       have_prev = true;
     }
   }
-  for (int row = 0; row < r.h; row++)
-    for (int col = 0; col < r.w; col++) {
-      int cell = row * r.w + col;
-      if (!c.bits[cell])
-        continue;
-      char glyph[5];
-      if (gl->braille)
-        braille_glyph(c.bits[cell], glyph);
-      else
-        strcpy(glyph, ascii_glyph(c.bits[cell]));
-      ui_grid_put(g, r.x + col, r.y + row, glyph, (enum theme_role)c.roles[cell]);
-    }
-  free(c.bits);
-  free(c.roles);
+  canvas_draw_free(&c, g, r, gl);
 }
 
 void ui_bar(struct ui_grid *g, int x, int y, int w, const struct ui_bar_segment *segs,

@@ -4,6 +4,8 @@
 #ifndef SERVETOP_CLI_CLI_H
 #define SERVETOP_CLI_CLI_H
 
+#include "util/util.h"
+
 /* Each takes the arguments after the subcommand name (argv[0] is the
  * subcommand) and returns the process exit status. */
 int cmd_recipes_main(int argc, char **argv);  /* servetop recipes */
@@ -21,5 +23,15 @@ int cmd_tui_main(int argc, char **argv);      /* servetop (no subcommand) */
 
 /* Exit statuses shared by the subcommands. */
 enum { EXIT_OK = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2 };
+
+/* A subcommand's options, parsed as opt_parse does. --help prints the help
+ * to stdout and gives EXIT_OK; a bad option prints "servetop CMD: why" to
+ * stderr and gives EXIT_USAGE; CLI_GO_ON when the command goes on. cmd is
+ * NULL for the dashboard (no subcommand). */
+enum { CLI_GO_ON = -1 };
+int cli_parse_options(const struct opt_parser *p, const char *cmd, int argc, char **argv,
+                      char **pos, size_t max_pos, size_t *n_pos);
+/* Prints "servetop CMD: <message>" to stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) ST_PRINTF(2, 3);
 
 #endif

@@ -361,14 +361,9 @@ int cmd_bench_main(int argc, char **argv) {
   struct measure_result result;
   memset(&result, 0, sizeof(result));
 
-  int prc = opt_parse(&parser, n_args, args, NULL, 0, &n_pos, &err);
-  if (prc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    status = EXIT_OK;
-    goto out;
-  }
-  if (prc != OPT_OK) {
-    fprintf(stderr, "servetop bench: %s\n", err.msg);
+  int prc = cli_parse_options(&parser, "bench", n_args, args, NULL, 0, &n_pos);
+  if (prc != CLI_GO_ON) {
+    status = prc;
     goto out;
   }
   static const char *const backends[] = {"vllm", "sglang", "openai", "openai-chat"};

@@ -25,16 +25,11 @@ int cmd_engines_main(int argc, char **argv) {
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   struct st_err err = {{0}};
-  int rc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
-  if (rc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    return EXIT_OK;
-  }
-  if (rc != OPT_OK ||
-      (llama_server && eng_set_program_path("llama-server", llama_server, &err) != 0)) {
-    fprintf(stderr, "servetop engines: %s\n", err.msg);
-    return EXIT_USAGE;
-  }
+  int rc = cli_parse_options(&parser, "engines", argc - 1, argv + 1, NULL, 0, NULL);
+  if (rc != CLI_GO_ON)
+    return rc;
+  if (llama_server && eng_set_program_path("llama-server", llama_server, &err) != 0)
+    return cli_usage_error("engines", "%s", err.msg);
   cJSON *arr = cJSON_CreateArray();
   for (size_t i = 0; i < eng_count(); i++) {
     const struct eng_ops *e = eng_at(i);

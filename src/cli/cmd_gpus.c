@@ -156,20 +156,16 @@ int cmd_gpus_main(int argc, char **argv) {
   };
   struct st_err err = {{0}};
   size_t n_pos = 0;
-  int rc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, &n_pos, &err);
-  if (rc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
+  int prc = cli_parse_options(&parser, "gpus", argc - 1, argv + 1, NULL, 0, &n_pos);
+  const char *bad = interval_s <= 0 ? "--telemetry-interval must be positive"
+                    : pid < 0       ? "--pid must be positive"
+                    : count < 0     ? "--count must not be negative"
+                                    : NULL;
+  if (prc == CLI_GO_ON && bad)
+    prc = cli_usage_error("gpus", "%s", bad);
+  if (prc != CLI_GO_ON) {
     free(urls.items);
-    return EXIT_OK;
-  }
-  if (rc == OPT_ERROR || interval_s <= 0 || pid < 0 || count < 0) {
-    fprintf(stderr, "servetop gpus: %s\n",
-            rc == OPT_ERROR ? err.msg
-            : interval_s <= 0 ? "--telemetry-interval must be positive"
-            : pid < 0         ? "--pid must be positive"
-                              : "--count must not be negative");
-    free(urls.items);
-    return EXIT_USAGE;
+    return prc;
   }
 
   bool known = !backend || strcmp(backend, "auto") == 0;
@@ -201,6 +197,7 @@ int cmd_gpus_main(int argc, char **argv) {
   size_t n_report = tm_backend_report(tm, report, ST_ARRAY_LEN(report));
   struct tm_snapshot *snap = xcalloc(1, sizeof *snap);
 
+  int rc = 0;
   if (!watch) {
     tm_sample_now(tm, snap, NULL);
     if (json)

@@ -168,18 +168,10 @@ static struct recipe_set *parse_and_load(const char *cmd, const char *usage,
   const struct opt_spec specs[] = {SOURCE_SPECS(o)};
   const struct opt_parser parser = {.usage = usage, .description = description, .specs = specs,
                                     .n_specs = ST_ARRAY_LEN(specs)};
-  struct st_err err;
-  int rc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
-  *status = EXIT_USAGE;
-  if (rc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    *status = EXIT_OK;
+  *status = cli_parse_options(&parser, cmd, argc - 1, argv + 1, NULL, 0, NULL);
+  if (*status != CLI_GO_ON)
     return NULL;
-  }
-  if (rc == OPT_ERROR) {
-    fprintf(stderr, "servetop %s: %s\n", cmd, err.msg);
-    return NULL;
-  }
+  *status = EXIT_USAGE; /* when the source does not load */
   return load_source(cmd, o);
 }
 
@@ -336,16 +328,12 @@ int cmd_show_main(int argc, char **argv) {
   struct st_err err;
   char *pos[1];
   size_t n_pos = 0;
-  int rc = opt_parse(&parser, argc - 1, argv + 1, pos, 1, &n_pos, &err);
-  if (rc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
+  int rc = cli_parse_options(&parser, "show", argc - 1, argv + 1, pos, 1, &n_pos);
+  if (rc == CLI_GO_ON && n_pos != 1)
+    rc = cli_usage_error("show", "expected one RECIPE name");
+  if (rc != CLI_GO_ON) {
     free(sets.items);
-    return EXIT_OK;
-  }
-  if (rc == OPT_ERROR || n_pos != 1) {
-    fprintf(stderr, "servetop show: %s\n", rc == OPT_ERROR ? err.msg : "expected one RECIPE name");
-    free(sets.items);
-    return EXIT_USAGE;
+    return rc;
   }
   struct recipe_set *set = load_source("show", &o);
   if (!set) {

@@ -637,20 +637,15 @@ int cmd_run_main(int argc, char **argv) {
   char *pos[2];
   size_t n_pos = 0;
   struct st_err err = {{0}};
-  int prc = opt_parse(&parser, argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos, &err);
-  int rc = EXIT_USAGE;
+  int rc = cli_parse_options(&parser, "run", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos);
   struct recipe_set *set = NULL;
   char *gpu_halves[2] = {NULL, NULL};
   char bad[512];
-  if (prc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    rc = EXIT_OK;
+  if (rc == CLI_GO_ON && n_pos != 1)
+    rc = cli_usage_error("run", "expected one RECIPE");
+  if (rc != CLI_GO_ON)
     goto out;
-  }
-  if (prc != OPT_OK || n_pos != 1) {
-    fprintf(stderr, "servetop run: %s\n", prc != OPT_OK ? err.msg : "expected one RECIPE");
-    goto out;
-  }
+  rc = EXIT_USAGE; /* until the run has an outcome */
   if (run_input_error(&o, bad, sizeof bad)) {
     fprintf(stderr, "servetop run: %s\n", bad);
     goto out;
@@ -809,16 +804,13 @@ int cmd_attach_main(int argc, char **argv) {
   char *pos[2];
   size_t n_pos = 0;
   struct st_err err = {{0}};
-  int prc = opt_parse(&parser, argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos, &err);
-  if (prc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    return EXIT_OK;
-  }
+  int prc = cli_parse_options(&parser, "attach", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos),
+                              &n_pos);
+  if (prc != CLI_GO_ON)
+    return prc;
+  if (n_pos != 1)
+    return cli_usage_error("attach", "expected one URL");
   char bad[512];
-  if (prc != OPT_OK || n_pos != 1) {
-    fprintf(stderr, "servetop attach: %s\n", prc != OPT_OK ? err.msg : "expected one URL");
-    return EXIT_USAGE;
-  }
   int concs[64];
   size_t n_concs = 0;
   const char *problem = run_input_error(&o, bad, sizeof bad);
@@ -886,15 +878,12 @@ int cmd_compare_main(int argc, char **argv) {
   char *pos[3];
   size_t n_pos = 0;
   struct st_err err = {{0}};
-  int prc = opt_parse(&parser, argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos, &err);
-  if (prc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    return EXIT_OK;
-  }
-  if (prc != OPT_OK || n_pos != 2) {
-    fprintf(stderr, "servetop compare: %s\n", prc != OPT_OK ? err.msg : "expected A and B");
-    return EXIT_USAGE;
-  }
+  int prc = cli_parse_options(&parser, "compare", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos),
+                              &n_pos);
+  if (prc != CLI_GO_ON)
+    return prc;
+  if (n_pos != 2)
+    return cli_usage_error("compare", "expected A and B");
   struct run_compare_side a, b;
   memset(&b, 0, sizeof(b));
   int rc = EXIT_USAGE;
@@ -937,16 +926,12 @@ int cmd_export_main(int argc, char **argv) {
   char *pos[2];
   size_t n_pos = 0;
   struct st_err err = {{0}};
-  int prc = opt_parse(&parser, argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos, &err);
-  if (prc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    return EXIT_OK;
-  }
-  if (prc != OPT_OK || n_pos != 1 || !inferencex) {
-    fprintf(stderr, "servetop export: %s\n",
-            prc != OPT_OK ? err.msg : "usage: servetop export RUN --inferencex [--out DIR]");
-    return EXIT_USAGE;
-  }
+  int prc = cli_parse_options(&parser, "export", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos),
+                              &n_pos);
+  if (prc != CLI_GO_ON)
+    return prc;
+  if (n_pos != 1 || !inferencex)
+    return cli_usage_error("export", "usage: servetop export RUN --inferencex [--out DIR]");
   char *yaml = NULL, *script = NULL;
   int erc = run_export_inferencex(pos[0], &yaml, &script, &err);
   if (erc != 0) {

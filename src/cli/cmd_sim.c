@@ -153,14 +153,9 @@ int cmd_sim_main(int argc, char **argv) {
   };
   struct st_err err = {{0}};
   int status = EXIT_USAGE;
-  int prc = opt_parse(&parser, argc - 1, argv + 1, NULL, 0, NULL, &err);
-  if (prc == OPT_HELP) {
-    opt_print_help(&parser, stdout);
-    status = EXIT_OK;
-    goto out;
-  }
-  if (prc != OPT_OK) {
-    fprintf(stderr, "servetop sim: %s\n", err.msg);
+  int prc = cli_parse_options(&parser, "sim", argc - 1, argv + 1, NULL, 0, NULL);
+  if (prc != CLI_GO_ON) {
+    status = prc;
     goto out;
   }
   for (size_t i = 0; i < cli.faults.n; i++) {

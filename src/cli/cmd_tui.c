@@ -34,16 +34,11 @@ int cmd_tui_main(int argc, char **argv) {
       .n_specs = ST_ARRAY_LEN(specs),
   };
   struct st_err err;
-  int rc = opt_parse(&p, argc, argv, NULL, 0, NULL, &err);
-  if (rc == OPT_HELP) {
-    opt_print_help(&p, stdout);
-    return EXIT_OK;
-  }
-  if (rc != OPT_OK ||
-      (llama_server && eng_set_program_path("llama-server", llama_server, &err) != 0)) {
-    fprintf(stderr, "servetop: %s\n", err.msg);
-    return EXIT_USAGE;
-  }
+  int rc = cli_parse_options(&p, NULL, argc, argv, NULL, 0, NULL);
+  if (rc != CLI_GO_ON)
+    return rc;
+  if (llama_server && eng_set_program_path("llama-server", llama_server, &err) != 0)
+    return cli_usage_error(NULL, "%s", err.msg);
   const char *dirs[][2] = {{"--configs", o.configs_dir}, {"--inferencex", o.inferencex_dir},
                            {"--results", o.results_dir}};
   for (size_t i = 0; i < ST_ARRAY_LEN(dirs); i++) {

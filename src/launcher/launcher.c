@@ -554,20 +554,29 @@ static int abort_when_flagged(void *ud, curl_off_t dltotal, curl_off_t dlnow, cu
              : 0;
 }
 
-static int http_get_status(const char *host, int port, const char *path, int64_t timeout_ms,
-                           struct launcher *abort_on) {
+/* A handle for GET http://host:port/path (written into url), or NULL. */
+static CURL *loopback_get(const char *host, int port, const char *path, int64_t timeout_ms,
+                          char url[512]) {
   pthread_once(&curl_once, curl_init_once);
   CURL *curl = curl_easy_init();
   if (!curl)
-    return -1;
-  char url[512];
-  snprintf(url, sizeof(url), "http://%s:%d%s", host, port, path);
+    return NULL;
+  snprintf(url, 512, "http://%s:%d%s", host, port, path);
   curl_easy_setopt(curl, CURLOPT_URL, url);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard_body);
   curl_easy_setopt(curl, CURLOPT_PROXY, ""); /* loopback never goes through a proxy */
+  return curl;
+}
+
+static int http_get_status(const char *host, int port, const char *path, int64_t timeout_ms,
+                           struct launcher *abort_on) {
+  char url[512];
+  CURL *curl = loopback_get(host, port, path, timeout_ms, url);
+  if (!curl)
+    return -1;
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard_body);
   if (abort_on) {
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, abort_when_flagged);
@@ -590,21 +599,14 @@ static size_t append_body(char *ptr, size_t size, size_t nmemb, void *ud) {
 
 char *launch_http_get_alloc(const char *host, int port, const char *path, int64_t timeout_ms,
                             struct st_err *err) {
-  pthread_once(&curl_once, curl_init_once);
-  CURL *curl = curl_easy_init();
+  char url[512];
+  CURL *curl = loopback_get(host, port, path, timeout_ms, url);
   if (!curl) {
     err_setf(err, "GET %s: cannot create a curl handle", path);
     return NULL;
   }
   struct sbuf body = {0};
   sbuf_reserve(&body, 256);
-  char url[512];
-  snprintf(url, sizeof(url), "http://%s:%d%s", host, port, path);
-  curl_easy_setopt(curl, CURLOPT_URL, url);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-  curl_easy_setopt(curl, CURLOPT_PROXY, "");
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
   CURLcode rc = curl_easy_perform(curl);

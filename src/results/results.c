@@ -460,40 +460,41 @@ void results_print_accounting(FILE *out, const struct lg_result *run,
 }
 
 /* ---------------------------------------------------------------- JSON */
-static void add_stat_keys(cJSON *obj, const char *name, const struct results_stat *st,
-                          const struct results_settings *s) {
+/* mean, median, std and the percentiles of st, each under "<statistic><suffix>"
+ * ("mean_ttft_ms", "p99_ms"). */
+static void add_stat_numbers(cJSON *o, const struct results_stat *st,
+                             const struct results_settings *s, const char *suffix) {
+  const struct {
+    const char *word;
+    double value;
+  } moments[] = {{"mean", st->mean_ms}, {"median", st->median_ms}, {"std", st->std_ms}};
   char key[96];
-  snprintf(key, sizeof(key), "mean_%s_ms", name);
-  cJSON_AddNumberToObject(obj, key, st->mean_ms);
-  snprintf(key, sizeof(key), "median_%s_ms", name);
-  cJSON_AddNumberToObject(obj, key, st->median_ms);
-  snprintf(key, sizeof(key), "std_%s_ms", name);
-  cJSON_AddNumberToObject(obj, key, st->std_ms);
+  for (size_t i = 0; i < ST_ARRAY_LEN(moments); i++) {
+    snprintf(key, sizeof(key), "%s%s", moments[i].word, suffix);
+    cJSON_AddNumberToObject(o, key, moments[i].value);
+  }
   for (size_t p = 0; p < s->n_percentiles; p++) {
     char word[32];
     percentile_word(word, sizeof(word), s->percentiles[p]);
-    snprintf(key, sizeof(key), "p%s_%s_ms", word, name);
-    cJSON_AddNumberToObject(obj, key, st->percentile_ms[p]);
+    snprintf(key, sizeof(key), "p%s%s", word, suffix);
+    cJSON_AddNumberToObject(o, key, st->percentile_ms[p]);
   }
+}
+
+/* The reference's flat keys: mean_<name>_ms, median_..., std_..., p<P>_<name>_ms. */
+static void add_stat_keys(cJSON *obj, const char *name, const struct results_stat *st,
+                          const struct results_settings *s) {
+  char suffix[64];
+  snprintf(suffix, sizeof(suffix), "_%s_ms", name);
+  add_stat_numbers(obj, st, s, suffix);
 }
 
 static cJSON *stat_object(const struct results_stat *st, const struct results_settings *s,
                           const char *unit) {
   cJSON *o = cJSON_CreateObject();
-  char key[64];
   cJSON_AddNumberToObject(o, "n", (double)st->n);
-  snprintf(key, sizeof(key), "mean%s", unit);
-  cJSON_AddNumberToObject(o, key, st->mean_ms);
-  snprintf(key, sizeof(key), "median%s", unit);
-  cJSON_AddNumberToObject(o, key, st->median_ms);
-  snprintf(key, sizeof(key), "std%s", unit);
-  cJSON_AddNumberToObject(o, key, st->std_ms);
-  for (size_t p = 0; p < s->n_percentiles; p++) {
-    char word[32];
-    percentile_word(word, sizeof(word), s->percentiles[p]);
-    snprintf(key, sizeof(key), "p%s%s", word, unit);
-    cJSON_AddNumberToObject(o, key, st->percentile_ms[p]);
-  }
+  add_stat_numbers(o, st, s, unit);
+  char key[64];
   snprintf(key, sizeof(key), "max%s", unit);
   cJSON_AddNumberToObject(o, key, st->max_ms);
   return o;

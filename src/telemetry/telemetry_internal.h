@@ -44,6 +44,21 @@ void tm_copy_str(char *dst, size_t dst_len, const char *src);
 int tm_gpu_by_uuid(const struct tm_snapshot *snap, const char *uuid);
 /* Adds a process row; false (and procs_truncated set) when full. */
 struct tm_proc *tm_add_proc(struct tm_snapshot *snap);
+/* A backend's per-call timeout: cfg's, else TM_DEFAULT_TIMEOUT_MS. */
+int tm_timeout_ms(const struct tm_config *cfg);
+/* The end of a backend's open: one real sample as the probe. When it works,
+ * *state_out = state and 0; else close(state) and -1 with err saying why. */
+int tm_open_probed(void *state, int (*sample)(void *, struct tm_snapshot *, struct st_err *),
+                   void (*close)(void *), void **state_out, struct st_err *err);
+
+/* ---------------------------------------------------------------- CSV cells (the *-smi tools)
+ * Splits line at commas in place into at most max_fields trimmed fields;
+ * returns the count. */
+size_t tm_split_csv(char *line, char **fields, size_t max_fields);
+/* "[N/A]", "[Not Supported]", "[Insufficient Permissions]", "N/A", "": no value. */
+bool tm_csv_unknown(const char *cell);
+/* A finite number, optionally followed by one unit word ("350.5 W"): 0, else -1. */
+int tm_csv_number(const char *cell, double *out);
 
 /* ---------------------------------------------------------------- parsers (pure, tested on captured output)
  * Each fills snap's gpus / procs from a tool's text output and returns 0, or

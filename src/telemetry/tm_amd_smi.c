@@ -33,28 +33,9 @@ static enum amd_col amd_col_of(const char *name) {
   return AMD_OTHER;
 }
 
-static size_t split_fields(char *line, char **fields, size_t max_fields) {
-  size_t n = 0;
-  for (char *s = line; n < max_fields;) {
-    char *comma = strchr(s, ',');
-    if (comma)
-      *comma = '\0';
-    fields[n++] = str_trim(s);
-    if (!comma)
-      break;
-    s = comma + 1;
-  }
-  return n;
-}
-
 /* "N/A" and empty cells are unknown; a value may carry a unit word. */
 static bool amd_value(const char *v, double *out) {
-  if (!v[0] || strcmp(v, "N/A") == 0 || v[0] == '[')
-    return false;
-  char buf[64];
-  tm_copy_str(buf, sizeof buf, v);
-  buf[strcspn(buf, " ")] = '\0';
-  return parse_double(buf, out) == 0 && isfinite(*out) && *out >= 0;
+  return !tm_csv_unknown(v) && tm_csv_number(v, out) == 0 && *out >= 0;
 }
 
 static struct tm_gpu *gpu_slot(struct tm_snapshot *snap, int index) {
@@ -79,7 +60,7 @@ int tm_amdsmi_parse(const char *text, struct tm_snapshot *snap, struct st_err *e
   for (char *line = strtok_r(copy, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
     line_no++;
     char *fields[AMD_MAX_FIELDS];
-    size_t n = split_fields(line, fields, AMD_MAX_FIELDS);
+    size_t n = tm_split_csv(line, fields, AMD_MAX_FIELDS);
     int header_gpu = -1;
     for (size_t i = 0; i < n; i++)
       if (strcmp(fields[i], "gpu") == 0)
@@ -147,16 +128,8 @@ static int amdsmi_sample(void *state, struct tm_snapshot *out, struct st_err *er
 static int amdsmi_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
   struct amdsmi_state *st = xcalloc(1, sizeof *st);
   st->tool = xstrdup(cfg->amd_smi_path ? cfg->amd_smi_path : "amd-smi");
-  st->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : TM_DEFAULT_TIMEOUT_MS;
-  struct tm_snapshot *probe = xcalloc(1, sizeof *probe);
-  int rc = amdsmi_sample(st, probe, err);
-  free(probe);
-  if (rc < 0) {
-    amdsmi_close(st);
-    return -1;
-  }
-  *state_out = st;
-  return 0;
+  st->timeout_ms = tm_timeout_ms(cfg);
+  return tm_open_probed(st, amdsmi_sample, amdsmi_close, state_out, err);
 }
 
 const struct tm_backend_ops tm_amd_smi_ops = {

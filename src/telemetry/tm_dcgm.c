@@ -172,16 +172,8 @@ static int dcgm_open(const struct tm_config *cfg, void **state_out, struct st_er
     after_scheme = after_scheme ? after_scheme + 3 : u;
     st->urls[i] = strchr(after_scheme, '/') ? xstrdup(u) : xasprintf("%s/metrics", u);
   }
-  st->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : TM_DEFAULT_TIMEOUT_MS;
-  struct tm_snapshot *probe = xcalloc(1, sizeof *probe);
-  int rc = dcgm_sample(st, probe, err);
-  free(probe);
-  if (rc < 0) {
-    dcgm_close(st);
-    return -1;
-  }
-  *state_out = st;
-  return 0;
+  st->timeout_ms = tm_timeout_ms(cfg);
+  return tm_open_probed(st, dcgm_sample, dcgm_close, state_out, err);
 }
 
 const struct tm_backend_ops tm_dcgm_ops = {

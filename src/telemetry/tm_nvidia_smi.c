@@ -14,37 +14,6 @@ static const uint64_t MIB = 1024ull * 1024ull;
 
 /* ---------------------------------------------------------------- CSV helpers */
 
-/* Splits line at commas in place into trimmed fields; returns the count. */
-static size_t split_csv(char *line, char **fields, size_t max_fields) {
-  size_t n = 0;
-  char *s = line;
-  while (n < max_fields) {
-    char *comma = strchr(s, ',');
-    if (comma)
-      *comma = '\0';
-    fields[n++] = str_trim(s);
-    if (!comma)
-      break;
-    s = comma + 1;
-  }
-  return n;
-}
-
-/* "[N/A]", "[Not Supported]", "[Insufficient Permissions]", "N/A", "": no value. */
-static bool is_unknown(const char *v) {
-  return v[0] == '\0' || v[0] == '[' || strcmp(v, "N/A") == 0;
-}
-
-/* A number, optionally followed by one unit word (output without nounits). */
-static int parse_num(const char *v, double *out) {
-  char buf[64];
-  tm_copy_str(buf, sizeof buf, v);
-  char *space = strchr(buf, ' ');
-  if (space)
-    *space = '\0';
-  return parse_double(buf, out) == 0 && isfinite(*out) ? 0 : -1;
-}
-
 /* The column name of a header cell, without " [unit]". */
 static void header_name(const char *cell, char *name, size_t name_len) {
   tm_copy_str(name, name_len, cell);
@@ -111,7 +80,7 @@ static bool read_header(char *line, int (*col_of)(const char *), const char *fir
   char *fields[NVSMI_MAX_FIELDS];
   char copy[1024];
   tm_copy_str(copy, sizeof copy, line);
-  size_t n = split_csv(copy, fields, NVSMI_MAX_FIELDS);
+  size_t n = tm_split_csv(copy, fields, NVSMI_MAX_FIELDS);
   char name[64];
   header_name(fields[0], name, sizeof name);
   if (strcmp(name, first_name) != 0)
@@ -135,9 +104,38 @@ static void default_columns(const char *query, int (*col_of)(const char *), int 
   char copy[512];
   tm_copy_str(copy, sizeof copy, query);
   char *fields[NVSMI_MAX_FIELDS];
-  *n_cols = split_csv(copy, fields, NVSMI_MAX_FIELDS);
+  *n_cols = tm_split_csv(copy, fields, NVSMI_MAX_FIELDS);
   for (size_t i = 0; i < *n_cols; i++)
     cols[i] = col_of(fields[i]);
+}
+
+/* A query's output, line by line: its columns are the query's until a header
+ * line names them. */
+struct csv_rows {
+  char *copy, *cursor;
+  int (*col_of)(const char *);
+  char first[64];               /* the query's first column, which a header starts with */
+  int cols[NVSMI_MAX_FIELDS];
+  size_t n_cols;
+  int line_no;
+};
+
+static void rows_open(struct csv_rows *r, const char *text, const char *query,
+                      int (*col_of)(const char *)) {
+  r->copy = r->cursor = xstrdup(text);
+  r->col_of = col_of;
+  r->line_no = 0;
+  first_column(query, r->first, sizeof r->first);
+  default_columns(query, col_of, r->cols, &r->n_cols);
+}
+
+/* The next line that is neither blank nor a header; NULL at the end. */
+static char *rows_next(struct csv_rows *r) {
+  char *line;
+  while ((line = next_line(&r->cursor, &r->line_no)) != NULL)
+    if (!read_header(line, r->col_of, r->first, r->cols, &r->n_cols))
+      return line;
+  return NULL;
 }
 
 static int set_gpu_field(struct tm_gpu *g, enum gpu_col col, const char *v, int line_no,
@@ -145,14 +143,14 @@ static int set_gpu_field(struct tm_gpu *g, enum gpu_col col, const char *v, int 
   if (col == COL_OTHER || col == COL_INDEX)
     return 0;
   if (col == COL_UUID || col == COL_NAME) {
-    if (!is_unknown(v))
+    if (!tm_csv_unknown(v))
       tm_copy_str(col == COL_UUID ? g->uuid : g->name, col == COL_UUID ? sizeof g->uuid : sizeof g->name, v);
     return 0;
   }
-  if (is_unknown(v))
+  if (tm_csv_unknown(v))
     return 0;
   double x;
-  if (parse_num(v, &x) < 0 || x < 0)
+  if (tm_csv_number(v, &x) < 0 || x < 0)
     return err_setf(err, "nvidia-smi --query-gpu line %d: field %s: '%s' is not a number", line_no,
                     col_name, v);
   switch (col) {
@@ -176,25 +174,20 @@ static const char *gpu_col_label(enum gpu_col col) {
 
 int tm_nvsmi_parse_gpus(const char *text, const char *query, struct tm_snapshot *snap,
                         struct st_err *err) {
-  char *copy = xstrdup(text), *cursor = copy, *line;
-  int cols[NVSMI_MAX_FIELDS];
-  size_t n_cols = 0;
-  int line_no = 0, rc = 0;
-  char first[64];
-  first_column(query, first, sizeof first);
-  default_columns(query, gpu_col_of, cols, &n_cols);
-  while ((line = next_line(&cursor, &line_no)) != NULL) {
-    if (read_header(line, gpu_col_of, first, cols, &n_cols))
-      continue;
+  struct csv_rows rows;
+  rows_open(&rows, text, query, gpu_col_of);
+  int rc = 0;
+  char *line;
+  while ((line = rows_next(&rows)) != NULL) {
     char *fields[NVSMI_MAX_FIELDS];
-    size_t n = split_csv(line, fields, NVSMI_MAX_FIELDS);
+    size_t n = tm_split_csv(line, fields, NVSMI_MAX_FIELDS);
     int index = -1;
-    for (size_t i = 0; i < n && i < n_cols; i++)
-      if (cols[i] == COL_INDEX && parse_int(fields[i], &index) < 0)
+    for (size_t i = 0; i < n && i < rows.n_cols; i++)
+      if (rows.cols[i] == COL_INDEX && parse_int(fields[i], &index) < 0)
         index = -1;
     if (index < 0) {
       rc = err_setf(err, "nvidia-smi --query-gpu line %d: field index: not a GPU row: '%.80s'",
-                    line_no, fields[0]);
+                    rows.line_no, fields[0]);
       break;
     }
     if (snap->n_gpus >= TM_MAX_GPUS)
@@ -203,14 +196,14 @@ int tm_nvsmi_parse_gpus(const char *text, const char *query, struct tm_snapshot 
     memset(g, 0, sizeof *g);
     g->index = index;
     /* Columns past the end of a short row stay unknown. */
-    for (size_t i = 0; i < n && i < n_cols && rc == 0; i++)
-      rc = set_gpu_field(g, (enum gpu_col)cols[i], fields[i], line_no,
-                         gpu_col_label((enum gpu_col)cols[i]), err);
+    for (size_t i = 0; i < n && i < rows.n_cols && rc == 0; i++)
+      rc = set_gpu_field(g, (enum gpu_col)rows.cols[i], fields[i], rows.line_no,
+                         gpu_col_label((enum gpu_col)rows.cols[i]), err);
     if (rc < 0)
       break;
     snap->n_gpus++;
   }
-  free(copy);
+  free(rows.copy);
   if (rc == 0 && snap->n_gpus == 0)
     rc = err_setf(err, "nvidia-smi --query-gpu: no GPU rows");
   return rc;
@@ -235,34 +228,29 @@ static int app_col_of(const char *name) {
 
 int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot *snap,
                         struct st_err *err) {
-  char *copy = xstrdup(text), *cursor = copy, *line;
-  int cols[NVSMI_MAX_FIELDS];
-  size_t n_cols = 0;
-  int line_no = 0, rc = 0;
-  char first[64];
-  first_column(query, first, sizeof first);
-  default_columns(query, app_col_of, cols, &n_cols);
+  struct csv_rows rows;
+  rows_open(&rows, text, query, app_col_of);
+  int rc = 0;
+  char *line;
   snap->procs_listed = true;
-  while ((line = next_line(&cursor, &line_no)) != NULL) {
-    if (read_header(line, app_col_of, first, cols, &n_cols))
-      continue;
+  while ((line = rows_next(&rows)) != NULL) {
     if (strstr(line, "No running processes found"))
       continue;
     char *fields[NVSMI_MAX_FIELDS];
-    size_t n = split_csv(line, fields, NVSMI_MAX_FIELDS);
+    size_t n = tm_split_csv(line, fields, NVSMI_MAX_FIELDS);
     /* A process name may itself hold commas: when the row is longer than
      * the columns, the extra cells belong to the name column. */
-    size_t extra = n > n_cols ? n - n_cols : 0;
+    size_t extra = n > rows.n_cols ? n - rows.n_cols : 0;
     const char *uuid = NULL, *mem = NULL;
     char name[TM_PROC_NAME_LEN] = "";
     long pid = -1;
-    for (size_t c = 0, f = 0; c < n_cols && f < n; c++, f++) {
-      switch ((enum app_col)cols[c]) {
+    for (size_t c = 0, f = 0; c < rows.n_cols && f < n; c++, f++) {
+      switch ((enum app_col)rows.cols[c]) {
       case APP_UUID: uuid = fields[f]; break;
       case APP_PID:
         if (parse_long(fields[f], &pid) < 0 || pid <= 0) {
           rc = err_setf(err, "nvidia-smi --query-compute-apps line %d: field pid: '%s' is not a pid",
-                        line_no, fields[f]);
+                        rows.line_no, fields[f]);
         }
         break;
       case APP_NAME:
@@ -279,7 +267,8 @@ int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot 
     if (rc < 0)
       break;
     if (pid <= 0) {
-      rc = err_setf(err, "nvidia-smi --query-compute-apps line %d: field pid: missing", line_no);
+      rc = err_setf(err, "nvidia-smi --query-compute-apps line %d: field pid: missing",
+                    rows.line_no);
       break;
     }
     struct tm_proc *p = tm_add_proc(snap);
@@ -290,20 +279,20 @@ int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot 
     if (p->gpu_index >= 0)
       p->gpu_index = snap->gpus[p->gpu_index].index;
     char *slash = strrchr(name, '/');
-    if (!is_unknown(name)) /* "[Not Found]" when the process is gone or hidden */
+    if (!tm_csv_unknown(name)) /* "[Not Found]" when the process is gone or hidden */
       tm_copy_str(p->name, sizeof p->name, slash ? slash + 1 : name);
     double mib;
-    if (mem && !is_unknown(mem)) {
-      if (parse_num(mem, &mib) < 0 || mib < 0) {
+    if (mem && !tm_csv_unknown(mem)) {
+      if (tm_csv_number(mem, &mib) < 0 || mib < 0) {
         rc = err_setf(err, "nvidia-smi --query-compute-apps line %d: field used_memory: '%s' is not a number",
-                      line_no, mem);
+                      rows.line_no, mem);
         break;
       }
       p->mem_bytes = (uint64_t)llround(mib) * MIB;
       p->mem_valid = true;
     }
   }
-  free(copy);
+  free(rows.copy);
   return rc;
 }
 
@@ -363,15 +352,9 @@ static int nvsmi_sample(void *state, struct tm_snapshot *out, struct st_err *err
 static int nvsmi_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
   struct nvsmi_state *st = xcalloc(1, sizeof *st);
   st->tool = xstrdup(cfg->nvidia_smi_path ? cfg->nvidia_smi_path : "nvidia-smi");
-  st->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : TM_DEFAULT_TIMEOUT_MS;
+  st->timeout_ms = tm_timeout_ms(cfg);
   /* The probe is a real query; its result is the first cached sample. */
-  struct tm_snapshot probe = {0};
-  if (nvsmi_sample(st, &probe, err) < 0) {
-    nvsmi_close(st);
-    return -1;
-  }
-  *state_out = st;
-  return 0;
+  return tm_open_probed(st, nvsmi_sample, nvsmi_close, state_out, err);
 }
 
 const struct tm_backend_ops tm_nvidia_smi_ops = {

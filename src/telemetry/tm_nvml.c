@@ -80,9 +80,10 @@ static const char *nvml_strerror(const struct nvml_api *api, nvml_return rc) {
   return api->error_string ? api->error_string(rc) : "NVML error (nvmlErrorString missing)";
 }
 
-/* dlsym into a function pointer without a cast between object and function
- * pointer types (ISO C forbids it; POSIX guarantees the representation). */
-#define NVML_SYM(api, field, symbol) (*(void **)&(api)->field = dlsym((api)->lib, symbol))
+/* Where dlsym's result goes: the function pointer's storage, so that no cast
+ * between object and function pointer types is needed (ISO C forbids it;
+ * POSIX guarantees the representation). */
+#define NVML_SLOT(api, field) ((void **)&(api)->field)
 
 static int load_library(const struct tm_config *cfg, struct nvml_state *st, struct st_err *err) {
   const char *names[2] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
@@ -106,34 +107,38 @@ static int load_library(const struct tm_config *cfg, struct nvml_state *st, stru
   return err_setf(err, "dlopen: %s", reasons);
 }
 
+/* The symbols servetop calls; a missing required one fails the backend, a
+ * missing optional one leaves its figure unknown. */
 static int resolve_symbols(struct nvml_state *st, struct st_err *err) {
   struct nvml_api *api = &st->api;
-  NVML_SYM(api, error_string, "nvmlErrorString");
-  NVML_SYM(api, init_v2, "nvmlInit_v2");
-  NVML_SYM(api, shutdown, "nvmlShutdown");
-  NVML_SYM(api, get_count_v2, "nvmlDeviceGetCount_v2");
-  NVML_SYM(api, get_handle_by_index_v2, "nvmlDeviceGetHandleByIndex_v2");
-  NVML_SYM(api, get_name, "nvmlDeviceGetName");
-  NVML_SYM(api, get_uuid, "nvmlDeviceGetUUID");
-  NVML_SYM(api, get_memory_info, "nvmlDeviceGetMemoryInfo");
-  const char *missing = !api->init_v2                  ? "nvmlInit_v2"
-                        : !api->shutdown               ? "nvmlShutdown"
-                        : !api->get_count_v2           ? "nvmlDeviceGetCount_v2"
-                        : !api->get_handle_by_index_v2 ? "nvmlDeviceGetHandleByIndex_v2"
-                        : !api->get_name               ? "nvmlDeviceGetName"
-                        : !api->get_uuid               ? "nvmlDeviceGetUUID"
-                        : !api->get_memory_info        ? "nvmlDeviceGetMemoryInfo"
-                                                       : NULL;
-  if (missing)
-    return err_setf(err, "%s: symbol %s not found (driver too old?)", st->library, missing);
-  NVML_SYM(api, get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2");
-  NVML_SYM(api, get_utilization, "nvmlDeviceGetUtilizationRates");
-  NVML_SYM(api, get_power_usage, "nvmlDeviceGetPowerUsage");
-  NVML_SYM(api, get_total_energy, "nvmlDeviceGetTotalEnergyConsumption");
-  NVML_SYM(api, get_enforced_power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-  /* Only the _v3 symbol takes the 24-byte struct; the plain one is v1 (16 bytes). */
-  NVML_SYM(api, get_compute_procs_v3, "nvmlDeviceGetComputeRunningProcesses_v3");
-  NVML_SYM(api, get_process_name, "nvmlSystemGetProcessName");
+  const struct {
+    void **slot;
+    const char *symbol;
+    bool required;
+  } symbols[] = {
+      {NVML_SLOT(api, error_string), "nvmlErrorString", false},
+      {NVML_SLOT(api, init_v2), "nvmlInit_v2", true},
+      {NVML_SLOT(api, shutdown), "nvmlShutdown", true},
+      {NVML_SLOT(api, get_count_v2), "nvmlDeviceGetCount_v2", true},
+      {NVML_SLOT(api, get_handle_by_index_v2), "nvmlDeviceGetHandleByIndex_v2", true},
+      {NVML_SLOT(api, get_name), "nvmlDeviceGetName", true},
+      {NVML_SLOT(api, get_uuid), "nvmlDeviceGetUUID", true},
+      {NVML_SLOT(api, get_memory_info), "nvmlDeviceGetMemoryInfo", true},
+      {NVML_SLOT(api, get_memory_info_v2), "nvmlDeviceGetMemoryInfo_v2", false},
+      {NVML_SLOT(api, get_utilization), "nvmlDeviceGetUtilizationRates", false},
+      {NVML_SLOT(api, get_power_usage), "nvmlDeviceGetPowerUsage", false},
+      {NVML_SLOT(api, get_total_energy), "nvmlDeviceGetTotalEnergyConsumption", false},
+      {NVML_SLOT(api, get_enforced_power_limit), "nvmlDeviceGetEnforcedPowerLimit", false},
+      /* Only the _v3 symbol takes the 24-byte struct; the plain one is v1 (16 bytes). */
+      {NVML_SLOT(api, get_compute_procs_v3), "nvmlDeviceGetComputeRunningProcesses_v3", false},
+      {NVML_SLOT(api, get_process_name), "nvmlSystemGetProcessName", false},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(symbols); i++) {
+    *symbols[i].slot = dlsym(api->lib, symbols[i].symbol);
+    if (!*symbols[i].slot && symbols[i].required)
+      return err_setf(err, "%s: symbol %s not found (driver too old?)", st->library,
+                      symbols[i].symbol);
+  }
   return 0;
 }
 

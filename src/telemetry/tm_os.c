@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -283,4 +284,48 @@ struct tm_proc *tm_add_proc(struct tm_snapshot *snap) {
   memset(p, 0, sizeof *p);
   p->gpu_index = -1;
   return p;
+}
+
+int tm_timeout_ms(const struct tm_config *cfg) {
+  return cfg->timeout_ms > 0 ? cfg->timeout_ms : TM_DEFAULT_TIMEOUT_MS;
+}
+
+int tm_open_probed(void *state, int (*sample)(void *, struct tm_snapshot *, struct st_err *),
+                   void (*close)(void *), void **state_out, struct st_err *err) {
+  struct tm_snapshot *probe = xcalloc(1, sizeof *probe);
+  int rc = sample(state, probe, err);
+  free(probe);
+  if (rc < 0) {
+    close(state);
+    return -1;
+  }
+  *state_out = state;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- CSV cells */
+
+size_t tm_split_csv(char *line, char **fields, size_t max_fields) {
+  size_t n = 0;
+  for (char *s = line; n < max_fields;) {
+    char *comma = strchr(s, ',');
+    if (comma)
+      *comma = '\0';
+    fields[n++] = str_trim(s);
+    if (!comma)
+      break;
+    s = comma + 1;
+  }
+  return n;
+}
+
+bool tm_csv_unknown(const char *cell) {
+  return cell[0] == '\0' || cell[0] == '[' || strcmp(cell, "N/A") == 0;
+}
+
+int tm_csv_number(const char *cell, double *out) {
+  char buf[64];
+  tm_copy_str(buf, sizeof buf, cell);
+  buf[strcspn(buf, " ")] = '\0';
+  return parse_double(buf, out) == 0 && isfinite(*out) ? 0 : -1;
 }

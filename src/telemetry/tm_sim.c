@@ -129,16 +129,8 @@ static int sim_open(const struct tm_config *cfg, void **state_out, struct st_err
     len--;
   struct sim_state *st = xcalloc(1, sizeof *st);
   st->url = xasprintf("%.*s/sim/gpu_memory", (int)len, base);
-  st->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : TM_DEFAULT_TIMEOUT_MS;
-  struct tm_snapshot *probe = xcalloc(1, sizeof *probe);
-  int rc = sim_sample(st, probe, err);
-  free(probe);
-  if (rc < 0) {
-    sim_close(st);
-    return -1;
-  }
-  *state_out = st;
-  return 0;
+  st->timeout_ms = tm_timeout_ms(cfg);
+  return tm_open_probed(st, sim_sample, sim_close, state_out, err);
 }
 
 const struct tm_backend_ops tm_sim_ops = {

@@ -29,9 +29,7 @@ check "attach to nothing fails (exit 1)" test "$rc" -eq 1
 check "attach to nothing says what" grep -q "nothing answers GET http://127.0.0.1:$DEAD/v1/models" <<<"$out"
 
 # llama.cpp's llama-server started here, not by servetop (when it is built)
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/servetop
-if [[ -x ${LLAMA_SERVER:-$cache/bin/llama-server} && -s $cache/models/tiny-target.gguf ]]; then
-  need_llama_server
+if find_llama_server; then
   start_llama llama -m "$LLAMA_TARGET" --alias tiny-target -c 2048 -np 2 -t 1
   out=$("$SERVETOP" attach "http://127.0.0.1:$PORT" --conc 4 --isl 64 --osl 16 --num-prompts 8 \
     --headless --results "$RESULTS" 2>&1) && rc=0 || rc=$?
@@ -39,6 +37,6 @@ if [[ -x ${LLAMA_SERVER:-$cache/bin/llama-server} && -s $cache/models/tiny-targe
   check "llama.cpp told from its /metrics" grep -q "\[llamacpp\] point 1/1 c=4 done: 8/8" <<<"$out"
   check "llama-server still runs" kill -0 "$LLAMA_PID"
 else
-  echo "note: no llama-server in $cache (scripts/setup-llamacpp.sh): its part skipped"
+  echo "note: no $LLAMA_MISSING (scripts/setup-llamacpp.sh): its part skipped"
 fi
 finish "attach"

@@ -33,38 +33,19 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
-# Processes (other than this shell and python) carrying FAULT_TEST_MARK.
-leftovers() {
-  python3 - "$FAULT_TEST_MARK" <<'PY'
-import os, sys
-mark = ("FAULT_TEST_MARK=" + sys.argv[1]).encode()
-n = 0
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    if int(pid) in (os.getpid(), os.getppid()):
-        continue
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            env = f.read().split(b"\0")
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-    except OSError:
-        continue
-    if mark in env and not zombie:
-        n += 1
-print(n)
-PY
-}
+# The processes carrying FAULT_TEST_MARK still running ("" when none).
+leftovers() { python3 "$(dirname "$0")/../lib/marked_procs.py" FAULT_TEST_MARK; }
 
 # No process of this test may be running, other than tmux's server (the
 # dashboard row checks its own pane).
 assert_no_children() {
   local i
   for i in $(seq 1 100); do
-    [[ $(leftovers) == 0 ]] && return 0
+    [[ -z $(leftovers) ]] && return 0
     sleep 0.05
   done
   ps -eo pid,ppid,stat,args | grep -F "servetop" | grep -v grep >&2 || true
-  fail "$1: $(leftovers) process(es) started by the test survived"
+  fail "$1: process(es) started by the test survived: $(leftovers)"
 }
 
 # Every request of the point is in the result: completed + failures == N, and
@@ -460,5 +441,5 @@ else
   echo "SKIP: terminal closed under the dashboard (no tmux)"
 fi
 
-[[ $(leftovers) == 0 ]] || fail "processes left at the end"
+[[ -z $(leftovers) ]] || fail "processes left at the end: $(leftovers)"
 echo "all fault matrix checks passed"

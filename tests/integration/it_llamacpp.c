@@ -8,44 +8,23 @@
 #include "run/run.h"
 
 #include <check.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-  (void)sb, (void)type, (void)ftw;
-  return remove(path);
-}
-
-static bool wait_for(struct run *run, struct snap_run *s, int timeout_ms,
-                     bool (*pred)(const struct snap_run *)) {
-  uint64_t seq = 0;
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (run_snapshot(run, s, &seq) && pred(s))
-      return true;
-    usleep(20 * 1000);
-  }
-  return false;
-}
+#include "../lib/run_check.h"
 
 static bool measuring(const struct snap_run *s) {
   return s->progress.phase == SNAP_PHASE_MEASURING && s->progress.done >= 2;
 }
 
 START_TEST(restart_with_another_kv_size_and_slot_count) {
-  struct recipe_set *set = recipe_set_new();
+  struct recipe_set *set = run_check_recipes(PROJECT_DIR "/configs");
   struct st_err err = {{0}};
-  ck_assert_msg(recipe_set_add_configs_dir(set, PROJECT_DIR "/configs", &err) == 0, "%s", err.msg);
-  char results[] = "/tmp/it_llamacpp_XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(results));
+  char *results = run_check_results_dir("it_llamacpp");
   struct run_config cfg;
-  run_config_init(&cfg);
-  cfg.recipe = recipe_set_find(set, "tiny-llamacpp-cpu");
-  ck_assert_ptr_nonnull(cfg.recipe);
-  cfg.engine = eng_find(cfg.recipe->engine);
-  cfg.results_dir = results;
+  run_check_config(&cfg, set, "tiny-llamacpp-cpu", results);
   cfg.conc = 8; /* past the 4 slots: requests queue in the server */
   cfg.num_prompts = 64;
   cfg.num_warmups = 0;
@@ -54,7 +33,7 @@ START_TEST(restart_with_another_kv_size_and_slot_count) {
   struct run *run = run_start(&cfg, &err);
   ck_assert_msg(run != NULL, "%s", err.msg);
   struct snap_run *s = malloc(sizeof(*s));
-  ck_assert(wait_for(run, s, 60000, measuring));
+  ck_assert(run_check_wait(run, s, 60000, measuring));
   ck_assert_str_eq(s->server.engine, "llamacpp");
   ck_assert(!s->server.simulated);
   ck_assert(s->load.max_total_num_tokens_valid && s->load.max_total_num_tokens == 4096);
@@ -80,7 +59,7 @@ START_TEST(restart_with_another_kv_size_and_slot_count) {
   free(s);
   run_free(run);
   recipe_set_free(set);
-  nftw(results, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  run_check_remove_dir(results);
 }
 END_TEST
 

@@ -7,28 +7,12 @@
 
 #include <check.h>
 #include <cjson/cJSON.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-  (void)sb, (void)type, (void)ftw;
-  return remove(path);
-}
-
-/* Polls snapshots until pred holds (true) or timeout_ms passes (false). */
-static bool wait_for(struct run *run, struct snap_run *s, int timeout_ms,
-                     bool (*pred)(const struct snap_run *)) {
-  uint64_t seq = 0;
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (run_snapshot(run, s, &seq) && pred(s))
-      return true;
-    usleep(20 * 1000);
-  }
-  return false;
-}
+#include "../lib/run_check.h"
 
 static bool measuring(const struct snap_run *s) {
   return s->progress.phase == SNAP_PHASE_MEASURING && s->progress.done >= 2 &&
@@ -48,40 +32,33 @@ static bool restart_undone(const struct snap_run *s) {
 }
 
 START_TEST(batch_cap_raised_and_a_bad_restart_undone) {
-  struct recipe_set *set = recipe_set_new();
+  struct recipe_set *set = run_check_recipes(TEST_DATA_DIR "/run/recipes");
   struct st_err err = {{0}};
-  ck_assert_msg(recipe_set_add_configs_dir(set, TEST_DATA_DIR "/run/recipes", &err) == 0, "%s",
-                err.msg);
-  char results[] = "/tmp/it_restart_XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(results));
+  char *results = run_check_results_dir("it_restart");
   struct run_config cfg;
-  run_config_init(&cfg);
-  cfg.recipe = recipe_set_find(set, "cap-bf16-h200-sglang");
-  ck_assert_ptr_nonnull(cfg.recipe);
-  cfg.engine = eng_sim();
-  cfg.servetop_exe = getenv("SERVETOP");
-  cfg.results_dir = results;
+  run_check_config(&cfg, set, "cap-bf16-h200-sglang", results);
+  run_check_on_sim(&cfg);
   cfg.conc = 2;
   cfg.num_prompts = 400;
   cfg.num_warmups = 0;
   struct run *run = run_start(&cfg, &err);
   ck_assert_msg(run != NULL, "%s", err.msg);
   struct snap_run *s = malloc(sizeof(*s));
-  ck_assert(wait_for(run, s, 30000, measuring));
+  ck_assert(run_check_wait(run, s, 30000, measuring));
   ck_assert_int_eq(s->load.batch_cap, 2); /* --max-running-requests $CONC */
   int pid_before = s->server.pid;
 
   /* past the cap: the snapshot says so (the run view and the status line read it) */
   ck_assert_int_eq(run_set_concurrency(run, 4, &err), 0);
-  ck_assert(wait_for(run, s, 10000, over_cap));
+  ck_assert(run_check_wait(run, s, 10000, over_cap));
   /* a knob the engine refuses: refused, nothing stopped */
   ck_assert_int_eq(run_restart_with(run, "max-batch", "0", &err), -1);
   ck_assert_msg(strstr(err.msg, ">= 1"), "%s", err.msg);
-  ck_assert(wait_for(run, s, 2000, measuring));
+  ck_assert(run_check_wait(run, s, 2000, measuring));
   ck_assert_int_eq(s->server.pid, pid_before);
   /* the cap raised to the concurrency: a new server, the concurrency kept */
   ck_assert_int_eq(run_restart_with(run, "max-batch", "4", &err), 0);
-  ck_assert(wait_for(run, s, 30000, restarted));
+  ck_assert(run_check_wait(run, s, 30000, restarted));
   ck_assert_int_ne(s->server.pid, pid_before);
   ck_assert_int_eq(s->load.batch_cap, 4);
   ck_assert_int_eq(s->concurrency.target, 4);
@@ -91,7 +68,7 @@ START_TEST(batch_cap_raised_and_a_bad_restart_undone) {
   /* a restart whose server cannot start (the sim refuses the flag): undone,
    * the previous configuration back, the run goes on at the same concurrency */
   ck_assert_int_eq(run_restart_with(run, "sim-fault", "nope", &err), 0);
-  ck_assert(wait_for(run, s, 30000, restart_undone));
+  ck_assert(run_check_wait(run, s, 30000, restart_undone));
   ck_assert_msg(strstr(s->server.restart_note, "sim-fault=nope failed"), "%s",
                 s->server.restart_note);
   ck_assert_msg(strstr(s->server.restart_note, "back to the previous configuration"), "%s",
@@ -126,7 +103,7 @@ START_TEST(batch_cap_raised_and_a_bad_restart_undone) {
   free(s);
   run_free(run);
   recipe_set_free(set);
-  nftw(results, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  run_check_remove_dir(results);
 }
 END_TEST
 

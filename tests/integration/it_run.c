@@ -3,59 +3,36 @@
 #include "run/run.h"
 
 #include <check.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static struct recipe_set *load_test_recipes(void) {
-  struct recipe_set *set = recipe_set_new();
-  struct st_err err = {{0}};
-  ck_assert_msg(recipe_set_add_configs_dir(set, TEST_DATA_DIR "/launcher/recipes", &err) == 0,
-                "%s", err.msg);
-  return set;
+#include "../lib/run_check.h"
+
+/* Each test's recipes and results folder (a checked fixture: set up and torn
+ * down around every test). */
+static struct recipe_set *set;
+static char *results;
+
+static void setup(void) {
+  set = run_check_recipes(TEST_DATA_DIR "/launcher/recipes");
+  results = run_check_results_dir("it_run");
 }
 
-static char *make_results_dir(void) {
-  char tmpl[] = "/tmp/it_run_XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(tmpl));
-  return xstrdup(tmpl);
+static void teardown(void) {
+  recipe_set_free(set);
+  run_check_remove_dir(results);
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-  (void)sb, (void)type, (void)ftw;
-  return remove(path);
-}
-
-static void remove_tree(char *dir) {
-  nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-  free(dir);
-}
-
-static void config_for(struct run_config *cfg, const struct recipe *r, const char *results) {
-  run_config_init(cfg);
-  cfg->recipe = r;
-  cfg->engine = eng_sim();
-  cfg->servetop_exe = getenv("SERVETOP");
-  ck_assert_ptr_nonnull(cfg->servetop_exe);
-  cfg->results_dir = results;
+/* The recipe called name, run on the sim with short requests and no warmups. */
+static void config_for(struct run_config *cfg, const char *name) {
+  run_check_config(cfg, set, name, results);
+  run_check_on_sim(cfg);
   cfg->num_warmups = 0;
   cfg->isl = 128;
   cfg->osl = 128;
-}
-
-/* Polls snapshots until pred holds or timeout; returns the last snapshot. */
-static bool wait_snapshot(struct run *run, struct snap_run *s, int timeout_ms,
-                          bool (*pred)(const struct snap_run *)) {
-  uint64_t seq = 0;
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (run_snapshot(run, s, &seq) && pred(s))
-      return true;
-    usleep(20 * 1000);
-  }
-  return false;
 }
 
 static bool measuring_with_progress(const struct snap_run *s) {
@@ -73,10 +50,8 @@ static bool is_over(const struct snap_run *s) {
 }
 
 START_TEST(live_snapshots_concurrency_change_and_stop) {
-  struct recipe_set *set = load_test_recipes();
-  char *results = make_results_dir();
   struct run_config cfg;
-  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang-mtp"), results);
+  config_for(&cfg, "llama8b-h200-sglang-mtp");
   cfg.conc = 2;
   cfg.num_prompts = 400;
   char *slow_start[] = {"--sim-warmup-ms=1000"};
@@ -88,8 +63,8 @@ START_TEST(live_snapshots_concurrency_change_and_stop) {
 
   struct snap_run *s = malloc(sizeof(*s));
   /* snapshots keep coming while the server loads */
-  ck_assert_msg(wait_snapshot(run, s, 30000, starting_with_log), "no snapshot while starting");
-  ck_assert_msg(wait_snapshot(run, s, 30000, measuring_with_progress), "never measuring");
+  ck_assert_msg(run_check_wait(run, s, 30000, starting_with_log), "no snapshot while starting");
+  ck_assert_msg(run_check_wait(run, s, 30000, measuring_with_progress), "never measuring");
   ck_assert(s->server.ready_after_s >= 0.5);
   ck_assert(s->server.simulated);
   ck_assert_str_eq(s->server.engine, "sim");
@@ -129,7 +104,7 @@ START_TEST(live_snapshots_concurrency_change_and_stop) {
 
   run_stop(run);
   ck_assert(run_wait(run, 20000));
-  ck_assert(wait_snapshot(run, s, 1000, is_over) || is_over(s));
+  ck_assert(run_check_wait(run, s, 1000, is_over) || is_over(s));
   struct run_outcome out;
   run_get_outcome(run, &out);
   ck_assert_int_eq(out.status, RUN_STATUS_INTERRUPTED);
@@ -145,23 +120,19 @@ START_TEST(live_snapshots_concurrency_change_and_stop) {
   free(path);
   free(s);
   run_free(run);
-  recipe_set_free(set);
-  remove_tree(results);
 }
 END_TEST
 
 START_TEST(restart_with_a_new_knob_measures_again) {
-  struct recipe_set *set = load_test_recipes();
-  char *results = make_results_dir();
   struct run_config cfg;
-  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang"), results);
+  config_for(&cfg, "llama8b-h200-sglang");
   cfg.conc = 2;
   cfg.num_prompts = 12;
   struct st_err err = {{0}};
   struct run *run = run_start(&cfg, &err);
   ck_assert_msg(run != NULL, "%s", err.msg);
   struct snap_run *s = malloc(sizeof(*s));
-  ck_assert(wait_snapshot(run, s, 30000, measuring_with_progress));
+  ck_assert(run_check_wait(run, s, 30000, measuring_with_progress));
   int64_t kv_before = s->load.max_total_num_tokens;
   ck_assert(s->load.batch_cap_valid && s->load.batch_cap > 0); /* the sim's max_running_requests */
   ck_assert(!s->load.max_total_num_tokens_was_valid);
@@ -188,8 +159,6 @@ START_TEST(restart_with_a_new_knob_measures_again) {
   ck_assert(s->throughput.run.output_tok_per_s > 0);
   free(s);
   run_free(run);
-  recipe_set_free(set);
-  remove_tree(results);
 }
 END_TEST
 
@@ -209,10 +178,8 @@ static double json_number(const char *text, const char *key) {
 }
 
 START_TEST(last_picture_is_the_result) {
-  struct recipe_set *set = load_test_recipes();
-  char *results = make_results_dir();
   struct run_config cfg;
-  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang-mtp"), results);
+  config_for(&cfg, "llama8b-h200-sglang-mtp");
   cfg.conc = 4;
   cfg.num_prompts = 40;
   cfg.num_warmups = 2;
@@ -220,7 +187,7 @@ START_TEST(last_picture_is_the_result) {
   struct run *run = run_start(&cfg, &err);
   ck_assert_msg(run != NULL, "%s", err.msg);
   struct snap_run *s = malloc(sizeof(*s));
-  ck_assert_msg(wait_snapshot(run, s, 60000, measuring_run_figures), "no live point figures");
+  ck_assert_msg(run_check_wait(run, s, 60000, measuring_run_figures), "no live point figures");
   ck_assert(!s->latency.run_exact);
   ck_assert(s->throughput.run.valid && s->throughput.run_span_s > 0);
   ck_assert(s->throughput.window.valid && s->throughput.window_span_s > 0 &&
@@ -252,16 +219,12 @@ START_TEST(last_picture_is_the_result) {
   free(path);
   free(s);
   run_free(run);
-  recipe_set_free(set);
-  remove_tree(results);
 }
 END_TEST
 
 START_TEST(a_crash_shows_in_the_snapshot) {
-  struct recipe_set *set = load_test_recipes();
-  char *results = make_results_dir();
   struct run_config cfg;
-  config_for(&cfg, recipe_set_find(set, "llama8b-h200-sglang"), results);
+  config_for(&cfg, "llama8b-h200-sglang");
   cfg.conc = 2;
   cfg.num_prompts = 20;
   char *crash[] = {"--sim-fault=crash-after=6"};
@@ -284,8 +247,6 @@ START_TEST(a_crash_shows_in_the_snapshot) {
   ck_assert_int_lt(s->progress.done, 20);
   free(s);
   run_free(run);
-  recipe_set_free(set);
-  remove_tree(results);
 }
 END_TEST
 
@@ -293,6 +254,7 @@ int main(void) {
   Suite *s = suite_create("run");
   TCase *tc = tcase_create("sim");
   tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, live_snapshots_concurrency_change_and_stop);
   tcase_add_test(tc, restart_with_a_new_knob_measures_again);
   tcase_add_test(tc, last_picture_is_the_result);

@@ -15,24 +15,7 @@ export LLAMACPP_TEST_MARK=$WORK
 not_grep() { ! grep -q "$@"; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
-marked_procs() {
-  python3 - "$LLAMACPP_TEST_MARK" <<'PY'
-import os, sys
-mark = ("LLAMACPP_TEST_MARK=" + sys.argv[1]).encode()
-left = []
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    if int(pid) in (os.getpid(), os.getppid()):
-        continue
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            if mark in f.read().split(b"\0"):
-                with open(f"/proc/{pid}/comm") as c:
-                    left.append(c.read().strip())
-    except OSError:
-        pass
-print(" ".join(left))
-PY
-}
+marked_procs() { python3 "$(dirname "$0")/../lib/marked_procs.py" LLAMACPP_TEST_MARK; }
 
 # ---------------------------------------------------------------- without llama-server
 # (always checked): the recipes browse and lint; a run says how to get it and exits 2.
@@ -50,31 +33,8 @@ check "absent llama-server: no silent simulation" not_grep -i simulated "$WORK/a
 check "absent llama-server: no run folder" test ! -e "$WORK/runs-absent"
 
 # ---------------------------------------------------------------- find it as servetop does
-engines=$("$SERVETOP" engines --json)
-LLAMA=$(python3 -c "import json,sys
-e = {x['name']: x for x in json.load(sys.stdin)}['llamacpp']
-print(e['program_path'] if e['available'] else '')" <<<"$engines")
-reason=$(python3 -c "import json,sys
-e = {x['name']: x for x in json.load(sys.stdin)}['llamacpp']
-print(e.get('reason', ''))" <<<"$engines")
-if [[ -z $LLAMA ]]; then
-  if [[ ${SERVETOP_REQUIRE_LLAMA_SERVER:-0} == 1 ]]; then
-    fail "SERVETOP_REQUIRE_LLAMA_SERVER=1 but llama-server is not available: $reason"
-    finish
-  fi
-  echo "SKIP: llama-server not available: $reason"
-  (( FAILS == 0 )) || finish
-  exit 77
-fi
-MODELS=${XDG_CACHE_HOME:-$HOME/.cache}/servetop/models
-for m in tiny-target tiny-draft; do
-  if [[ ! -s $MODELS/$m.gguf ]]; then
-    [[ ${SERVETOP_REQUIRE_LLAMA_SERVER:-0} == 1 ]] && { fail "$MODELS/$m.gguf missing"; finish; }
-    echo "SKIP: $MODELS/$m.gguf missing (scripts/setup-llamacpp.sh writes it)"
-    exit 77
-  fi
-done
-echo "llama-server: $LLAMA"
+need_llama_server
+echo "llama-server: $LLAMA_SERVER"
 RUNS=$WORK/runs
 small=(--headless --quiet --results "$RUNS" --num-warmups 0 --isl 64 --osl 32)
 
@@ -110,15 +70,9 @@ check "--ab: draft arm accepts" \
 check "--ab: compared" grep -q "accept length" "$WORK/ab.out"
 
 # ---------------------------------------------------------------- acceptance = the server's own deltas
-port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
-"$LLAMA" -m "$MODELS/tiny-target.gguf" -md "$MODELS/tiny-draft.gguf" --spec-type draft-simple \
-  --spec-draft-n-max 8 -td 1 -c 4096 -np 4 -t 1 --metrics --host 127.0.0.1 --port "$port" \
-  >"$WORK/llama.log" 2>&1 &
-PIDS+=("$!")
-for _ in $(seq 300); do
-  [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health") == 200 ]] && break
-  sleep 0.1
-done
+start_llama llama -m "$LLAMA_TARGET" -md "$LLAMA_DRAFT" --spec-type draft-simple \
+  --spec-draft-n-max 8 -td 1 -c 4096 -np 4 -t 1
+port=$PORT
 curl -sf "http://127.0.0.1:$port/metrics" >"$WORK/before.prom" || fail "scrape before"
 "$SERVETOP" bench --base-url "http://127.0.0.1:$port" --model tiny --dataset-name random \
   --random-input-len 64 --random-output-len 32 --num-prompts 12 --max-concurrency 3 --ignore-eos \

@@ -12,23 +12,8 @@ BG_PID=
 # Every process this test starts inherits the mark; none may be left at the end.
 export RUN_SIM_TEST_MARK=$WORK
 
-leftovers() {
-  python3 - "$RUN_SIM_TEST_MARK" <<'PY'
-import os, sys
-mark = ("RUN_SIM_TEST_MARK=" + sys.argv[1]).encode()
-left = []
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    if int(pid) in (os.getpid(), os.getppid()):
-        continue
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            if mark in f.read().split(b"\0"):
-                left.append(pid)
-    except OSError:
-        pass
-print(len(left))
-PY
-}
+# The processes of this test still running ("" when none).
+leftovers() { python3 "$(dirname "$0")/../lib/marked_procs.py" RUN_SIM_TEST_MARK; }
 
 cleanup() {
   if [[ -n $BG_PID ]] && kill -0 "$BG_PID" 2>/dev/null; then
@@ -231,5 +216,6 @@ bash -n "$WORK/export/launch-server.sh" || fail "exported script is not valid ba
 ok "A/B parallel + compare (--json, files) + export --inferencex"
 
 sleep 0.2
-[[ $(leftovers) == 0 ]] || fail "$(leftovers) process(es) started by this test are still running"
+left=$(leftovers)
+[[ -z $left ]] || fail "process(es) started by this test are still running: $left"
 echo "all run_sim checks passed"

@@ -44,12 +44,7 @@ check "--print --models tiny,small names both pairs" \
 out=$(bash "$SETUP" --print); rc=$?
 if [[ $rc != 0 ]]; then
   echo "$out"
-  if [[ ${SERVETOP_REQUIRE_LLAMA_SERVER:-0} == 1 ]]; then
-    fail "SERVETOP_REQUIRE_LLAMA_SERVER=1 but $CACHE has no CPU llama-server or models (run scripts/setup-llamacpp.sh)"
-    finish
-  fi
-  echo "SKIP: no llama-server CPU build and tiny models in $CACHE (run scripts/setup-llamacpp.sh)"
-  exit 77
+  skip_without_llama_server "no llama-server CPU build and tiny models in $CACHE (run scripts/setup-llamacpp.sh)"
 fi
 ok "--print on the warm cache exits 0"
 binary=$(readlink -f "$CACHE/bin/llama-server")

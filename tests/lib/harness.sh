@@ -49,25 +49,44 @@ finish() {
   echo "all ${1:-} checks passed"
 }
 
-# need_llama_server: finds llama-server (LLAMA_SERVER, PATH, or the cache
-# scripts/setup-llamacpp.sh fills) and its tiny test models; sets
-# LLAMA_SERVER, LLAMA_TARGET, LLAMA_DRAFT. When absent: exit 77 (CTest's skip)
-# with the reason, or fail when SERVETOP_REQUIRE_LLAMA_SERVER=1.
-need_llama_server() {
-  local cache=${XDG_CACHE_HOME:-$HOME/.cache}/servetop
-  LLAMA_SERVER=${LLAMA_SERVER:-$(command -v llama-server 2>/dev/null || echo "$cache/bin/llama-server")}
+# find_llama_server: llama-server found as servetop finds it (`servetop engines`:
+# $LLAMA_SERVER, else PATH, else the cache scripts/setup-llamacpp.sh fills) and the
+# tiny test models of that cache; sets LLAMA_SERVER, LLAMA_TARGET, LLAMA_DRAFT.
+# Returns 1 with LLAMA_MISSING saying what is not there.
+find_llama_server() {
+  local cache=${XDG_CACHE_HOME:-$HOME/.cache}/servetop engines reason=
+  LLAMA_MISSING=
+  if engines=$("$SERVETOP" engines --json ${LLAMA_SERVER:+--llama-server "$LLAMA_SERVER"} 2>&1); then
+    { read -r LLAMA_SERVER; read -r reason; } < <(python3 -c 'import json, sys
+e = {x["name"]: x for x in json.load(sys.stdin)}["llamacpp"]
+print(e["program_path"] if e["available"] else "")
+print(e.get("reason", ""))' <<<"$engines")
+    [[ -n $LLAMA_SERVER ]] || LLAMA_MISSING="llama-server ($reason)"
+  else
+    LLAMA_MISSING="llama-server ($engines)"
+  fi
   LLAMA_TARGET=${LLAMA_TARGET:-$cache/models/tiny-target.gguf}
   LLAMA_DRAFT=${LLAMA_DRAFT:-$cache/models/tiny-draft.gguf}
-  local missing=
-  [[ -f $LLAMA_SERVER && -x $LLAMA_SERVER ]] || missing="llama-server ($LLAMA_SERVER)"
-  [[ -s $LLAMA_TARGET && -s $LLAMA_DRAFT ]] || missing="${missing:+$missing, }the tiny models ($LLAMA_TARGET)"
-  [[ -z $missing ]] && return 0
+  [[ -s $LLAMA_TARGET && -s $LLAMA_DRAFT ]] ||
+    LLAMA_MISSING="${LLAMA_MISSING:+$LLAMA_MISSING, }the tiny models ($LLAMA_TARGET, $LLAMA_DRAFT)"
+  [[ -z $LLAMA_MISSING ]]
+}
+
+# skip_without_llama_server WHY: CTest's skip (exit 77) saying why; a failure
+# instead when SERVETOP_REQUIRE_LLAMA_SERVER=1 (CI) or when a check already failed.
+skip_without_llama_server() {
   if [[ ${SERVETOP_REQUIRE_LLAMA_SERVER:-0} == 1 ]]; then
-    echo "FAIL: SERVETOP_REQUIRE_LLAMA_SERVER=1 but no $missing (scripts/setup-llamacpp.sh)"
-    exit 1
+    fail "SERVETOP_REQUIRE_LLAMA_SERVER=1 but $1"
+    finish
   fi
-  echo "SKIP: no $missing; scripts/setup-llamacpp.sh builds them"
+  echo "SKIP: $1"
+  (( FAILS == 0 )) || finish
   exit 77
+}
+
+# need_llama_server: find_llama_server, else skip (skip_without_llama_server).
+need_llama_server() {
+  find_llama_server || skip_without_llama_server "no $LLAMA_MISSING; scripts/setup-llamacpp.sh builds them"
 }
 
 # start_llama NAME args...: llama-server on a free port with --metrics and

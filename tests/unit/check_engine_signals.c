@@ -7,23 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void parse_fixture(const char *name, struct prom_set *set) {
-  char *path = xasprintf("%s/metrics/%s", TEST_DATA_DIR, name);
-  size_t len = 0;
-  struct st_err err;
-  char *text = file_read_all(path, &len, &err);
-  ck_assert_msg(text != NULL, "%s", err.msg);
-  prom_parse(text, len, set);
-  free(text);
-  free(path);
-}
+#include "../lib/prom_fixture.h"
 
 /* ---------------------------------------------------------------- server signals */
 START_TEST(signals_reduce_fixtures) {
   struct prom_set set;
   struct sig_point pt = {.t_s = 1.5};
   const struct eng_ops *engine = NULL;
-  parse_fixture("sglang_metrics.txt", &set);
+  prom_fixture_parse("sglang_metrics.txt", &set);
   sig_point_from_prom(&set, &pt, &engine);
   ck_assert_ptr_eq(engine, eng_find("sglang"));
   ck_assert(pt.t_s == 1.5);
@@ -33,7 +24,7 @@ START_TEST(signals_reduce_fixtures) {
   prom_set_free(&set);
 
   engine = NULL;
-  parse_fixture("vllm_metrics.txt", &set);
+  prom_fixture_parse("vllm_metrics.txt", &set);
   sig_point_from_prom(&set, &pt, &engine);
   ck_assert_ptr_eq(engine, eng_find("vllm"));
   ck_assert(pt.drafts_total == 1000.0 && pt.draft_tokens_total == 3000.0);
@@ -139,7 +130,6 @@ START_TEST(signals_unavailable_server_is_not_an_error) {
 }
 END_TEST
 
-
 /* A real llama-server's /metrics before and after 8 requests with a draft model
  * (tests/data/metrics/llamacpp_metrics*.txt): the per-position counters appear
  * with the first draft, so before it they count as 0. */
@@ -147,12 +137,12 @@ START_TEST(signals_llamacpp_counters) {
   struct prom_set set;
   struct sig_point pts[2] = {{.t_s = 0}, {.t_s = 1}};
   const struct eng_ops *engine = NULL;
-  parse_fixture("llamacpp_metrics_start.txt", &set);
+  prom_fixture_parse("llamacpp_metrics_start.txt", &set);
   sig_point_from_prom(&set, &pts[0], &engine);
   prom_set_free(&set);
   ck_assert_ptr_eq(engine, eng_find("llamacpp"));
   ck_assert(pts[0].drafts_total == 0 && pts[0].accepted_per_pos_total[7] == 0);
-  parse_fixture("llamacpp_metrics.txt", &set);
+  prom_fixture_parse("llamacpp_metrics.txt", &set);
   sig_point_from_prom(&set, &pts[1], &engine);
   prom_set_free(&set);
   ck_assert(pts[1].gen_tokens_total == 256 && pts[1].num_running == 0 && pts[1].num_queued == 0);

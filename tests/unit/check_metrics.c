@@ -9,20 +9,11 @@
 
 #include "util/util.h"
 
-static void parse_fixture(const char *name, struct prom_set *set) {
-  char *path = xasprintf("%s/metrics/%s", TEST_DATA_DIR, name);
-  size_t len = 0;
-  struct st_err err;
-  char *text = file_read_all(path, &len, &err);
-  ck_assert_msg(text != NULL, "%s", err.msg);
-  prom_parse(text, len, set);
-  free(text);
-  free(path);
-}
+#include "../lib/prom_fixture.h"
 
 START_TEST(prom_dcgm_exporter) {
   struct prom_set set;
-  parse_fixture("dcgm_exporter.txt", &set);
+  prom_fixture_parse("dcgm_exporter.txt", &set);
   ck_assert_uint_eq(set.n_malformed, 0);
   ck_assert_uint_eq(set.n_samples, 7);
   ck_assert(prom_value_or(&set, "DCGM_FI_DEV_FB_USED", (prom_match){"gpu", "0", NULL}, -1) ==
@@ -50,7 +41,7 @@ END_TEST
 
 START_TEST(prom_sglang_and_vllm) {
   struct prom_set set;
-  parse_fixture("sglang_metrics.txt", &set);
+  prom_fixture_parse("sglang_metrics.txt", &set);
   ck_assert_uint_eq(set.n_malformed, 0);
   double running;
   ck_assert_uint_eq(prom_sum(&set, "sglang:num_running_reqs", NULL, &running), 2);
@@ -68,7 +59,7 @@ START_TEST(prom_sglang_and_vllm) {
   ck_assert_str_eq(set.families[0].help, "The number of running requests.");
   prom_set_free(&set);
 
-  parse_fixture("vllm_metrics.txt", &set);
+  prom_fixture_parse("vllm_metrics.txt", &set);
   double per_pos;
   ck_assert_uint_eq(
       prom_sum(&set, "vllm:spec_decode_num_accepted_tokens_per_pos_total", NULL, &per_pos), 3);
@@ -240,7 +231,6 @@ START_TEST(live_hist_percentiles) {
   free(h2);
 }
 END_TEST
-
 
 static Suite *metrics_suite(void) {
   Suite *s = suite_create("metrics");
