@@ -878,9 +878,11 @@ int cmd_compare_main(int argc, char **argv) {
   struct opt_parser parser = {
       .usage = "servetop compare A B [--json]",
       .description = "A and B are result JSON files or run folders (every point of a sweep).\n"
-                     "Prints every headline metric of A and B with B-A and B/A, acceptance, and\n"
-                     "per concurrency the MTP speedup in throughput per GPU and in interactivity\n"
-                     "(tok/s/user = 1000 / median TPOT) when one side is MTP and the other not.",
+                     "Says what each side is (speculative decoding, GPU count), then prints every\n"
+                     "headline metric of A and B with B-A and B/A to 4 significant digits,\n"
+                     "acceptance, and per concurrency the speculative-decoding speedup (MTP, or a\n"
+                     "draft model), naming each side's method, in throughput per GPU and in\n"
+                     "interactivity (tok/s/user = 1000 / median TPOT) when one side has it.",
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[3];
