@@ -272,6 +272,7 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   struct snap_run *s = &run->snap;
   s->progress.done = live->completed;
   s->progress.failed = live->failed;
+  s->progress.cut_by_stop = 0; /* known from the result */
   s->progress.in_flight = live->in_flight;
   s->progress.total = live->total;
   s->progress.elapsed_s = live->elapsed_s;
@@ -318,6 +319,7 @@ static void fill_from_result(struct run *run, const struct measure_result *res) 
   struct snap_run *s = &run->snap;
   s->progress.done = m->completed;
   s->progress.failed = m->failed;
+  s->progress.cut_by_stop = m->cut_by_stop;
   s->progress.in_flight = 0;
   s->progress.total = res->settings.num_prompts;
   s->progress.elapsed_s = m->duration_s;
@@ -591,8 +593,8 @@ static enum point_end measure_one_point(struct run *run, int point_index,
       measure_verdict(&res, &v);
       if (v.too_many_failed) {
         err_setf(err, "%lld of %lld requests failed at concurrency %d (first: %s), more than %d%%; "
-                 "result saved", (long long)(v.num_prompts - v.completed),
-                 (long long)v.num_prompts, p->conc, lg_failure_name(v.first_failure),
+                 "result saved", (long long)v.failed, (long long)v.sent, p->conc,
+                 lg_failure_name(v.first_failure),
                  MEASURE_MAX_FAILURE_PERCENT);
         end = POINT_REQUESTS_FAILED;
       }

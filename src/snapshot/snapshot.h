@@ -86,7 +86,10 @@ struct snap_progress {
   int point_index;                /* 0-based sweep point being measured */
   int n_points;                   /* points in this run (1 without --sweep) */
   int64_t done;                   /* requests finished successfully (this point) */
-  int64_t failed;                 /* requests finished with an error (this point) */
+  int64_t failed;                 /* requests finished with an error (this point); once the
+                                     point ends, the result's: never a request a stop cut */
+  int64_t cut_by_stop;            /* requests a stop cut (in flight then, or never sent),
+                                     the result's; not failures */
   int64_t in_flight;              /* dispatched, not finished */
   int64_t total;                  /* requests this point will send (num_prompts) */
   double elapsed_s;               /* since the point's first dispatch */
@@ -275,6 +278,7 @@ struct snap_point_result {
   char end[16];                   /* how it ended: "done", "stopped", "restarted", ... */
   char result_file[64];           /* in the run folder: "result-conc4.json" */
   int64_t completed, failed, total; /* failed: not the requests a stop or restart cut */
+  int64_t cut_by_stop;            /* those: in flight when stopped, or never sent */
   double duration_s;
   struct snap_rates rates;        /* over the whole point */
   struct snap_percentiles ttft, tpot, itl, e2el; /* exact, every sample of the point */
