@@ -166,8 +166,12 @@ static void live_figures(struct sbuf *sb, const struct snap_run *s) {
   sbuf_printf(sb, " | out %.0f tok/s (%.0fs), %.0f (point) | TTFT p50 %s ms | TPOT p50 %s ms",
               s->throughput.window.output_tok_per_s, s->throughput.window_span_s,
               s->throughput.run.output_tok_per_s, ttft, tpot);
+  /* the point's own acceptance, by the result's method over its window so
+   * far (the result's figure once it ends); none before the point has one */
   if (s->spec.accept_length_valid)
-    sbuf_printf(sb, " | accept %.2f%s", s->spec.accept_length, s->spec.point_scoped ? "" : " (log)");
+    sbuf_printf(sb, " | accept %.2f", s->spec.accept_length);
+  else if (s->spec.enabled)
+    sbuf_puts(sb, " | accept not measured yet");
   if (s->spec.per_request.valid)
     sbuf_printf(sb, " | drafts accepted %.1f%%", s->spec.per_request.rate_frac * 100.0);
 }

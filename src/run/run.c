@@ -192,17 +192,14 @@ static void fill_server_part(struct run *run) {
   sp->interval_accept_rate_valid = ls.accept_rate_valid;
   sp->interval_accept_rate_frac = ls.accept_rate_frac;
   if (!run->point_accept_final && !(sp->point_scoped && run->scraper)) {
-    /* No point figure (yet): the log's interval stands in, said so. */
+    /* No figure of the point's own (yet): none. The log's last interval is
+     * from before the point (warmups, an earlier point, the server's
+     * lifetime) and is not what the result saves; it stays an interval. */
     sp->point_scoped = false;
-    sp->accept_length_valid = ls.accept_length_valid;
-    sp->accept_length = ls.accept_length;
-    sp->accept_rate_valid = ls.accept_rate_valid;
-    sp->accept_rate_frac = ls.accept_rate_frac;
-    sp->n_positions = ls.n_positions < SNAP_MAX_SPEC_POSITIONS ? ls.n_positions
-                                                               : SNAP_MAX_SPEC_POSITIONS;
-    memcpy(sp->per_position_rate_frac, ls.per_position_rate_frac,
-           sizeof(double) * (size_t)sp->n_positions);
-    snprintf(sp->method, sizeof(sp->method), "%s", ls.accept_length_valid ? "log" : "");
+    sp->accept_length_valid = false;
+    sp->accept_rate_valid = false;
+    sp->n_positions = 0;
+    sp->method[0] = '\0';
     sp->span_s = 0;
   }
 

@@ -325,8 +325,10 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   double drafted = jnum(pra, "draft_tokens", NULL);
   p.drafts_valid = drafted > 0;
   p.drafts_accepted_frac = drafted > 0 ? jnum(pra, "accepted_tokens", NULL) / drafted : 0;
-  p.accept_length_valid = s->spec.accept_length_valid;
-  p.accept_length = s->spec.accept_length;
+  /* the acceptance the result saved (its window), never a live stand-in */
+  const cJSON *acc = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(st, "server"), "acceptance");
+  p.accept_length = jnum(acc, "accept_length", &p.accept_length_valid);
   p.kv_tokens_valid = s->load.max_total_num_tokens_valid;
   p.kv_tokens = s->load.max_total_num_tokens;
   p.batch_cap = s->load.batch_cap_valid ? s->load.batch_cap : -1;

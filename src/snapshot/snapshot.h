@@ -177,18 +177,20 @@ struct snap_spec {                /* speculative decoding acceptance, from the s
   char algorithm[32];             /* "EAGLE", "NEXTN", "mtp"...; "" = none/unknown */
   /* The point's acceptance, as the result saves it: from a scrape after the
    * warmups to the latest one (span_s), derived by the result's method;
-   * once the point ends, the saved value itself. Without /metrics (point_scoped
-   * false) the server log's latest interval value stands in. */
+   * once the point ends, the saved value itself. Invalid until the point has
+   * a figure of its own (two scrapes with draft counter deltas): the server
+   * log's value is from before the point and never stands in (it is only the
+   * interval below). */
   bool accept_length_valid;
   double accept_length;           /* mean tokens per verify step incl. bonus (1 .. steps+1) */
   bool accept_rate_valid;
   double accept_rate_frac;        /* accepted / proposed draft tokens, 0..1 */
   int n_positions;                /* entries of per_position_rate_frac that are valid */
   double per_position_rate_frac[SNAP_MAX_SPEC_POSITIONS];
-  bool point_scoped;              /* the figures above cover the point (else a log interval) */
+  bool point_scoped;              /* the figures above cover the point (else they are invalid) */
   double span_s;                  /* start scrape -> latest scrape */
   char method[48];                /* "llamacpp_counter_deltas", "sglang_server_info_cumulative_delta",
-                                     ..., "log" */
+                                     ...; "" while none */
   /* The latest interval only (/metrics gauge or counter deltas between the
    * last two scrapes, else the log's last line): what moves now. */
   bool interval_accept_length_valid;
