@@ -194,9 +194,12 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
   snprintf(buf, sizeof buf, " point %d/%d conc %d ", p->point_index + 1,
            p->n_points > 0 ? p->n_points : 1, rv->snap.concurrency.target);
   x = ui_put(g, x, r.y, end, buf, THEME_MAIN, gl);
-  snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed %lld in flight %s ETA %s",
-           (long long)p->done, (long long)p->total, (long long)p->failed, (long long)p->in_flight,
-           ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
+  char cut[40] = "";
+  if (p->cut_by_stop > 0)
+    snprintf(cut, sizeof cut, " %lld cut by the stop", (long long)p->cut_by_stop);
+  snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed%s %lld in flight %s ETA %s",
+           (long long)p->done, (long long)p->total, (long long)p->failed, cut,
+           (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
            p->eta_valid ? ui_fmt_duration_s(p->eta_s, b, sizeof b) : "-");
   int text_w = ui_text_cells(buf);
   int bar_w = end - x - text_w - 1;

@@ -166,8 +166,12 @@ static void live_figures(struct sbuf *sb, const struct snap_run *s) {
   sbuf_printf(sb, " | out %.0f tok/s (%.0fs), %.0f (point) | TTFT p50 %s ms | TPOT p50 %s ms",
               s->throughput.window.output_tok_per_s, s->throughput.window_span_s,
               s->throughput.run.output_tok_per_s, ttft, tpot);
+  /* the point's own acceptance, by the result's method over its window so
+   * far (the result's figure once it ends); none before the point has one */
   if (s->spec.accept_length_valid)
-    sbuf_printf(sb, " | accept %.2f%s", s->spec.accept_length, s->spec.point_scoped ? "" : " (log)");
+    sbuf_printf(sb, " | accept %.2f", s->spec.accept_length);
+  else if (s->spec.enabled)
+    sbuf_puts(sb, " | accept not measured yet");
   if (s->spec.per_request.valid)
     sbuf_printf(sb, " | drafts accepted %.1f%%", s->spec.per_request.rate_frac * 100.0);
 }
@@ -226,6 +230,8 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
           s->progress.n_points > 0 ? s->progress.n_points : 1, p->conc, p->end,
           (long long)p->completed, (long long)p->total, (long long)p->failed, d,
           p->rates.valid ? p->rates.output_tok_per_s : 0, ttft, tpot);
+  if (p->cut_by_stop > 0)
+    fprintf(out, " | %lld cut by the stop (not failures)", (long long)p->cut_by_stop);
   if (p->accept_length_valid)
     fprintf(out, " | accept %.2f", p->accept_length);
   if (p->drafts_valid)
@@ -870,9 +876,11 @@ int cmd_compare_main(int argc, char **argv) {
   struct opt_parser parser = {
       .usage = "servetop compare A B [--json]",
       .description = "A and B are result JSON files or run folders (every point of a sweep).\n"
-                     "Prints every headline metric of A and B with B-A and B/A, acceptance, and\n"
-                     "per concurrency the MTP speedup in throughput per GPU and in interactivity\n"
-                     "(tok/s/user = 1000 / median TPOT) when one side is MTP and the other not.",
+                     "Says what each side is (speculative decoding, GPU count), then prints every\n"
+                     "headline metric of A and B with B-A and B/A to 4 significant digits,\n"
+                     "acceptance, and per concurrency the speculative-decoding speedup (MTP, or a\n"
+                     "draft model), naming each side's method, in throughput per GPU and in\n"
+                     "interactivity (tok/s/user = 1000 / median TPOT) when one side has it.",
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[3];

@@ -376,11 +376,13 @@ void measure_verdict(const struct measure_result *r, struct measure_verdict *out
   out->num_prompts = r->settings.num_prompts;
   out->completed = r->metrics.completed;
   out->failed = r->metrics.failed;
+  out->sent = out->completed + out->failed;
+  out->cut_by_stop = r->metrics.cut_by_stop;
   out->failure_rate = r->metrics.failure_rate;
   out->too_many_failed = out->failure_rate > MEASURE_MAX_FAILURE_PERCENT / 100.0;
   for (size_t i = 0; i < r->run.n_records; i++) {
     const struct lg_record *rec = &r->run.records[i];
-    if (rec->failure != LG_OK) {
+    if (rec->failure != LG_OK && !results_failure_cut_by_stop((enum lg_failure)rec->failure)) {
       out->first_failure = (enum lg_failure)rec->failure;
       out->first_detail = rec->detail ? rec->detail : "";
       break;

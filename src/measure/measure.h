@@ -138,12 +138,16 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
                   struct measure_result *result, struct st_err *err);
 void measure_result_fini(struct measure_result *r);
 
-/* The one failure rule (the reference's): failure_rate = 1 - completed /
- * num_prompts, failed when above 5%. */
+/* The one failure rule (the reference's): more than 5% of the requests
+ * failed. The rate is of the requests sent (completed + failed): requests a
+ * stop cut (in flight then, or never sent) are neither failures nor in it, so
+ * a run that ran to its end gets the reference's 1 - completed / num_prompts. */
 struct measure_verdict {
   bool too_many_failed;
   double failure_rate;
   int64_t completed, failed, num_prompts;
+  int64_t sent;                    /* completed + failed */
+  int64_t cut_by_stop;             /* num_prompts - sent */
   enum lg_failure first_failure;   /* LG_OK when none */
   const char *first_detail;        /* the first failed request's reason, or "" */
 };

@@ -177,7 +177,8 @@ static void compute_seconds(const struct lg_result *run, struct results_metrics 
     size_t sd = (size_t)(r->dispatch_ns / 1000000000);
     secs[sd < n_secs ? sd : n_secs - 1].dispatched++;
     if (r->failure != LG_OK) {
-      secs[sd < n_secs ? sd : n_secs - 1].failed++;
+      if (!results_failure_cut_by_stop((enum lg_failure)r->failure))
+        secs[sd < n_secs ? sd : n_secs - 1].failed++;
       continue;
     }
     int64_t done_ns = r->dispatch_ns + r->e2el_ns;
@@ -239,6 +240,10 @@ void results_compute(const struct lg_result *run, const struct results_settings 
       out->failures_by_kind[r->failure]++;
     if (r->failure != LG_FAIL_NOT_SENT)
       lag[n_lag++] = (double)(r->dispatch_ns - r->scheduled_ns) / 1e6;
+    if (results_failure_cut_by_stop((enum lg_failure)r->failure)) {
+      out->cut_by_stop++;
+      continue;
+    }
     if (r->failure != LG_OK) {
       out->failed++;
       continue;
@@ -299,7 +304,10 @@ void results_compute(const struct lg_result *run, const struct results_settings 
     out->total_token_throughput = (double)(out->total_input + out->total_output) / out->duration_s;
     out->request_goodput = (double)good / out->duration_s;
   }
-  out->failure_rate = s->num_prompts > 0 ? 1.0 - (double)out->completed / s->num_prompts : 0.0;
+  /* Of the requests sent and not cut by a stop: the reference's 1 - completed
+   * / num_prompts whenever the load ran to its end (nothing is cut then). */
+  int64_t sent = out->completed + out->failed;
+  out->failure_rate = sent > 0 ? (double)out->failed / (double)sent : 0.0;
   summarize_s_as_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT]);
   summarize_s_as_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT]);
   summarize_s_as_ms(itl, n_itl, s, &out->stat[RESULTS_ITL]);
@@ -438,15 +446,21 @@ void results_print_accounting(FILE *out, const struct lg_result *run,
             (long long)m->accept_accepted_tokens, (long long)m->accept_draft_tokens,
             (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens,
             (long long)m->accept_requests, m->accept_rate.median_ms);
+  if (m->cut_by_stop > 0)
+    fprintf(out, "servetop: %lld requests cut by the stop (%lld in flight, %lld never sent): "
+                 "not failures, not in the failure rate\n",
+            (long long)m->cut_by_stop, (long long)m->failures_by_kind[LG_FAIL_INTERRUPTED],
+            (long long)m->failures_by_kind[LG_FAIL_NOT_SENT]);
   if (m->failed == 0)
     return;
-  fprintf(out, "servetop: %lld of %zu requests failed:", (long long)m->failed, run->n_records);
+  fprintf(out, "servetop: %lld of %lld requests failed:", (long long)m->failed, /* of those sent */
+          (long long)(m->completed + m->failed));
   for (int f = LG_FAIL_HTTP; f < LG_FAIL_N_KINDS; f++)
-    if (m->failures_by_kind[f] > 0)
+    if (m->failures_by_kind[f] > 0 && !results_failure_cut_by_stop((enum lg_failure)f))
       fprintf(out, " %s %lld", lg_failure_name((enum lg_failure)f), (long long)m->failures_by_kind[f]);
   fputc('\n', out);
   for (int f = LG_FAIL_HTTP; f < LG_FAIL_N_KINDS; f++) {
-    if (m->failures_by_kind[f] == 0)
+    if (m->failures_by_kind[f] == 0 || results_failure_cut_by_stop((enum lg_failure)f))
       continue;
     for (size_t i = 0; i < run->n_records; i++) {
       const struct lg_record *r = &run->records[i];
@@ -826,14 +840,21 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
                                           ? cJSON_CreateNumber(r->server_prompt_tokens)
                                           : cJSON_CreateNull());
   }
-  /* Every request accounted for: completed + the failures by kind = num
-   * prompts; the first failure of each kind keeps the server's words. */
+  /* Every request accounted for: completed + the failures by kind + the
+   * requests a stop cut = num prompts; the first failure of each kind keeps
+   * the server's words. A request a stop cut did not fail. */
+  cJSON_AddNumberToObject(st, "failed", (double)m->failed);
   cJSON *fail = cJSON_AddObjectToObject(st, "failures");
+  cJSON *cut = cJSON_AddObjectToObject(st, "cut_by_stop");
   cJSON *why = cJSON_CreateObject();
   for (int f = LG_FAIL_HTTP; f < LG_FAIL_N_KINDS; f++) {
+    const char *name = lg_failure_name((enum lg_failure)f);
+    if (results_failure_cut_by_stop((enum lg_failure)f)) {
+      cJSON_AddNumberToObject(cut, name, (double)m->failures_by_kind[f]);
+      continue;
+    }
     if (m->failures_by_kind[f] == 0)
       continue;
-    const char *name = lg_failure_name((enum lg_failure)f);
     cJSON_AddNumberToObject(fail, name, (double)m->failures_by_kind[f]);
     for (size_t i = 0; i < run->n_records; i++) {
       if (run->records[i].failure == f) {
@@ -990,6 +1011,10 @@ int results_load(const char *path, struct results_file *out, struct st_err *err)
   }
   out->json = root;
   return 0;
+}
+
+bool results_failure_cut_by_stop(enum lg_failure f) {
+  return f == LG_FAIL_INTERRUPTED || f == LG_FAIL_NOT_SENT;
 }
 
 void results_file_fini(struct results_file *f) {

@@ -91,7 +91,11 @@ struct results_metrics {
   double duration_s;
   double request_throughput, output_throughput, total_token_throughput;
   double request_goodput;         /* valid only when settings.goodput_set */
-  double failure_rate;            /* 1 - completed / num_prompts */
+  double failure_rate;            /* failed / (completed + failed): of the requests sent and
+                                     not cut by a stop (= the reference's 1 - completed /
+                                     num_prompts when the load ran to its end) */
+  int64_t cut_by_stop;            /* in flight or never sent when the run was stopped: not
+                                     failures (failures_by_kind has them by kind) */
   struct results_stat stat[RESULTS_N_METRICS];
   /* servetop additions */
   struct results_stat itl_per_token;  /* chunk gap / tokens in that chunk (request's mean) */
@@ -164,6 +168,8 @@ struct results_file {
   void *json;                         /* the whole document (cJSON *), for other keys */
 };
 int results_load(const char *path, struct results_file *out, struct st_err *err);
+/* A request a stop cut (in flight then, or never sent), not a failure. */
+bool results_failure_cut_by_stop(enum lg_failure f);
 void results_file_fini(struct results_file *f);
 const char *results_metric_name(enum results_metric_id id); /* "ttft", ... */
 

@@ -25,19 +25,20 @@ static const char *json_string(const cJSON *obj, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* GPUs of the run: tp of the first recipe point in recipe.json beside it. */
-static int gpus_from_recipe_json(const char *dir) {
+/* GPUs of the run: tp of the first recipe point in recipe.json beside it;
+ * none when its runner is the CPU. */
+static void gpus_from_recipe_json(const char *dir, struct run_compare_side *side) {
   char *path = path_join_alloc(dir, "recipe.json");
   cJSON *doc = path_exists(path) ? load_json_file(path, NULL) : NULL;
   free(path);
-  int n_gpus = 0;
+  const char *runner = json_string(doc, "runner");
+  side->on_cpu = runner && strcmp(runner, "cpu") == 0;
   const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
   const cJSON *first = cJSON_IsArray(points) ? cJSON_GetArrayItem(points, 0) : NULL;
   const cJSON *tp = first ? cJSON_GetObjectItemCaseSensitive(first, "tp") : NULL;
-  if (cJSON_IsNumber(tp) && tp->valueint > 0)
-    n_gpus = tp->valueint;
+  if (!side->on_cpu && cJSON_IsNumber(tp) && tp->valueint > 0)
+    side->n_gpus = tp->valueint;
   cJSON_Delete(doc);
-  return n_gpus;
 }
 
 static void add_result(struct run_compare_side *side, struct results_file *rf) {
@@ -92,7 +93,7 @@ int run_compare_side_load(const char *path, struct run_compare_side *out, struct
       return -1;
     if (out->n_results == 0)
       return err_setf(err, "%s: the run has no result", path);
-    out->n_gpus = gpus_from_recipe_json(path);
+    gpus_from_recipe_json(path, out);
   } else {
     struct results_file rf;
     if (results_load(path, &rf, err) != 0)
@@ -102,7 +103,7 @@ int run_compare_side_load(const char *path, struct run_compare_side *out, struct
     char *slash = strrchr(dir, '/');
     if (slash) {
       *slash = '\0';
-      out->n_gpus = gpus_from_recipe_json(dir);
+      gpus_from_recipe_json(dir, out);
     }
     free(dir);
     if (!out->name) {
@@ -129,29 +130,30 @@ struct metric_row {
   const char *key;     /* JSON key */
   const char *title;   /* table label */
   bool higher_is_better;
+  bool count;          /* a whole number (requests): no decimals */
 };
 
 static const struct metric_row metric_rows[] = {
-    {"request_throughput", "request throughput (req/s)", true},
-    {"output_throughput", "output throughput (tok/s)", true},
-    {"total_token_throughput", "total throughput (tok/s)", true},
-    {"output_throughput_per_gpu", "output tok/s per GPU", true},
-    {"interactivity", "interactivity (tok/s/user)", true},
-    {"mean_ttft_ms", "TTFT mean (ms)", false},
-    {"median_ttft_ms", "TTFT median (ms)", false},
-    {"p99_ttft_ms", "TTFT p99 (ms)", false},
-    {"mean_tpot_ms", "TPOT mean (ms)", false},
-    {"median_tpot_ms", "TPOT median (ms)", false},
-    {"p99_tpot_ms", "TPOT p99 (ms)", false},
-    {"mean_itl_ms", "ITL mean (ms)", false},
-    {"median_itl_ms", "ITL median (ms)", false},
-    {"p99_itl_ms", "ITL p99 (ms)", false},
-    {"mean_e2el_ms", "E2EL mean (ms)", false},
-    {"median_e2el_ms", "E2EL median (ms)", false},
-    {"p99_e2el_ms", "E2EL p99 (ms)", false},
-    {"accept_length", "accept length (tokens/step)", true},
-    {"completed", "completed requests", true},
-    {"duration_s", "duration (s)", false},
+    {"request_throughput", "request throughput (req/s)", true, false},
+    {"output_throughput", "output throughput (tok/s)", true, false},
+    {"total_token_throughput", "total throughput (tok/s)", true, false},
+    {"output_throughput_per_gpu", "output tok/s per GPU", true, false},
+    {"interactivity", "interactivity (tok/s/user)", true, false},
+    {"mean_ttft_ms", "TTFT mean (ms)", false, false},
+    {"median_ttft_ms", "TTFT median (ms)", false, false},
+    {"p99_ttft_ms", "TTFT p99 (ms)", false, false},
+    {"mean_tpot_ms", "TPOT mean (ms)", false, false},
+    {"median_tpot_ms", "TPOT median (ms)", false, false},
+    {"p99_tpot_ms", "TPOT p99 (ms)", false, false},
+    {"mean_itl_ms", "ITL mean (ms)", false, false},
+    {"median_itl_ms", "ITL median (ms)", false, false},
+    {"p99_itl_ms", "ITL p99 (ms)", false, false},
+    {"mean_e2el_ms", "E2EL mean (ms)", false, false},
+    {"median_e2el_ms", "E2EL median (ms)", false, false},
+    {"p99_e2el_ms", "E2EL p99 (ms)", false, false},
+    {"accept_length", "accept length (tokens/step)", true, false},
+    {"completed", "completed requests", true, true},
+    {"duration_s", "duration (s)", false, false},
 };
 
 /* Value of row for one result; false when unknown. */
@@ -225,28 +227,54 @@ static bool is_spec(const char *label) {
   return label && strcmp(label, "none") != 0;
 }
 
-/* MTP side / other side ratio of throughput per GPU and interactivity. */
+/* A side's speculative decoding in words: its recipe label said plainly. */
+static const char *spec_words(const char *label) {
+  if (!label)
+    return "unknown (no recipe label in the result)";
+  if (strcmp(label, "none") == 0)
+    return "off";
+  if (strcmp(label, "mtp") == 0)
+    return "MTP (multi-token prediction)";
+  if (strcmp(label, "draft_model") == 0)
+    return "draft model";
+  return label;
+}
+
+/* Short name of a speculative method for the speedup line. */
+static const char *spec_short(const char *label) {
+  if (strcmp(label, "mtp") == 0)
+    return "MTP";
+  if (strcmp(label, "draft_model") == 0)
+    return "draft model";
+  return label;
+}
+
+/* Speculative side / other side ratio of throughput per GPU and interactivity. */
 struct speedup {
   bool valid;
-  char mtp_side;             /* 'a' or 'b' */
+  char spec_side;            /* 'a' or 'b': the side with speculative decoding on */
+  const char *spec_label;    /* its recipe label: "mtp", "draft_model", ... */
+  const char *base_label;    /* the other side's: "none" */
   bool per_gpu;              /* GPU counts known (else plain throughput) */
   bool throughput_valid, interactivity_valid;
   double throughput, interactivity;
 };
 
-static void mtp_speedup(const struct run_compare_side *a, const struct run_compare_side *b,
-                        const struct pairing *p, struct speedup *out) {
+static void spec_speedup(const struct run_compare_side *a, const struct run_compare_side *b,
+                         const struct pairing *p, struct speedup *out) {
   memset(out, 0, sizeof(*out));
   if (is_spec(a->spec_label) == is_spec(b->spec_label) || !a->spec_label || !b->spec_label)
     return;
   out->valid = true;
-  out->mtp_side = is_spec(a->spec_label) ? 'a' : 'b';
-  const struct run_compare_side *mside = out->mtp_side == 'a' ? a : b;
-  const struct run_compare_side *oside = out->mtp_side == 'a' ? b : a;
-  const struct results_file *m = out->mtp_side == 'a' ? p->a : p->b;
-  const struct results_file *o = out->mtp_side == 'a' ? p->b : p->a;
-  out->per_gpu = mside->n_gpus > 0 && oside->n_gpus > 0;
-  double mt = m->output_throughput / (out->per_gpu ? mside->n_gpus : 1);
+  out->spec_side = is_spec(a->spec_label) ? 'a' : 'b';
+  const struct run_compare_side *sside = out->spec_side == 'a' ? a : b;
+  const struct run_compare_side *oside = out->spec_side == 'a' ? b : a;
+  const struct results_file *m = out->spec_side == 'a' ? p->a : p->b;
+  const struct results_file *o = out->spec_side == 'a' ? p->b : p->a;
+  out->spec_label = sside->spec_label;
+  out->base_label = oside->spec_label;
+  out->per_gpu = sside->n_gpus > 0 && oside->n_gpus > 0;
+  double mt = m->output_throughput / (out->per_gpu ? sside->n_gpus : 1);
   double ot = o->output_throughput / (out->per_gpu ? oside->n_gpus : 1);
   if (ot > 0) {
     out->throughput_valid = true;
@@ -260,22 +288,54 @@ static void mtp_speedup(const struct run_compare_side *a, const struct run_compa
 }
 
 /* ---------------------------------------------------------------- table */
-static void print_num(FILE *out, bool valid, double v) {
-  if (!valid)
-    fprintf(out, " %12s", "-");
-  else if (fabs(v) >= 100000 || v == floor(v))
-    fprintf(out, " %12.0f", v);
+enum { SIG_DIGITS = 4, MAX_DECIMALS = 9 };
+
+/* v to SIG_DIGITS significant digits, never in exponent form (>= 10^4
+ * keeps every integer digit); a count is a whole number. */
+static void format_sig(char *buf, size_t len, double v, bool count) {
+  if (count || v == 0 || fabs(v) >= 1000) {
+    snprintf(buf, len, "%.0f", v);
+    return;
+  }
+  int decimals = SIG_DIGITS - 1 - (int)floor(log10(fabs(v)));
+  if (decimals > MAX_DECIMALS)
+    decimals = MAX_DECIMALS;
+  snprintf(buf, len, "%.*f", decimals, v);
+}
+
+static void print_num(FILE *out, bool valid, double v, bool count) {
+  char buf[48] = "-";
+  if (valid)
+    format_sig(buf, sizeof buf, v, count);
+  fprintf(out, " %12s", buf);
+}
+
+static void print_ratio(FILE *out, bool valid, double v) {
+  char buf[48] = "-";
+  if (valid) {
+    format_sig(buf, sizeof buf - 1, v, false);
+    strcat(buf, "x");
+  }
+  fprintf(out, " %12s", buf);
+}
+
+/* "A: name (path)" and a line of what it is: speculative decoding, GPUs. */
+static void print_side(FILE *out, char letter, const struct run_compare_side *s) {
+  fprintf(out, "%c: %s (%s)\n", letter, s->name ? s->name : "?", s->path);
+  fprintf(out, "   speculative decoding: %s", spec_words(s->spec_label));
+  if (s->spec_label && is_spec(s->spec_label) && strcmp(spec_words(s->spec_label), s->spec_label))
+    fprintf(out, " (recipe: %s)", s->spec_label);
+  if (s->on_cpu)
+    fputs("; no GPU (runs on the CPU): no per-GPU figures\n", out);
+  else if (s->n_gpus > 0)
+    fprintf(out, "; %d GPU%s (tp of its recipe)\n", s->n_gpus, s->n_gpus == 1 ? "" : "s");
   else
-    fprintf(out, " %12.2f", v);
+    fputs("; GPU count unknown (no recipe.json beside it): no per-GPU figures\n", out);
 }
 
 void run_compare_print(FILE *out, const struct run_compare_side *a, const struct run_compare_side *b) {
-  fprintf(out, "A: %s (%s, spec-decoding %s, %s)\n", a->name ? a->name : "?", a->path,
-          a->spec_label ? a->spec_label : "unknown",
-          a->n_gpus > 0 ? "GPUs known" : "GPU count unknown");
-  fprintf(out, "B: %s (%s, spec-decoding %s, %s)\n", b->name ? b->name : "?", b->path,
-          b->spec_label ? b->spec_label : "unknown",
-          b->n_gpus > 0 ? "GPUs known" : "GPU count unknown");
+  print_side(out, 'A', a);
+  print_side(out, 'B', b);
   struct pairing *pairs = xcalloc(a->n_results + 1, sizeof(*pairs));
   size_t n_pairs = pair_results(a, b, pairs);
   if (n_pairs == 0)
@@ -284,37 +344,36 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
     fprintf(out, "\nconcurrency %d", pairs[p].a->max_concurrency);
     if (pairs[p].b->max_concurrency != pairs[p].a->max_concurrency)
       fprintf(out, " vs %d", pairs[p].b->max_concurrency);
-    fprintf(out, "\n%-30s %12s %12s %12s %12s\n", "metric", "A", "B", "B-A", "B/A");
+    fprintf(out, " (figures to %d significant digits)\n%-30s %12s %12s %12s %12s\n", SIG_DIGITS,
+            "metric", "A", "B", "B-A", "B/A");
     for (size_t r = 0; r < ST_ARRAY_LEN(metric_rows); r++) {
       double va = 0, vb = 0;
       bool ha = metric_value(a, pairs[p].a, r, &va);
       bool hb = metric_value(b, pairs[p].b, r, &vb);
       if (!ha && !hb)
         continue;
+      bool count = metric_rows[r].count;
       fprintf(out, "%-30s", metric_rows[r].title);
-      print_num(out, ha, va);
-      print_num(out, hb, vb);
-      print_num(out, ha && hb, vb - va);
-      if (ha && hb && va != 0)
-        fprintf(out, " %11.3fx", vb / va);
-      else
-        fprintf(out, " %12s", "-");
+      print_num(out, ha, va, count);
+      print_num(out, hb, vb, count);
+      print_num(out, ha && hb, vb - va, count);
+      print_ratio(out, ha && hb && va != 0, va != 0 ? vb / va : 0);
       fputc('\n', out);
     }
     struct speedup su;
-    mtp_speedup(a, b, &pairs[p], &su);
+    spec_speedup(a, b, &pairs[p], &su);
     if (su.valid) {
-      fprintf(out, "MTP speedup (%c = MTP): throughput%s ", su.mtp_side == 'a' ? 'A' : 'B',
-              su.per_gpu ? " per GPU" : " (GPU counts unknown)");
+      char spec_side = su.spec_side == 'a' ? 'A' : 'B', base_side = su.spec_side == 'a' ? 'B' : 'A';
+      char t[48] = "-", i[48] = "-";
       if (su.throughput_valid)
-        fprintf(out, "%.3fx", su.throughput);
-      else
-        fputs("-", out);
-      fputs(", interactivity ", out);
+        format_sig(t, sizeof t, su.throughput, false);
       if (su.interactivity_valid)
-        fprintf(out, "%.3fx\n", su.interactivity);
-      else
-        fputs("-\n", out);
+        format_sig(i, sizeof i, su.interactivity, false);
+      fprintf(out, "%s speedup (%c = %s, %c = %s): throughput%s %s%s, interactivity %s%s\n",
+              strcmp(su.spec_label, "mtp") == 0 ? "MTP" : "speculative decoding", spec_side,
+              spec_short(su.spec_label), base_side, spec_words(su.base_label),
+              su.per_gpu ? " per GPU" : (a->on_cpu || b->on_cpu ? "" : " (GPU counts unknown)"),
+              t, su.throughput_valid ? "x" : "", i, su.interactivity_valid ? "x" : "");
     }
   }
   free(pairs);
@@ -334,8 +393,11 @@ static cJSON *side_json(const struct run_compare_side *s) {
     cJSON_AddNullToObject(o, "spec_decoding");
   if (s->n_gpus > 0)
     cJSON_AddNumberToObject(o, "n_gpus", s->n_gpus);
+  else if (s->on_cpu)
+    cJSON_AddNumberToObject(o, "n_gpus", 0);
   else
     cJSON_AddNullToObject(o, "n_gpus");
+  cJSON_AddBoolToObject(o, "on_cpu", s->on_cpu);
   cJSON *concs = cJSON_AddArrayToObject(o, "concurrencies");
   for (size_t i = 0; i < s->n_results; i++)
     cJSON_AddItemToArray(concs, cJSON_CreateNumber(s->results[i].max_concurrency));
@@ -373,16 +435,29 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
       add_number_or_null(m, "ratio", ha && hb && va != 0, va != 0 ? vb / va : 0);
       cJSON_AddBoolToObject(m, "higher_is_better", metric_rows[r].higher_is_better);
     }
+    /* spec_speedup for any method; mtp_speedup (as before) only for MTP */
     struct speedup su;
-    mtp_speedup(a, b, &pairs[p], &su);
+    spec_speedup(a, b, &pairs[p], &su);
     if (su.valid) {
-      cJSON *s = cJSON_AddObjectToObject(po, "mtp_speedup");
-      char side[2] = {su.mtp_side, '\0'};
-      cJSON_AddStringToObject(s, "mtp_side", side);
+      char side[2] = {su.spec_side, '\0'};
+      cJSON *s = cJSON_AddObjectToObject(po, "spec_speedup");
+      cJSON_AddStringToObject(s, "spec_side", side);
+      cJSON_AddStringToObject(s, "spec_method", su.spec_label);
+      cJSON_AddStringToObject(s, "baseline_method", su.base_label);
       cJSON_AddBoolToObject(s, "per_gpu", su.per_gpu);
       add_number_or_null(s, "throughput", su.throughput_valid, su.throughput);
       add_number_or_null(s, "interactivity", su.interactivity_valid, su.interactivity);
+      if (strcmp(su.spec_label, "mtp") == 0) {
+        cJSON *m = cJSON_AddObjectToObject(po, "mtp_speedup");
+        cJSON_AddStringToObject(m, "mtp_side", side);
+        cJSON_AddBoolToObject(m, "per_gpu", su.per_gpu);
+        add_number_or_null(m, "throughput", su.throughput_valid, su.throughput);
+        add_number_or_null(m, "interactivity", su.interactivity_valid, su.interactivity);
+      } else {
+        cJSON_AddNullToObject(po, "mtp_speedup");
+      }
     } else {
+      cJSON_AddNullToObject(po, "spec_speedup");
       cJSON_AddNullToObject(po, "mtp_speedup");
     }
     cJSON_AddItemToArray(points, po);

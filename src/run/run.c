@@ -192,17 +192,14 @@ static void fill_server_part(struct run *run) {
   sp->interval_accept_rate_valid = ls.accept_rate_valid;
   sp->interval_accept_rate_frac = ls.accept_rate_frac;
   if (!run->point_accept_final && !(sp->point_scoped && run->scraper)) {
-    /* No point figure (yet): the log's interval stands in, said so. */
+    /* No figure of the point's own (yet): none. The log's last interval is
+     * from before the point (warmups, an earlier point, the server's
+     * lifetime) and is not what the result saves; it stays an interval. */
     sp->point_scoped = false;
-    sp->accept_length_valid = ls.accept_length_valid;
-    sp->accept_length = ls.accept_length;
-    sp->accept_rate_valid = ls.accept_rate_valid;
-    sp->accept_rate_frac = ls.accept_rate_frac;
-    sp->n_positions = ls.n_positions < SNAP_MAX_SPEC_POSITIONS ? ls.n_positions
-                                                               : SNAP_MAX_SPEC_POSITIONS;
-    memcpy(sp->per_position_rate_frac, ls.per_position_rate_frac,
-           sizeof(double) * (size_t)sp->n_positions);
-    snprintf(sp->method, sizeof(sp->method), "%s", ls.accept_length_valid ? "log" : "");
+    sp->accept_length_valid = false;
+    sp->accept_rate_valid = false;
+    sp->n_positions = 0;
+    sp->method[0] = '\0';
     sp->span_s = 0;
   }
 
@@ -272,6 +269,7 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   struct snap_run *s = &run->snap;
   s->progress.done = live->completed;
   s->progress.failed = live->failed;
+  s->progress.cut_by_stop = 0; /* known from the result */
   s->progress.in_flight = live->in_flight;
   s->progress.total = live->total;
   s->progress.elapsed_s = live->elapsed_s;
@@ -318,6 +316,7 @@ static void fill_from_result(struct run *run, const struct measure_result *res) 
   struct snap_run *s = &run->snap;
   s->progress.done = m->completed;
   s->progress.failed = m->failed;
+  s->progress.cut_by_stop = m->cut_by_stop;
   s->progress.in_flight = 0;
   s->progress.total = res->settings.num_prompts;
   s->progress.elapsed_s = m->duration_s;
@@ -591,8 +590,8 @@ static enum point_end measure_one_point(struct run *run, int point_index,
       measure_verdict(&res, &v);
       if (v.too_many_failed) {
         err_setf(err, "%lld of %lld requests failed at concurrency %d (first: %s), more than %d%%; "
-                 "result saved", (long long)(v.num_prompts - v.completed),
-                 (long long)v.num_prompts, p->conc, lg_failure_name(v.first_failure),
+                 "result saved", (long long)v.failed, (long long)v.sent, p->conc,
+                 lg_failure_name(v.first_failure),
                  MEASURE_MAX_FAILURE_PERCENT);
         end = POINT_REQUESTS_FAILED;
       }

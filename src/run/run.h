@@ -173,15 +173,18 @@ struct run_compare_side {
   char *path;
   char *name;                   /* recipe (run folder / servetop_run) or file name */
   char *spec_label;             /* "mtp", "none", ... or NULL when unknown */
-  int n_gpus;                   /* tp of the recipe point (recipe.json); 0 = unknown */
+  int n_gpus;                   /* tp of the recipe point (recipe.json); 0 = unknown or CPU */
+  bool on_cpu;                  /* recipe.json's runner is "cpu": no GPU */
   struct results_file *results; /* sorted by max_concurrency */
   size_t n_results;
 };
 int run_compare_side_load(const char *path, struct run_compare_side *out, struct st_err *err);
 void run_compare_side_fini(struct run_compare_side *side);
 /* The side-by-side table: every headline metric with delta (B - A) and ratio
- * (B / A), acceptance, and per concurrency the MTP speedup in throughput per
- * GPU and in interactivity (tok/s/user = 1000 / median TPOT). */
+ * (B / A) to 4 significant digits, acceptance, and per concurrency the
+ * speculative-decoding speedup (MTP, or a draft model), naming each side's
+ * method, in throughput per GPU and in interactivity (tok/s/user = 1000 /
+ * median TPOT). */
 void run_compare_print(FILE *out, const struct run_compare_side *a, const struct run_compare_side *b);
 /* The same as JSON (heap string). */
 char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b);

@@ -303,16 +303,14 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   snprintf(p.result_file, sizeof(p.result_file), "%s", leaf);
   p.completed = (int64_t)jnum(doc, "completed", NULL);
   p.total = (int64_t)jnum(doc, "num_prompts", NULL);
-  const cJSON *failures = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(doc, "servetop"), "failures");
+  /* requests the run stopped (a restart, Ctrl-C) did not fail: the result
+   * keeps them apart (servetop.cut_by_stop) */
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "servetop");
+  p.failed = (int64_t)jnum(st, "failed", NULL);
   const cJSON *f;
-  cJSON_ArrayForEach(f, failures) {
-    /* requests the run stopped (a restart, Ctrl-C) did not fail */
-    bool stopped = f->string && (strcmp(f->string, lg_failure_name(LG_FAIL_NOT_SENT)) == 0 ||
-                                 strcmp(f->string, lg_failure_name(LG_FAIL_INTERRUPTED)) == 0);
-    if (cJSON_IsNumber(f) && !stopped)
-      p.failed += (int64_t)f->valuedouble;
-  }
+  cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(st, "cut_by_stop"))
+    if (cJSON_IsNumber(f))
+      p.cut_by_stop += (int64_t)f->valuedouble;
   p.duration_s = jnum(doc, "duration", NULL);
   p.rates.valid = p.duration_s > 0 && p.completed > 0;
   p.rates.output_tok_per_s = jnum(doc, "output_throughput", NULL);
@@ -327,8 +325,10 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   double drafted = jnum(pra, "draft_tokens", NULL);
   p.drafts_valid = drafted > 0;
   p.drafts_accepted_frac = drafted > 0 ? jnum(pra, "accepted_tokens", NULL) / drafted : 0;
-  p.accept_length_valid = s->spec.accept_length_valid;
-  p.accept_length = s->spec.accept_length;
+  /* the acceptance the result saved (its window), never a live stand-in */
+  const cJSON *acc = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(st, "server"), "acceptance");
+  p.accept_length = jnum(acc, "accept_length", &p.accept_length_valid);
   p.kv_tokens_valid = s->load.max_total_num_tokens_valid;
   p.kv_tokens = s->load.max_total_num_tokens;
   p.batch_cap = s->load.batch_cap_valid ? s->load.batch_cap : -1;

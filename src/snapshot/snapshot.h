@@ -86,7 +86,10 @@ struct snap_progress {
   int point_index;                /* 0-based sweep point being measured */
   int n_points;                   /* points in this run (1 without --sweep) */
   int64_t done;                   /* requests finished successfully (this point) */
-  int64_t failed;                 /* requests finished with an error (this point) */
+  int64_t failed;                 /* requests finished with an error (this point); once the
+                                     point ends, the result's: never a request a stop cut */
+  int64_t cut_by_stop;            /* requests a stop cut (in flight then, or never sent),
+                                     the result's; not failures */
   int64_t in_flight;              /* dispatched, not finished */
   int64_t total;                  /* requests this point will send (num_prompts) */
   double elapsed_s;               /* since the point's first dispatch */
@@ -174,18 +177,20 @@ struct snap_spec {                /* speculative decoding acceptance, from the s
   char algorithm[32];             /* "EAGLE", "NEXTN", "mtp"...; "" = none/unknown */
   /* The point's acceptance, as the result saves it: from a scrape after the
    * warmups to the latest one (span_s), derived by the result's method;
-   * once the point ends, the saved value itself. Without /metrics (point_scoped
-   * false) the server log's latest interval value stands in. */
+   * once the point ends, the saved value itself. Invalid until the point has
+   * a figure of its own (two scrapes with draft counter deltas): the server
+   * log's value is from before the point and never stands in (it is only the
+   * interval below). */
   bool accept_length_valid;
   double accept_length;           /* mean tokens per verify step incl. bonus (1 .. steps+1) */
   bool accept_rate_valid;
   double accept_rate_frac;        /* accepted / proposed draft tokens, 0..1 */
   int n_positions;                /* entries of per_position_rate_frac that are valid */
   double per_position_rate_frac[SNAP_MAX_SPEC_POSITIONS];
-  bool point_scoped;              /* the figures above cover the point (else a log interval) */
+  bool point_scoped;              /* the figures above cover the point (else they are invalid) */
   double span_s;                  /* start scrape -> latest scrape */
   char method[48];                /* "llamacpp_counter_deltas", "sglang_server_info_cumulative_delta",
-                                     ..., "log" */
+                                     ...; "" while none */
   /* The latest interval only (/metrics gauge or counter deltas between the
    * last two scrapes, else the log's last line): what moves now. */
   bool interval_accept_length_valid;
@@ -275,6 +280,7 @@ struct snap_point_result {
   char end[16];                   /* how it ended: "done", "stopped", "restarted", ... */
   char result_file[64];           /* in the run folder: "result-conc4.json" */
   int64_t completed, failed, total; /* failed: not the requests a stop or restart cut */
+  int64_t cut_by_stop;            /* those: in flight when stopped, or never sent */
   double duration_s;
   struct snap_rates rates;        /* over the whole point */
   struct snap_percentiles ttft, tpot, itl, e2el; /* exact, every sample of the point */

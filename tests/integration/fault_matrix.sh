@@ -48,18 +48,21 @@ assert_no_children() {
   fail "$1: process(es) started by the test survived: $(leftovers)"
 }
 
-# Every request of the point is in the result: completed + failures == N, and
-# the per-request lists hold N entries. Prints "completed failures-dict".
+# Every request of the point is in the result: completed + failures + the
+# requests a stop cut == N, and the per-request lists hold N entries. Prints
+# "completed failures-dict cut-dict".
 assert_accounted() { # RESULT_FILE NUM_PROMPTS WHAT
   python3 - "$@" <<'PY' || fail "$3: requests missing from $1"
 import json, sys
 path, n, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 d = json.load(open(path))
 fails = d["servetop"]["failures"]
-total = d["completed"] + sum(fails.values())
+cut = d["servetop"]["cut_by_stop"]
+total = d["completed"] + sum(fails.values()) + sum(cut.values())
 ok = total == n and len(d["input_lens"]) == n and len(d["output_lens"]) == n \
-     and d["num_prompts"] == n
-print(f"  {what}: completed {d['completed']}, failures {fails}, accounted {total}/{n}")
+     and d["num_prompts"] == n and d["servetop"]["failed"] == sum(fails.values())
+print(f"  {what}: completed {d['completed']}, failures {fails}, cut by the stop {cut}, "
+      f"accounted {total}/{n}")
 sys.exit(0 if ok else 1)
 PY
 }
@@ -91,6 +94,14 @@ end_is() { # RESULT_FILE END WHAT: the point in $D ended as END
   [[ $got == "$2" ]] || fail "$3: point end $got, want $2"
 }
 failures_of() { json "$D/$1" "d['servetop']['failures'].get('$2', 0)"; } # RESULT_FILE KIND
+cut_of() { json "$D/$1" "d['servetop']['cut_by_stop'].get('$2', 0)"; }     # RESULT_FILE KIND
+# A stopped point: the requests the stop cut are no failures and not in the failure rate.
+no_failures() { # RESULT_FILE WHAT
+  [[ $(json "$D/$1" "(d['servetop']['failed'], d['servetop']['failure_rate'], d['servetop']['failures'])") == "(0, 0, {})" ]] ||
+    fail "$2: requests cut by the stop counted as failures"
+  [[ $(json "$D/$1" "sum(d['servetop']['cut_by_stop'].values()) > 0") == True ]] ||
+    fail "$2: no request cut by the stop"
+}
 
 # ---------------------------------------------------------------- server faults
 run_fault early 1 --conc 2 --num-prompts 8 --set mem-fraction-static=0.05
@@ -188,6 +199,7 @@ for sig in INT TERM HUP; do
   status_is interrupted "SIG$sig"
   end_is result-conc2.json stopped "SIG$sig"
   assert_accounted "$D/result-conc2.json" 400 "SIG$sig"
+  no_failures result-conc2.json "SIG$sig"
   [[ $(json "$D/manifest.json" "d['server']['stop_requested']") == True ]] ||
     fail "SIG$sig: the server was not stopped by servetop"
   assert_no_children "SIG$sig"
@@ -202,7 +214,9 @@ stop_bg INT 130 12
 end_is result-conc2.json stopped stall
 assert_accounted "$D/result-conc2.json" 10 stall
 [[ $(json "$D/result-conc2.json" "d['completed']") == 4 ]] || fail "stall: completed != 4"
-[[ $(failures_of result-conc2.json interrupted) == 2 ]] || fail "stall: 2 stalled not interrupted"
+[[ $(cut_of result-conc2.json interrupted) == 2 ]] || fail "stall: 2 stalled not interrupted"
+[[ $(cut_of result-conc2.json not_sent) == 4 ]] || fail "stall: 4 not sent"
+no_failures result-conc2.json stall
 assert_no_children stall
 ok "stalled stream: run waits; SIGINT saves 4 completed + 2 interrupted + 4 not sent"
 

@@ -68,6 +68,63 @@ check "--ab: off arm: the server says speculative decoding is off" \
 check "--ab: draft arm accepts" \
   test "$(json "$ON/result-conc2.json" "d['servetop']['server']['acceptance']['accept_length'] > 1")" = True
 check "--ab: compared" grep -q "accept length" "$WORK/ab.out"
+check "--ab: compared as a draft model against off, not as MTP" \
+  grep -q "speculative decoding speedup (B = draft model, A = off)" "$WORK/ab.out"
+check "--ab: no MTP speedup for a draft model" not_grep -q "MTP speedup" "$WORK/ab.out"
+
+# ---------------------------------------------------------------- the status line's acceptance
+# On a terminal (script(1) keeps every in-place update, 5 a second) the line at the
+# point's start has no acceptance of the point's own yet: it says so, and never shows
+# the log's figure from the warmups; the saved point's line shows what the result saved.
+script -qfec "stty cols 400; $SERVETOP run tiny-llamacpp-cpu-draft --headless --results $RUNS --num-warmups 2 \
+  --isl 64 --osl 32 --conc 1 --num-prompts 24 --label status" /dev/null >"$WORK/status.tty" 2>&1 ||
+  fail "servetop run on a terminal"
+ST=$(ls -d "$RUNS"/*-status)
+check "status line: the point's start says not measured yet, the end the saved figure" \
+  python3 - "$WORK/status.tty" "$ST/result-conc1.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1], errors="replace").read()
+lines = [l for l in re.split(r"[\r\n]+", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)) if l.strip()]
+live = [l for l in lines if "measuring point" in l and " done " in l]
+saved = [l for l in lines if re.search(r"point 1/1 c=1 done:", l)]
+acc = json.load(open(sys.argv[2]))["servetop"]["server"]["acceptance"]["accept_length"]
+ok = bool(live) and bool(saved)
+print(f"  {len(live)} live lines; first: {live[0] if live else None}")
+print(f"  saved: {saved[0] if saved else None}; result accept_length {acc}")
+ok = ok and "accept not measured yet" in live[0]
+ok = ok and not any("(log)" in l for l in lines)
+ok = ok and f"accept {acc:.2f}" in saved[0]
+sys.exit(0 if ok else 1)
+PY
+
+# ---------------------------------------------------------------- Ctrl-C during a point
+# The requests the stop cut are neither failures nor in the failure rate.
+"$SERVETOP" run tiny-llamacpp-cpu --headless --results "$RUNS" --num-warmups 0 --isl 64 --osl 64 \
+  --conc 2 --num-prompts 400 --label sigint >"$WORK/sigint.out" 2>&1 &
+BG=$!
+PIDS+=("$BG")
+for _ in $(seq 300); do grep -q "measuring point" "$WORK/sigint.out" && break; sleep 0.1; done
+sleep 1
+kill -INT "$BG"
+rc=0
+wait "$BG" || rc=$?
+check "Ctrl-C: exit 130 (got $rc)" test "$rc" = 130
+SI=$(ls -d "$RUNS"/*-sigint)
+check "Ctrl-C: the requests the stop cut are not failures (result JSON)" \
+  python3 - "$SI/result-conc2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+st = d["servetop"]
+cut = sum(st["cut_by_stop"].values())
+print(f"  completed {d['completed']}, failed {st['failed']} {st['failures']}, cut {st['cut_by_stop']}, "
+      f"failure_rate {st['failure_rate']}")
+ok = st["interrupted"] and d["completed"] > 0 and cut > 0 and st["failed"] == 0 \
+     and st["failures"] == {} and st["failure_rate"] == 0 \
+     and d["completed"] + st["failed"] + cut == d["num_prompts"] == 400
+sys.exit(0 if ok else 1)
+PY
+check "Ctrl-C: the point's line says 0 failed and how many the stop cut" \
+  grep -Eq "point 1/1 c=2 stopped: [0-9]+/400 done 0 failed .*[0-9]+ cut by the stop" "$WORK/sigint.out"
 
 # ---------------------------------------------------------------- acceptance = the server's own deltas
 start_llama llama -m "$LLAMA_TARGET" -md "$LLAMA_DRAFT" --spec-type draft-simple \

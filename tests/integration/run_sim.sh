@@ -153,7 +153,7 @@ ok "startup failure: exit status and the server's last log line reported"
 # ---------------------------------------------------------------- 5c. A/B back to back
 "$S" run llama8b-h200-sglang-mtp "${common[@]}" --conc 2 --num-prompts 4 --ab --label seq \
   >"$WORK/out5c" 2>&1 || { cat "$WORK/out5c"; fail "A/B back to back"; }
-grep -q "MTP speedup (A = MTP)" "$WORK/out5c" || { cat "$WORK/out5c"; fail "no A/B comparison"; }
+grep -q "MTP speedup (A = MTP, B = off)" "$WORK/out5c" || { cat "$WORK/out5c"; fail "no A/B comparison"; }
 ok "A/B back to back from the MTP side: twin found, both measured, compared"
 
 # ---------------------------------------------------------------- 6. Ctrl-C: partial results, server stopped
@@ -199,7 +199,7 @@ ok "SIGKILL of servetop: $n_before server process(es) gone"
 # ---------------------------------------------------------------- 8. A/B (parallel), compare, export
 "$S" run llama8b-h200-sglang "${common[@]}" --conc 4 --num-prompts 8 --ab-parallel --label ab \
   >"$WORK/out8" 2>&1 || { cat "$WORK/out8"; fail "A/B parallel run"; }
-grep -q "MTP speedup (B = MTP)" "$WORK/out8" || { cat "$WORK/out8"; fail "no A/B comparison"; }
+grep -q "MTP speedup (B = MTP, A = off)" "$WORK/out8" || { cat "$WORK/out8"; fail "no A/B comparison"; }
 A=$(ls -d "$RESULTS"/*-llama8b-h200-sglang-ab)
 B=$(ls -d "$RESULTS"/*-llama8b-h200-sglang-mtp-ab)
 "$S" compare "$A" "$B" --json >"$WORK/cmp.json"

@@ -320,6 +320,55 @@ START_TEST(file_names_and_round_trip) {
 }
 END_TEST
 
+/* A stopped run: requests the stop cut (in flight then, never sent) are no
+ * failures and not in the failure rate, which covers the requests sent. */
+START_TEST(cut_by_stop_is_not_a_failure) {
+  struct lg_record recs[6];
+  struct lg_result run;
+  make_run(&run, recs);
+  recs[4] = (struct lg_record){.prompt_len = 50, .server_prompt_tokens = -1,
+                               .dispatch_ns = 600 * MS, .failure = LG_FAIL_INTERRUPTED};
+  recs[5] = (struct lg_record){.prompt_len = 60, .server_prompt_tokens = -1,
+                               .failure = LG_FAIL_NOT_SENT};
+  run.n_records = 6;
+  run.interrupted = true;
+  struct results_settings s;
+  default_settings(&s);
+  s.num_prompts = 6;
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  ck_assert_int_eq(m.completed, 3);
+  ck_assert_int_eq(m.failed, 1);                       /* the HTTP 500 only */
+  ck_assert_double_eq_tol(m.failure_rate, 0.25, 1e-12); /* 1 of the 4 sent, not 3 of 6 */
+  ck_assert_int_eq(m.seconds[0].failed, 1);
+  char *json = results_json_alloc(&run, &s, &m, NULL);
+  cJSON *doc = cJSON_Parse(json);
+  cJSON *st = cJSON_GetObjectItem(doc, "servetop");
+  ck_assert_double_eq_tol(cJSON_GetObjectItem(st, "failure_rate")->valuedouble, 0.25, 1e-12);
+  ck_assert_int_eq(cJSON_GetObjectItem(st, "failed")->valueint, 1);
+  cJSON *fail = cJSON_GetObjectItem(st, "failures");
+  ck_assert_int_eq(cJSON_GetArraySize(fail), 1);
+  ck_assert_int_eq(cJSON_GetObjectItem(fail, "http_error")->valueint, 1);
+  cJSON *cut = cJSON_GetObjectItem(st, "cut_by_stop");
+  ck_assert_int_eq(cJSON_GetObjectItem(cut, "interrupted")->valueint, 1);
+  ck_assert_int_eq(cJSON_GetObjectItem(cut, "not_sent")->valueint, 1);
+  ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "failure_examples"), "not_sent"));
+  cJSON_Delete(doc);
+  free(json);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  results_print_accounting(f, &run, &s, &m);
+  fclose(f);
+  ck_assert_msg(strstr(text, "2 requests cut by the stop (1 in flight, 1 never sent)") != NULL,
+                "%s", text);
+  ck_assert_msg(strstr(text, "1 of 4 requests failed") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "not_sent") == NULL, "%s", text);
+  free(text);
+  results_metrics_fini(&m);
+}
+END_TEST
+
 START_TEST(empty_run_is_zero_not_nan) {
   struct lg_record r = {.failure = LG_FAIL_CONNECT, .prompt_len = 3, .server_prompt_tokens = -1};
   struct lg_result run = {.records = &r, .n_records = 1, .start_mono_ns = 0, .end_mono_ns = MS};
@@ -368,6 +417,7 @@ static Suite *results_suite(void) {
   tcase_add_test(tc, json_keys_in_reference_order);
   tcase_add_test(tc, file_names_and_round_trip);
   tcase_add_test(tc, empty_run_is_zero_not_nan);
+  tcase_add_test(tc, cut_by_stop_is_not_a_failure);
   suite_add_tcase(s, tc);
   return s;
 }

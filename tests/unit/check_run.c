@@ -11,6 +11,9 @@
 
 #define OFF_DIR TEST_DATA_DIR "/launcher/compare/off"
 #define MTP_DIR TEST_DATA_DIR "/launcher/compare/mtp"
+/* a real llama-server --ab pair on the CPU (servetop run tiny-llamacpp-cpu --ab) */
+#define LLAMA_OFF_DIR TEST_DATA_DIR "/launcher/compare/llamacpp-off"
+#define LLAMA_DRAFT_DIR TEST_DATA_DIR "/launcher/compare/llamacpp-draft"
 
 START_TEST(mislabel_rule) {
   /* label says MTP, server has none: the guard fires */
@@ -97,12 +100,76 @@ START_TEST(compare_sides_load_from_folders_and_files) {
   run_compare_print(mem, &off, &mtp);
   fclose(mem);
   const char *want[] = {"request throughput", "output tok/s per GPU", "TTFT p99", "TPOT median",
-                        "ITL mean", "E2EL p99", "accept length", "MTP speedup (B = MTP)"};
+                        "ITL mean", "E2EL p99", "accept length", "MTP speedup (B = MTP, A = off)",
+                        "speculative decoding: MTP", "8 GPUs"};
   for (size_t i = 0; i < ST_ARRAY_LEN(want); i++)
     ck_assert_msg(strstr(buf, want[i]) != NULL, "table lacks '%s'", want[i]);
   free(buf);
   run_compare_side_fini(&off);
   run_compare_side_fini(&mtp);
+}
+END_TEST
+
+/* The row of the table that starts with title. */
+static const char *table_row(const char *text, const char *title, char *row, size_t len) {
+  const char *at = strstr(text, title);
+  ck_assert_msg(at != NULL, "no row '%s' in\n%s", title, text);
+  const char *nl = strchr(at, '\n');
+  size_t n = nl ? (size_t)(nl - at) : strlen(at);
+  snprintf(row, len, "%.*s", (int)(n < len ? n : len - 1), at);
+  return row;
+}
+
+START_TEST(compare_says_what_is_compared) {
+  struct run_compare_side off, draft;
+  struct st_err err = {{0}};
+  ck_assert_msg(run_compare_side_load(LLAMA_OFF_DIR, &off, &err) == 0, "%s", err.msg);
+  ck_assert_msg(run_compare_side_load(LLAMA_DRAFT_DIR, &draft, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(off.n_gpus, 0);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  run_compare_print(mem, &off, &draft);
+  fclose(mem);
+  /* the header in words: the method and the GPUs (none: the CPU) */
+  ck_assert_msg(strstr(buf, "spec-decoding none") == NULL && strstr(buf, "GPUs known") == NULL,
+                "%s", buf);
+  ck_assert_msg(strstr(buf, "speculative decoding: off; no GPU (runs on the CPU)") != NULL, "%s",
+                buf);
+  ck_assert_msg(strstr(buf, "speculative decoding: draft model (recipe: draft_model)") != NULL,
+                "%s", buf);
+  ck_assert_msg(strstr(buf, "output tok/s per GPU") == NULL, "%s", buf);
+  /* a draft model is not MTP; the speedup names both sides' methods */
+  ck_assert_msg(strstr(buf, "MTP") == NULL, "%s", buf);
+  ck_assert_msg(strstr(buf, "speculative decoding speedup (B = draft model, A = off): throughput "
+                            "0.6704x, interactivity 0.6673x") != NULL,
+                "%s", buf);
+  /* 4 significant digits everywhere: the draft arm's 0.028 ms ITL median is no "0.03" */
+  char row[160];
+  table_row(buf, "ITL median (ms)", row, sizeof row);
+  ck_assert_msg(strstr(row, " 0.7850 ") && strstr(row, " 0.02800 ") && strstr(row, " -0.7570 ") &&
+                    strstr(row, " 0.03567x"),
+                "%s", row);
+  table_row(buf, "output throughput (tok/s)", row, sizeof row);
+  ck_assert_msg(strstr(row, " 1097 ") && strstr(row, " 735.6 ") && strstr(row, " -361.7 "), "%s",
+                row);
+  table_row(buf, "completed requests", row, sizeof row);
+  ck_assert_msg(strstr(row, " 16 ") && strstr(row, " 0 ") && strstr(row, " 1.000x"), "%s", row);
+  free(buf);
+
+  char *text = run_compare_json_alloc(&off, &draft);
+  cJSON *doc = cJSON_Parse(text);
+  cJSON *point = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "points"), 0);
+  ck_assert(cJSON_IsNull(cJSON_GetObjectItem(point, "mtp_speedup")));
+  cJSON *su = cJSON_GetObjectItem(point, "spec_speedup");
+  ck_assert_str_eq(cJSON_GetObjectItem(su, "spec_side")->valuestring, "b");
+  ck_assert_str_eq(cJSON_GetObjectItem(su, "spec_method")->valuestring, "draft_model");
+  ck_assert_str_eq(cJSON_GetObjectItem(su, "baseline_method")->valuestring, "none");
+  ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(su, "per_gpu")));
+  cJSON_Delete(doc);
+  free(text);
+  run_compare_side_fini(&off);
+  run_compare_side_fini(&draft);
 }
 END_TEST
 
@@ -247,6 +314,7 @@ int main(void) {
   tcase_add_test(tc, mislabel_rule);
   tcase_add_test(tc, engine_falls_back_to_sim_with_a_reason);
   tcase_add_test(tc, compare_sides_load_from_folders_and_files);
+  tcase_add_test(tc, compare_says_what_is_compared);
   tcase_add_test(tc, compare_rejects_what_is_not_a_result);
   tcase_add_test(tc, export_inferencex_entry_and_script);
   tcase_add_test(tc, export_only_what_was_measured);
