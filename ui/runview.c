@@ -196,7 +196,7 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
   x = ui_put(g, x, r.y, end, buf, THEME_MAIN, gl);
   char cut[40] = "";
   if (p->cut_by_stop > 0)
-    snprintf(cut, sizeof cut, " %lld cut by the stop", (long long)p->cut_by_stop);
+    snprintf(cut, sizeof cut, " %lld cut at the end", (long long)p->cut_by_stop);
   snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed%s %lld in flight %s ETA %s",
            (long long)p->done, (long long)p->total, (long long)p->failed, cut,
            (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),

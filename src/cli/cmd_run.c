@@ -231,7 +231,7 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
           (long long)p->completed, (long long)p->total, (long long)p->failed, d,
           p->rates.valid ? p->rates.output_tok_per_s : 0, ttft, tpot);
   if (p->cut_by_stop > 0)
-    fprintf(out, " | %lld cut by the stop (not failures)", (long long)p->cut_by_stop);
+    fprintf(out, " | %lld cut when the point ended (not failures)", (long long)p->cut_by_stop);
   if (p->accept_length_valid)
     fprintf(out, " | accept %.2f", p->accept_length);
   if (p->drafts_valid)

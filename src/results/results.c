@@ -447,7 +447,7 @@ void results_print_accounting(FILE *out, const struct lg_result *run,
             (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens,
             (long long)m->accept_requests, m->accept_rate.median_ms);
   if (m->cut_by_stop > 0)
-    fprintf(out, "servetop: %lld requests cut by the stop (%lld in flight, %lld never sent): "
+    fprintf(out, "servetop: %lld requests cut when the run ended (%lld in flight, %lld never sent): "
                  "not failures, not in the failure rate\n",
             (long long)m->cut_by_stop, (long long)m->failures_by_kind[LG_FAIL_INTERRUPTED],
             (long long)m->failures_by_kind[LG_FAIL_NOT_SENT]);

@@ -199,7 +199,7 @@ check "the requests SIGINT cut are no failures" python3 -c "import json,sys
 st = json.load(open(sys.argv[1]))['servetop']
 sys.exit(0 if st['failed'] == 0 and st['failure_rate'] == 0 and st['failures'] == {}
          and st['cut_by_stop']['interrupted'] == 2 else 1)" "$WORK/int.json"
-check "the summary says so" grep -q "cut by the stop (2 in flight" "$WORK/int.out"
+check "the summary says so" grep -q "cut when the run ended (2 in flight" "$WORK/int.out"
 check "no FAIL line for an interrupted run" lacks "$WORK/int.out" "FAIL: request failure rate"
 stop_sim
 

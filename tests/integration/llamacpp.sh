@@ -124,7 +124,7 @@ ok = st["interrupted"] and d["completed"] > 0 and cut > 0 and st["failed"] == 0 
 sys.exit(0 if ok else 1)
 PY
 check "Ctrl-C: the point's line says 0 failed and how many the stop cut" \
-  grep -Eq "point 1/1 c=2 stopped: [0-9]+/400 done 0 failed .*[0-9]+ cut by the stop" "$WORK/sigint.out"
+  grep -Eq "point 1/1 c=2 stopped: [0-9]+/400 done 0 failed .*[0-9]+ cut when the point ended" "$WORK/sigint.out"
 
 # ---------------------------------------------------------------- acceptance = the server's own deltas
 start_llama llama -m "$LLAMA_TARGET" -md "$LLAMA_DRAFT" --spec-type draft-simple \

@@ -360,7 +360,7 @@ START_TEST(cut_by_stop_is_not_a_failure) {
   FILE *f = open_memstream(&text, &len);
   results_print_accounting(f, &run, &s, &m);
   fclose(f);
-  ck_assert_msg(strstr(text, "2 requests cut by the stop (1 in flight, 1 never sent)") != NULL,
+  ck_assert_msg(strstr(text, "2 requests cut when the run ended (1 in flight, 1 never sent)") != NULL,
                 "%s", text);
   ck_assert_msg(strstr(text, "1 of 4 requests failed") != NULL, "%s", text);
   ck_assert_msg(strstr(text, "not_sent") == NULL, "%s", text);
