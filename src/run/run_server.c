@@ -217,7 +217,8 @@ int run_override_split(const char *assignment, char *key, size_t key_n, const ch
                        struct st_err *err) {
   const char *eq = strchr(assignment, '=');
   if (!eq)
-    return err_setf(err, "'%s': write KEY=VALUE (e.g. max-running-requests=64)", assignment);
+    return err_setf(err, "'%s': write KEY=VALUE (e.g. max-batch=64, or one of the engine's own flags)",
+                    assignment);
   const char *k = assignment;
   while (*k == '-')
     k++;
