@@ -79,8 +79,17 @@ check "one chunk per token in trace" test "$(wc -l <<<"$late")" = 20
 min_late=$(sort -n <<<"$late" | head -1)
 # never early: the first chunk not before 40 ms, none before its due time
 check "no chunk before its due time (earliest: ${min_late} us late)" test "$min_late" -ge 0
-# A bias (a wrong deadline, a coarse timer) makes every chunk late; a busy
-# machine makes some late: one chunk of the 20 on time is enough.
+# A bias (a wrong deadline, a coarse timer) makes every chunk late, in every
+# stream; a busy machine makes some late, now and then: one chunk on time in up
+# to three streams of 20 is enough (the same stream again when none was).
+for attempt in 2 3; do
+  [ "$min_late" -le 2000 ] && break
+  curl -s --max-time 10 "http://127.0.0.1:$PORT/v1/completions" -d \
+    '{"model":"tiny","prompt":[11,12,13,14],"max_tokens":20,"ignore_eos":true,"stream":true}' >/dev/null
+  again=$(sort -n <<<"$(chunk_lateness "$(tail -1 "$WORK/trace.jsonl")")" | head -1)
+  echo "# stream $attempt: least lateness ${again} us (the machine was busy?)"
+  [ "$again" -lt "$min_late" ] && min_late=$again
+done
 check "some chunk within 2 ms of its due time (least lateness ${min_late} us)" test "$min_late" -le 2000
 # Deadlines are absolute: a late wake-up never shifts later tokens. The sim is
 # stopped for 300 ms early in a 2 s stream; the chunks due meanwhile go
