@@ -36,7 +36,7 @@ struct bench_opts {
 /* ---------------------------------------------------------------- SIGINT */
 /* Set by SIGINT/SIGTERM/SIGHUP; the measuring loop checks it every tick
  * (100 ms) and stops the load, saving what was measured. */
-static volatile sig_atomic_t interrupted;
+static atomic_int interrupted; /* lock-free: set by the signal handler, read by the load */
 
 static void on_sigint(int sig) {
   (void)sig;

@@ -23,6 +23,7 @@
 #define SERVETOP_LOADGEN_LOADGEN_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,7 +103,7 @@ struct lg_dataset_config {
   bool dsv4;                /* DeepSeek-V4's framing (encoding_dsv4) instead of the template */
   int random_num_workers;   /* the reference's --random-num-workers: 0 = min(CPUs, 8) */
   const struct lg_chat_sizer *chat_sizer; /* chat text without a tokenizer */
-  volatile const sig_atomic_t *cancel; /* non-zero: stop building (Ctrl-C) */
+  const atomic_int *cancel; /* non-zero: stop building (Ctrl-C) */
 };
 
 /* How the prompts were made (recorded in the result). */

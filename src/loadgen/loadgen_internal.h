@@ -43,7 +43,7 @@ struct lg_tok_lane {
   struct lg_tok_op *(*step)(void *ctx, struct lg_tok_op *finished);
 };
 int lg_tok_run(struct lg_tokenizer *t, struct lg_tok_lane *lanes, size_t n_lanes,
-               volatile const sig_atomic_t *cancel, struct st_err *err);
+               const atomic_int *cancel, struct st_err *err);
 
 /* JSON string literal of s (quotes included) as json.dumps would read it back. */
 void lg_json_escape_append(struct sbuf *sb, const char *s);
@@ -76,13 +76,13 @@ struct lg_prompts_args {
   bool use_chat_template, dsv4;
   int random_num_workers;       /* 0: min(CPUs, 8) */
   const struct lg_np *local_rng;/* RandomState(np.random.get_state()[1][:4]) */
-  volatile const sig_atomic_t *cancel;
+  const atomic_int *cancel;
 };
 /* The reference's prompt texts (heap, into texts[]) and client counts. */
 int lg_prompts_build(const struct lg_prompts_args *a, char **texts, uint32_t *prompt_lens,
                      struct lg_prompts_info *info, struct st_err *err);
 /* The reference's chat_template_len: len(encode(template("a"))) - 1. */
 int lg_prompts_template_len(struct lg_tokenizer *tok, bool dsv4, int *len_out,
-                            volatile const sig_atomic_t *cancel, struct st_err *err);
+                            const atomic_int *cancel, struct st_err *err);
 
 #endif

@@ -180,7 +180,7 @@ static struct lg_tok_op *batch_step(void *ctx, struct lg_tok_op *finished) {
 
 /* Runs steps over the prompts in todo (split over up to PHASE_A_LANES lanes). */
 static int run_batched(struct pb *pb, const enum pb_step *steps, size_t n_steps, size_t *todo,
-                       size_t n_todo, volatile const sig_atomic_t *cancel, struct st_err *err) {
+                       size_t n_todo, const atomic_int *cancel, struct st_err *err) {
   if (n_todo == 0)
     return 0;
   size_t batch = lg_tok_batch_items(pb->tok);
@@ -298,7 +298,7 @@ static size_t *all_indexes(size_t n) {
 }
 
 /* The template around each prompt's text (or a copy of it), then its count. */
-static int render_final(struct pb *pb, size_t *todo, size_t n_todo, volatile const sig_atomic_t *cancel,
+static int render_final(struct pb *pb, size_t *todo, size_t n_todo, const atomic_int *cancel,
                         struct st_err *err) {
   static const enum pb_step apply[] = {STEP_RENDER};
   static const enum pb_step messages[] = {STEP_RENDER_IDS, STEP_DECODE_RENDER};
@@ -326,7 +326,7 @@ static int render_final(struct pb *pb, size_t *todo, size_t n_todo, volatile con
 }
 
 int lg_prompts_template_len(struct lg_tokenizer *tok, bool dsv4, int *len_out,
-                            volatile const sig_atomic_t *cancel, struct st_err *err) {
+                            const atomic_int *cancel, struct st_err *err) {
   const char *method = dsv4 ? "encoding_dsv4 (DeepSeek-V4 framing, client side)"
                             : lg_tokenizer_template_method(tok);
   if (!method)

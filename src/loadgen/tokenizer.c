@@ -286,7 +286,7 @@ static void slot_start(struct lg_tokenizer *t, struct slot *sl, struct lg_tok_op
 }
 
 int lg_tok_run(struct lg_tokenizer *t, struct lg_tok_lane *lanes, size_t n_lanes,
-               volatile const sig_atomic_t *cancel, struct st_err *err) {
+               const atomic_int *cancel, struct st_err *err) {
   size_t n_slots = n_lanes < (size_t)t->max_parallel ? n_lanes : (size_t)t->max_parallel;
   if (n_slots == 0)
     return 0;

@@ -94,7 +94,7 @@ struct measure_hooks {
   /* At each phase's start, with a one-line note. */
   void (*phase)(void *ctx, enum measure_phase phase, const char *note);
   int tick_ms;                   /* <= 0: 100 */
-  volatile const sig_atomic_t *cancel;    /* non-zero: as MEASURE_STOP (for signal handlers) */
+  const atomic_int *cancel;      /* non-zero: as MEASURE_STOP (lock-free: from signal handlers, threads) */
 };
 
 enum measure_end {

@@ -85,7 +85,7 @@ struct run {
   bool measuring;
 
   atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */
-  volatile sig_atomic_t cancel_measure; /* the same, as measure's hooks watch it */
+  atomic_int cancel_measure;     /* the same, as measure's hooks watch it */
 
   /* run thread only */
   struct launcher *launcher;
