@@ -159,7 +159,9 @@ static void render_header(const struct runview *rv, struct ui_grid *g, struct ui
   if (sv->simulated)
     x = ui_put(g, x, r.y, end, "SIMULATED ", THEME_WARNING, gl);
   x = ui_put(g, x, r.y, end, gl->separator + 1, THEME_HEADER, gl);
-  snprintf(buf, sizeof buf, "server %s", snap_server_state_name(sv->state));
+  /* a server servetop stopped at the end "stopped", one that went away by itself "exited" */
+  bool stopped_by_us = sv->state == SNAP_SERVER_EXITED && !sv->crashed && !sv->attached;
+  snprintf(buf, sizeof buf, "server %s", stopped_by_us ? "stopped" : snap_server_state_name(sv->state));
   bool clean_exit = sv->state == SNAP_SERVER_EXITED && sv->exited_valid && sv->exit_code == 0 &&
                     sv->exit_signal == 0;
   x = ui_put(g, x, r.y, end, buf, clean_exit ? THEME_INACTIVE : server_role(sv->state), gl);

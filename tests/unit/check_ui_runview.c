@@ -219,6 +219,7 @@ START_TEST(finished_run_says_how) {
   s.server.state = SNAP_SERVER_EXITED;
   s.server.exited_valid = true;
   s.server.exit_code = 1;
+  s.server.crashed = true;
   snprintf(s.progress.message, sizeof s.progress.message, "server exited with status 1");
   runview_push(&rv, &s);
   ck_assert(!runview_server_up(&rv));
@@ -226,6 +227,14 @@ START_TEST(finished_run_says_how) {
   char *f = render(&rv, 80, 24, true);
   assert_has(f, "server exited (status 1)");
   assert_has(f, "server exited with status 1");
+  free(f);
+  /* the same end after servetop stopped it: "stopped", not "exited" */
+  s.progress.phase = SNAP_PHASE_DONE;
+  s.server.crashed = false;
+  s.server.exit_code = 0;
+  runview_push(&rv, &s);
+  f = render(&rv, 80, 24, true);
+  assert_has(f, "server stopped (status 0)");
   free(f);
 }
 END_TEST
