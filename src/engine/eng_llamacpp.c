@@ -187,6 +187,11 @@ static bool number_after(const char *s, const char *key, double *out) {
   return p && eng_leading_number(p + strlen(key), strlen(p + strlen(key)), out);
 }
 
+static bool int_after(const char *s, const char *key, int64_t *out) {
+  const char *p = strstr(s, key);
+  return p && eng_leading_int(p + strlen(key), strlen(p + strlen(key)), out);
+}
+
 static enum eng_log_kind llamacpp_parse_log_line(const char *line, struct eng_log_record *r) {
   eng_log_record_clear(r);
   const char *hit;
@@ -205,10 +210,11 @@ static enum eng_log_kind llamacpp_parse_log_line(const char *line, struct eng_lo
     r->kind = ENG_LOG_SPEC;
     r->accept_rate_frac = v;
     r->has |= ENG_LOG_HAS_ACCEPT_RATE;
-    double accepted, drafted;
-    if (number_after(hit, "(", &accepted) && number_after(hit, "accepted /", &drafted)) {
-      r->accepted_tokens = (int64_t)accepted;
-      r->drafted_tokens = (int64_t)drafted;
+    int64_t accepted, drafted;
+    if (int_after(hit, "(", &accepted) && int_after(hit, "accepted /", &drafted) &&
+        accepted >= 0 && drafted >= accepted) { /* counts, not garbage */
+      r->accepted_tokens = accepted;
+      r->drafted_tokens = drafted;
       r->has |= ENG_LOG_HAS_SPEC_TOKENS;
     }
     if (number_after(hit, "mean len = ", &v)) {
@@ -288,7 +294,7 @@ static int llamacpp_query_info(const char *base_url, double timeout_s,
   }
   out->valid = true;
   const cJSON *slots_n = cJSON_GetObjectItemCaseSensitive(props, "total_slots");
-  if (cJSON_IsNumber(slots_n))
+  if (cJSON_IsNumber(slots_n) && slots_n->valuedouble >= 1 && slots_n->valuedouble < 1e6)
     out->batch_cap = (int)slots_n->valuedouble;
   cJSON_Delete(props);
 
@@ -297,7 +303,8 @@ static int llamacpp_query_info(const char *base_url, double timeout_s,
   cJSON_ArrayForEach(slot, list) {
     const cJSON *n_ctx = cJSON_GetObjectItemCaseSensitive(slot, "n_ctx");
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(slot, "speculative");
-    if (cJSON_IsNumber(n_ctx) && out->kv_per_slot_tokens < 0)
+    if (cJSON_IsNumber(n_ctx) && out->kv_per_slot_tokens < 0 && n_ctx->valuedouble >= 0 &&
+        n_ctx->valuedouble < 1e12)
       out->kv_per_slot_tokens = (int64_t)n_ctx->valuedouble;
     if (cJSON_IsBool(spec)) {
       out->spec_valid = true;

@@ -223,7 +223,7 @@ void eng_sglang_summarize(struct sig_summary *sum) {
 /* ---------------------------------------------------------------- /get_server_info */
 static int json_int_or(const cJSON *obj, const char *key, int fallback) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  return cJSON_IsNumber(v) ? (int)v->valuedouble : fallback;
+  return cJSON_IsNumber(v) ? v->valueint : fallback; /* (cJSON saturates valueint at INT_MAX) */
 }
 
 static void read_info(const cJSON *json, struct eng_server_info *out) {
@@ -240,7 +240,7 @@ static void read_info(const cJSON *json, struct eng_server_info *out) {
   out->spec_num_draft_tokens = json_int_or(json, "speculative_num_draft_tokens", -1);
   out->stream_interval = json_int_or(json, "stream_interval", -1);
   const cJSON *kv = cJSON_GetObjectItemCaseSensitive(json, "max_total_num_tokens");
-  if (cJSON_IsNumber(kv))
+  if (cJSON_IsNumber(kv) && kv->valuedouble >= 0 && kv->valuedouble < 9e18)
     out->kv_capacity_tokens = (int64_t)kv->valuedouble;
   out->batch_cap = json_int_or(json, "max_running_requests", -1);
   const cJSON *sim = cJSON_GetObjectItemCaseSensitive(json, "simulated");

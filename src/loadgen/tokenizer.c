@@ -166,7 +166,8 @@ static bool ids_from_json(const cJSON *arr, int64_t **out, size_t *n) {
   cJSON_ArrayForEach(v, arr) {
     /* llama.cpp with_pieces: {"id": N, "piece": ...}; otherwise plain ids */
     const cJSON *num = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "id") : v;
-    if (!cJSON_IsNumber(num) || num->valuedouble < 0 || num->valuedouble != floor(num->valuedouble)) {
+    if (!cJSON_IsNumber(num) || num->valuedouble < 0 || num->valuedouble > 9e18 ||
+        num->valuedouble != floor(num->valuedouble)) {
       free(ids);
       return false;
     }

@@ -411,6 +411,12 @@ START_TEST(llamacpp_log_lines) {
   ck_assert(fabs(r.accept_rate_frac - 0.93103) < 1e-9 && fabs(r.accept_length - 7.75) < 1e-9);
   ck_assert_int_eq(r.accepted_tokens, 27);
   ck_assert_int_eq(r.drafted_tokens, 29);
+  /* counts past int64 (found by fuzz_engine_log: a double-to-integer overflow) are not read */
+  ck_assert_int_eq(eng_log_parse_line(e, "draft acceptance = 0.6 (   25 accepted / 2222222222222222222222"
+                                         "22222222 generated)",
+                                      &r),
+                   ENG_LOG_SPEC);
+  ck_assert(!(r.has & ENG_LOG_HAS_SPEC_TOKENS));
   ck_assert_int_eq(eng_log_parse_line(e, "initializing, n_slots = x", &r), ENG_LOG_OTHER);
 
   /* the whole captured log folds into the run's figures */
