@@ -17,6 +17,10 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval
 
 marked_procs() { python3 "$(dirname "$0")/../lib/marked_procs.py" LLAMACPP_TEST_MARK; }
 
+# the bundled recipes of this source tree, wherever the build directory is
+# (servetop finds them beside its binary only in a build inside the tree)
+export SERVETOP_CONFIGS=$PROJECT_DIR/configs
+
 # ---------------------------------------------------------------- without llama-server
 # (always checked): the recipes browse and lint; a run says how to get it and exits 2.
 empty=$WORK/empty-cache
