@@ -17,7 +17,9 @@
 #include "loadgen/loadgen.h"
 #include "metrics/metrics.h"
 
-enum { RESULTS_SCHEMA_VERSION = 1, RESULTS_MAX_PERCENTILES = 16 };
+/* 2: failures and failure_rate count only requests sent; those a stop, restart or crash cut are
+ * in cut_by_stop (1: failures also held the never-sent ones) */
+enum { RESULTS_SCHEMA_VERSION = 2, RESULTS_MAX_PERCENTILES = 16 };
 
 /* Which of ttft, tpot, itl, e2el are reported (--percentile-metrics). */
 enum results_metric_id { RESULTS_TTFT, RESULTS_TPOT, RESULTS_ITL, RESULTS_E2EL, RESULTS_N_METRICS };

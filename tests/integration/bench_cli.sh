@@ -48,7 +48,7 @@ check "goodput line" has "$WORK/r1.out" "Request goodput (req/s):"
 for key in '"date"' '"backend": "vllm"' '"model_id": "llama-3.1-8b"' '"num_prompts": 12' \
   '"framework": "sglang"' '"precision": "fp8"' '"request_rate": "inf"' '"max_concurrency": 4' \
   '"input_lens"' '"output_lens"' '"p99.9_ttft_ms"' '"median_e2el_ms"' \
-  '"servetop"' '"schema_version": 1' '"connection_reuse": "new connection per request"' \
+  '"servetop"' '"schema_version": 2' '"connection_reuse": "new connection per request"' \
   '"num_warmups": 8'; do
   check "result has $key" has "$f" "$key"
 done
