@@ -171,9 +171,10 @@ static void override_hint(const struct recipe *r, char *buf, size_t n) {
     snprintf(buf, n, "(Tab, then KEY=VALUE words: kv-cache=... max-batch=...)");
     return;
   }
-  const struct eng_flag *first = kv ? kv : cap;
-  snprintf(buf, n, "(Tab, then KEY=VALUE words: %s=...%s%s%s)", first->names[0] + 2,
-           kv && cap ? " " : "", kv && cap ? cap->names[0] + 2 : "", kv && cap ? "=..." : "");
+  const char *first = kv ? kv->names[0] : cap->names[0];
+  const char *second = kv && cap ? cap->names[0] : NULL;
+  snprintf(buf, n, "(Tab, then KEY=VALUE words: %s=...%s%s%s)", first + strspn(first, "-"),
+           second ? " " : "", second ? second + strspn(second, "-") : "", second ? "=..." : "");
 }
 
 static void choice_label(const struct launchform *f, size_t i, char *buf, size_t n) {
