@@ -2,7 +2,6 @@
  * InferenceX's `python3 benchmark_serving.py` (same flags, same result file). */
 #include "cli/cli.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http/http.h"
 #include "measure/measure.h"
 #include "results/results.h"
 
@@ -22,6 +22,7 @@ struct bench_opts {
   const char *backend, *base_url, *host, *endpoint, *model, *served_model_name, *tokenizer;
   const char *tokenizer_mode, *dataset_name, *percentile_metrics, *metric_percentiles;
   const char *result_dir, *result_filename;
+  const char *proxy;
   int port, random_input_len, random_output_len, random_prefix_len, num_prompts;
   int max_concurrency, num_warmups, num_workers, vocab_size, random_num_workers, best_of;
   double random_range_ratio, request_rate, burstiness, request_timeout_s, drain_timeout_s;
@@ -339,6 +340,7 @@ int cmd_bench_main(int argc, char **argv) {
       {"drain-timeout", OPT_DOUBLE, &o.drain_timeout_s, "S", "servetop: after Ctrl-C, wait S seconds for in-flight requests (default 5)", NULL, NULL},
       {"scrape-interval", OPT_DOUBLE, &o.scrape_interval_s, "S", "servetop: /metrics scrape period (default 1)", NULL, NULL},
       {"no-server-signals", OPT_FLAG, &o.no_server_signals, NULL, "servetop: do not read /metrics or /get_server_info", NULL, NULL},
+      {"proxy", OPT_STRING, &o.proxy, "URL", "servetop: send every request through this HTTP(S) or SOCKS proxy (default: straight to the server; http_proxy, https_proxy, all_proxy, no_proxy are ignored)", NULL, NULL},
       {"quiet", OPT_FLAG, &o.quiet, NULL, "servetop: no progress line", NULL, NULL},
       {"json", OPT_FLAG, &o.json, NULL, "servetop: print the result JSON on stdout (the summary goes to stderr)", NULL, NULL},
   };
@@ -398,6 +400,10 @@ int cmd_bench_main(int argc, char **argv) {
   char bad[256];
   if (bench_input_error(&o, bad, sizeof bad)) {
     fprintf(stderr, "servetop bench: %s\n", bad);
+    goto out;
+  }
+  if (http_set_proxy(o.proxy, &err) != 0) {
+    fprintf(stderr, "servetop bench: --proxy %s\n", err.msg);
     goto out;
   }
   struct measure_spec spec;
@@ -465,7 +471,6 @@ int cmd_bench_main(int argc, char **argv) {
   spec.server_signals = !o.no_server_signals;
   spec.scrape_interval_s = o.scrape_interval_s;
   raise_fd_limit();
-  curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread exists */
 
   /* SIGHUP too: a closed terminal must save the partial result like Ctrl-C. */
   struct sigaction sa = {0}, old_int, old_term, old_hup;

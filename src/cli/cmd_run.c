@@ -1,6 +1,7 @@
 /* servetop run / compare / export: launch a recipe's server, measure it, stop
  * it; put two results side by side; hand a tuned run back to InferenceX. */
 #include "cli/cli.h"
+#include "http/http.h"
 #include "run/run.h" /* includes util/util.h */
 #include "tui.h"
 
@@ -39,6 +40,7 @@ static void install_stop_handlers(void) {
 struct run_opts {
   const char *configs_dir, *inferencex_dir, *engine_name, *results_dir, *gpus, *label;
   const char *llama_server;
+  const char *proxy;
   struct opt_list sets, server_args;
   int conc, num_prompts, num_warmups, isl, osl, port;
   double ready_timeout_s;
@@ -77,6 +79,10 @@ static const char run_description[] =
     "Exit status: 0 ok, 1 failed or mislabelled, 2 usage or input error (every one is found\n"
     "before anything starts), 130 interrupted.";
 
+#define PROXY_HELP                                                                                 \
+  "send every request through this HTTP(S) or SOCKS proxy (default: straight to the server; "     \
+  "http_proxy, https_proxy, all_proxy, no_proxy are ignored)"
+
 #define RUN_SPECS(o)                                                                               \
   {                                                                                                \
     {"configs", OPT_STRING, &(o)->configs_dir, "DIR", "servetop recipe files (default: bundled)", \
@@ -113,6 +119,7 @@ static const char run_description[] =
         {"request-timeout", OPT_DOUBLE, &(o)->request_timeout_s, "S",                              \
          "per-request timeout; a stalled stream fails after S (default 21600, as the reference)", \
          NULL, NULL},                                                                              \
+        {"proxy", OPT_STRING, &(o)->proxy, "URL", PROXY_HELP, NULL, NULL},                         \
         {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, &(o)->seed_seen},    \
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
         {"ab", OPT_FLAG, &(o)->ab, NULL, "also run the MTP/off twin and compare", NULL, NULL},     \
@@ -656,6 +663,10 @@ int cmd_run_main(int argc, char **argv) {
     fprintf(stderr, "servetop run: %s\n", bad);
     goto out;
   }
+  if (http_set_proxy(o.proxy, &err) != 0) {
+    fprintf(stderr, "servetop run: --proxy %s\n", err.msg);
+    goto out;
+  }
   if (o.ab_parallel)
     o.ab = true;
   if (o.llama_server && eng_set_program_path("llama-server", o.llama_server, &err) != 0) {
@@ -788,6 +799,7 @@ int cmd_attach_main(int argc, char **argv) {
        "wait this long for the server to answer (default 10 s)", NULL, &o.ready_timeout_seen},
       {"request-timeout", OPT_DOUBLE, &o.request_timeout_s, "S",
        "per-request timeout (default 21600, as the reference)", NULL, NULL},
+      {"proxy", OPT_STRING, &o.proxy, "URL", PROXY_HELP, NULL, NULL},
       {"seed", OPT_LONG, &o.seed, "N", "dataset seed (default 0)", NULL, &o.seed_seen},
       {"headless", OPT_FLAG, &o.headless, NULL,
        "a status line instead of the run view (the default without a terminal)", NULL, NULL},
@@ -827,6 +839,10 @@ int cmd_attach_main(int argc, char **argv) {
     problem = bad;
   if (!problem && factor < 0)
     problem = "--num-prompts-factor must be >= 1";
+  if (!problem && http_set_proxy(o.proxy, &err) != 0) {
+    snprintf(bad, sizeof bad, "--proxy %.480s", err.msg);
+    problem = bad;
+  }
   char host[128];
   int port;
   if (!problem && run_parse_http_url(pos[0], host, sizeof host, &port, &err) != 0) {

@@ -1,5 +1,6 @@
 /* servetop: a terminal dashboard for tuning LLM inference servers on one node. */
 #include "cli/cli.h"
+#include "http/http.h"
 #include "util/util.h"
 
 #include <signal.h>
@@ -49,6 +50,7 @@ static void usage(FILE *out) {
 int main(int argc, char **argv) {
   /* A peer closing a socket must be an error return, never a signal. */
   signal(SIGPIPE, SIG_IGN);
+  http_global_init(); /* libcurl's global state, once, before any thread exists */
   if (argc >= 2) {
     const char *cmd = argv[1];
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {

@@ -4,7 +4,8 @@
  * HTTP and Prometheus helpers the readers share. */
 #include "engine/engine_internal.h"
 
-#include <curl/curl.h>
+#include "http/http.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,50 +29,35 @@ struct sig_scraper {
   struct sig_live live;
   bool info_every_scrape;      /* the start point's server info had a cumulative acceptance */
   int64_t start_ns;
-  CURL *easy;                  /* owned by whichever thread scrapes (never both) */
+  struct http_conn *conn;      /* kept alive; owned by whichever thread scrapes (never both) */
 };
 
 /* ---------------------------------------------------------------- HTTP */
-static size_t collect(char *data, size_t size, size_t nmemb, void *userp) {
-  sbuf_append(userp, data, size * nmemb);
-  return size * nmemb;
-}
-
-/* GET base+path; returns the HTTP status (0 on transport failure) and the body. */
-static long http_get(CURL *easy, const char *base, const char *path, double timeout_s,
-                     struct sbuf *body, char *why, size_t why_len) {
+/* GET base+path on conn (NULL: a handle of its own); returns the HTTP status
+ * when the reply came whole (0 on transport failure), the body, and why it was
+ * not 200 in why. */
+static long http_get(struct http_conn *conn, const char *base, const char *path,
+                     double timeout_s, struct sbuf *body, char *why, size_t why_len) {
   char *url = path_join_alloc(base, path);
-  sbuf_reset(body);
-  curl_easy_reset(easy);
-  curl_easy_setopt(easy, CURLOPT_URL, url);
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, collect);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, body);
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000.0));
-  CURLcode rc = curl_easy_perform(easy);
-  long status = 0;
-  if (rc == CURLE_OK)
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  if (rc != CURLE_OK)
-    snprintf(why, why_len, "GET %s: %s", url, curl_easy_strerror(rc));
-  else if (status != 200)
-    snprintf(why, why_len, "GET %s: HTTP %ld", url, status);
+  struct http_request req = {.url = url, .timeout_ms = (int64_t)(timeout_s * 1000.0),
+                             .expect_status = 200};
+  struct http_response resp = {0};
+  struct st_err err = {{0}};
+  int rc = conn ? http_conn_do(conn, &req, &resp, &err) : http_do(&req, &resp, &err);
+  long status = rc == 0 || (resp.status != 0 && resp.status != 200) ? resp.status : 0;
+  if (rc != 0)
+    snprintf(why, why_len, "%s", err.msg);
+  sbuf_free(body);
+  *body = resp.body; /* the caller's now */
   free(url);
   return status;
 }
 
 char *eng_http_get_alloc(const char *base_url, const char *path, double timeout_s, long *status,
                          struct st_err *err) {
-  CURL *easy = curl_easy_init();
-  *status = 0;
-  if (!easy) {
-    err_setf(err, "GET %s: cannot create a curl handle", path);
-    return NULL;
-  }
   struct sbuf body = {0};
-  char why[256] = "";
-  *status = http_get(easy, base_url, path, timeout_s, &body, why, sizeof(why));
-  curl_easy_cleanup(easy);
+  char why[sizeof(err->msg)] = "";
+  *status = http_get(NULL, base_url, path, timeout_s, &body, why, sizeof(why));
   if (*status != 200) {
     err_setf(err, "%s", why);
     sbuf_free(&body);
@@ -270,7 +256,7 @@ static void scrape_once(struct sig_scraper *s, bool with_server_info) {
   memset(&pt, 0, sizeof(pt));
   int64_t asked_ns = clock_mono_ns();
   pt.t_s = (double)(asked_ns - s->start_ns) / 1e9;
-  long status = http_get(s->easy, s->base_url, "/metrics", s->cfg.timeout_s, &body, why,
+  long status = http_get(s->conn, s->base_url, "/metrics", s->cfg.timeout_s, &body, why,
                          sizeof(why));
   bool got_metrics = false;
   struct prom_set set;
@@ -380,21 +366,20 @@ struct sig_scraper *sig_scraper_start(const struct sig_config *cfg) {
   s->base_url = xstrdup(cfg->base_url);
   s->cfg.base_url = s->base_url;
   s->start_ns = clock_mono_ns();
-  s->easy = curl_easy_init();
+  s->conn = http_conn_new();
   pthread_mutex_init(&s->mu, NULL);
   pthread_condattr_t attr;
   pthread_condattr_init(&attr);
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_init(&s->cv, &attr);
   pthread_condattr_destroy(&attr);
-  if (s->easy)
-    scrape_once(s, true); /* the "start" point, before the caller starts any load */
+  scrape_once(s, true); /* the "start" point, before the caller starts any load */
   /* Signals stay with the main thread (its SIGINT handler may touch state
    * this thread does not own). */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  s->thread_started = s->easy && pthread_create(&s->thread, NULL, scraper_main, s) == 0;
+  s->thread_started = pthread_create(&s->thread, NULL, scraper_main, s) == 0;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (!s->thread_started)
     snprintf(s->sum.metrics_unavailable_reason, sizeof(s->sum.metrics_unavailable_reason),
@@ -419,8 +404,7 @@ void sig_scraper_finish(struct sig_scraper *s, struct sig_summary *out) {
   }
   sig_summarize_points(&s->sum);
   *out = s->sum;
-  if (s->easy)
-    curl_easy_cleanup(s->easy);
+  http_conn_free(s->conn);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
   free(s->base_url);

@@ -2,7 +2,8 @@
  * readiness and stop. See launcher.h for the process model. */
 #include "launcher/launcher.h"
 
-#include <curl/curl.h>
+#include "http/http.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -247,11 +248,6 @@ ST_NORETURN static void supervisor_main(const struct sup_args *a) {
 }
 
 /* ---------------------------------------------------------------- servetop side */
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 /* True when cmd's added environment sets the variable entry ("NAME=...") names. */
 static bool cmd_overrides(const struct launch_cmd *cmd, const char *entry) {
   size_t name_len = strcspn(entry, "=");
@@ -442,7 +438,7 @@ struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *e
     err_setf(err, "launcher: empty command");
     return NULL;
   }
-  pthread_once(&curl_once, curl_init_once);
+  http_global_init(); /* before the fork; a no-op when main did it */
   int log_fd = -1, devnull_fd = -1;
   int life[2] = {-1, -1}, status[2] = {-1, -1}, out[2] = {-1, -1};
   char **envp = NULL;
@@ -538,94 +534,47 @@ fail:
 }
 
 /* ---------------------------------------------------------------- readiness */
-static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *ud) {
-  (void)ptr;
-  (void)ud;
-  return size * nmemb;
-}
-
-static int abort_when_flagged(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                              curl_off_t ulnow) {
-  (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+static bool abort_when_flagged(void *ud) {
   struct launcher *l = ud;
-  return l && (atomic_load(&l->ready_flag) || atomic_load(&l->done_flag) ||
-               (l->cancel && *l->cancel))
-             ? 1
-             : 0;
+  return atomic_load(&l->ready_flag) || atomic_load(&l->done_flag) || (l->cancel && *l->cancel);
 }
 
-/* A handle for GET http://host:port/path (written into url), or NULL. */
-static CURL *loopback_get(const char *host, int port, const char *path, int64_t timeout_ms,
-                          char url[512]) {
-  pthread_once(&curl_once, curl_init_once);
-  CURL *curl = curl_easy_init();
-  if (!curl)
-    return NULL;
-  snprintf(url, 512, "http://%s:%d%s", host, port, path);
-  curl_easy_setopt(curl, CURLOPT_URL, url);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-  curl_easy_setopt(curl, CURLOPT_PROXY, ""); /* loopback never goes through a proxy */
-  return curl;
-}
-
+/* GET http://host:port/path through the HTTP helper (its proxy policy: none
+ * unless --proxy); the status, -1 without an answer, why in err. */
 static int http_get_status(const char *host, int port, const char *path, int64_t timeout_ms,
-                           struct launcher *abort_on) {
-  char url[512];
-  CURL *curl = loopback_get(host, port, path, timeout_ms, url);
-  if (!curl)
-    return -1;
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard_body);
+                           struct launcher *abort_on, struct st_err *err) {
+  char *url = xasprintf("http://%s:%d%s", host, port, path);
+  struct http_request req = {.url = url, .timeout_ms = timeout_ms, .connect_timeout_ms = 1000,
+                             .discard_body = true, .expect_status = 200};
   if (abort_on) {
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, abort_when_flagged);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, abort_on);
+    req.abort_if = abort_when_flagged;
+    req.abort_ud = abort_on;
   }
-  long code = -1;
-  if (curl_easy_perform(curl) == CURLE_OK)
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-  curl_easy_cleanup(curl);
-  return (int)code;
-}
-
-static size_t append_body(char *ptr, size_t size, size_t nmemb, void *ud) {
-  struct sbuf *sb = ud;
-  if (sb->len + size * nmemb > (64u << 20))
-    return 0; /* a status endpoint has no business sending this much */
-  sbuf_append(sb, ptr, size * nmemb);
-  return size * nmemb;
+  struct http_response resp = {0};
+  int rc = http_do(&req, &resp, err);
+  /* 200 only when it arrived whole; another status as it came; -1: none */
+  int code = rc == 0 ? 200 : resp.status > 0 && resp.status != 200 ? (int)resp.status : -1;
+  http_response_fini(&resp);
+  free(url);
+  return code;
 }
 
 char *launch_http_get_alloc(const char *host, int port, const char *path, int64_t timeout_ms,
                             struct st_err *err) {
-  char url[512];
-  CURL *curl = loopback_get(host, port, path, timeout_ms, url);
-  if (!curl) {
-    err_setf(err, "GET %s: cannot create a curl handle", path);
-    return NULL;
-  }
-  struct sbuf body = {0};
-  sbuf_reserve(&body, 256);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-  CURLcode rc = curl_easy_perform(curl);
-  long code = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-  curl_easy_cleanup(curl);
-  if (rc != CURLE_OK || code != 200) {
-    if (rc != CURLE_OK)
-      err_setf(err, "GET %s: %s", url, curl_easy_strerror(rc));
-    else
-      err_setf(err, "GET %s: HTTP %ld", url, code);
-    sbuf_free(&body);
-    return NULL;
-  }
-  return sbuf_take(&body);
+  char *url = xasprintf("http://%s:%d%s", host, port, path);
+  struct http_request req = {.url = url, .timeout_ms = timeout_ms, .connect_timeout_ms = 1000,
+                             .expect_status = 200};
+  struct http_response resp = {0};
+  char *body = NULL;
+  if (http_do(&req, &resp, err) == 0)
+    body = sbuf_take(&resp.body);
+  http_response_fini(&resp);
+  free(url);
+  return body;
 }
 
 int launch_http_get_status(const char *host, int port, const char *path, int64_t timeout_ms) {
-  return http_get_status(host, port, path, timeout_ms, NULL);
+  return http_get_status(host, port, path, timeout_ms, NULL, NULL);
 }
 
 static void describe_exit(const struct launch_status *st, char *out, size_t out_bytes) {
@@ -642,6 +591,7 @@ static void describe_exit(const struct launch_status *st, char *out, size_t out_
 
 int launcher_wait_ready(struct launcher *l, int64_t timeout_ms, struct st_err *err) {
   int64_t deadline_ns = clock_mono_ns() + timeout_ms * 1000000;
+  struct st_err last_health = {{0}}; /* why the last /health was not 200 */
   for (;;) {
     struct launch_status st;
     launcher_get_status(l, &st);
@@ -664,13 +614,15 @@ int launcher_wait_ready(struct launcher *l, int64_t timeout_ms, struct st_err *e
     int64_t left_ms = (deadline_ns - clock_mono_ns()) / 1000000;
     if (left_ms <= 0) {
       char *tail = launcher_tail_alloc(l, 5);
-      err_setf(err, "server not ready after %.1f s (no 200 from /health, no ready log line); "
-               "last log lines:\n%s", (double)timeout_ms / 1000.0, tail);
+      err_setf(err, "server not ready after %.1f s (no 200 from /health%s%.160s, no ready log "
+               "line); last log lines:\n%s", (double)timeout_ms / 1000.0,
+               last_health.msg[0] ? ": " : "", last_health.msg, tail);
       free(tail);
       return -1;
     }
     int code = http_get_status(l->host, l->port, "/health",
-                               left_ms < HEALTH_TIMEOUT_MS ? left_ms : HEALTH_TIMEOUT_MS, l);
+                               left_ms < HEALTH_TIMEOUT_MS ? left_ms : HEALTH_TIMEOUT_MS, l,
+                               &last_health);
     if (code == 200) {
       pthread_mutex_lock(&l->lock);
       mark_ready_locked(l, LAUNCH_READY_HEALTH);

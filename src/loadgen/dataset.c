@@ -5,11 +5,11 @@
 #include "loadgen/loadgen.h"
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/http.h"
 #include "loadgen/loadgen_internal.h"
 
 /* ---------------------------------------------------------------- body building */
@@ -349,38 +349,24 @@ void lg_workload_free(struct lg_workload *w) {
 }
 
 /* ---------------------------------------------------------------- chat calibration */
-static size_t collect_body(char *data, size_t size, size_t nmemb, void *userp) {
-  sbuf_append(userp, data, size * nmemb);
-  return size * nmemb;
-}
-
 /* Sends one non-streaming chat request of n_words filler words; returns the
  * server's usage.prompt_tokens or -1 with err. */
-static long probe_prompt_tokens(CURL *easy, const char *url, const char *model,
-                                struct curl_slist *headers, uint32_t n_words, struct st_err *err) {
+static long probe_prompt_tokens(struct http_conn *conn, const char *url, const char *model,
+                                const char *api_key, uint32_t n_words, struct st_err *err) {
   char *text = lg_chat_text_alloc(0, 0, n_words);
   size_t body_len;
   char *body = chat_body_alloc(model, text, 1, false, false, &body_len);
   free(text);
-  struct sbuf resp = {0};
-  curl_easy_reset(easy);
-  curl_easy_setopt(easy, CURLOPT_URL, url);
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, collect_body);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &resp);
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 600000L);
-  CURLcode rc = curl_easy_perform(easy);
-  long status = 0, tokens = -1;
-  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  if (rc != CURLE_OK) {
-    err_setf(err, "chat calibration probe to %s: %s", url, curl_easy_strerror(rc));
-  } else if (status != 200) {
-    err_setf(err, "chat calibration probe to %s: HTTP %ld", url, status);
+  struct http_request req = {.url = url, .body = body, .body_len = body_len, .api = true,
+                             .api_key = api_key, .timeout_ms = 600000, .expect_status = 200};
+  struct http_response resp = {0};
+  struct st_err why = {{0}};
+  int rc = http_conn_do(conn, &req, &resp, &why);
+  long tokens = -1;
+  if (rc != 0) {
+    err_setf(err, "chat calibration probe: %s", why.msg);
   } else {
-    cJSON *json = cJSON_ParseWithLength(resp.data ? resp.data : "", resp.len);
+    cJSON *json = cJSON_ParseWithLength(resp.body.data, resp.body.len);
     cJSON *usage = cJSON_GetObjectItemCaseSensitive(json, "usage");
     cJSON *pt = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
     if (cJSON_IsNumber(pt) && pt->valuedouble >= 0)
@@ -389,7 +375,7 @@ static long probe_prompt_tokens(CURL *easy, const char *url, const char *model,
       err_setf(err, "chat calibration probe to %s: no usage.prompt_tokens in the reply", url);
     cJSON_Delete(json);
   }
-  sbuf_free(&resp);
+  http_response_fini(&resp);
   free(body);
   return tokens;
 }
@@ -397,22 +383,16 @@ static long probe_prompt_tokens(CURL *easy, const char *url, const char *model,
 int lg_chat_calibrate(const char *url, const char *model, const char *api_key, int max_target_tokens,
                       struct lg_calibration *out, struct st_err *err) {
   memset(out, 0, sizeof(*out));
-  CURL *easy = curl_easy_init();
-  if (!easy)
-    return err_setf(err, "curl_easy_init failed");
-  char *auth = xasprintf("Authorization: Bearer %s", api_key ? api_key : "None");
-  struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
-  headers = curl_slist_append(headers, auth);
-  headers = curl_slist_append(headers, "Expect:");
+  struct http_conn *conn = http_conn_new(); /* the probes share a connection */
   int rc = -1;
   /* Two probes fix overhead and slope; a third at the largest target checks
    * it and, if off by more than 0.5%, becomes the second point of a refit. */
   uint32_t w1 = 16;
   uint32_t w2 = max_target_tokens > 64 ? (uint32_t)max_target_tokens : 64;
-  long t1 = probe_prompt_tokens(easy, url, model, headers, w1, err);
+  long t1 = probe_prompt_tokens(conn, url, model, api_key, w1, err);
   if (t1 < 0)
     goto done;
-  long t2 = probe_prompt_tokens(easy, url, model, headers, w2, err);
+  long t2 = probe_prompt_tokens(conn, url, model, api_key, w2, err);
   if (t2 < 0)
     goto done;
   out->n_probes = 2;
@@ -426,7 +406,7 @@ int lg_chat_calibrate(const char *url, const char *model, const char *api_key, i
     out->sizer.overhead_tokens = (double)t1 - out->sizer.tokens_per_word * (double)w1;
     uint32_t target = (uint32_t)(max_target_tokens > 0 ? max_target_tokens : 1);
     uint32_t w = chat_words_for(&out->sizer, target);
-    long t = probe_prompt_tokens(easy, url, model, headers, w, err);
+    long t = probe_prompt_tokens(conn, url, model, api_key, w, err);
     if (t < 0)
       goto done;
     out->n_probes++;
@@ -439,8 +419,6 @@ int lg_chat_calibrate(const char *url, const char *model, const char *api_key, i
   }
   rc = 0;
 done:
-  curl_slist_free_all(headers);
-  free(auth);
-  curl_easy_cleanup(easy);
+  http_conn_free(conn);
   return rc;
 }

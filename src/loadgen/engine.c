@@ -20,6 +20,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "http/http.h"
 #include "loadgen/loadgen_internal.h"
 
 /* DISPATCH_BATCH: requests started per loop iteration. A burst of N starts is
@@ -526,6 +527,7 @@ static struct xfer *xfer_get(struct lg_worker *w) {
   long fresh = run->cfg.reuse_connections ? 0L : 1L;
   curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, fresh);
   curl_easy_setopt(e, CURLOPT_FORBID_REUSE, fresh);
+  http_apply_proxy(e); /* servetop's one proxy policy: none unless --proxy */
   return x;
 }
 
@@ -1057,10 +1059,6 @@ static void fd_table_reserve(const struct lg_config *cfg, int any_fd) {
     close(fd);
 }
 
-static void curl_init_once(void) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
   if (!cfg->url || !cfg->prompts || cfg->n_prompts == 0) {
     err_setf(err, "loadgen: no URL or no prompts");
@@ -1078,8 +1076,7 @@ struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
     err_setf(err, "num-workers must be in 1..%d (got %d)", MAX_WORKERS, cfg->num_workers);
     return NULL;
   }
-  static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-  pthread_once(&curl_once, curl_init_once);
+  http_global_init(); /* main did it; tests that start a run without main are safe too */
 
   struct lg_run *run = xcalloc(1, sizeof(*run));
   run->cfg = *cfg;
@@ -1109,12 +1106,7 @@ struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
     }
     free(rng);
   }
-  char *auth = xasprintf("Authorization: Bearer %s", cfg->api_key ? cfg->api_key : "None");
-  run->headers = curl_slist_append(NULL, "Content-Type: application/json");
-  run->headers = curl_slist_append(run->headers, auth);
-  /* No "Expect: 100-continue" round trip for large prompts. */
-  run->headers = curl_slist_append(run->headers, "Expect:");
-  free(auth);
+  run->headers = http_api_headers_alloc(cfg->api_key); /* no Expect: 100-continue round trip */
 
   run->n_workers = cfg->num_workers;
   run->workers = xcalloc((size_t)run->n_workers, sizeof(*run->workers));

@@ -1,16 +1,16 @@
 /* The server's own tokenizer over HTTP: which endpoints a server has (one
  * table of wire shapes, "dialects"), detecting them by probing a base URL,
- * and running many tokenizer calls concurrently on one libcurl multi handle
- * (keep-alive connections, batched where the endpoint takes lists). Used
+ * and running many tokenizer calls concurrently on one batch of the HTTP
+ * helper (keep-alive connections, batched where the endpoint takes lists). Used
  * before a run only, never by the load loops. */
 #include "loadgen/loadgen.h"
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/http.h"
 #include "loadgen/loadgen_internal.h"
 
 /* ---------------------------------------------------------------- dialects
@@ -56,8 +56,8 @@ enum { TOK_BATCH_ITEMS = 64, TOK_DEFAULT_PARALLEL = 8, PROBE_TIMEOUT_S = 15 };
 struct lg_tokenizer {
   const struct tok_dialect *d;
   char *base_url, *model;
-  struct curl_slist *headers;
-  CURLM *multi;
+  char *api_key;             /* NULL: "Bearer None" */
+  struct http_batch *batch;  /* max_parallel slots, kept between runs */
   double timeout_s;
   int max_parallel;
   bool messages_ok;          /* /tokenize took "messages" when probed */
@@ -251,38 +251,30 @@ void lg_tok_op_clear_outputs(struct lg_tok_op *op) {
 
 /* ---------------------------------------------------------------- the runner */
 struct slot {
-  CURL *easy;
   struct lg_tok_lane *lane;
   struct lg_tok_op *op;
-  struct sbuf body, reply;
+  struct sbuf body;
   char *url;
-  bool busy;
 };
 
-static size_t collect(char *data, size_t size, size_t nmemb, void *userp) {
-  sbuf_append(userp, data, size * nmemb);
-  return size * nmemb;
+/* A POST of body to path, or a GET when body is NULL, as the tokenizer sends it. */
+static struct http_request tok_request(const struct lg_tokenizer *t, const char *url,
+                                       const char *body) {
+  return (struct http_request){.url = url, .body = body, .api = true, .api_key = t->api_key,
+                               .timeout_ms = (int64_t)(t->timeout_s * 1000.0),
+                               .expect_status = 200};
 }
 
-static void slot_start(struct lg_tokenizer *t, struct slot *sl, struct lg_tok_op *op) {
+static void slot_start(struct lg_tokenizer *t, struct slot *slots, size_t i,
+                       struct lg_tok_op *op) {
+  struct slot *sl = &slots[i];
   const char *path = op_request(t, op, &sl->body);
   free(sl->url);
   sl->url = path_join_alloc(t->base_url, path);
-  sbuf_reset(&sl->reply);
   sl->op = op;
-  sl->busy = true;
-  CURL *e = sl->easy;
-  curl_easy_setopt(e, CURLOPT_URL, sl->url);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-  curl_easy_setopt(e, CURLOPT_POSTFIELDS, sl->body.data);
-  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)sl->body.len);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &sl->reply);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(t->timeout_s * 1000.0));
-  curl_easy_setopt(e, CURLOPT_PRIVATE, sl);
-  curl_multi_add_handle(t->multi, e);
+  struct http_request req = tok_request(t, sl->url, sl->body.data);
+  req.body_len = sl->body.len;
+  http_batch_start(t->batch, i, &req); /* copies what it needs */
   t->calls++;
 }
 
@@ -292,11 +284,6 @@ int lg_tok_run(struct lg_tokenizer *t, struct lg_tok_lane *lanes, size_t n_lanes
   if (n_slots == 0)
     return 0;
   struct slot *slots = xcalloc(n_slots, sizeof(*slots));
-  for (size_t i = 0; i < n_slots; i++) {
-    slots[i].easy = curl_easy_init();
-    if (!slots[i].easy)
-      util_die_oom(0);
-  }
   size_t next_lane = 0, active = 0;
   int rc = 0;
   /* Every slot serves one lane at a time; a finished lane hands its slot on. */
@@ -306,7 +293,7 @@ int lg_tok_run(struct lg_tokenizer *t, struct lg_tok_lane *lanes, size_t n_lanes
       struct lg_tok_op *op = lane->step(lane->ctx, NULL);
       if (op) {
         slots[i].lane = lane;
-        slot_start(t, &slots[i], op);
+        slot_start(t, slots, i, op);
         active++;
         break;
       }
@@ -317,55 +304,34 @@ int lg_tok_run(struct lg_tokenizer *t, struct lg_tok_lane *lanes, size_t n_lanes
       rc = err_setf(err, "interrupted while building the prompts");
       break;
     }
-    int running;
-    curl_multi_perform(t->multi, &running);
-    CURLMsg *msg;
-    int left;
-    while (rc == 0 && (msg = curl_multi_info_read(t->multi, &left))) {
-      if (msg->msg != CURLMSG_DONE)
-        continue;
-      struct slot *sl = NULL;
-      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&sl);
-      CURLcode res = msg->data.result;
-      curl_multi_remove_handle(t->multi, sl->easy);
-      long status = 0;
-      curl_easy_getinfo(sl->easy, CURLINFO_RESPONSE_CODE, &status);
-      char why[256] = "";
-      if (res != CURLE_OK) {
-        rc = err_setf(err, "tokenizer %s: %s", sl->url, curl_easy_strerror(res));
-        break;
-      }
-      if (status != 200) {
-        rc = err_setf(err, "tokenizer %s: HTTP %ld: %.200s", sl->url, status,
-                      sl->reply.data ? sl->reply.data : "");
-        break;
-      }
-      if (!op_reply(t, sl->op, sl->reply.data, sl->reply.len, why, sizeof why)) {
-        rc = err_setf(err, "tokenizer %s (%s dialect): %s", sl->url, t->d->name, why);
-        break;
-      }
-      sl->busy = false;
-      active--;
-      /* The lane goes on, or the slot takes the next lane. */
-      struct lg_tok_op *op = sl->lane->step(sl->lane->ctx, sl->op);
-      while (!op && next_lane < n_lanes) {
-        sl->lane = &lanes[next_lane++];
-        op = sl->lane->step(sl->lane->ctx, NULL);
-      }
-      if (op) {
-        slot_start(t, sl, op);
-        active++;
-      }
+    struct http_done done;
+    if (http_batch_wait(t->batch, 100, &done) == 0)
+      continue;
+    struct slot *sl = &slots[done.slot];
+    active--;
+    if (done.rc != 0) {
+      rc = err_setf(err, "tokenizer: %s", done.err.msg);
+      break;
     }
-    if (rc == 0 && active > 0)
-      curl_multi_poll(t->multi, NULL, 0, 100, NULL);
+    char why[256] = "";
+    if (!op_reply(t, sl->op, done.resp->body.data, done.resp->body.len, why, sizeof why)) {
+      rc = err_setf(err, "tokenizer %s (%s dialect): %s", sl->url, t->d->name, why);
+      break;
+    }
+    /* The lane goes on, or the slot takes the next lane. */
+    struct lg_tok_op *op = sl->lane->step(sl->lane->ctx, sl->op);
+    while (!op && next_lane < n_lanes) {
+      sl->lane = &lanes[next_lane++];
+      op = sl->lane->step(sl->lane->ctx, NULL);
+    }
+    if (op) {
+      slot_start(t, slots, done.slot, op);
+      active++;
+    }
   }
+  http_batch_abandon(t->batch); /* what still runs after an error */
   for (size_t i = 0; i < n_slots; i++) {
-    if (slots[i].busy)
-      curl_multi_remove_handle(t->multi, slots[i].easy);
-    curl_easy_cleanup(slots[i].easy);
     sbuf_free(&slots[i].body);
-    sbuf_free(&slots[i].reply);
     free(slots[i].url);
   }
   free(slots);
@@ -373,28 +339,15 @@ int lg_tok_run(struct lg_tokenizer *t, struct lg_tok_lane *lanes, size_t n_lanes
 }
 
 /* ---------------------------------------------------------------- probing */
-/* One blocking call: status, reply in out. */
-static long call(struct lg_tokenizer *t, const char *method, const char *path, const char *body,
-                 struct sbuf *out) {
-  CURL *e = curl_easy_init();
-  if (!e)
-    return 0;
+/* One blocking call (a POST of body, or a GET when body is NULL): the
+ * status, reply in out. */
+static long call(struct lg_tokenizer *t, const char *path, const char *body, struct sbuf *out) {
   char *url = path_join_alloc(t->base_url, path);
-  sbuf_reset(out);
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-  if (strcmp(method, "POST") == 0) {
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-  }
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, out);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(t->timeout_s * 1000.0));
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK)
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(e);
+  struct http_request req = tok_request(t, url, body);
+  struct http_response resp = {.body = *out};
+  /* the status as it came; 0: no answer, or a 200 cut short */
+  long status = http_do(&req, &resp, NULL) == 0 ? 200 : resp.status != 200 ? resp.status : 0;
+  *out = resp.body;
   free(url);
   return status;
 }
@@ -402,7 +355,7 @@ static long call(struct lg_tokenizer *t, const char *method, const char *path, c
 static cJSON *call_json(struct lg_tokenizer *t, const char *method, const char *path,
                         const char *body, long *status) {
   struct sbuf out = {0};
-  *status = call(t, method, path, body, &out);
+  *status = call(t, path, strcmp(method, "POST") == 0 ? body : NULL, &out);
   cJSON *json = *status == 200 ? cJSON_ParseWithLength(out.data ? out.data : "", out.len) : NULL;
   sbuf_free(&out);
   if (json && !cJSON_IsObject(json)) {
@@ -415,9 +368,8 @@ static cJSON *call_json(struct lg_tokenizer *t, const char *method, const char *
 static void tokenizer_free(struct lg_tokenizer *t) {
   if (!t)
     return;
-  if (t->multi)
-    curl_multi_cleanup(t->multi);
-  curl_slist_free_all(t->headers);
+  http_batch_free(t->batch);
+  free(t->api_key);
   free(t->base_url);
   free(t->model);
   free(t);
@@ -432,7 +384,7 @@ void lg_tokenizer_close(struct lg_tokenizer *t) {
 static bool call_op(struct lg_tokenizer *t, struct lg_tok_op *op, long *status_out) {
   struct sbuf body = {0}, reply = {0};
   const char *path = op_request(t, op, &body);
-  long status = call(t, "POST", path, body.data, &reply);
+  long status = call(t, path, body.data ? body.data : "", &reply);
   if (status_out)
     *status_out = status;
   char why[256];
@@ -452,14 +404,8 @@ struct lg_tokenizer *lg_tokenizer_open(const struct lg_tokenizer_config *cfg, ch
   t->model = xstrdup(cfg->model ? cfg->model : "default");
   t->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600.0;
   t->max_parallel = cfg->max_parallel > 0 ? cfg->max_parallel : TOK_DEFAULT_PARALLEL;
-  char *auth = xasprintf("Authorization: Bearer %s", cfg->api_key ? cfg->api_key : "None");
-  t->headers = curl_slist_append(NULL, "Content-Type: application/json");
-  t->headers = curl_slist_append(t->headers, auth);
-  t->headers = curl_slist_append(t->headers, "Expect:");
-  free(auth);
-  t->multi = curl_multi_init();
-  if (!t->multi)
-    util_die_oom(0);
+  t->api_key = cfg->api_key ? xstrdup(cfg->api_key) : NULL;
+  t->batch = http_batch_new((size_t)t->max_parallel);
 
   bool any_tokens = false, answered = true;
   double timeout_s = t->timeout_s;

@@ -1,7 +1,8 @@
 /* One measured point: prompts, warmups, profile, load, figures (measure.h). */
 #include "measure/measure.h"
 
-#include <curl/curl.h>
+#include "http/http.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,36 +179,18 @@ static enum measure_end drive(const struct lg_config *cfg, enum measure_phase p,
 }
 
 /* ---------------------------------------------------------------- profile */
-static size_t discard(char *data, size_t size, size_t nmemb, void *userp) {
-  (void)data;
-  (void)userp;
-  return size * nmemb;
-}
-
 /* POST base/path with body (the reference reads the reply as a stream); the
  * HTTP status, 0 without an answer. */
 static int post_status(const char *base, const char *path, const char *api_key,
                        const char *body) {
-  CURL *e = curl_easy_init();
-  if (!e)
-    return 0;
   char *url = path_join_alloc(base, path);
-  char *auth = xasprintf("Authorization: Bearer %s", api_key ? api_key : "None");
-  struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-  h = curl_slist_append(h, auth);
-  h = curl_slist_append(h, "Expect:");
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-  curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 600000L);
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK)
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(e);
-  free(auth);
+  struct http_request req = {.url = url, .body = body, .api = true, .api_key = api_key,
+                             .timeout_ms = 600000, .discard_body = true};
+  struct http_response resp = {0};
+  int rc = http_do(&req, &resp, NULL);
+  /* the status as it came; 0: no answer, or a 2xx cut short */
+  long status = rc == 0 || resp.status < 200 || resp.status > 299 ? resp.status : 0;
+  http_response_fini(&resp);
   free(url);
   return (int)status;
 }
