@@ -238,14 +238,11 @@ static int finish(struct xfer *x, CURL *easy, CURLcode rc, struct st_err *err) {
                     x->max_body);
   if (x->aborted || rc == CURLE_ABORTED_BY_CALLBACK)
     return err_setf(err, "%s %s: aborted", method, x->url);
-  if (rc != CURLE_OK) {
-    const char *what = curl_easy_strerror(rc);
-    char via[560] = "";
+  if (rc != CURLE_OK) { /* curl's own words: the detail when it has one */
+    const char *what = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
     if (x->proxy[0])
-      snprintf(via, sizeof(via), " (through proxy %s)", x->proxy);
-    if (x->errbuf[0] && strcmp(x->errbuf, what) != 0)
-      return err_setf(err, "%s %s: %s (%s)%s", method, x->url, what, x->errbuf, via);
-    return err_setf(err, "%s %s: %s%s", method, x->url, what, via);
+      return err_setf(err, "%s %s (through proxy %s): %s", method, x->url, x->proxy, what);
+    return err_setf(err, "%s %s: %s", method, x->url, what);
   }
   bool ok = x->expect ? status == x->expect : status >= 200 && status <= 299;
   if (ok)

@@ -5,10 +5,12 @@
  * the error text. The load loop (src/loadgen) drives its own libcurl multi
  * handles but takes the Authorization header and the proxy policy from here.
  *
- * Error text, always one line: "METHOD URL: what", where what is
+ * Error text, always one line: "METHOD URL[ (through proxy P)]: what", where
+ * what is
  *   HTTP <status> <reason>[ (not followed; Location: L)][: <start of the body>]
- *   <curl's error>[ (<curl's detail>)][ (through proxy P)]
+ *   <curl's error> (its detail when it has one, else curl_easy_strerror)
  *   reply larger than the <N>-byte cap
+ *   aborted
  *
  * Proxy policy: servetop's traffic goes straight to the server and ignores
  * http_proxy, https_proxy, all_proxy, no_proxy (either case), unless a proxy

@@ -58,6 +58,7 @@ struct lg_tokenizer {
   char *base_url, *model;
   char *api_key;             /* NULL: "Bearer None" */
   struct http_batch *batch;  /* max_parallel slots, kept between runs */
+  struct st_err last_err;    /* why the last blocking call failed */
   double timeout_s;
   int max_parallel;
   bool messages_ok;          /* /tokenize took "messages" when probed */
@@ -346,7 +347,8 @@ static long call(struct lg_tokenizer *t, const char *path, const char *body, str
   struct http_request req = tok_request(t, url, body);
   struct http_response resp = {.body = *out};
   /* the status as it came; 0: no answer, or a 200 cut short */
-  long status = http_do(&req, &resp, NULL) == 0 ? 200 : resp.status != 200 ? resp.status : 0;
+  long status =
+      http_do(&req, &resp, &t->last_err) == 0 ? 200 : resp.status != 200 ? resp.status : 0;
   *out = resp.body;
   free(url);
   return status;
@@ -429,7 +431,10 @@ struct lg_tokenizer *lg_tokenizer_open(const struct lg_tokenizer_config *cfg, ch
       t->d = NULL;
   }
   if (!t->d) {
-    if (any_tokens)
+    if (!answered)
+      snprintf(why, why_len, "the server does not answer its tokenizer endpoint (%s)",
+               t->last_err.msg);
+    else if (any_tokens)
       snprintf(why, why_len,
                "POST %s/tokenize answers, but /detokenize not in a known shape (SGLang, vLLM, "
                "llama.cpp)", cfg->base_url);
