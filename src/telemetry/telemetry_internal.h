@@ -22,7 +22,8 @@ enum { TM_DEFAULT_TIMEOUT_MS = 2000 };
 int tm_run_capture(const char *const *argv, int timeout_ms, struct sbuf *out, struct st_err *err);
 
 /* ---------------------------------------------------------------- HTTP
- * GET url with libcurl (connect and total timeout timeout_ms); body into out
+ * GET url through the HTTP helper (connect and total timeout timeout_ms, its body
+ * cap and proxy policy); body into out
  * (reset first). Non-2xx statuses are errors. */
 int tm_http_get(const char *url, int timeout_ms, struct sbuf *out, struct st_err *err);
 
