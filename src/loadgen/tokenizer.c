@@ -263,6 +263,7 @@ static struct http_request tok_request(const struct lg_tokenizer *t, const char 
                                        const char *body) {
   return (struct http_request){.url = url, .body = body, .api = true, .api_key = t->api_key,
                                .timeout_ms = (int64_t)(t->timeout_s * 1000.0),
+                               .max_body_bytes = (size_t)1 << 30, /* 64 long prompts' ids */
                                .expect_status = 200};
 }
 
