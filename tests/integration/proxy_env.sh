@@ -97,6 +97,10 @@ timeout 300 "$SERVETOP" run llama8b-h200-sglang "${run_common[@]}" --results "$W
   --proxy "$PROXY" --ready-timeout 60 --request-timeout 30 >"$WORK/run-via.out" 2>&1
 RC=$?
 check "run --proxy dead: fails (exit 1)" test "$RC" -eq 1
-check "run --proxy dead: the reason names the proxy" grep -q "127.0.0.1 port $DEAD\|$PROXY" "$WORK/run-via.out"
+if grep -q "127.0.0.1 port $DEAD\|$PROXY" "$WORK/run-via.out"; then
+  ok "run --proxy dead: the reason names the proxy"
+else
+  fail "run --proxy dead: the reason names the proxy"; cat "$WORK/run-via.out"
+fi
 
 finish proxy_env
