@@ -1,6 +1,6 @@
-# scripts/setup-llamacpp.sh against its cache: --help and bad options, --print on an empty
-# cache, numpy unimportable (says why for each python; --check; the apt-get branch with a shim;
-# recovery through /usr/bin/python3),
+# scripts/setup-llamacpp.sh against its cache: --help and bad options, numpy unimportable in a
+# scratch cache (says why for each python; --check; the apt-get branch with a shim; recovery
+# through /usr/bin/python3; nothing downloaded or built), --print on an empty
 # cache (says what is missing, creates nothing) and on the real one, a second call that
 # downloads and builds nothing (curl, git, tar, cmake and ninja replaced by shims that record
 # any call and fail), a cache holding only the build and a tarball placed in downloads/ (no
