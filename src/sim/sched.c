@@ -79,6 +79,8 @@ int sim_vrun(const struct sim_config *cfg, const struct sim_vrun_workload *w,
   memset(res, 0, sizeof *res);
   if (w->concurrency < 1 || w->n_requests < 1 || w->isl < 1 || w->osl < 1)
     return err_setf(err, "virtual run: concurrency, requests, isl and osl must be >= 1");
+  if (cfg->decode_log_interval < 1)
+    return err_setf(err, "virtual run: --decode-log-interval must be >= 1");
   struct sim_server *srv = xcalloc(1, sizeof *srv);
   srv->cfg = cfg;
   srv->quiet = true;
