@@ -126,14 +126,17 @@ static void run_surface(const struct surface *s) {
   const struct tune_config_result *w = res.winner >= 0 ? &res.configs[res.winner] : NULL;
   bool same = w && key_of(s, &w->cfg) == best_key;
   bool within = w && w->goodput.lo <= best && best <= w->goodput.hi;
-  int pruned = 0;
-  for (size_t i = 0; i < res.n_configs; i++)
+  int pruned = 0, to_winner = 0;
+  for (size_t i = 0; i < res.n_configs; i++) {
     pruned += res.configs[i].status == TUNE_CFG_PRUNED;
+    if (res.winner >= 0 && (long)i <= res.winner)
+      to_winner += res.configs[i].points; /* points until the winner was measured */
+  }
   printf("%-34s %3ld configs  search %4d points (%2zu configs visited, %2d pruned)  grid %6ld "
-         "(%.1fx)  doubling sweep %4ld (%.2fx)  winner: %s, conc %d vs %d, goodput %.1f vs %.1f"
-         "%s\n",
+         "(%.1fx)  doubling sweep %4ld (%.2fx)  winner measured by point %d (%.0f%%): %s, conc %d "
+         "vs %d, goodput %.1f vs %.1f%s\n",
          s->name, configs, res.points, res.n_configs, pruned, grid, (double)grid / res.points,
-         sweep, (double)sweep / res.points,
+         sweep, (double)sweep / res.points, to_winner, 100.0 * to_winner / res.points,
          same ? "same" : within ? "other, within interval" : "DIFFERENT", w ? w->best_conc : 0,
          best_conc, w ? w->goodput.point : 0, best, same || within ? "" : "  <-- miss");
   tune_result_free(&res);
