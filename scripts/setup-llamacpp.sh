@@ -411,8 +411,8 @@ main() {
 
   if (( print_only )); then
     report
-    binary_runs && models_ok
-    exit
+    if binary_runs && models_ok; then exit 0; fi
+    exit 1
   fi
 
   need_binary=1 need_models=1

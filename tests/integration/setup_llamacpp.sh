@@ -38,6 +38,16 @@ check "--print on an empty cache exits 1" test "$rc" = 1
 check "--print on an empty cache marks the binary and both models missing" \
   test "$(grep -c '(missing)' <<<"$out")" -ge 4
 check "--print creates nothing" test ! -e "$empty"
+# --print with a build that runs (a stand-in) and no models: exit 1 and the report only, no
+# line of the failure trap (an expected status is not a failure)
+fake=$WORK/fake-cache/servetop/llama.cpp/$(sed -n 's/^LLAMA_COMMIT=\(.......\).*/\1/p' "$SETUP")-cpu
+mkdir -p "$fake"
+printf '#!/bin/sh\necho version\n' >"$fake/llama-server"
+chmod +x "$fake/llama-server"
+err=$(XDG_CACHE_HOME=$WORK/fake-cache bash "$SETUP" --print 2>&1 >/dev/null); rc=$?
+check "--print with the build but no models exits 1 without a failure message" \
+  eval 'test "$rc" = 1 && test -z "$err"'
+[[ -z $err ]] || echo "$err"
 out=$(XDG_CACHE_HOME=$empty bash "$SETUP" --print --models tiny,small); rc=$?
 check "--print --models tiny,small names both pairs" \
   eval 'test "$rc" = 1 && has "$empty/servetop/models/small-target.gguf (missing)" "$out" &&
