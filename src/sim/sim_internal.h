@@ -379,27 +379,7 @@ bool sim_sched_admit_fits(double committed, const struct sim_req *r, double rati
 int sim_sched_retract(struct sim_req **reqs, int n, long free_tokens, long tokens_per_req,
                       double *ratio);
 
-/* The virtual run: the scheduler of engine.c over a closed-loop workload in simulated time
- * (no sockets, no clock): `concurrency` clients, each sending a request of isl prompt tokens
- * and osl output tokens as soon as its previous one ends, n_requests in all. Deterministic
- * (a fixed seed for speculative acceptance). For tests and docs/sim.md's tables. */
-struct sim_vrun_workload {
-  int concurrency;
-  long isl, osl;
-  int n_requests;
-};
-struct sim_vrun_result {
-  double ttft_mean_s, ttft_p99_s; /* p99: nearest rank */
-  double tpot_mean_s;             /* (e2e - ttft) / (osl - 1), averaged */
-  double output_tok_s;            /* output tokens / makespan */
-  double makespan_s;
-  uint64_t retractions;
-  uint64_t decode_steps, eager_decode_steps;
-  int max_running, max_queue;
-  long kv_capacity_tokens;
-};
-int sim_vrun(const struct sim_config *cfg, const struct sim_vrun_workload *w,
-             struct sim_vrun_result *res, struct st_err *err);
+/* The virtual run (sim_vrun) is declared in sim.h. */
 
 /* ---------------------------------------------------------------- server.c: I/O */
 enum { SIM_CONN_HIGH_WATER_BYTES = 256 * 1024 };

@@ -315,7 +315,7 @@ static bool is_candidate(const struct tune_config_result *c) {
 
 /* Best goodput so far (-inf when none). */
 static double best_goodput(const struct search *s) {
-  double best = -INFINITY;
+  double best = -(double)INFINITY;
   for (size_t i = 0; i < s->res->n_configs; i++)
     if (is_candidate(&s->res->configs[i]) && s->res->configs[i].goodput.point > best)
       best = s->res->configs[i].goodput.point;
@@ -344,17 +344,35 @@ static int probe(struct search *s, struct tune_config_result *c, int conc, struc
   return tune_slo_holds(s->slo, pt) ? 1 : 0;
 }
 
-/* A failing concurrency bounds every feasible one's throughput from above (throughput does not
- * fall as concurrency rises): below the best so far, the configuration cannot win. */
-static bool prune_at(struct search *s, struct tune_config_result *c, int conc,
-                     const struct tune_point *pt, double best) {
-  if (!(pt->throughput.hi < best))
+/* Can the concurrencies still open, [lo, fail), beat `best`? Two bounds (docs/tune.md):
+ *  - per user: the tok/s per user does not rise with load, so throughput at c < fail is at
+ *    most (fail - 1) x the per-user upper bound measured at lo (when the callback gives it);
+ *  - throughput: where the failing point's throughput is not below lo's (no sign of the drop
+ *    that retraction or preemption causes past the KV limit), throughput is taken to be
+ *    rising on [lo, fail], so its upper bound at fail bounds every c in between.
+ * Either below the best goodput so far: the configuration cannot win and is dropped. */
+static bool prune_at(struct search *s, struct tune_config_result *c, int lo,
+                     const struct tune_point *lo_pt, int fail, const struct tune_point *pt,
+                     double best) {
+  if (!isfinite(best))
+    return false;
+  const struct tune_estimate *user = &lo_pt->figure[TUNE_MIN_TOK_S_PER_USER];
+  double per_user_bound = user->hi > 0 ? (double)(fail - 1) * user->hi : (double)INFINITY;
+  bool rising = pt->throughput.point >= lo_pt->throughput.point;
+  double tp_bound = rising ? pt->throughput.hi : (double)INFINITY;
+  if (!(per_user_bound < best) && !(tp_bound < best))
     return false;
   c->status = TUNE_CFG_PRUNED;
-  snprintf(c->why, sizeof c->why,
-           "at concurrency %d the SLO fails and the throughput is at most %.4g, below the "
-           "best goodput %.4g",
-           conc, pt->throughput.hi, best);
+  if (tp_bound < best)
+    snprintf(c->why, sizeof c->why,
+             "at concurrency %d the SLO fails and the throughput, rising since %d, is at most "
+             "%.4g: below the best goodput %.4g",
+             fail, lo, tp_bound, best);
+  else
+    snprintf(c->why, sizeof c->why,
+             "below concurrency %d (the SLO fails there) the throughput is at most %d x %.4g "
+             "tok/s per user = %.4g: below the best goodput %.4g",
+             fail, fail - 1, user->hi, per_user_bound, best);
   return true;
 }
 
@@ -375,6 +393,7 @@ static void search_config(struct search *s, struct tune_config_result *c) {
   }
   c->best_conc = lo;
   c->goodput = pt.throughput;
+  struct tune_point lo_pt = pt;
   while (lo < s->opt.conc_max) {
     int next = 2 * lo < s->opt.conc_max ? 2 * lo : s->opt.conc_max;
     r = probe(s, c, next, &pt);
@@ -384,10 +403,11 @@ static void search_config(struct search *s, struct tune_config_result *c) {
       lo = next;
       c->best_conc = lo;
       c->goodput = pt.throughput;
+      lo_pt = pt;
     } else {
       hi = next;
       c->fail_conc = hi;
-      if (prune_at(s, c, hi, &pt, best))
+      if (prune_at(s, c, lo, &lo_pt, hi, &pt, best))
         return;
       break;
     }
@@ -401,10 +421,11 @@ static void search_config(struct search *s, struct tune_config_result *c) {
       lo = mid;
       c->best_conc = lo;
       c->goodput = pt.throughput;
+      lo_pt = pt;
     } else {
       hi = mid;
       c->fail_conc = hi;
-      if (prune_at(s, c, hi, &pt, best))
+      if (prune_at(s, c, lo, &lo_pt, hi, &pt, best))
         return;
     }
   }
@@ -443,6 +464,54 @@ static long best_index(const struct tune_result *res, long except) {
   return best;
 }
 
+/* The centre: the best configuration so far, else the start. */
+static struct tune_config centre_of(const struct search *s) {
+  long b = best_index(s->res, -1);
+  return b >= 0 ? s->res->configs[b].cfg : s->space->start;
+}
+
+/* One pass along every knob: 1 when the best changed, 0 when not, -1 to stop. */
+static int axis_pass(struct search *s) {
+  long before = best_index(s->res, -1);
+  for (size_t k = 0; k < s->space->n_knobs; k++) {
+    struct tune_config centre = centre_of(s);
+    size_t n = s->space->knobs[k].n_values, at = centre.idx[k];
+    for (size_t dist = 1; dist < n; dist++) {
+      for (int side = -1; side <= 1; side += 2) {
+        if ((side < 0 && dist > at) || (side > 0 && at + dist >= n))
+          continue;
+        struct tune_config cfg = centre;
+        cfg.idx[k] = side < 0 ? at - dist : at + dist;
+        if (visit(s, &cfg) < 0)
+          return -1;
+      }
+    }
+  }
+  return best_index(s->res, -1) != before;
+}
+
+/* One step along each pair of knobs from the best: what a single-axis move cannot see (a batch
+ * cap that only pays with more KV memory). 1 when the best changed, 0 when not, -1 to stop. */
+static int diagonal_pass(struct search *s) {
+  long before = best_index(s->res, -1);
+  struct tune_config centre = centre_of(s);
+  for (size_t j = 0; j < s->space->n_knobs; j++)
+    for (size_t k = j + 1; k < s->space->n_knobs; k++)
+      for (int dj = -1; dj <= 1; dj += 2)
+        for (int dk = -1; dk <= 1; dk += 2) {
+          if ((dj < 0 && centre.idx[j] == 0) || (dk < 0 && centre.idx[k] == 0) ||
+              (dj > 0 && centre.idx[j] + 1 >= s->space->knobs[j].n_values) ||
+              (dk > 0 && centre.idx[k] + 1 >= s->space->knobs[k].n_values))
+            continue;
+          struct tune_config cfg = centre;
+          cfg.idx[j] = dj < 0 ? centre.idx[j] - 1 : centre.idx[j] + 1;
+          cfg.idx[k] = dk < 0 ? centre.idx[k] - 1 : centre.idx[k] + 1;
+          if (visit(s, &cfg) < 0)
+            return -1;
+        }
+  return best_index(s->res, -1) != before;
+}
+
 int tune_search(const struct tune_space *space, const struct tune_slo *slo,
                 const struct tune_options *opt, tune_measure_fn measure, void *ctx,
                 struct tune_result *res, struct st_err *err) {
@@ -462,32 +531,22 @@ int tune_search(const struct tune_space *space, const struct tune_slo *slo,
   if (s.opt.conc_min > s.opt.conc_max)
     return err_setf(err, "tune: the lowest concurrency %d is above the highest %d",
                     s.opt.conc_min, s.opt.conc_max);
-  /* Coordinate search from the recipe's setting: along one knob at a time, every value of it
-   * (nearest the centre first) with the others at the best configuration so far; passes over
-   * all knobs until one improves nothing. */
-  struct tune_config center = space->start;
-  bool improved = visit(&s, &center) >= 0;
-  while (improved) {
-    improved = false;
-    for (size_t k = 0; k < space->n_knobs; k++) {
-      long b = best_index(res, -1);
-      if (b >= 0)
-        center = res->configs[b].cfg;
-      size_t n = space->knobs[k].n_values, at = center.idx[k];
-      for (size_t dist = 1; dist < n; dist++) {
-        for (int side = -1; side <= 1; side += 2) {
-          if ((side < 0 && dist > at) || (side > 0 && at + dist >= n))
-            continue;
-          struct tune_config cfg = center;
-          cfg.idx[k] = side < 0 ? at - dist : at + dist;
-          if (visit(&s, &cfg) < 0)
-            goto done;
-        }
-      }
-      long nb = best_index(res, -1);
-      if (nb >= 0 && (b < 0 || nb != b))
-        improved = true;
-    }
+  /* Coordinate search from the recipe's setting (docs/tune.md): along one knob at a time,
+   * every value of it (nearest the centre first) with the others at the best configuration so
+   * far; passes over all knobs until one improves nothing; then one step along each pair of
+   * knobs at once (the four diagonal neighbours of the best), back to the axes when that
+   * improves. */
+  if (visit(&s, &space->start) < 0)
+    goto done;
+  for (;;) {
+    int rc = axis_pass(&s);
+    if (rc < 0)
+      goto done;
+    if (rc > 0)
+      continue;
+    rc = diagonal_pass(&s);
+    if (rc <= 0)
+      break;
   }
 done:
   if (s.failed) {

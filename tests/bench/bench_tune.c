@@ -6,7 +6,14 @@
  * points on a real server (each point is a measured load of fixed length), so the ratios are
  * the claim; nothing here is timed.
  *
+ * Then the search on the sim's model (sim_vrun: the sim's scheduler in simulated time, no
+ * sockets): Llama-3.1-70B at TP2 on H200, isl 8192 / osl 1024, knobs --mem-fraction-static and
+ * --max-running-requests, two TTFT targets: the winner and its concurrency move with the knobs
+ * and the target (docs/sim.md, docs/tune.md). The model is deterministic, so its intervals are
+ * points (lo = hi); a real run supplies 95% intervals.
+ *
  *   build/tests/bench_tune */
+#include "sim/sim.h"
 #include "tune/tune.h"
 
 #include <math.h>
@@ -93,8 +100,9 @@ static void run_surface(const struct surface *s) {
     printf("%s: %s\n", s->name, err.msg);
     return;
   }
-  /* the full grid: every configuration at every concurrency; the answer of each is the last
-   * concurrency before the first failure */
+  /* the full grid: every configuration at every concurrency up to its first failure; the
+   * answer of each is the last concurrency before it, its goodput the throughput there (the
+   * search's definition) */
   long grid = 0, configs = 1;
   for (int k = 0; k < s->n_knobs; k++)
     configs *= s->n_values[k];
@@ -107,19 +115,22 @@ static void run_surface(const struct surface *s) {
       cfg.idx[k] = (size_t)(rest % s->n_values[k]);
       rest /= s->n_values[k];
     }
-    bool holding = true;
-    for (int c = 1; c <= s->conc_max && holding; c++) {
+    double last = -1;
+    int last_conc = 0;
+    for (int c = 1; c <= s->conc_max; c++) {
       struct tune_point pt = {0};
       char why[32];
       grid++;
-      if (measure((void *)s, &cfg, c, &pt, why, sizeof why, NULL) != 0)
+      if (measure((void *)s, &cfg, c, &pt, why, sizeof why, NULL) != 0 ||
+          !tune_slo_holds(&slo, &pt))
         break;
-      holding = tune_slo_holds(&slo, &pt);
-      if (holding && pt.throughput.point > best) {
-        best = pt.throughput.point;
-        best_key = key_of(s, &cfg);
-        best_conc = c;
-      }
+      last = pt.throughput.point;
+      last_conc = c;
+    }
+    if (last > best) {
+      best = last;
+      best_key = key_of(s, &cfg);
+      best_conc = last_conc;
     }
   }
   long sweep = configs * (long)(log2(s->conc_max) + 1.5);
@@ -147,6 +158,110 @@ static void run_surface(const struct surface *s) {
   }
 }
 
+/* ---------------------------------------------------------------- the sim as the surface */
+struct sim_surface {
+  const struct tune_knob *knobs;
+  int runs;
+};
+
+static int sim_measure(void *ctx, const struct tune_config *cfg, int conc, struct tune_point *out,
+                       char *why, size_t why_len, struct st_err *err) {
+  struct sim_surface *s = ctx;
+  struct sim_config c;
+  sim_config_init(&c);
+  c.model_path = "meta-llama/Llama-3.1-70B-Instruct";
+  c.gpu_name = "h200";
+  c.tp_size = 2;
+  c.mem_fraction_static = atof(s->knobs[0].values[cfg->idx[0]]);
+  c.max_running_requests = atoi(s->knobs[1].values[cfg->idx[1]]);
+  struct sim_vrun_workload w = {conc, 8192, 1024, 3 * conc};
+  struct sim_vrun_result r;
+  s->runs++;
+  if (sim_vrun(&c, &w, &r, err) != 0) {
+    snprintf(why, why_len, "%s", err->msg); /* e.g. SGLang's not-enough-memory message */
+    return TUNE_START_FAILED;
+  }
+  double ttft_ms = r.ttft_p99_s * 1e3;
+  out->figure[TUNE_TTFT_P99_MS] = (struct tune_estimate){ttft_ms, ttft_ms, ttft_ms};
+  out->throughput = (struct tune_estimate){r.output_tok_s, r.output_tok_s, r.output_tok_s};
+  return 0;
+}
+
+static void run_sim_surface(const char *slo_text) {
+  struct tune_knob knobs[2];
+  struct st_err err = {{0}};
+  if (tune_knob_parse("mem-fraction-static=0.55:0.85:0.05", &knobs[0], &err) != 0 ||
+      tune_knob_parse("max-running-requests=8,16,32,64", &knobs[1], &err) != 0)
+    abort();
+  struct tune_space space = {knobs, 2, {{3, 2}}}; /* the recipe's 0.70 / 32 */
+  struct tune_slo slo;
+  if (tune_slo_parse(slo_text, &slo, &err) != 0)
+    abort();
+  struct tune_options opt = {1, 128, 0};
+  struct sim_surface surf = {knobs, 0};
+  struct tune_result res;
+  if (tune_search(&space, &slo, &opt, sim_measure, &surf, &res, &err) != 0) {
+    printf("sim: %s\n", err.msg);
+    return;
+  }
+  /* the grid: every configuration, every concurrency up to its first failure */
+  int grid = 0;
+  double best = -1;
+  char best_desc[128] = "";
+  int best_conc = 0;
+  for (size_t a = 0; a < knobs[0].n_values; a++)
+    for (size_t b = 0; b < knobs[1].n_values; b++) {
+      struct tune_config cfg = {{a, b}};
+      double last = -1;
+      int last_conc = 0;
+      for (int c = 1; c <= opt.conc_max; c++) {
+        struct tune_point pt = {0};
+        char why[128];
+        grid++;
+        if (sim_measure(&surf, &cfg, c, &pt, why, sizeof why, &err) != 0 ||
+            !tune_slo_holds(&slo, &pt))
+          break;
+        last = pt.throughput.point;
+        last_conc = c;
+      }
+      if (last > best) {
+        best = last;
+        best_conc = last_conc;
+        tune_config_describe(&space, &cfg, best_desc, sizeof best_desc);
+      }
+    }
+  if (getenv("BENCH_TUNE_VERBOSE"))
+    for (size_t i = 0; i < res.n_configs; i++) {
+      char d[128];
+      tune_config_describe(&space, &res.configs[i].cfg, d, sizeof d);
+      printf("  %-48s %-36s conc %3d (fails %3d) %7.1f tok/s, %2d points %s\n", d,
+             tune_status_name(res.configs[i].status), res.configs[i].best_conc,
+             res.configs[i].fail_conc, res.configs[i].goodput.point, res.configs[i].points,
+             res.configs[i].why);
+    }
+  char desc[128] = "", runner[128] = "";
+  const struct tune_config_result *w = res.winner >= 0 ? &res.configs[res.winner] : NULL;
+  if (w)
+    tune_config_describe(&space, &w->cfg, desc, sizeof desc);
+  if (res.runner_up >= 0)
+    tune_config_describe(&space, &res.configs[res.runner_up].cfg, runner, sizeof runner);
+  const char *verdict = !w                                  ? "NONE"
+                        : strcmp(desc, best_desc) == 0      ? "same"
+                        : w->goodput.point == best          ? "a tie in goodput"
+                        : w->goodput.hi >= best             ? "other, within interval"
+                                                            : "DIFFERENT";
+  printf("sim, --slo %s: search %d points (%zu configs visited) against a grid of %d (%.1fx): "
+         "winner (%s) %s at conc %d, %.1f tok/s (grid: %s at conc %d, %.1f); runner-up %s at "
+         "conc %d, %.1f tok/s\n",
+         slo_text, res.points, res.n_configs, grid, (double)grid / res.points, verdict, desc,
+         w ? w->best_conc : 0, w ? w->goodput.point : 0, best_desc, best_conc, best, runner,
+         res.runner_up >= 0 ? res.configs[res.runner_up].best_conc : 0,
+         res.runner_up >= 0 ? res.configs[res.runner_up].goodput.point : 0);
+  tune_result_free(&res);
+  tune_knob_free(&knobs[0]);
+  tune_knob_free(&knobs[1]);
+}
+
 int main(void) {
   static const struct surface surfaces[] = {
       {"3 knobs 4x3x2, conc 1..512", 3, {4, 3, 2}, 30, {25, 20, -10}, {0.1, 0.05, 0.4}, 0.01,
@@ -164,5 +279,7 @@ int main(void) {
          "surfaces; SLO ttft_p99_ms=2000 on the 95%% upper bound)\n");
   for (size_t i = 0; i < sizeof surfaces / sizeof surfaces[0]; i++)
     run_surface(&surfaces[i]);
+  run_sim_surface("ttft_p99_ms=60000");
+  run_sim_surface("ttft_p99_ms=20000");
   return 0;
 }

@@ -195,7 +195,8 @@ static void space3_free(struct space3 *s) {
 
 /* The truth: every configuration at every concurrency, by the same callback and judgement;
  * a configuration's answer is the last concurrency before the first that fails (with noise,
- * the judgement may flip back and forth in a band around the boundary). */
+ * the judgement may flip back and forth in a band around the boundary), its goodput the
+ * throughput there. */
 static void brute_force(struct surface *surf, const struct tune_slo *slo, int conc_max,
                         int *best_key, int *best_conc, double *best_goodput, int *points) {
   *best_goodput = -1;
@@ -204,6 +205,8 @@ static void brute_force(struct surface *surf, const struct tune_slo *slo, int co
     for (int b = 0; b < 3; b++)
       for (int sp = 0; sp < 2; sp++) {
         struct tune_config cfg = {{(size_t)a, (size_t)b, (size_t)sp}};
+        double last = -1;
+        int last_conc = 0;
         bool holding = true;
         for (int c = 1; c <= conc_max; c++) {
           struct tune_point pt = {0};
@@ -212,11 +215,15 @@ static void brute_force(struct surface *surf, const struct tune_slo *slo, int co
           if (surface_measure(surf, &cfg, c, &pt, why, sizeof why, NULL) != 0)
             break;
           holding = holding && tune_slo_holds(slo, &pt);
-          if (holding && pt.throughput.point > *best_goodput) {
-            *best_goodput = pt.throughput.point;
-            *best_key = a * 100 + b * 10 + sp;
-            *best_conc = c;
+          if (holding) {
+            last = pt.throughput.point;
+            last_conc = c;
           }
+        }
+        if (last > *best_goodput) {
+          *best_goodput = last;
+          *best_key = a * 100 + b * 10 + sp;
+          *best_conc = last_conc;
         }
       }
 }
