@@ -347,6 +347,62 @@ START_TEST(one_config_bracket_and_bisect) {
 }
 END_TEST
 
+/* Two configurations, knob "cap" = a, b, started at a. a: SLO holds up to 10, throughput
+ * 10 c. b: holds up to 20, throughput 8 c up to 20, then it falls (retraction past the KV
+ * limit): 50 at 32. b's throughput at 32 (50) is below a's goodput (100), yet b wins (160 at
+ * 20): a falling throughput must not prune. With per_user, each point also reports its tok/s
+ * per user (throughput / c): for b at 16 that is 8, so below its failures at 32 and 24 the
+ * bound is 31 x 8 and 23 x 8, above a's 100: no pruning. A third value c (holds up to 5,
+ * throughput 8 c) fails at 8 with 64 tok/s, rising: pruned, and with per_user its bound
+ * 7 x 8 = 56 says the same. */
+struct falling {
+  bool per_user;
+};
+
+static int falling_measure(void *ctx, const struct tune_config *cfg, int conc,
+                           struct tune_point *out, char *why, size_t why_len,
+                           struct st_err *err) {
+  (void)why, (void)why_len, (void)err;
+  const struct falling *f = ctx;
+  int limit = cfg->idx[0] == 0 ? 10 : cfg->idx[0] == 1 ? 20 : 5;
+  double tp = cfg->idx[0] == 0 ? 10.0 * conc : cfg->idx[0] == 1 ? (conc <= 20 ? 8.0 * conc : 50.0)
+                                                               : 8.0 * conc;
+  double ttft = conc <= limit ? 100.0 : 5000.0;
+  out->figure[TUNE_TTFT_P99_MS] = (struct tune_estimate){ttft, ttft, ttft};
+  out->throughput = (struct tune_estimate){tp, tp, tp};
+  if (f->per_user) {
+    double u = tp / conc;
+    out->figure[TUNE_MIN_TOK_S_PER_USER] = (struct tune_estimate){u, u, u};
+  }
+  return 0;
+}
+
+START_TEST(falling_throughput_is_not_pruned) {
+  struct tune_slo slo;
+  struct st_err err = {{0}};
+  ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
+  struct tune_knob k;
+  ck_assert_int_eq(tune_knob_parse("cap=a,b,c", &k, &err), 0);
+  struct tune_space space = {&k, 1, {{0}}};
+  struct tune_options opt = {1, 64, 0};
+  for (int per_user = 0; per_user <= 1; per_user++) {
+    struct falling f = {per_user != 0};
+    struct tune_result res;
+    ck_assert_int_eq(tune_search(&space, &slo, &opt, falling_measure, &f, &res, &err), 0);
+    ck_assert_uint_eq(res.n_configs, 3);
+    ck_assert_int_eq(res.configs[1].status, TUNE_CFG_BEST_FOUND);
+    ck_assert_int_eq(res.configs[1].best_conc, 20);
+    ck_assert_int_eq(res.winner, 1);
+    ck_assert_int_eq(res.runner_up, 0);
+    /* c: pruned at its failure at 8 (64 tok/s, rising, below 160) */
+    ck_assert_int_eq(res.configs[2].status, TUNE_CFG_PRUNED);
+    ck_assert_ptr_nonnull(strstr(res.configs[2].why, "below the best goodput 160"));
+    tune_result_free(&res);
+  }
+  tune_knob_free(&k);
+}
+END_TEST
+
 static int broken_measure(void *ctx, const struct tune_config *cfg, int conc,
                           struct tune_point *out, char *why, size_t why_len, struct st_err *err) {
   (void)ctx, (void)cfg, (void)conc, (void)out, (void)why, (void)why_len;
@@ -379,6 +435,7 @@ int main(void) {
   tcase_add_test(tc, search_finds_the_true_best_in_few_points);
   tcase_add_test(tc, search_survives_configs_that_fail_to_start);
   tcase_add_test(tc, one_config_bracket_and_bisect);
+  tcase_add_test(tc, falling_throughput_is_not_pruned);
   tcase_add_test(tc, search_input_and_callback_errors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
