@@ -72,8 +72,9 @@ Cache (\${XDG_CACHE_HOME:-\$HOME/.cache}/servetop, here $cache):
 As root on Debian 12 the missing build packages (cmake ninja-build git build-essential curl
 python3-numpy) are installed with apt-get; otherwise the script names them. The models are
 written by the first of \$SERVETOP_PYTHON, python3 on PATH and /usr/bin/python3 that has
-numpy. The first CPU build takes 5 to 18 minutes on 2 cores (as busy as the machine is), a
-CUDA build about 5 minutes on 16 cores. It ends with the build time it measured and, last,
+numpy. The first CPU build takes 5 minutes on 2 idle cores and up to about 45 on a crowded
+machine (2,729 s measured with eight builds sharing 2 cores), a CUDA build about 5 minutes on
+16 cores. It ends with the build time it measured and, last,
 the command to run next.
 EOF
 }
