@@ -6,9 +6,11 @@
  * the tok/s per user above its minimum.
  *
  *   per configuration: bracket (doubling) then bisect on integer concurrency;
- *   across configurations: coordinate search from the recipe's setting;
- *   pruning: a configuration whose throughput upper bound at a failing concurrency is below
- *            the best goodput so far is dropped (throughput grows with concurrency);
+ *   across configurations: coordinate search from the recipe's setting (axis passes, then a
+ *            diagonal step along each pair of knobs);
+ *   pruning: a configuration is dropped once the concurrencies still open below a failing one
+ *            cannot beat the best goodput so far (bounds: the tok/s per user, and the
+ *            throughput where it was seen rising);
  *   a configuration that fails to start is recorded with the reason; the search goes on. */
 #ifndef SERVETOP_TUNE_TUNE_H
 #define SERVETOP_TUNE_TUNE_H
