@@ -22,7 +22,7 @@
 # A finished build appears under its final name only by a rename of a complete, working
 # binary, so an interrupted or failed build never leaves a binary that the symlink reaches.
 # A call that finds everything in place downloads, builds and writes nothing.
-set -euo pipefail
+set -Eeuo pipefail
 
 NLC_VERSION=3.21.1
 # The registry's dist.integrity of node-llama-cpp@3.21.1.
@@ -38,7 +38,7 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/servetop
 
 usage() {
   cat <<EOF
-usage: $prog [--cuda ARCH] [--models LIST] [--print] [--force] [--help]
+usage: $prog [--cuda ARCH] [--models LIST] [--print] [--check] [--force] [--help]
 
 Builds llama.cpp's llama-server (commit $LLAMA_SHORT, from the npm registry package
 node-llama-cpp@$NLC_VERSION, sha512-checked) and writes random-weight model pairs (a target
@@ -52,6 +52,10 @@ cached is reused: a second call downloads and builds nothing.
                    small  n_embd 2048 x 16 layers, 1.8 GiB + a 349 MiB draft (GPU recipes)
   --print        print the paths and whether they exist; build nothing (exit 0 when
                  everything is in place, 1 when a call would build or write something)
+  --check        check what the build and the models need (packages, numpy, the source) and
+                 say what a call would install, download, build and write; changes nothing
+                 (exit 0 when a call could go ahead, 1 when something must be installed
+                 first and the script cannot do it here)
   --force        clone, build and write the models again (a cached tarball that matches
                  the pinned sha512 is kept: it is the same bytes a download would give)
   --help         this text
@@ -68,12 +72,18 @@ Cache (\${XDG_CACHE_HOME:-\$HOME/.cache}/servetop, here $cache):
 As root on Debian 12 the missing build packages (cmake ninja-build git build-essential curl
 python3-numpy) are installed with apt-get; otherwise the script names them. The models are
 written by the first of \$SERVETOP_PYTHON, python3 on PATH and /usr/bin/python3 that has
-numpy. The first CPU build takes 6 to 13 minutes on 2 cores, a CUDA build about 5 minutes on
-16 cores.
+numpy. The first CPU build takes 5 minutes on 2 idle cores and up to about 45 on a crowded
+machine (2,729 s measured with eight builds sharing 2 cores), a CUDA build about 5 minutes on
+16 cores. It ends with the build time it measured and, last,
+the command to run next.
 EOF
 }
 
 die() { echo "$prog: $*" >&2; exit 1; }
+# Nothing ends the script without a word: a failing command that no check above caught names
+# itself, its line and its status (set -E carries the trap into functions).
+on_err() { echo "$prog: line $1: '$2' failed (exit $3); nothing half-done was installed" >&2; }
+trap 'on_err "$LINENO" "$BASH_COMMAND" "$?"' ERR
 note() { echo "$prog: $*"; }
 
 # ---- state --------------------------------------------------------------------------------
@@ -96,7 +106,19 @@ pick_python() {
   local p
   python=""
   for p in "${SERVETOP_PYTHON:-}" "$(command -v python3 || true)" /usr/bin/python3; do
-    [[ -n $p ]] && "$p" -c 'import numpy' 2>/dev/null && { python=$p; return; }
+    [[ -n $p ]] && "$p" -c 'import numpy' 2>/dev/null && { python=$p; return 0; }
+  done
+  return 0 # none: the caller says what to install (a failing status here ended the script)
+}
+# numpy_why: why the pythons pick_python tries cannot import numpy (the last line of each error).
+numpy_why() {
+  local p seen=" " why
+  for p in "${SERVETOP_PYTHON:-}" "$(command -v python3 || true)" /usr/bin/python3; do
+    [[ -n $p && $seen != *" $p "* ]] || continue
+    seen+="$p "
+    if ! command -v "$p" >/dev/null 2>&1; then echo "  $p: not found"; continue; fi
+    why=$("$p" -c 'import numpy' 2>&1 | tail -n 1) || true
+    echo "  $p: ${why:-import numpy failed}"
   done
 }
 
@@ -177,24 +199,51 @@ install_missing() {
   done
   if (( need_models )); then
     pick_python
-    [[ -n $python ]] || { what+=("numpy (for python3)"); pkgs+=(python3-numpy); }
+    if [[ -z $python ]]; then
+      what+=("numpy (for python3)") pkgs+=(python3-numpy)
+      note "no python with numpy to write the models; tried:"
+      numpy_why
+    fi
   fi
   if (( ${#pkgs[@]} )); then
     mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
     if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+      if (( check_only )); then
+        note "would install ${pkgs[*]} with apt-get (missing: ${what[*]})"
+        return 0
+      fi
       note "installing ${pkgs[*]} (missing: ${what[*]})"
       DEBIAN_FRONTEND=noninteractive apt-get update -qq || die "apt-get update failed"
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" \
         >/dev/null || die "apt-get install ${pkgs[*]} failed"
-      python=/usr/bin/python3
+      # what was promised must be there now
+      for cmd_pkg in "${what[@]}"; do
+        [[ $cmd_pkg == numpy* ]] && continue
+        found=0
+        for alt in ${cmd_pkg//|/ }; do command -v "$alt" >/dev/null 2>&1 && found=1; done
+        (( found )) || die "apt-get installed ${pkgs[*]} but '$cmd_pkg' is still not on PATH"
+      done
+      if (( need_models )) && [[ -z $python ]]; then
+        pick_python
+        [[ -n $python ]] || die "apt-get installed python3-numpy but no python imports numpy:
+$(numpy_why)
+set SERVETOP_PYTHON to a python that has numpy (or fix PYTHONPATH) and call this again"
+      fi
     else
+      if (( check_only )); then
+        note "missing: ${what[*]}; install them first (as root: apt-get install ${pkgs[*]})"
+        return 1
+      fi
       die "missing: ${what[*]}; install them first (as root: apt-get install ${pkgs[*]})"
     fi
   fi
   if (( need_binary )) && [[ -n $cuda_arch ]]; then
     nvcc=$(command -v nvcc || true)
     [[ -z $nvcc && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
-    [[ -n $nvcc ]] || die "--cuda $cuda_arch: no nvcc (on PATH or in /usr/local/cuda/bin); install the CUDA toolkit first"
+    if [[ -z $nvcc ]]; then
+      (( check_only )) && { note "--cuda $cuda_arch: no nvcc (on PATH or in /usr/local/cuda/bin); install the CUDA toolkit first"; return 1; }
+      die "--cuda $cuda_arch: no nvcc (on PATH or in /usr/local/cuda/bin); install the CUDA toolkit first"
+    fi
   fi
   return 0
 }
@@ -299,7 +348,8 @@ build() {
   mv -f "$out_dir/build-info.tmp.$$" "$out_dir/build-info"
   mv -f "$binary.tmp.$$" "$binary"
   rm -rf "$build_dir"
-  note "built $binary in $((t1 - t0)) s"
+  build_seconds=$((t1 - t0))
+  note "built $binary in $build_seconds s"
 }
 
 # link_binary: bin/llama-server -> this variant's build, replaced by one rename.
@@ -327,7 +377,9 @@ write_models() {
 }
 
 main() {
-  cuda_arch="" print_only=0 force=0 models=tiny
+  cuda_arch="" print_only=0 check_only=0 force=0 models=tiny build_seconds=""
+  local t_start
+  t_start=$(date +%s)
   while (( $# )); do
     case $1 in
       --cuda) (( $# >= 2 )) || { echo "$prog: --cuda needs an architecture (e.g. 90)" >&2; exit 2; }
@@ -337,6 +389,7 @@ main() {
                 models=$2; shift ;;
       --models=*) models=${1#--models=} ;;
       --print) print_only=1 ;;
+      --check) check_only=1 ;;
       --force) force=1 ;;
       -h|--help) usage; exit 0 ;;
       *) echo "$prog: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -359,8 +412,33 @@ main() {
 
   if (( print_only )); then
     report
-    binary_runs && models_ok
-    exit
+    if binary_runs && models_ok; then exit 0; fi
+    exit 1
+  fi
+
+  need_binary=1 need_models=1
+  if (( ! force )); then
+    if binary_runs; then need_binary=0
+    elif [[ -e $binary ]]; then note "$binary does not run here (built on another CPU?); building it again"
+    fi
+    models_ok && need_models=0
+  fi
+
+  if (( check_only )); then
+    local rc=0 python=""
+    install_missing || rc=$?
+    if (( need_binary || need_models )); then
+      [[ $(git -C "$src_dir" rev-parse HEAD 2>/dev/null) == "$LLAMA_COMMIT" ]] ||
+        { tarball_ok "$tarball" && note "would unpack the source from $tarball" ||
+            note "would download $NLC_URL"; }
+      (( need_binary )) && note "would build llama-server ($variant) with -j$(nproc) into $out_dir"
+      (( need_models )) && note "would write the ${sizes[*]} models with ${python:-the python3 that apt-get installs numpy for}"
+    else
+      note "everything is in place: a call builds and writes nothing"
+    fi
+    (( rc == 0 )) && note "check passed; nothing was changed" ||
+      note "check failed: install what is named above first; nothing was changed"
+    exit "$rc"
   fi
 
   mkdir -p "$cache" || die "cannot create the cache folder $cache"
@@ -373,13 +451,6 @@ main() {
   trap cleanup EXIT
   trap on_signal INT TERM HUP
 
-  need_binary=1 need_models=1
-  if (( ! force )); then
-    if binary_runs; then need_binary=0
-    elif [[ -e $binary ]]; then note "$binary does not run here (built on another CPU?); building it again"
-    fi
-    models_ok && need_models=0
-  fi
   if (( need_binary || need_models )); then
     install_missing
     if (( force )); then rm -rf "$src_dir"; fi
@@ -391,6 +462,16 @@ main() {
     link_binary
   fi
   report
+  if [[ -n $build_seconds ]]; then
+    note "build time: $build_seconds s measured now (-j$(nproc), load $(cut -d' ' -f1 /proc/loadavg)); whole setup $(( $(date +%s) - t_start )) s"
+  elif [[ -f $out_dir/build-info ]]; then
+    note "build time: $(info_of build_seconds) s, measured when it was built ($(info_of built_at)); this call built nothing"
+  fi
+  if [[ -n $cuda_arch ]]; then
+    note "next: ./build/servetop run small-llamacpp-h200   (needs --models small)"
+  else
+    note "next: ./build/servetop run tiny-llamacpp-cpu"
+  fi
 }
 
 main "$@"

@@ -118,14 +118,26 @@ static void running_remove(struct sim_server *srv, struct sim_req *req) {
     srv->running_tail = req->prev;
   req->prev = req->next = NULL;
   srv->n_running--;
-  srv->kv_reserved_tokens -= req->kv_reserved;
-  req->kv_reserved = 0;
+}
+
+/* A retracted request goes back to the front of the queue (it arrived before anything
+ * waiting: SGLang's FCFS order). */
+static void waiting_push_front(struct sim_server *srv, struct sim_req *req) {
+  req->prev = NULL;
+  req->next = srv->waiting_head;
+  if (srv->waiting_head)
+    srv->waiting_head->prev = req;
+  else
+    srv->waiting_tail = req;
+  srv->waiting_head = req;
+  srv->n_waiting++;
 }
 
 long sim_engine_kv_tokens(const struct sim_server *srv) {
   long n = 0;
+  /* a re-prefill after a retraction recomputes prompt + the output so far */
   for (const struct sim_req *r = srv->running_head; r; r = r->next)
-    n += r->prefilled_tokens + r->out_len;
+    n += r->prefilled_tokens + r->out_len - (r->prefill_target - r->prompt_tokens);
   return n;
 }
 
@@ -171,70 +183,128 @@ static void log_decode(struct sim_server *srv, int bs) {
           "Decode batch, #running-req: %d, #token: %ld, token usage: %.2f, %scuda graph: %s, "
           "gen throughput (token/s): %.2f, #queue-req: %d, ",
           bs, st->num_used_tokens, st->token_usage, spec,
-          bs <= p->cuda_graph_max_bs ? "True" : "False", st->gen_throughput, srv->n_waiting);
+          (bs + p->dp - 1) / p->dp <= p->cuda_graph_max_bs ? "True" : "False", st->gen_throughput,
+          srv->n_waiting);
+  st->retracted_interval = 0;
+}
+
+/* SGLang's retract_decode: the decode step about to run needs tokens_per_req free slots per
+ * request; when the pool has fewer, the requests with the least output (then the longest
+ * prompt) go back to the queue, their KV freed, to be prefilled again (prompt + output so
+ * far) when they fit. Logs SGLang's warning and counts them. */
+static void retract_if_full(struct sim_server *srv) {
+  const struct sim_perf *p = &srv->perf;
+  long capacity = p->max_total_num_tokens * p->dp;
+  long per_req = p->spec ? p->spec_draft_tokens : 1;
+  long free_tokens = capacity - sim_engine_kv_tokens(srv);
+  int n = 0;
+  for (struct sim_req *r = srv->running_head; r; r = r->next)
+    n += r->phase == SIM_PHASE_DECODE;
+  if (n == 0 || free_tokens >= (long)n * per_req) {
+    srv->new_token_ratio = sim_sched_ratio_decay(srv->new_token_ratio);
+    return;
+  }
+  struct sim_req **reqs = xcalloc((size_t)n, sizeof *reqs);
+  int i = 0;
+  for (struct sim_req *r = srv->running_head; r; r = r->next)
+    if (r->phase == SIM_PHASE_DECODE)
+      reqs[i++] = r;
+  double old_ratio = srv->new_token_ratio;
+  int victims = sim_sched_retract(reqs, n, free_tokens, per_req, &srv->new_token_ratio);
+  /* the last victim (fewest output tokens) goes in front: the queue keeps their order */
+  for (int k = n - victims; k < n; k++) {
+    struct sim_req *r = reqs[k];
+    running_remove(srv, r);
+    r->phase = SIM_PHASE_WAITING;
+    r->prefilled_tokens = 0;
+    r->prefill_target = r->prompt_tokens + r->out_len;
+    r->retractions++;
+    waiting_push_front(srv, r);
+  }
+  free(reqs);
+  srv->stats.retracted_total += (uint64_t)victims;
+  srv->stats.retracted_interval += victims;
+  if (victims > 0)
+    sim_log(srv,
+            "KV cache pool is full. Retract requests. #retracted_reqs: %d, "
+            "#new_token_ratio: %.4f -> %.4f",
+            victims, old_ratio, srv->new_token_ratio);
 }
 
 /* ---------------------------------------------------------------- model mode: steps */
 static void start_step(struct sim_server *srv);
 
-/* Admits waiting requests while slots and KV allow (full reservation of
- * prompt + max_tokens, so a request is never retracted). DP ranks (DP
- * attention or DP replicas) each have their own slots and KV pool; the one
+/* Admits waiting requests in order while --max-running-requests and the KV pool allow:
+ * SGLang's PrefillAdder counts, for every running request and the new one, the tokens it
+ * holds (prompt + output) plus the output still expected, min(max_tokens - out, 4096) x
+ * new_token_ratio (sched.c). The ratio starts at 0.7 and decays, so admission is optimistic
+ * and a decode step may find the pool full: then requests are retracted (retract_if_full).
+ * DP ranks (DP attention or DP replicas) each have their own slots and KV pool; the one
  * scheduler here treats them as one pool dp times as large. */
 static void admit(struct sim_server *srv) {
   const struct sim_perf *p = &srv->perf;
   long max_running = (long)p->max_running_requests * p->dp;
   long kv_capacity = p->max_total_num_tokens * p->dp;
+  double ratio = srv->new_token_ratio;
+  double committed = 0;
+  for (const struct sim_req *r = srv->running_head; r; r = r->next)
+    committed += (double)sim_sched_req_tokens(r) + sim_sched_req_future(r, ratio);
   while (srv->waiting_head && srv->n_running < max_running) {
     struct sim_req *req = srv->waiting_head;
-    long need = req->prompt_tokens + req->max_tokens;
-    if (srv->kv_reserved_tokens + need > kv_capacity && srv->n_running > 0)
+    if (srv->n_running > 0 && !sim_sched_admit_fits(committed, req, ratio, kv_capacity))
       break;
+    committed += (double)sim_sched_req_tokens(req) + sim_sched_req_future(req, ratio);
     waiting_remove(srv, req);
-    req->kv_reserved = need;
-    srv->kv_reserved_tokens += need;
     req->phase = SIM_PHASE_PREFILL;
     running_push(srv, req);
   }
 }
 
+long sim_engine_step_advance(struct sim_server *srv, struct sim_req *req, bool *finished) {
+  const struct sim_perf *p = &srv->perf;
+  struct sim_stats *st = &srv->stats;
+  req->in_step = false;
+  *finished = false;
+  long gained;
+  if (!srv->step_decode) {
+    req->prefilled_tokens += req->step_tokens;
+    req->step_tokens = 0;
+    if (req->prefilled_tokens < req->prefill_target)
+      return 0; /* more prompt chunks to go */
+    req->phase = SIM_PHASE_DECODE;
+    gained = 1; /* prefill yields the next token */
+  } else {
+    gained = sim_draw_accept_len(p, req->chat_prompt, &srv->rng);
+    if (p->spec) {
+      st->spec_accepted_interval += (double)gained;
+      st->spec_forward_interval += 1;
+    }
+  }
+  if (gained > req->max_tokens - req->out_len)
+    gained = req->max_tokens - req->out_len;
+  req->out_len += gained;
+  st->tokens_since_log += gained;
+  *finished = req->out_len >= req->max_tokens;
+  if (*finished)
+    running_remove(srv, req);
+  return gained;
+}
+
 static void finish_step(struct sim_server *srv, struct sim_timer *t) {
   (void)t;
-  const struct sim_perf *p = &srv->perf;
   struct sim_stats *st = &srv->stats;
   int64_t now = sim_now_ns();
   st->busy_s += (double)(now - srv->step_started_ns) / 1e9;
   /* step_in_flight stays set while the batch is handed out: a request that
    * arrives meanwhile (keep-alive) must not start a step in the middle */
-  bool decode = srv->step_decode;
   struct sim_req *next;
   for (struct sim_req *req = srv->running_head; req && !srv->stopping; req = next) {
     next = req->next;
     if (!req->in_step)
       continue;
-    req->in_step = false;
-    long gained;
-    if (!decode) {
-      req->prefilled_tokens += req->step_tokens;
-      req->step_tokens = 0;
-      if (req->prefilled_tokens < req->prompt_tokens)
-        continue; /* more prompt chunks to go */
-      req->phase = SIM_PHASE_DECODE;
-      gained = 1; /* prefill yields the first token */
-    } else {
-      gained = sim_draw_accept_len(p, req->chat_prompt, &srv->rng);
-      if (p->spec) {
-        st->spec_accepted_interval += (double)gained;
-        st->spec_forward_interval += 1;
-      }
-    }
-    if (gained > req->max_tokens - req->out_len)
-      gained = req->max_tokens - req->out_len;
-    req->out_len += gained;
-    st->tokens_since_log += gained;
-    bool finished = req->out_len >= req->max_tokens;
-    if (finished)
-      running_remove(srv, req);
+    bool finished = false;
+    if (sim_engine_step_advance(srv, req, &finished) == 0)
+      continue; /* more prompt chunks to go */
     bool send = finished || (req->stream && sim_stream_should_send(srv->cfg->stream_interval,
                                                                    req->out_len, false));
     if (send) {
@@ -250,12 +320,21 @@ static void finish_step(struct sim_server *srv, struct sim_timer *t) {
 }
 
 static void start_step(struct sim_server *srv) {
-  const struct sim_perf *p = &srv->perf;
   if (srv->step_in_flight)
     return;
+  double dur_s = sim_engine_plan_step(srv);
+  if (dur_s < 0)
+    return;
+  srv->step_in_flight = true;
+  srv->step_started_ns = sim_now_ns();
+  sim_timer_arm(&srv->timers, &srv->step_timer, srv->step_started_ns + sim_wall_ns(srv, dur_s));
+}
+
+double sim_engine_plan_step(struct sim_server *srv) {
+  const struct sim_perf *p = &srv->perf;
   admit(srv);
   if (!srv->running_head)
-    return;
+    return -1;
   double dur_s = 0;
   /* a prefill batch when any running request still has prompt to compute */
   /* SGLang's PrefillAdder: chunks of --chunked-prefill-size, batches of --max-prefill-tokens */
@@ -267,7 +346,7 @@ static void start_step(struct sim_server *srv) {
   for (struct sim_req *r = srv->running_head; r && budget > 0; r = r->next) {
     if (r->phase != SIM_PHASE_PREFILL)
       continue;
-    long left = r->prompt_tokens - r->prefilled_tokens;
+    long left = r->prefill_target - r->prefilled_tokens;
     long take = left < budget ? left : budget;
     r->step_tokens = take;
     r->in_step = true;
@@ -281,6 +360,7 @@ static void start_step(struct sim_server *srv) {
     dur_s = sim_prefill_s(p, new_tokens, new_seq ? context / new_seq : 0);
     log_prefill(srv, new_seq, new_tokens);
   } else {
+    retract_if_full(srv);
     int bs = 0;
     long kv = 0;
     for (struct sim_req *r = srv->running_head; r; r = r->next) {
@@ -291,7 +371,7 @@ static void start_step(struct sim_server *srv) {
       kv += r->prompt_tokens + r->out_len;
     }
     if (bs == 0)
-      return;
+      return -1;
     srv->step_decode = true;
     /* like SGLang, the log line describes the batch about to run */
     struct sim_stats *st = &srv->stats;
@@ -302,10 +382,10 @@ static void start_step(struct sim_server *srv) {
     int bs_rank = (bs + p->dp - 1) / p->dp;
     long kv_rank = kv / p->dp;
     dur_s = p->spec ? sim_spec_step_s(p, bs_rank, kv_rank) : sim_decode_step_s(p, bs_rank, kv_rank);
+    if (bs_rank > p->cuda_graph_max_bs)
+      st->eager_decode_steps++;
   }
-  srv->step_in_flight = true;
-  srv->step_started_ns = sim_now_ns();
-  sim_timer_arm(&srv->timers, &srv->step_timer, srv->step_started_ns + sim_wall_ns(srv, dur_s));
+  return dur_s;
 }
 
 /* ---------------------------------------------------------------- entry points */
@@ -317,13 +397,19 @@ void sim_engine_submit(struct sim_server *srv, struct sim_req *req) {
     sim_timer_arm(&srv->timers, &req->timer, fixed_token_due_ns(srv, req, next_boundary(srv, req)));
     return;
   }
-  req->phase = SIM_PHASE_WAITING;
-  waiting_push(srv, req);
+  sim_engine_enqueue(srv, req);
   start_step(srv);
+}
+
+void sim_engine_enqueue(struct sim_server *srv, struct sim_req *req) {
+  req->phase = SIM_PHASE_WAITING;
+  req->prefill_target = req->prompt_tokens;
+  waiting_push(srv, req);
 }
 
 void sim_engine_init(struct sim_server *srv) {
   sim_timer_init(&srv->step_timer, finish_step);
+  srv->new_token_ratio = SIM_SCHED_INIT_NEW_TOKEN_RATIO;
 }
 
 void sim_engine_abort(struct sim_server *srv, struct sim_req *req) {

@@ -136,6 +136,8 @@ char *sim_info_server_json_alloc(const struct sim_server *srv) {
     cJSON_AddNumberToObject(mem, "token_capacity", (double)p->max_total_num_tokens);
     cJSON_AddNumberToObject(mem, "graph", p->cuda_graph_bytes_per_gpu / GIB);
     cJSON_AddNumberToObject(s, "effective_max_running_requests_per_dp", p->max_running_requests);
+    cJSON_AddNumberToObject(s, "num_retracted_reqs", (double)st->retracted_total);
+    cJSON_AddNumberToObject(s, "new_token_ratio", srv->new_token_ratio);
     if (p->spec && st->spec_forward_total > 0)
       cJSON_AddNumberToObject(s, "avg_spec_accept_length",
                               st->spec_accepted_total / st->spec_forward_total);
@@ -282,7 +284,13 @@ char *sim_info_metrics_text_alloc(const struct sim_server *srv) {
              "The average acceptance rate of speculative decoding. (simulated)", sched,
              st->spec_accept_rate);
   prom_gauge(&sb, "sglang:is_cuda_graph", "Whether the batch is using CUDA graph. (simulated)",
-             sched, st->num_running <= p->cuda_graph_max_bs ? 1 : 0);
+             sched, (st->num_running + p->dp - 1) / p->dp <= p->cuda_graph_max_bs ? 1 : 0);
+  prom_gauge(&sb, "sglang:num_retracted_reqs",
+             "The number of retracted requests (since the last Decode log). (simulated)", sched,
+             st->retracted_interval);
+  prom_counter(&sb, "sglang:num_retracted_requests",
+               "Number of requests retracted because the KV cache pool was full. (simulated)",
+               sched, (double)st->retracted_total);
   prom_counter(&sb, "sglang:prompt_tokens", "Number of prefill tokens processed. (simulated)", tok,
                (double)st->prompt_tokens);
   prom_counter(&sb, "sglang:generation_tokens",

@@ -191,9 +191,14 @@ int sim_perf_init(struct sim_perf *p, const struct sim_config *cfg, struct st_er
   p->max_prefill_tokens = cfg->max_prefill_tokens > 0 ? cfg->max_prefill_tokens : 16384;
   p->cuda_graph_bytes_per_gpu = 0.5 * GIB + p->cuda_graph_max_bs * 4 * MIB;
   p->activations_bytes_per_gpu = 0.25 * GIB + (double)p->chunked_prefill_size * 64 * 1024;
-  /* SGLang profile_max_num_token: rest = available_after_weights - total * (1 - mf) */
+  /* SGLang profile_max_num_token: rest = available_after_weights - total * (1 - mf). The
+   * reserve total * (1 - mf) holds the CUDA graphs and the activations; where they need more
+   * (a high mf with a large --cuda-graph-max-bs), the excess comes out of the KV pool (SGLang
+   * would fail its graph capture or lower mf itself: docs/sim.md). */
   double total = p->gpu->memory_bytes;
-  double rest = (total - weights) - total * (1.0 - p->mem_fraction_static);
+  double reserve = total * (1.0 - p->mem_fraction_static);
+  double outside = p->cuda_graph_bytes_per_gpu + p->activations_bytes_per_gpu;
+  double rest = (total - weights) - (reserve > outside ? reserve : outside);
   if (weights >= total || rest <= 0 || floor(rest / cell) <= 0)
     return err_setf(err, "Not enough memory. Please try to increase --mem-fraction-static.");
   p->max_total_num_tokens = (long)floor(rest / cell);

@@ -40,6 +40,8 @@ int64_t sim_wall_ns(const struct sim_server *srv, double sim_seconds) {
 }
 
 void sim_log(const struct sim_server *srv, const char *fmt, ...) {
+  if (srv->quiet)
+    return;
   char stamp[32];
   time_t now = time(NULL);
   struct tm tm;

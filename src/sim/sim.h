@@ -104,6 +104,29 @@ bool sim_config_fixed_mode(const struct sim_config *cfg);
  * set, stops it from another thread. */
 int sim_main(const struct sim_config *cfg, struct st_err *err);
 
+/* The virtual run: the scheduler of engine.c over a closed-loop workload in simulated time
+ * (no sockets, no clock): `concurrency` clients, each sending a request of isl prompt tokens
+ * and osl output tokens as soon as its previous one ends, n_requests in all. Deterministic
+ * (a fixed seed for speculative acceptance). For tests, docs/sim.md's tables and a tuner's
+ * offline what-if (tests/bench/bench_tune.c). */
+struct sim_vrun_workload {
+  int concurrency;
+  long isl, osl;
+  int n_requests;
+};
+struct sim_vrun_result {
+  double ttft_mean_s, ttft_p99_s; /* p99: nearest rank */
+  double tpot_mean_s;             /* (e2e - ttft) / (osl - 1), averaged */
+  double output_tok_s;            /* output tokens / makespan */
+  double makespan_s;
+  uint64_t retractions;
+  uint64_t decode_steps, eager_decode_steps;
+  int max_running, max_queue;
+  long kv_capacity_tokens;
+};
+int sim_vrun(const struct sim_config *cfg, const struct sim_vrun_workload *w,
+             struct sim_vrun_result *res, struct st_err *err);
+
 /* ---------------------------------------------------------------- presets (docs/sim.md) */
 struct sim_gpu_preset {
   const char *key;  /* "h200" */

@@ -166,7 +166,9 @@ struct sim_req {
   bool stream, include_usage, continuous_usage, chat_prompt, is_warmup;
   bool role_sent;
   long prompt_tokens, max_tokens;
-  long prefilled_tokens; /* prompt tokens computed so far (chunked prefill) */
+  long prefilled_tokens; /* of prefill_target, computed so far (chunked prefill) */
+  long prefill_target;   /* prompt_tokens; after a retraction prompt + the output so far */
+  int retractions;       /* times this request was retracted */
   long out_len;          /* tokens generated */
   long sent_len;         /* tokens already in sent chunks */
   int64_t recv_ns, first_token_ns, last_chunk_ns;
@@ -178,7 +180,6 @@ struct sim_req {
   struct sim_req *prev, *next; /* scheduler list */
   bool in_step;                /* part of the batch in flight */
   long step_tokens;            /* prompt tokens this prefill step computes */
-  long kv_reserved;            /* KV slots reserved at admission */
   bool fault_bad_json, fault_reset, fault_stall, fault_error_event, fault_no_usage;
   uint64_t prompt_hash;
 };
@@ -217,6 +218,9 @@ struct sim_stats {
   long tokens_since_log;
   int64_t last_decode_log_ns;
   uint64_t decode_steps;
+  uint64_t eager_decode_steps; /* decode batches above --cuda-graph-max-bs (no CUDA graph) */
+  uint64_t retracted_total;    /* requests retracted since start (KV pool full) */
+  int retracted_interval;      /* ... since the last Decode log (sglang:num_retracted_reqs) */
   double busy_s; /* GPU busy time, for utilization/power */
 };
 
@@ -268,7 +272,8 @@ struct sim_server {
   struct sim_req *running_tail;
   int n_waiting, n_running;
   int n_active;            /* generation requests accepted and not yet finished or aborted */
-  long kv_reserved_tokens; /* admission reservations (prompt + max_tokens) */
+  double new_token_ratio;  /* SGLang's estimate of the share of max_tokens still to come */
+  bool quiet;              /* no log lines (the virtual run of sched.c) */
   struct sim_timer step_timer;
   bool step_in_flight;
   int64_t step_started_ns;
@@ -338,6 +343,43 @@ void sim_engine_pump(struct sim_server *srv, struct sim_req *req);
 void sim_engine_fini(struct sim_server *srv);
 /* KV slots holding tokens now (prompt computed so far + output). */
 long sim_engine_kv_tokens(const struct sim_server *srv);
+/* Model mode, the scheduler without the clock (engine.c; the virtual run uses it too):
+ * queues a request without starting a step; */
+void sim_engine_enqueue(struct sim_server *srv, struct sim_req *req);
+/* plans the next forward pass: admits waiting requests (sched.c's rule), retracts when a
+ * decode step would overflow the KV pool, marks the batch (req->in_step) and returns its
+ * simulated seconds (< 0: nothing to run); */
+double sim_engine_plan_step(struct sim_server *srv);
+/* applies the finished pass to one request of the batch: the tokens it gained (0: only a
+ * prompt chunk); *finished when it is done (it is then off the running list). */
+long sim_engine_step_advance(struct sim_server *srv, struct sim_req *req, bool *finished);
+
+/* ---------------------------------------------------------------- sched.c: KV capacity rules */
+/* SGLang's constants (docs/sim.md, "KV capacity"): SGLANG_INIT_NEW_TOKEN_RATIO,
+ * SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR, SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS,
+ * CLIP_MAX_NEW_TOKENS_ESTIMATION and global_config.retract_decode_steps. */
+#define SIM_SCHED_INIT_NEW_TOKEN_RATIO 0.7
+#define SIM_SCHED_MIN_NEW_TOKEN_RATIO_FACTOR 0.14
+#define SIM_SCHED_NEW_TOKEN_RATIO_DECAY_STEPS 600
+#define SIM_SCHED_CLIP_MAX_NEW_TOKENS 4096
+#define SIM_SCHED_RETRACT_DECODE_STEPS 20
+/* The ratio after one decode step without retraction (linear decay to the floor). */
+double sim_sched_ratio_decay(double ratio);
+/* Tokens a request occupies once prefilled (prompt + output so far) and the tokens the
+ * admission rule still expects of it: min(max_tokens - out_len, 4096) x ratio. */
+long sim_sched_req_tokens(const struct sim_req *r);
+double sim_sched_req_future(const struct sim_req *r, double ratio);
+/* Does a request fit beside requests that hold or expect `committed` tokens? */
+bool sim_sched_admit_fits(double committed, const struct sim_req *r, double ratio,
+                          long capacity_tokens);
+/* SGLang's retract_decode: reqs[0..n) are decoding and free_tokens slots are free, each
+ * request needing tokens_per_req this step. Orders reqs so that the victims are last (most
+ * output first, then shortest prompt), returns how many to retract from the end (0: the step
+ * fits; never all) and sets *ratio to SGLang's new estimate. */
+int sim_sched_retract(struct sim_req **reqs, int n, long free_tokens, long tokens_per_req,
+                      double *ratio);
+
+/* The virtual run (sim_vrun) is declared in sim.h. */
 
 /* ---------------------------------------------------------------- server.c: I/O */
 enum { SIM_CONN_HIGH_WATER_BYTES = 256 * 1024 };

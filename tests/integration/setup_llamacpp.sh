@@ -1,4 +1,6 @@
-# scripts/setup-llamacpp.sh against its cache: --help and bad options, --print on an empty
+# scripts/setup-llamacpp.sh against its cache: --help and bad options, numpy unimportable in a
+# scratch cache (says why for each python; --check; the apt-get branch with a shim; recovery
+# through /usr/bin/python3; nothing downloaded or built), --print on an empty
 # cache (says what is missing, creates nothing) and on the real one, a second call that
 # downloads and builds nothing (curl, git, tar, cmake and ninja replaced by shims that record
 # any call and fail), a cache holding only the build and a tarball placed in downloads/ (no
@@ -36,10 +38,77 @@ check "--print on an empty cache exits 1" test "$rc" = 1
 check "--print on an empty cache marks the binary and both models missing" \
   test "$(grep -c '(missing)' <<<"$out")" -ge 4
 check "--print creates nothing" test ! -e "$empty"
+# --print with a build that runs (a stand-in) and no models: exit 1 and the report only, no
+# line of the failure trap (an expected status is not a failure)
+fake=$WORK/fake-cache/servetop/llama.cpp/$(sed -n 's/^LLAMA_COMMIT=\(.......\).*/\1/p' "$SETUP")-cpu
+mkdir -p "$fake"
+printf '#!/bin/sh\necho version\n' >"$fake/llama-server"
+chmod +x "$fake/llama-server"
+err=$(XDG_CACHE_HOME=$WORK/fake-cache bash "$SETUP" --print 2>&1 >/dev/null); rc=$?
+check "--print with the build but no models exits 1 without a failure message" \
+  eval 'test "$rc" = 1 && test -z "$err"'
+[[ -z $err ]] || echo "$err"
 out=$(XDG_CACHE_HOME=$empty bash "$SETUP" --print --models tiny,small); rc=$?
 check "--print --models tiny,small names both pairs" \
   eval 'test "$rc" = 1 && has "$empty/servetop/models/small-target.gguf (missing)" "$out" &&
         has "$empty/servetop/models/tiny-draft.gguf (missing)" "$out"'
+
+# numpy unimportable (issue 19.10): every python the script tries fails `import numpy` (a
+# numpy.py on PYTHONPATH that raises ImportError). The script must say why and what it does,
+# never end silently. apt-get and id are shims (nothing is installed, either branch is taken
+# whatever the real uid), curl a failing one, and the cache is a scratch folder: no download,
+# no build, the shared cache untouched.
+mkdir -p "$WORK/nonumpy" "$WORK/pkgshim"
+printf 'raise ImportError("numpy made unimportable by the test")\n' >"$WORK/nonumpy/numpy.py"
+printf '#!/bin/sh\necho "apt-get $*" >>"%s"\nexit 0\n' "$WORK/apt.calls" >"$WORK/pkgshim/apt-get"
+printf '#!/bin/sh\necho "curl $*" >>"%s"\nexit 1\n' "$WORK/apt.calls" >"$WORK/pkgshim/curl"
+mkdir -p "$WORK/asroot" "$WORK/asuser"
+printf '#!/bin/sh\n[ "$1" = -u ] && { echo 0; exit 0; }\nexec /usr/bin/id "$@"\n' >"$WORK/asroot/id"
+printf '#!/bin/sh\n[ "$1" = -u ] && { echo 1000; exit 0; }\nexec /usr/bin/id "$@"\n' >"$WORK/asuser/id"
+chmod +x "$WORK"/pkgshim/* "$WORK"/asroot/id "$WORK"/asuser/id
+nonumpy() { # nonumpy ROOTNESS ARGS...: the script with numpy unimportable, a scratch cache
+  local who=$1; shift
+  PYTHONPATH=$WORK/nonumpy SERVETOP_PYTHON="" XDG_CACHE_HOME=$WORK/nonumpy-cache \
+    PATH=$WORK/$who:$WORK/pkgshim:$PATH timeout 60 bash "$SETUP" "$@" 2>&1
+}
+out=$(nonumpy asroot --check); rc=$?
+check "no numpy, --check as root: exit 0 (apt-get can install it)" test "$rc" = 0
+check "no numpy, --check: says no python has numpy and why, for each python it tried" \
+  eval 'has "no python with numpy" "$out" && has "/usr/bin/python3: ImportError: numpy made unimportable" "$out"'
+check "no numpy, --check as root: says it would install python3-numpy" \
+  has "would install python3-numpy with apt-get" "$out"
+check "no numpy, --check: says it would build and write, and that it changed nothing" \
+  eval 'has "would build llama-server" "$out" && has "nothing was changed" "$out"'
+check "no numpy, --check: apt-get and curl never called, the cache not created" \
+  eval 'test ! -e "$WORK/apt.calls" && test ! -e "$WORK/nonumpy-cache"'
+out=$(nonumpy asuser --check); rc=$?
+check "no numpy, --check not as root: exit 1 naming the package to install" \
+  eval 'test "$rc" = 1 && has "missing: numpy (for python3); install them first (as root: apt-get install python3-numpy)" "$out"'
+out=$(nonumpy asuser); rc=$?
+check "no numpy, not as root: exit 1 naming the package (not a silent exit)" \
+  eval 'test "$rc" = 1 && has "apt-get install python3-numpy" "$out"'
+check "no numpy, not as root: stops before any download" test ! -e "$WORK/apt.calls"
+out=$(nonumpy asroot); rc=$?
+check "no numpy, as root: installs python3-numpy with apt-get" \
+  eval 'grep -q "apt-get install .*python3-numpy" "$WORK/apt.calls" && has "installing python3-numpy" "$out"'
+check "no numpy, as root: numpy still unimportable after the install is said, exit 1, before any download" \
+  eval 'test "$rc" = 1 && has "apt-get installed python3-numpy but no python imports numpy" "$out" &&
+        ! grep -q "^curl" "$WORK/apt.calls"'
+[[ $rc == 1 ]] || echo "$out"
+# Recovery: python3 on PATH lacks numpy (a shim), Debian's /usr/bin/python3 has it: the script
+# goes on with that one.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  mkdir -p "$WORK/badpy"
+  printf '#!/bin/sh\nPYTHONPATH=%s exec /usr/bin/python3 "$@"\n' "$WORK/nonumpy" >"$WORK/badpy/python3"
+  chmod +x "$WORK/badpy/python3"
+  out=$(SERVETOP_PYTHON="" XDG_CACHE_HOME=$WORK/nonumpy-cache PATH=$WORK/badpy:$WORK/asuser:$WORK/pkgshim:$PATH \
+        timeout 60 bash "$SETUP" --check 2>&1); rc=$?
+  check "python3 on PATH without numpy, /usr/bin/python3 with it: --check passes with /usr/bin/python3" \
+    eval 'test "$rc" = 0 && has "would write the tiny models with /usr/bin/python3" "$out"'
+  [[ $rc == 0 ]] || echo "$out"
+else
+  echo "note: /usr/bin/python3 has no numpy: the recovery check is skipped"
+fi
 
 out=$(bash "$SETUP" --print); rc=$?
 if [[ $rc != 0 ]]; then
@@ -67,6 +136,9 @@ check "the second call runs no download or build tool" test ! -e "$WORK/shim.cal
 check "the second call leaves the binary and models as they were" \
   test "$before" = "$(stat -c '%Y %s' "$binary" "$target" "$draft")"
 check "the second call prints where the binary is" has "$CACHE/bin/llama-server" "$out"
+check "the second call says the build time measured when it was built" has "build time: " "$out"
+check "the second call ends with the command to run next" \
+  test "$(tail -n 1 <<<"$out")" = "setup-llamacpp.sh: next: ./build/servetop run tiny-llamacpp-cpu"
 check "bin/llama-server points at the build" test "$(readlink -f "$CACHE/bin/llama-server")" = "$binary"
 
 # No network, a cache holding only the build (linked) and a tarball placed in downloads/: the

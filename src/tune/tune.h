@@ -1,0 +1,142 @@
+/* tune: the search core of `servetop tune` (docs/tune.md). Pure: no process, no socket, no
+ * clock. It parses the targets (--slo) and the knobs (--knob), and searches a space of server
+ * configurations for the one with the highest goodput (output throughput at the highest
+ * concurrency whose SLO holds), calling back for every measured point. "Holds" is judged on
+ * 95% confidence bounds: every latency's upper bound inside its target, the lower bound of
+ * the tok/s per user above its minimum.
+ *
+ *   per configuration: bracket (doubling) then bisect on integer concurrency;
+ *   across configurations: coordinate search from the recipe's setting (axis passes, then a
+ *            diagonal step along each pair of knobs);
+ *   pruning: a configuration is dropped once the concurrencies still open below a failing one
+ *            cannot beat the best goodput so far (bounds: the tok/s per user, and the
+ *            throughput where it was seen rising);
+ *   a configuration that fails to start is recorded with the reason; the search goes on. */
+#ifndef SERVETOP_TUNE_TUNE_H
+#define SERVETOP_TUNE_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/util.h"
+
+/* ---------------------------------------------------------------- targets: --slo */
+enum tune_figure {
+  TUNE_TTFT_P99_MS,
+  TUNE_TPOT_P99_MS,
+  TUNE_E2EL_P99_MS,
+  TUNE_ITL_P99_MS,
+  TUNE_MIN_TOK_S_PER_USER, /* a floor, not a ceiling */
+  TUNE_N_FIGURES,
+};
+
+struct tune_slo {
+  bool set[TUNE_N_FIGURES];
+  double target[TUNE_N_FIGURES];
+};
+
+/* The key of a figure in --slo ("ttft_p99_ms", ..., "min_tok_s_per_user"). */
+const char *tune_figure_key(enum tune_figure f);
+/* Parses "ttft_p99_ms=2000,tpot_p99_ms=50,..." into slo (cleared first). Errors name --slo
+ * and the bad part: an unknown key (with the known ones), a value that is not a positive
+ * number, a key given twice, an empty list. */
+int tune_slo_parse(const char *text, struct tune_slo *slo, struct st_err *err);
+
+/* ---------------------------------------------------------------- knobs: --knob */
+/* One searched knob: a generic knob (kv-cache, max-batch), speculative decoding (spec) or any
+ * server flag by name (leading dashes dropped); its values as the flag takes them. */
+struct tune_knob {
+  char *name;
+  char **values;
+  size_t n_values;
+};
+
+/* Parses "NAME=LO:HI:STEP" (an arithmetic range, HI included, written with the decimals of
+ * its parts: kv-cache=0.80:0.92:0.04 -> 0.80 0.84 0.88 0.92) or "NAME=V1,V2,..." into k.
+ * Errors name --knob and the bad part. */
+int tune_knob_parse(const char *text, struct tune_knob *k, struct st_err *err);
+void tune_knob_free(struct tune_knob *k);
+
+/* ---------------------------------------------------------------- the search */
+enum { TUNE_MAX_KNOBS = 16 };
+
+/* One server configuration: the value index of each knob. */
+struct tune_config {
+  size_t idx[TUNE_MAX_KNOBS];
+};
+
+struct tune_space {
+  const struct tune_knob *knobs;
+  size_t n_knobs;
+  struct tune_config start; /* the recipe's setting: the search begins here */
+};
+
+/* An estimate with its 95% confidence interval (lo <= point <= hi). */
+struct tune_estimate {
+  double point, lo, hi;
+};
+
+/* What one measured point gives: each figure (latencies in ms, tok/s per user) and the output
+ * throughput (tok/s; per GPU or in all, as long as it is the same for every point). */
+struct tune_point {
+  struct tune_estimate figure[TUNE_N_FIGURES];
+  struct tune_estimate throughput;
+};
+
+/* Measures configuration cfg at a concurrency. Returns 0 with *out filled; TUNE_START_FAILED
+ * when the server did not start with cfg (why: the server's reason, e.g. its out-of-memory
+ * line); -1 for a failure that stops the search (err says why). The search calls it with one
+ * configuration at a time, in order: a change of configuration means a restart. */
+enum { TUNE_START_FAILED = 1 };
+typedef int (*tune_measure_fn)(void *ctx, const struct tune_config *cfg, int concurrency,
+                               struct tune_point *out, char *why, size_t why_len,
+                               struct st_err *err);
+
+struct tune_options {
+  int conc_min, conc_max; /* the concurrency searched (default 1 .. 1024) */
+  int max_points;         /* measured points in all (0: no limit): the budget */
+};
+
+enum tune_status {
+  TUNE_CFG_BEST_FOUND,    /* best_conc is the highest concurrency whose SLO holds */
+  TUNE_CFG_NONE_HOLDS,    /* not even conc_min holds */
+  TUNE_CFG_PRUNED,        /* dropped: cannot beat the best so far */
+  TUNE_CFG_START_FAILED,  /* why: the server's reason */
+  TUNE_CFG_OUT_OF_BUDGET, /* the point budget ran out during its search */
+};
+const char *tune_status_name(enum tune_status s);
+
+struct tune_config_result {
+  struct tune_config cfg;
+  enum tune_status status;
+  int best_conc;                /* highest concurrency known to hold (0: none) */
+  struct tune_estimate goodput; /* throughput at best_conc */
+  int fail_conc;                /* lowest concurrency known to fail (0: none) */
+  int points;                   /* points measured for it */
+  char why[256];                /* pruned / start failure: why */
+};
+
+struct tune_result {
+  struct tune_config_result *configs; /* in the order visited */
+  size_t n_configs;
+  int points; /* measured in all */
+  bool out_of_budget;
+  long winner, runner_up; /* indexes into configs by goodput, -1: none */
+};
+
+/* Does a point meet the SLO on its confidence bounds? */
+bool tune_slo_holds(const struct tune_slo *slo, const struct tune_point *pt);
+/* The most points the search of one configuration takes for opt's range (bracket + bisect). */
+int tune_points_per_config_max(const struct tune_options *opt);
+
+/* Runs the search. Returns 0 (res filled, also when the budget ran out), or -1 when the
+ * callback failed or the input is bad (err says why). Free res with tune_result_free. */
+int tune_search(const struct tune_space *space, const struct tune_slo *slo,
+                const struct tune_options *opt, tune_measure_fn measure, void *ctx,
+                struct tune_result *res, struct st_err *err);
+void tune_result_free(struct tune_result *res);
+/* "kv-cache=0.84 max-batch=128" into buf. */
+void tune_config_describe(const struct tune_space *space, const struct tune_config *cfg, char *buf,
+                          size_t len);
+
+#endif
