@@ -17,9 +17,11 @@ enum { EXIT_RUN_FAILED = 1, EXIT_INTERRUPTED = 130 };
 
 /* ---------------------------------------------------------------- signals */
 static struct run_session *volatile active_session;
+static volatile sig_atomic_t stop_signalled; /* also before the session exists */
 
 static void on_stop_signal(int sig) {
   (void)sig;
+  stop_signalled = 1;
   struct run_session *s = active_session;
   if (s)
     run_session_stop(s); /* sets flags: async-signal-safe */
@@ -608,6 +610,8 @@ static int run_headless(const struct run_opts *o, struct run_config *cfgs, const
     return EXIT_RUN_FAILED;
   }
   active_session = s;
+  if (stop_signalled) /* a signal while it started */
+    run_session_stop(s);
   int rc = watch_session(o, s, tags, outs);
   active_session = NULL;
   run_session_free(s);
