@@ -33,6 +33,7 @@
 #include "run/run.h"
 #include "runview.h"
 #include "screen.h"
+#include "sessview.h"
 #include "theme.h"
 #include "widgets.h"
 #include "ui_util.h"
@@ -246,20 +247,12 @@ struct dashboard {
   /* the screens open, the browser at the bottom */
   const struct ui_screen *stack[STACK_MAX];
   size_t depth;
-  /* The session on screen (run_session_*: the core's session controller):
-   * the run view's (one run, or an attached server) or the A/B view's */
-  struct run_session *session;
-  bool session_ab;        /* it feeds the A/B view, else the run view */
-  bool session_direct;    /* the command line's: outcomes go back into direct */
-  struct run_session_status st;          /* as of the last poll */
-  uint64_t seq[RUN_SESSION_MAX_ARMS];    /* each arm's last picture taken */
-  enum run_arm_state shown[RUN_SESSION_MAX_ARMS]; /* each arm's state the view followed */
-  bool reported[RUN_SESSION_MAX_ARMS];   /* its outcome went back to the command line */
+  /* the session on screen (the core's session controller): the run view's
+   * (one run, or an attached server) or the A/B view's */
+  struct sessview sv;
   struct recipe_set *attach_set; /* the recipe of an attached run (the session borrows it) */
   struct tui_launch *direct; /* the command line's launch: outcomes go back into it */
-  struct snap_run incoming;  /* copied out of the session, then pushed into a view */
   bool ab_initialised;    /* ab holds an A/B view (abview_fini owed) */
-  char ab_dir[2][1024];   /* each A/B arm's run folder, once known (kept for its log) */
   /* launching: the engine probe runs off this thread */
   struct ui_probe *probe;
   struct ui_probe *retired[RETIRED_PROBES]; /* abandoned probes, freed once done */
@@ -425,137 +418,39 @@ static void browser_say(struct dashboard *d, enum theme_role role, const char *f
   d->browser.message_role = role;
 }
 
-/* The view an arm's pictures go into. */
-static struct runview *arm_view(struct dashboard *d, size_t arm) {
-  return d->session_ab ? &d->ab.arm[arm] : &d->rv;
+/* The views the session on screen feeds. */
+static struct sessview_views views_of(struct dashboard *d) {
+  return (struct sessview_views){.rv = &d->rv, .ab = &d->ab};
 }
 
-/* An arm the command line asked for is over: its outcome goes back (once). */
-static void report_direct(struct dashboard *d, size_t arm) {
-  const struct run_session_arm *a = &d->st.arm[arm];
-  if (!d->session_direct || !d->direct || d->reported[arm] || !a->started ||
-      d->direct->n_outcomes >= ST_ARRAY_LEN(d->direct->outcomes))
-    return;
-  d->reported[arm] = true;
-  d->direct->outcomes[d->direct->n_outcomes++] = a->outcome;
-}
-
-/* The A/B view follows its session: each arm's folder, the outcome of an arm
- * that ended, and the footer's line (which arm runs, why one cannot). */
-static void follow_ab(struct dashboard *d) {
-  struct abview *ab = &d->ab;
-  for (size_t i = 0; i < d->st.n_arms; i++) {
-    const struct run_session_arm *a = &d->st.arm[i];
-    if (!d->ab_dir[i][0] && a->started && a->outcome.dir[0])
-      snprintf(d->ab_dir[i], sizeof d->ab_dir[i], "%s", a->outcome.dir);
-    if (a->state == d->shown[i])
-      continue;
-    d->shown[i] = a->state;
-    if (a->state == RUN_ARM_RUNNING) {
-      snprintf(ab->status, sizeof ab->status, "running the %s arm, %.200s",
-               i == AB_MTP ? "MTP" : "off", d->launch.engine[i].text);
-      ab->status_role = THEME_INACTIVE;
-    } else if (a->state == RUN_ARM_NOT_STARTED && a->start_error[0]) {
-      snprintf(ab->status, sizeof ab->status, "cannot run %s: %.200s", a->recipe->name,
-               a->start_error);
-      ab->status_role = THEME_ERROR;
-    } else if (a->state == RUN_ARM_ENDED) {
-      report_direct(d, i);
-      if (i == AB_MTP)
-        snprintf(ab->status, sizeof ab->status, "both arms measured");
-    }
-  }
-}
-
-/* Copies the session's new pictures into its view; true when there were. */
-static bool pull_pictures(struct dashboard *d) {
-  bool changed = false;
-  for (size_t i = 0; i < d->st.n_arms; i++)
-    if (run_session_snapshot(d->session, i, &d->incoming, &d->seq[i])) {
-      runview_push(arm_view(d, i), &d->incoming);
-      changed = true;
-    }
-  return changed;
-}
-
-/* Moves the session on (never blocks); true when the screen changed. */
-static bool poll_session(struct dashboard *d) {
-  if (!d->session)
-    return false;
-  bool changed = run_session_poll(d->session);
-  run_session_status(d->session, &d->st);
-  if (pull_pictures(d))
-    changed = true;
-  if (d->session_ab)
-    follow_ab(d);
-  return changed;
-}
-
-/* Takes the session started from sc onto the screen: the A/B view (ab) or
- * the run view. The run view's session needs its one arm started: false with
- * err (nothing on screen) when it could not. */
+/* Starts sc on the run view (ab false) or the A/B view; false with err when
+ * its run could not start. */
 static bool begin_session(struct dashboard *d, const struct run_session_config *sc, bool ab,
                           bool direct, struct st_err *err) {
-  struct run_session *s = run_session_start(sc, err);
-  if (!s)
-    return false;
-  run_session_status(s, &d->st);
-  if (!ab && d->st.arm[0].state == RUN_ARM_NOT_STARTED) {
-    err_setf(err, "%s", d->st.arm[0].start_error);
-    run_session_free(s);
-    return false;
-  }
-  d->session = s;
-  d->session_ab = ab;
-  d->session_direct = direct;
-  for (size_t i = 0; i < RUN_SESSION_MAX_ARMS; i++) {
-    d->seq[i] = 0;
-    d->shown[i] = RUN_ARM_WAITING;
-    d->reported[i] = false;
-  }
-  return true;
-}
-
-/* Waits up to 30 s for a stopping session, drawing so the user sees it go. */
-static void wait_drawing(struct dashboard *d) {
-  for (int i = 0; i < 300 && !run_session_wait(d->session, 100); i++) {
-    run_session_status(d->session, &d->st);
-    pull_pictures(d);
-    draw(d);
-  }
-  run_session_status(d->session, &d->st);
+  const char *texts[RUN_SESSION_MAX_ARMS] = {d->launch.engine[0].text, d->launch.engine[1].text};
+  struct sessview_views views = views_of(d);
+  d->sv.outcomes = d->direct ? d->direct->outcomes : NULL;
+  d->sv.n_outcomes = d->direct ? &d->direct->n_outcomes : NULL;
+  d->sv.max_outcomes = d->direct ? ST_ARRAY_LEN(d->direct->outcomes) : 0;
+  return sessview_begin(&d->sv, sc, ab, direct, texts, &views, err);
 }
 
 /* Stops the session (and so its servers) and waits for it; the screen keeps
- * drawing so the user sees the servers go down. The run view's: the browser
- * then says where its folder is. */
+ * drawing (at most 30 s) so the user sees the servers go down. The run
+ * view's: the browser then says where its folder is. */
 static void stop_session(struct dashboard *d) {
-  if (!d->session)
+  if (!d->sv.session)
     return;
-  run_session_status(d->session, &d->st);
-  bool was_running = !d->st.over;
-  if (was_running) {
-    run_session_stop(d->session);
-    if (d->session_ab) {
-      snprintf(d->ab.status, sizeof d->ab.status, "stopping the server...");
-      d->ab.status_role = THEME_WARNING;
-    } else {
-      runview_set_status(&d->rv, THEME_WARNING, "stopping the server...");
-    }
-    wait_drawing(d);
+  struct sessview_views views = views_of(d);
+  bool was_running = sessview_stop_begin(&d->sv, &views);
+  for (int i = 0; was_running && i < 300 && !sessview_wait(&d->sv, 100); i++) {
+    sessview_pull(&d->sv, &views);
+    draw(d);
   }
-  for (size_t i = 0; i < d->st.n_arms; i++)
-    report_direct(d, i);
-  struct run_outcome out = d->st.arm[0].outcome;
-  bool ab = d->session_ab;
-  run_session_free(d->session); /* stops and joins whatever is left */
-  d->session = NULL;
-  if (ab) {
-    d->ab.running = false;
-    if (was_running)
-      snprintf(d->ab.status, sizeof d->ab.status,
-               "stopped: what was measured is in its run folder");
-  } else if (out.dir[0]) { /* the folder, ~ for the home directory */
+  bool ab = d->sv.ab;
+  struct run_outcome out;
+  sessview_end(&d->sv, &views, was_running, &out);
+  if (!ab && out.dir[0]) { /* the folder, ~ for the home directory */
     const char *home = getenv("HOME");
     size_t n = home && *home ? strlen(home) : 0;
     bool in_home = n && strncmp(out.dir, home, n) == 0 && out.dir[n] == '/';
@@ -595,16 +490,11 @@ static void start_launch(struct dashboard *d) {
       abview_fini(&d->ab);
     abview_init(&d->ab, r, twin, d->results_dir);
     d->ab_initialised = true;
-    d->ab_dir[0][0] = d->ab_dir[1][0] = '\0';
     push(d, &abview_screen);
     if (!begin_session(d, &sc, true, d->launch.direct, &err)) {
       snprintf(d->ab.status, sizeof d->ab.status, "cannot run %s: %.200s", r->name, err.msg);
       d->ab.status_role = THEME_ERROR;
-      return;
     }
-    for (size_t i = 0; i < 2; i++)
-      d->ab.n_points[i] = d->st.arm[i].n_points;
-    follow_ab(d);
     return;
   }
   if (!begin_session(d, &sc, false, d->launch.direct, &err)) {
@@ -658,13 +548,13 @@ static void start_attach(struct dashboard *d, const struct run_attach_load *load
 
 static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
   struct st_err err = {{0}};
-  if (!d->session || d->session_ab)
+  if (!d->sv.session || d->sv.ab)
     return;
   if (cmd->kind == UI_CMD_SET_CONCURRENCY) {
     int was = d->rv.snap.concurrency.target;
     const struct snap_server_load *ld = &d->rv.snap.load;
     bool over = ld->batch_cap_valid && ld->batch_cap > 0 && cmd->conc > ld->batch_cap;
-    if (run_session_set_concurrency(d->session, 0, cmd->conc, &err) != 0)
+    if (run_session_set_concurrency(d->sv.session, 0, cmd->conc, &err) != 0)
       runview_set_status(&d->rv, THEME_ERROR, "concurrency: %.200s", err.msg);
     else if (over)
       runview_set_status(&d->rv, THEME_WARNING,
@@ -675,7 +565,7 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
       runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d (marked on the charts)", was,
                          cmd->conc);
   } else {
-    if (run_session_restart_with(d->session, 0, cmd->knob, cmd->value, &err) == 0)
+    if (run_session_restart_with(d->sv.session, 0, cmd->knob, cmd->value, &err) == 0)
       runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s (%s)", cmd->knob,
                          cmd->value, runview_knob_flag(&d->rv, cmd->knob));
     else /* nothing was stopped: the server runs on as it was */
@@ -687,7 +577,7 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
  * being measured right now. */
 static void load_past(struct dashboard *d, const char *path, int column) {
   struct abview *ab = &d->ab;
-  if (d->session && d->session_ab && d->st.arm[column].state == RUN_ARM_RUNNING) {
+  if (sessview_ab_arm_running(&d->sv, column)) {
     snprintf(ab->status, sizeof ab->status, "the %s arm is running: pick the other column",
              column == AB_MTP ? "MTP" : "off");
     ab->status_role = THEME_WARNING;
@@ -718,16 +608,11 @@ static void open_log(struct dashboard *d) {
                        "attached: servetop did not launch this server, so it has no log of it");
     return;
   }
-  if (d->session)
-    run_session_status(d->session, &d->st);
-  if (on_stack(d, &runview_screen) && d->session && !d->session_ab) {
-    snprintf(dir, sizeof dir, "%s", d->st.arm[0].outcome.dir);
+  if (on_stack(d, &runview_screen) && d->sv.session && !d->sv.ab) {
+    sessview_log_dir(&d->sv, NULL, dir, sizeof dir, &title);
     title = d->rv.snap.server.recipe_name;
   } else if (on_stack(d, &abview_screen)) {
-    bool running = d->session && d->session_ab && d->st.current >= 0;
-    int arm = running ? d->st.current : d->ab_dir[AB_MTP][0] ? AB_MTP : AB_OFF;
-    snprintf(dir, sizeof dir, "%s", d->ab_dir[arm]);
-    title = d->ab.recipe[arm] ? d->ab.recipe[arm]->name : "";
+    sessview_log_dir(&d->sv, &d->ab, dir, sizeof dir, &title);
   }
   if (!dir[0]) {
     if (top(d) == &runview_screen)
@@ -925,9 +810,9 @@ int tui_run(const struct tui_options *opts) {
       ui_grid_resize(&d.grid, COLS, LINES);
       dirty = true;
     }
-    if (poll_session(&d))
+    struct sessview_views views = views_of(&d);
+    if (sessview_poll(&d.sv, &views))
       dirty = true;
-    d.ab.running = d.session && d.session_ab && d.st.n_running > 0;
     poll_probe(&d, &dirty);
     bool ticking = false;
     for (size_t i = base_index(&d); i < d.depth; i++)
@@ -942,7 +827,7 @@ int tui_run(const struct tui_options *opts) {
     }
     /* 10 Hz while something publishes or is awaited; otherwise wait for
      * keys, waking now and then to notice signals */
-    bool busy = (d.session && !(d.session_ab && d.st.over)) || ticking || (d.probe && d.form.probing) || d.retired[0];
+    bool busy = (d.sv.session && !(d.sv.ab && d.sv.st.over)) || ticking || (d.probe && d.form.probing) || d.retired[0];
     timeout(busy ? 100 : 1000);
     int ch = getch();
     if (ch == ERR)
