@@ -1,11 +1,11 @@
 /* The dashboard's shell: the screen table and stack, the main loop, the
  * commands screens ask for handed on (runs to the core's session controller,
- * run_session_*: launch, A/B arms, attach, restart, stop; the engine probe to
- * probe.c's worker thread; past runs), and ncurses — terminal setup, the
- * theme's colour pairs, key and mouse translation, copying the cell grid to
- * the screen. Everything that decides what is drawn lives in the screens'
- * pure files (screen.h); this is the only file that calls ncurses or the
- * session controller. */
+ * run_session_*: launch, A/B arms, attach, restart, stop, followed into the
+ * views by sessview.c; the engine probe to probe.c's worker thread; past
+ * runs), and ncurses — terminal setup, the theme's colour pairs, key and
+ * mouse translation, copying the cell grid to the screen. Everything that
+ * decides what is drawn lives in the screens' pure files (screen.h); this is
+ * the only file that calls ncurses. */
 #include "tui.h"
 
 #include <curses.h>
