@@ -148,31 +148,15 @@ void abview_step_conc(struct abview *ab, int step) {
 }
 
 bool abview_job_remaining_s(const struct abview *ab, double *out_s) {
-  double total = 0, typical = 0, ready = 0;
-  bool have_typical = false;
-  for (int a = 0; a < 2 && !have_typical; a++)
-    if (ab->arm[a].have_snap) {
-      have_typical = snap_mean_point_s(&ab->arm[a].snap, &typical);
-      if (ab->arm[a].snap.server.ready_after_s > 0)
-        ready = ab->arm[a].snap.server.ready_after_s;
-    }
+  /* the session controller's estimate (run_arms_remaining_s) over the
+   * columns' live pictures; a column with no recipe or a past run is no arm */
+  const struct snap_run *arms[2];
+  bool skip[2];
   for (int a = 0; a < 2; a++) {
-    if (!ab->recipe[a] || ab->past[a].loaded)
-      continue;
-    double left;
-    if (ab->arm[a].have_snap) {
-      if (!snap_run_remaining_s(&ab->arm[a].snap, &left))
-        return false;
-    } else {
-      /* not started: its points at the other arm's typical length, its launch */
-      if (!have_typical)
-        return false;
-      left = ready + (ab->n_points[a] > 0 ? ab->n_points[a] : 1) * typical;
-    }
-    total += left;
+    arms[a] = ab->arm[a].have_snap ? &ab->arm[a].snap : NULL;
+    skip[a] = !ab->recipe[a] || ab->past[a].loaded;
   }
-  *out_s = total;
-  return true;
+  return run_arms_remaining_s(arms, ab->n_points, skip, 2, false, out_s);
 }
 
 /* KV capacity the server reported for a past point (servetop_run.server). */

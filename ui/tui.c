@@ -1,9 +1,11 @@
-/* The dashboard's program side: the screen table and stack, the main loop,
- * the commands screens ask for (starting and stopping runs, the engine probe,
- * past runs), and ncurses — terminal setup, the theme's colour pairs, key and
+/* The dashboard's shell: the screen table and stack, the main loop, the
+ * commands screens ask for handed on (runs to the core's session controller,
+ * run_session_*: launch, A/B arms, attach, restart, stop, followed into the
+ * views by sessview.c; the engine probe to probe.c's worker thread; past
+ * runs), and ncurses — terminal setup, the theme's colour pairs, key and
  * mouse translation, copying the cell grid to the screen. Everything that
  * decides what is drawn lives in the screens' pure files (screen.h); this is
- * the only file that calls ncurses or the run module's run control. */
+ * the only file that calls ncurses. */
 #include "tui.h"
 
 #include <curses.h>
@@ -31,6 +33,7 @@
 #include "run/run.h"
 #include "runview.h"
 #include "screen.h"
+#include "sessview.h"
 #include "theme.h"
 #include "widgets.h"
 #include "ui_util.h"
@@ -244,20 +247,12 @@ struct dashboard {
   /* the screens open, the browser at the bottom */
   const struct ui_screen *stack[STACK_MAX];
   size_t depth;
-  /* the run view's run */
-  struct run *run;
-  bool run_direct;        /* started from the command line's launch */
-  struct recipe_set *attach_set; /* the recipe of an attached run (the run borrows it) */
-  uint64_t run_seq;
+  /* the session on screen (the core's session controller): the run view's
+   * (one run, or an attached server) or the A/B view's */
+  struct sessview sv;
+  struct recipe_set *attach_set; /* the recipe of an attached run (the session borrows it) */
   struct tui_launch *direct; /* the command line's launch: outcomes go back into it */
-  struct snap_run incoming;  /* copied out of a run, then pushed into a view */
-  /* A/B: the arms run one after the other (one GPU set), off first */
   bool ab_initialised;    /* ab holds an A/B view (abview_fini owed) */
-  struct run *ab_run;     /* the arm running now, or NULL */
-  bool ab_direct;         /* the A/B run is the command line's */
-  int ab_arm;             /* which arm ab_run is */
-  uint64_t ab_seq;
-  char ab_dir[2][1024];   /* each arm's run folder, once known */
   /* launching: the engine probe runs off this thread */
   struct ui_probe *probe;
   struct ui_probe *retired[RETIRED_PROBES]; /* abandoned probes, freed once done */
@@ -413,34 +408,6 @@ static void launch_copy(struct dashboard *d, const struct ui_launch *from) {
   l->base.n_overrides = l->n_overrides;
 }
 
-/* The points an arm runs, for the A/B view's ETA. */
-static int launch_points(const struct launch *l, const struct recipe *r) {
-  return l->base.sweep ? (int)r->n_points : 1;
-}
-
-/* Starts one recipe of the launch with the engine the probe found. */
-static struct run *start_recipe(const struct dashboard *d, const struct recipe *r,
-                                const struct ui_probe_answer *engine, const char *label,
-                                struct st_err *err) {
-  if (!engine->engine) {
-    err_setf(err, "%.240s", engine->text);
-    return NULL;
-  }
-  struct run_config cfg = d->launch.base;
-  cfg.recipe = r;
-  cfg.engine = engine->engine;
-  if (!cfg.label || d->launch.twin)
-    cfg.label = label;
-  return run_start(&cfg, err);
-}
-
-/* A run the command line asked for has ended: its outcome goes back. */
-static void report_direct(struct dashboard *d, struct run *run, bool direct) {
-  if (!direct || !d->direct || d->direct->n_outcomes >= ST_ARRAY_LEN(d->direct->outcomes))
-    return;
-  run_get_outcome(run, &d->direct->outcomes[d->direct->n_outcomes++]);
-}
-
 static void browser_say(struct dashboard *d, enum theme_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void browser_say(struct dashboard *d, enum theme_role role, const char *fmt, ...) {
@@ -451,26 +418,50 @@ static void browser_say(struct dashboard *d, enum theme_role role, const char *f
   d->browser.message_role = role;
 }
 
-/* Starts A/B arm `arm` (off = 0, MTP = 1). */
-static void start_ab_arm(struct dashboard *d, int arm) {
-  const struct recipe *r = d->ab.recipe[arm];
-  struct st_err err = {{0}};
-  d->ab_run = start_recipe(d, r, &d->launch.engine[arm], arm == AB_MTP ? "mtp" : "off", &err);
-  d->ab_arm = arm;
-  d->ab.n_points[arm] = launch_points(&d->launch, r);
-  d->ab_seq = 0;
-  if (!d->ab_run) {
-    snprintf(d->ab.status, sizeof d->ab.status, "cannot run %s: %.200s", r->name, err.msg);
-    d->ab.status_role = THEME_ERROR;
+/* The views the session on screen feeds. */
+static struct sessview_views views_of(struct dashboard *d) {
+  return (struct sessview_views){.rv = &d->rv, .ab = &d->ab};
+}
+
+/* Starts sc on the run view (ab false) or the A/B view; false with err when
+ * its run could not start. */
+static bool begin_session(struct dashboard *d, const struct run_session_config *sc, bool ab,
+                          bool direct, struct st_err *err) {
+  const char *texts[RUN_SESSION_MAX_ARMS] = {d->launch.engine[0].text, d->launch.engine[1].text};
+  struct sessview_views views = views_of(d);
+  d->sv.outcomes = d->direct ? d->direct->outcomes : NULL;
+  d->sv.n_outcomes = d->direct ? &d->direct->n_outcomes : NULL;
+  d->sv.max_outcomes = d->direct ? ST_ARRAY_LEN(d->direct->outcomes) : 0;
+  return sessview_begin(&d->sv, sc, ab, direct, texts, &views, err);
+}
+
+/* Stops the session (and so its servers) and waits for it; the screen keeps
+ * drawing (at most 30 s) so the user sees the servers go down. The run
+ * view's: the browser then says where its folder is. */
+static void stop_session(struct dashboard *d) {
+  if (!d->sv.session)
     return;
+  struct sessview_views views = views_of(d);
+  bool was_running = sessview_stop_begin(&d->sv, &views);
+  for (int i = 0; was_running && i < 300 && !sessview_wait(&d->sv, 100); i++) {
+    sessview_pull(&d->sv, &views);
+    draw(d);
   }
-  snprintf(d->ab.status, sizeof d->ab.status, "running the %s arm, %.200s",
-           arm == AB_MTP ? "MTP" : "off", d->launch.engine[arm].text);
-  d->ab.status_role = THEME_INACTIVE;
+  bool ab = d->sv.ab;
+  struct run_outcome out;
+  sessview_end(&d->sv, &views, was_running, &out);
+  if (!ab && out.dir[0]) { /* the folder, ~ for the home directory */
+    const char *home = getenv("HOME");
+    size_t n = home && *home ? strlen(home) : 0;
+    bool in_home = n && strncmp(out.dir, home, n) == 0 && out.dir[n] == '/';
+    browser_say(d, out.status == RUN_STATUS_OK ? THEME_OK : THEME_WARNING, "run %s: %s%s",
+                was_running ? "stopped" : run_status_name(out.status), in_home ? "~" : "",
+                in_home ? out.dir + n : out.dir);
+  }
 }
 
 /* The probe has answered and the form said go (or the command line asked):
- * the run view or the A/B view. */
+ * the session of the launch, on the run view or the A/B view. */
 static void start_launch(struct dashboard *d) {
   if (!d->launch.direct) {
     d->launch.engine[0] = *ui_probe_answer(d->probe, 0);
@@ -480,29 +471,36 @@ static void start_launch(struct dashboard *d) {
   d->launch_pending = false;
   while (d->depth > 1) /* the form goes; the run's view comes over the browser */
     pop(d);
-  const struct recipe *r = d->launch.recipe;
-  if (d->launch.twin) {
-    if (d->ab_initialised)
-      abview_fini(&d->ab);
-    abview_init(&d->ab, r, d->launch.twin, d->results_dir);
-    d->ab_initialised = true;
-    d->ab_dir[0][0] = d->ab_dir[1][0] = '\0';
-    d->ab_direct = d->launch.direct;
-    d->ab.n_points[AB_OFF] = launch_points(&d->launch, r);
-    d->ab.n_points[AB_MTP] = launch_points(&d->launch, d->launch.twin);
-    push(d, &abview_screen);
-    start_ab_arm(d, AB_OFF);
-    return;
+  stop_session(d);
+  const struct recipe *r = d->launch.recipe, *twin = d->launch.twin;
+  struct run_session_config sc;
+  memset(&sc, 0, sizeof sc);
+  sc.n_arms = twin ? 2 : 1;
+  for (size_t i = 0; i < sc.n_arms; i++) {
+    sc.arm[i] = d->launch.base;
+    sc.arm[i].recipe = i == 0 ? r : twin;
+    sc.arm[i].engine = d->launch.engine[i].engine;
+    if (twin) /* A/B: off first (one GPU set), then MTP */
+      sc.arm[i].label = i == AB_MTP ? "mtp" : "off";
+    sc.engine_why[i] = d->launch.engine[i].text;
   }
   struct st_err err = {{0}};
-  struct run *run = start_recipe(d, r, &d->launch.engine[0], NULL, &err);
-  if (!run) {
+  if (twin) {
+    if (d->ab_initialised)
+      abview_fini(&d->ab);
+    abview_init(&d->ab, r, twin, d->results_dir);
+    d->ab_initialised = true;
+    push(d, &abview_screen);
+    if (!begin_session(d, &sc, true, d->launch.direct, &err)) {
+      snprintf(d->ab.status, sizeof d->ab.status, "cannot run %s: %.200s", r->name, err.msg);
+      d->ab.status_role = THEME_ERROR;
+    }
+    return;
+  }
+  if (!begin_session(d, &sc, false, d->launch.direct, &err)) {
     browser_say(d, THEME_ERROR, "cannot run %s: %.200s", r->name, err.msg);
     return;
   }
-  d->run = run;
-  d->run_direct = d->launch.direct;
-  d->run_seq = 0;
   runview_init(&d->rv, r);
   runview_set_status(&d->rv, THEME_INACTIVE, "%.250s", d->launch.engine[0].text);
   push(d, &runview_screen);
@@ -515,21 +513,24 @@ static void start_attach(struct dashboard *d, const struct run_attach_load *load
                          const struct run_config *base) {
   struct st_err err = {{0}};
   const char *url = base ? base->attach_url : load->url;
+  stop_session(d);
   struct recipe_set *set = base ? NULL : run_attach_recipes_alloc(load, &err);
-  struct run *run = NULL;
+  bool started = false;
   if (set || base) {
-    struct run_config cfg;
+    struct run_session_config sc;
+    memset(&sc, 0, sizeof sc);
+    sc.n_arms = 1;
     if (base) {
-      cfg = *base;
+      sc.arm[0] = *base;
     } else {
-      run_config_init(&cfg);
-      cfg.results_dir = d->results_dir;
-      cfg.recipe = recipe_set_at(set, 0);
-      cfg.attach_url = url;
+      run_config_init(&sc.arm[0]);
+      sc.arm[0].results_dir = d->results_dir;
+      sc.arm[0].recipe = recipe_set_at(set, 0);
+      sc.arm[0].attach_url = url;
     }
-    run = run_start(&cfg, &err);
+    started = begin_session(d, &sc, false, base != NULL, &err);
   }
-  if (!run) {
+  if (!started) {
     recipe_set_free(set);
     browser_say(d, THEME_ERROR, "cannot attach to %.200s: %.250s", url, err.msg);
     while (d->depth > 1)
@@ -540,103 +541,20 @@ static void start_attach(struct dashboard *d, const struct run_attach_load *load
     pop(d);
   recipe_set_free(d->attach_set); /* the previous attached run is over (freed) */
   d->attach_set = set;
-  d->run = run;
-  d->run_direct = base != NULL;
-  d->run_seq = 0;
   runview_init(&d->rv, NULL);
   runview_set_status(&d->rv, THEME_INACTIVE, "attaching to %.200s", url);
   push(d, &runview_screen);
 }
 
-/* Polls the A/B arm that runs; when it is over, starts the next one. */
-static bool poll_ab(struct dashboard *d) {
-  if (!d->ab_run)
-    return false;
-  bool changed = false;
-  if (run_snapshot(d->ab_run, &d->incoming, &d->ab_seq)) {
-    runview_push(&d->ab.arm[d->ab_arm], &d->incoming);
-    changed = true;
-  }
-  if (!d->ab_dir[d->ab_arm][0]) {
-    struct run_outcome out;
-    run_get_outcome(d->ab_run, &out);
-    snprintf(d->ab_dir[d->ab_arm], sizeof d->ab_dir[0], "%s", out.dir);
-  }
-  if (run_wait(d->ab_run, 0)) {
-    /* the last snapshot of the finished arm, then the next arm */
-    if (run_snapshot(d->ab_run, &d->incoming, &d->ab_seq))
-      runview_push(&d->ab.arm[d->ab_arm], &d->incoming);
-    report_direct(d, d->ab_run, d->ab_direct);
-    run_free(d->ab_run);
-    d->ab_run = NULL;
-    if (d->ab_arm == AB_OFF)
-      start_ab_arm(d, AB_MTP);
-    else
-      snprintf(d->ab.status, sizeof d->ab.status, "both arms measured");
-    changed = true;
-  }
-  return changed;
-}
-
-/* Waits up to 30 s for a stopping run, drawing so the user sees it go. */
-static void wait_drawing(struct dashboard *d, struct run *run, struct runview *rv, uint64_t *seq) {
-  for (int i = 0; i < 300 && !run_wait(run, 100); i++) {
-    if (run_snapshot(run, &d->incoming, seq))
-      runview_push(rv, &d->incoming);
-    draw(d);
-  }
-}
-
-static void stop_ab(struct dashboard *d) {
-  if (!d->ab_run)
-    return;
-  run_stop(d->ab_run);
-  snprintf(d->ab.status, sizeof d->ab.status, "stopping the server...");
-  d->ab.status_role = THEME_WARNING;
-  wait_drawing(d, d->ab_run, &d->ab.arm[d->ab_arm], &d->ab_seq);
-  report_direct(d, d->ab_run, d->ab_direct);
-  run_free(d->ab_run);
-  d->ab_run = NULL;
-  d->ab.running = false;
-  snprintf(d->ab.status, sizeof d->ab.status, "stopped: what was measured is in its run folder");
-}
-
-/* Stops the run (and so its server) and waits for it; the screen keeps
- * drawing so the user sees the server go down. The browser then says where
- * its folder is. */
-static void stop_run(struct dashboard *d) {
-  if (!d->run)
-    return;
-  bool was_running = !run_wait(d->run, 0);
-  if (was_running) {
-    run_stop(d->run);
-    runview_set_status(&d->rv, THEME_WARNING, "stopping the server...");
-    wait_drawing(d, d->run, &d->rv, &d->run_seq);
-  }
-  struct run_outcome out;
-  run_get_outcome(d->run, &out);
-  report_direct(d, d->run, d->run_direct);
-  run_free(d->run); /* stops and joins whatever is left */
-  d->run = NULL;
-  if (out.dir[0]) { /* the folder, ~ for the home directory */
-    const char *home = getenv("HOME");
-    size_t n = home && *home ? strlen(home) : 0;
-    bool in_home = n && strncmp(out.dir, home, n) == 0 && out.dir[n] == '/';
-    browser_say(d, out.status == RUN_STATUS_OK ? THEME_OK : THEME_WARNING, "run %s: %s%s",
-                was_running ? "stopped" : run_status_name(out.status), in_home ? "~" : "",
-                in_home ? out.dir + n : out.dir);
-  }
-}
-
 static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
   struct st_err err = {{0}};
-  if (!d->run)
+  if (!d->sv.session || d->sv.ab)
     return;
   if (cmd->kind == UI_CMD_SET_CONCURRENCY) {
     int was = d->rv.snap.concurrency.target;
     const struct snap_server_load *ld = &d->rv.snap.load;
     bool over = ld->batch_cap_valid && ld->batch_cap > 0 && cmd->conc > ld->batch_cap;
-    if (run_set_concurrency(d->run, cmd->conc, &err) != 0)
+    if (run_session_set_concurrency(d->sv.session, 0, cmd->conc, &err) != 0)
       runview_set_status(&d->rv, THEME_ERROR, "concurrency: %.200s", err.msg);
     else if (over)
       runview_set_status(&d->rv, THEME_WARNING,
@@ -647,7 +565,7 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
       runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d (marked on the charts)", was,
                          cmd->conc);
   } else {
-    if (run_restart_with(d->run, cmd->knob, cmd->value, &err) == 0)
+    if (run_session_restart_with(d->sv.session, 0, cmd->knob, cmd->value, &err) == 0)
       runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s (%s)", cmd->knob,
                          cmd->value, runview_knob_flag(&d->rv, cmd->knob));
     else /* nothing was stopped: the server runs on as it was */
@@ -659,7 +577,7 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
  * being measured right now. */
 static void load_past(struct dashboard *d, const char *path, int column) {
   struct abview *ab = &d->ab;
-  if (d->ab_run && d->ab_arm == column) {
+  if (sessview_ab_arm_running(&d->sv, column)) {
     snprintf(ab->status, sizeof ab->status, "the %s arm is running: pick the other column",
              column == AB_MTP ? "MTP" : "off");
     ab->status_role = THEME_WARNING;
@@ -690,15 +608,11 @@ static void open_log(struct dashboard *d) {
                        "attached: servetop did not launch this server, so it has no log of it");
     return;
   }
-  if (on_stack(d, &runview_screen) && d->run) {
-    struct run_outcome out;
-    run_get_outcome(d->run, &out);
-    snprintf(dir, sizeof dir, "%s", out.dir);
+  if (on_stack(d, &runview_screen) && d->sv.session && !d->sv.ab) {
+    sessview_log_dir(&d->sv, NULL, dir, sizeof dir, &title);
     title = d->rv.snap.server.recipe_name;
   } else if (on_stack(d, &abview_screen)) {
-    int arm = d->ab_run ? d->ab_arm : d->ab_dir[AB_MTP][0] ? AB_MTP : AB_OFF;
-    snprintf(dir, sizeof dir, "%s", d->ab_dir[arm]);
-    title = d->ab.recipe[arm] ? d->ab.recipe[arm]->name : "";
+    sessview_log_dir(&d->sv, &d->ab, dir, sizeof dir, &title);
   }
   if (!dir[0]) {
     if (top(d) == &runview_screen)
@@ -715,8 +629,7 @@ static void open_log(struct dashboard *d) {
 /* Back to the recipes: whatever runs stops first (its folder stays). */
 static void go_home(struct dashboard *d) {
   compute_layout(d);
-  stop_run(d);
-  stop_ab(d);
+  stop_session(d);
   d->launch_pending = false;
   d->depth = 1;
 }
@@ -897,13 +810,9 @@ int tui_run(const struct tui_options *opts) {
       ui_grid_resize(&d.grid, COLS, LINES);
       dirty = true;
     }
-    if (d.run && run_snapshot(d.run, &d.incoming, &d.run_seq)) {
-      runview_push(&d.rv, &d.incoming);
+    struct sessview_views views = views_of(&d);
+    if (sessview_poll(&d.sv, &views))
       dirty = true;
-    }
-    if (poll_ab(&d))
-      dirty = true;
-    d.ab.running = d.ab_run != NULL;
     poll_probe(&d, &dirty);
     bool ticking = false;
     for (size_t i = base_index(&d); i < d.depth; i++)
@@ -918,7 +827,7 @@ int tui_run(const struct tui_options *opts) {
     }
     /* 10 Hz while something publishes or is awaited; otherwise wait for
      * keys, waking now and then to notice signals */
-    bool busy = d.run || d.ab_run || ticking || (d.probe && d.form.probing) || d.retired[0];
+    bool busy = (d.sv.session && !(d.sv.ab && d.sv.st.over)) || ticking || (d.probe && d.form.probing) || d.retired[0];
     timeout(busy ? 100 : 1000);
     int ch = getch();
     if (ch == ERR)
@@ -930,8 +839,7 @@ int tui_run(const struct tui_options *opts) {
   }
   /* the server never outlives the dashboard */
   compute_layout(&d);
-  stop_run(&d);
-  stop_ab(&d);
+  stop_session(&d);
   endwin();
   stderr_back(saved_stderr);
   saved_stderr = -1;

@@ -17,13 +17,15 @@
 enum { EXIT_RUN_FAILED = 1, EXIT_INTERRUPTED = 130 };
 
 /* ---------------------------------------------------------------- signals */
-static struct run *volatile active_runs[2];
+static struct run_session *volatile active_session;
+static volatile sig_atomic_t stop_signalled; /* also before the session exists */
 
 static void on_stop_signal(int sig) {
   (void)sig;
-  for (size_t i = 0; i < ST_ARRAY_LEN(active_runs); i++)
-    if (active_runs[i])
-      run_stop(active_runs[i]); /* sets a flag: async-signal-safe */
+  stop_signalled = 1;
+  struct run_session *s = active_session;
+  if (s)
+    run_session_stop(s); /* sets flags: async-signal-safe */
 }
 
 static void install_stop_handlers(void) {
@@ -307,53 +309,6 @@ static int terminal_cols(int fd) {
   return ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
 }
 
-/* Runs every run to its end: the status lines (each second; in place on a
- * terminal), a line per saved point; last[i] gets each run's last picture. */
-static void watch_runs(struct run **runs, const char *const *tags, size_t n, bool quiet,
-                       struct snap_run *last) {
-  struct live_lines ll = {.tty = isatty(STDOUT_FILENO), .cols = terminal_cols(STDOUT_FILENO)};
-  uint64_t last_seq[2] = {0, 0};
-  int points_seen[2] = {0, 0};
-  int64_t next_print_ns = 0;
-  struct sbuf lines[2] = {{0}, {0}};
-  for (bool all_done = false; !all_done;) {
-    all_done = true;
-    for (size_t i = 0; i < n; i++)
-      if (!run_wait(runs[i], 0))
-        all_done = false;
-    bool fresh = false;
-    for (size_t i = 0; i < n; i++) {
-      if (!run_snapshot(runs[i], &last[i], &last_seq[i]))
-        continue;
-      fresh = true;
-      const struct snap_points *h = &last[i].points;
-      int first_new = h->n - (h->n_written - points_seen[i]);
-      for (int k = first_new < 0 ? 0 : first_new; !quiet && k < h->n; k++) {
-        live_clear(&ll, stdout);
-        point_line(stdout, tags[i], &last[i], &h->point[k]);
-      }
-      points_seen[i] = h->n_written;
-    }
-    bool print_now = !quiet && !all_done && clock_mono_ns() >= next_print_ns;
-    if (print_now && (fresh || !ll.tty)) {
-      next_print_ns = clock_mono_ns() + (ll.tty ? 200000000LL : 1000000000LL);
-      for (size_t i = 0; i < n; i++) {
-        sbuf_reset(&lines[i]);
-        status_line(&lines[i], tags[i], &last[i]);
-      }
-      live_show(&ll, stdout, lines, n);
-    }
-    if (!all_done)
-      clock_sleep_us(100000);
-  }
-  if (!quiet) {
-    live_clear(&ll, stdout);
-    fflush(stdout);
-  }
-  sbuf_free(&lines[0]);
-  sbuf_free(&lines[1]);
-}
-
 /* ---------------------------------------------------------------- outcome */
 static int exit_status_for(const struct run_outcome *o, bool allow_mislabel) {
   switch (o->status) {
@@ -560,49 +515,113 @@ static int report_runs(const struct run_opts *o, const char *const *tags,
   return rc;
 }
 
-/* Runs the configured runs headless (--ab-parallel: both at once); returns
- * the exit status and fills outs. */
+/* Watches the session to its end: the status lines (each second; in place on
+ * a terminal) of the arms that run, a line per saved point, and what each arm
+ * ended with (its table and outcome) once it and the arms running beside it
+ * are over; outs gets each arm's outcome. Returns the exit status. */
+static int watch_session(const struct run_opts *o, struct run_session *s,
+                         const char *const *tags, struct run_outcome *outs) {
+  struct live_lines ll = {.tty = isatty(STDOUT_FILENO), .cols = terminal_cols(STDOUT_FILENO)};
+  struct snap_run *last = xcalloc(RUN_SESSION_MAX_ARMS, sizeof *last);
+  uint64_t seq[RUN_SESSION_MAX_ARMS] = {0, 0};
+  int points_seen[RUN_SESSION_MAX_ARMS] = {0, 0};
+  bool settled[RUN_SESSION_MAX_ARMS] = {false, false}; /* reported, or never started */
+  int64_t next_print_ns = 0;
+  struct sbuf lines[RUN_SESSION_MAX_ARMS] = {{0}, {0}};
+  struct run_session_status st;
+  int rc = EXIT_OK;
+  for (;;) {
+    run_session_poll(s);
+    run_session_status(s, &st);
+    bool fresh = false;
+    for (size_t i = 0; i < st.n_arms; i++) {
+      if (settled[i] || !run_session_snapshot(s, i, &last[i], &seq[i]))
+        continue;
+      fresh = true;
+      const struct snap_points *h = &last[i].points;
+      int first_new = h->n - (h->n_written - points_seen[i]);
+      for (int k = first_new < 0 ? 0 : first_new; !o->quiet && k < h->n; k++) {
+        live_clear(&ll, stdout);
+        point_line(stdout, tags[i], &last[i], &h->point[k]);
+      }
+      points_seen[i] = h->n_written;
+    }
+    /* an arm's end is told before the next arm's first line; with
+     * --ab-parallel, once both are over */
+    for (size_t i = 0; i < st.n_arms; i++) {
+      const struct run_session_arm *a = &st.arm[i];
+      if (settled[i] || (a->state == RUN_ARM_ENDED && st.parallel && st.n_running > 0))
+        continue;
+      if (a->state == RUN_ARM_ENDED) {
+        if (!o->quiet)
+          live_clear(&ll, stdout);
+        run_session_snapshot(s, i, &last[i], NULL); /* the last picture: every saved point */
+        outs[i] = a->outcome;
+        int arm_rc = report_runs(o, &tags[i], &outs[i], &last[i], 1);
+        if (arm_rc != EXIT_OK && (rc == EXIT_OK || arm_rc == EXIT_INTERRUPTED))
+          rc = arm_rc;
+        settled[i] = true;
+      } else if (a->state == RUN_ARM_NOT_STARTED) {
+        if (a->start_error[0]) {
+          live_clear(&ll, stdout);
+          fprintf(stderr, "%sservetop run: %s\n", tags[i], a->start_error);
+          rc = EXIT_RUN_FAILED;
+        }
+        settled[i] = true;
+      }
+    }
+    if (st.over)
+      break;
+    bool print_now = !o->quiet && clock_mono_ns() >= next_print_ns;
+    if (print_now && (fresh || !ll.tty)) {
+      next_print_ns = clock_mono_ns() + (ll.tty ? 200000000LL : 1000000000LL);
+      size_t n = 0;
+      for (size_t i = 0; i < st.n_arms; i++) {
+        bool shown = !settled[i] && (st.arm[i].state == RUN_ARM_RUNNING ||
+                                     st.arm[i].state == RUN_ARM_ENDED);
+        if (!shown)
+          continue;
+        sbuf_reset(&lines[n]);
+        status_line(&lines[n], tags[i], &last[i]);
+        n++;
+      }
+      live_show(&ll, stdout, lines, n);
+    }
+    clock_sleep_us(100000);
+  }
+  if (!o->quiet) {
+    live_clear(&ll, stdout);
+    fflush(stdout);
+  }
+  sbuf_free(&lines[0]);
+  sbuf_free(&lines[1]);
+  free(last);
+  return rc;
+}
+
+/* Runs the configured runs headless, one session (--ab: the arms back to
+ * back; --ab-parallel: both at once); returns the exit status and fills outs. */
 static int run_headless(const struct run_opts *o, struct run_config *cfgs, const char *const *tags,
                         size_t n_runs, struct run_outcome *outs) {
-  struct snap_run *last = xcalloc(2, sizeof(*last));
-  struct run *runs[2] = {NULL, NULL};
-  size_t batch = o->ab_parallel ? 2 : 1;
-  int rc = EXIT_OK;
+  struct run_session_config sc;
+  memset(&sc, 0, sizeof sc);
+  sc.n_arms = n_runs;
+  sc.parallel = o->ab_parallel;
+  for (size_t i = 0; i < n_runs; i++)
+    sc.arm[i] = cfgs[i];
   install_stop_handlers();
-  for (size_t first = 0; first < n_runs; first += batch) {
-    size_t n_batch = first + batch <= n_runs ? batch : n_runs - first;
-    bool started = true;
-    struct st_err err = {{0}};
-    for (size_t i = first; i < first + n_batch; i++) {
-      runs[i] = run_start(&cfgs[i], &err);
-      if (!runs[i]) {
-        fprintf(stderr, "%sservetop run: %s\n", tags[i], err.msg);
-        started = false;
-        break;
-      }
-      active_runs[i - first] = runs[i];
-    }
-    if (started)
-      watch_runs(&runs[first], &tags[first], n_batch, o->quiet, &last[first]);
-    for (size_t i = first; i < first + n_batch; i++) {
-      if (!runs[i]) {
-        rc = EXIT_RUN_FAILED;
-        continue;
-      }
-      run_wait(runs[i], -1);
-      run_get_outcome(runs[i], &outs[i]);
-      run_snapshot(runs[i], &last[i], NULL); /* the last picture: every saved point */
-      active_runs[i - first] = NULL;
-      run_free(runs[i]);
-      runs[i] = NULL;
-      int st = report_runs(o, &tags[i], &outs[i], &last[i], 1);
-      if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
-        rc = st;
-    }
-    if (rc == EXIT_INTERRUPTED || !started)
-      break;
+  struct st_err err = {{0}};
+  struct run_session *s = run_session_start(&sc, &err);
+  if (!s) {
+    fprintf(stderr, "servetop run: %s\n", err.msg);
+    return EXIT_RUN_FAILED;
   }
-  free(last);
+  active_session = s;
+  if (stop_signalled) /* a signal while it started */
+    run_session_stop(s);
+  int rc = watch_session(o, s, tags, outs);
+  active_session = NULL;
+  run_session_free(s);
   return rc;
 }
 

@@ -77,6 +77,7 @@ struct run_outcome {
 };
 
 struct run; /* opaque */
+struct run_session; /* opaque: see "session" below */
 
 /* Starts the run's thread. Returns NULL with err set only when nothing could
  * start (bad config); everything later is reported by the outcome. */
@@ -107,6 +108,108 @@ void run_get_outcome(struct run *run, struct run_outcome *out);
 
 /* Stops (if needed), joins and frees. NULL is fine. */
 void run_free(struct run *run);
+
+/* ---------------------------------------------------------------- session
+ * The session controller: everything one launch asks for — one run, a run on
+ * an attached server, or the two arms of an A/B (a recipe and its MTP/off
+ * twin) one after the other or at the same time (--ab-parallel) — started,
+ * sequenced, watched, restarted with a knob and stopped here. The dashboard
+ * (ui/tui.c) and the headless `servetop run` / `servetop attach` drive their
+ * runs only through it.
+ *
+ * Threads: none of its own. Each arm is a run (its own thread, run_start);
+ * run_session_poll() never blocks: it takes each arm's newest snapshot and,
+ * when an arm has ended, starts the next one. The owner calls it (the
+ * dashboard's UI thread at 10 Hz, the headless loop); run_session_stop() is
+ * async-signal-safe and may come from a signal handler. Every other call
+ * comes from the owner's thread.
+ *
+ * Sequencing: arm 0 first, then arm 1 (parallel: both at once). The next arm
+ * starts when the one before has ended, however it ended, unless the session
+ * was stopped or an arm could not start (run_start refused it). */
+#define RUN_SESSION_MAX_ARMS 2
+
+struct run_session_config {
+  /* each arm's run, complete (recipe, engine, label, gpus...); what the
+   * configs point at is borrowed and must outlive the session (an arm starts
+   * later than run_session_start) */
+  struct run_config arm[RUN_SESSION_MAX_ARMS];
+  /* arm[i].engine NULL (and no attach_url): why that arm cannot run here (the
+   * engine probe's line); it is not started and start_error says this */
+  const char *engine_why[RUN_SESSION_MAX_ARMS];
+  size_t n_arms;                 /* 1, or 2 for an A/B */
+  bool parallel;                 /* the arms at the same time (each config its own GPUs) */
+};
+
+enum run_arm_state {
+  RUN_ARM_WAITING = 0,           /* not started: an arm before it runs */
+  RUN_ARM_RUNNING,               /* started and not over (its server may still be loading) */
+  RUN_ARM_ENDED,                 /* over: outcome says how */
+  RUN_ARM_NOT_STARTED,           /* never will: start_error says why, or (empty) the session was
+                                    stopped / an arm before it could not start */
+};
+const char *run_arm_state_name(enum run_arm_state state); /* "waiting", "running"... */
+
+struct run_session_arm {
+  enum run_arm_state state;
+  const struct recipe *recipe;   /* borrowed (the config's) */
+  int n_points;                  /* points it measures: its sweep's, else 1 */
+  int points_done;               /* points with a saved result so far */
+  bool started;                  /* outcome is valid: live while running (dir, status
+                                    RUN_STATUS_RUNNING), final once ENDED */
+  struct run_outcome outcome;
+  bool have_snap;                /* run_session_snapshot has a picture of it */
+  char start_error[512];            /* RUN_ARM_NOT_STARTED: why (empty: called off) */
+};
+
+/* The session as a value (progress of the whole job for a screen). */
+struct run_session_status {
+  size_t n_arms;
+  bool parallel;
+  bool stop_requested;
+  int current;                   /* the first arm running now; -1 when none */
+  size_t n_running, n_ended;
+  bool over;                     /* no arm runs and none will start */
+  bool remaining_valid;          /* remaining_s is known */
+  double remaining_s;            /* what is left of the whole job, every arm
+                                    (run_arms_remaining_s over the arms' pictures) */
+  struct run_session_arm arm[RUN_SESSION_MAX_ARMS];
+};
+
+/* Starts arm 0 (parallel: every arm) and returns at once. NULL with err only
+ * for a config that names no arm or an arm without recipe; an arm that cannot
+ * start is RUN_ARM_NOT_STARTED with its start_error. */
+struct run_session *run_session_start(const struct run_session_config *cfg, struct st_err *err);
+/* Takes each running arm's newest snapshot, notices arms that ended and
+ * starts the next one. Never blocks; true when anything changed. */
+bool run_session_poll(struct run_session *s);
+/* Arm's newest picture as of the last poll (kept after it ended), copied only
+ * when newer than *last_seq (NULL: always); false before its first. */
+bool run_session_snapshot(const struct run_session *s, size_t arm, struct snap_run *out,
+                          uint64_t *last_seq);
+void run_session_status(const struct run_session *s, struct run_session_status *out);
+/* run_set_concurrency / run_restart_with on arm's run (-1 with err when it has
+ * not started, or as those calls say). */
+int run_session_set_concurrency(struct run_session *s, size_t arm, int conc, struct st_err *err);
+int run_session_restart_with(struct run_session *s, size_t arm, const char *knob,
+                             const char *value, struct st_err *err);
+/* Every running arm stops (load stopped, partial results saved, server
+ * stopped) and no other arm starts. Returns at once; async-signal-safe. */
+void run_session_stop(struct run_session *s);
+/* Polls until no arm runs and none will start (true), or timeout_ms passes
+ * (false; < 0: no limit). */
+bool run_session_wait(struct run_session *s, int64_t timeout_ms);
+/* Stops what still runs, joins every arm (no server is left) and frees. NULL
+ * is fine. */
+void run_session_free(struct run_session *s);
+
+/* What is left of n arms measured one after the other (parallel: at the same
+ * time): a started arm by its picture (snap_run_remaining_s), an arm not
+ * started (arms[i] NULL) as its n_points at the typical point length of the
+ * others plus their server's start; skip[i] (NULL: none) leaves arm i out.
+ * False when nothing is known yet. */
+bool run_arms_remaining_s(const struct snap_run *const *arms, const int *n_points,
+                          const bool *skip, size_t n, bool parallel, double *out_s);
 
 /* ---------------------------------------------------------------- helpers */
 /* The engine to use for a recipe here: its own when its probe says it can run
