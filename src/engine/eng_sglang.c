@@ -35,6 +35,20 @@ const struct eng_flag eng_sglang_flags[] = {
     {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
 };
 
+void eng_sglang_chain_spec_args(struct launch_cmd *out, const char *algorithm, long steps) {
+  char num[24];
+  launch_cmd_add_arg(out, "--speculative-algorithm");
+  launch_cmd_add_arg(out, algorithm);
+  launch_cmd_add_arg(out, "--speculative-num-steps");
+  snprintf(num, sizeof num, "%ld", steps);
+  launch_cmd_add_arg(out, num);
+  launch_cmd_add_arg(out, "--speculative-eagle-topk");
+  launch_cmd_add_arg(out, "1");
+  launch_cmd_add_arg(out, "--speculative-num-draft-tokens");
+  snprintf(num, sizeof num, "%ld", steps + 1);
+  launch_cmd_add_arg(out, num);
+}
+
 extern const struct eng_ops eng_sglang_ops;
 
 /* EAGLE/NEXTN with topk 1 runs the v2 speculative path only with

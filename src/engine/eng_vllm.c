@@ -53,17 +53,7 @@ static void spec_config_as_sglang(const char *json_text, struct launch_cmd *out)
   if (cJSON_IsString(method)) {
     bool mtp = strcmp(method->valuestring, "mtp") == 0;
     int n_steps = cJSON_IsNumber(steps) ? steps->valueint : 3;
-    char num[16];
-    launch_cmd_add_arg(out, "--speculative-algorithm");
-    launch_cmd_add_arg(out, mtp ? "NEXTN" : "EAGLE");
-    launch_cmd_add_arg(out, "--speculative-num-steps");
-    snprintf(num, sizeof num, "%d", n_steps);
-    launch_cmd_add_arg(out, num);
-    launch_cmd_add_arg(out, "--speculative-eagle-topk");
-    launch_cmd_add_arg(out, "1");
-    launch_cmd_add_arg(out, "--speculative-num-draft-tokens");
-    snprintf(num, sizeof num, "%d", n_steps + 1);
-    launch_cmd_add_arg(out, num);
+    eng_sglang_chain_spec_args(out, mtp ? "NEXTN" : "EAGLE", n_steps);
   }
   cJSON_Delete(spec);
 }

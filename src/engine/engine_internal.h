@@ -83,5 +83,9 @@ void eng_sglang_summarize(struct sig_summary *sum);
 int eng_sglang_query_info(const char *base_url, double timeout_s, struct eng_server_info *out,
                           struct st_err *err);
 extern const struct eng_flag eng_sglang_flags[];
+/* SGLang's flags for a chain draft (what other engines' args_for_sim write):
+ * --speculative-algorithm algorithm, --speculative-num-steps steps,
+ * --speculative-eagle-topk 1, --speculative-num-draft-tokens steps + 1. */
+void eng_sglang_chain_spec_args(struct launch_cmd *out, const char *algorithm, long steps);
 
 #endif
