@@ -138,10 +138,10 @@ static void dcgm_close(void *state) {
  * others still count. Fails only when none answers. */
 static int dcgm_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
   struct dcgm_state *st = state;
+  struct tm_source *src = &st->src;
   size_t n_ok = 0;
   for (size_t i = 0; i < st->n_urls; i++) {
     struct st_err one = {{0}};
-    struct tm_source *src = &st->src;
     if (tm_http_get(st->urls[i], src->timeout_ms, &src->text, &one) < 0 ||
         tm_dcgm_parse(src->text.data, src->text.len, out, &one) < 0) {
       if (!out->note[0]) {

@@ -305,11 +305,11 @@ struct nvsmi_state {
 };
 
 static int nvsmi_query(struct nvsmi_state *st, struct tm_snapshot *snap, struct st_err *err) {
-  const char *gpu_argv[] = {st->src.where, "--query-gpu=" TM_NVSMI_GPU_QUERY,
-                            "--format=csv,noheader,nounits", NULL};
-  const char *apps_argv[] = {st->src.where, "--query-compute-apps=" TM_NVSMI_APPS_QUERY,
-                             "--format=csv,noheader,nounits", NULL};
   struct tm_source *src = &st->src;
+  const char *gpu_argv[] = {src->where, "--query-gpu=" TM_NVSMI_GPU_QUERY,
+                            "--format=csv,noheader,nounits", NULL};
+  const char *apps_argv[] = {src->where, "--query-compute-apps=" TM_NVSMI_APPS_QUERY,
+                             "--format=csv,noheader,nounits", NULL};
   if (tm_run_capture(gpu_argv, src->timeout_ms, &src->text, err) < 0 ||
       tm_nvsmi_parse_gpus(src->text.data, TM_NVSMI_GPU_QUERY, snap, err) < 0)
     return -1;
