@@ -1,4 +1,4 @@
-/* util: allocation, errors, clocks, logging, buffers, files and number parsing.
+/* util: allocation, errors, clocks, logging, buffers, files, number parsing and JSON helpers.
  *
  * Conventions used by every module:
  *  - x* allocators never return NULL: on failure they run the OOM hook (the UI
