@@ -14,7 +14,7 @@ static const struct ui_key_help keys[] = {
      UI_KEY_ENTER, 0},
     {"Tab Up/Down", "the next / previous field", "field", "Tab", UI_KEY_TAB, 1},
     {"Bksp", "delete a character (other keys are typed)", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"Esc", "cancel: back to the recipes", "cancel", NULL, UI_KEY_ESCAPE, 0},
 };
 

@@ -34,7 +34,7 @@ static const struct ui_key_help keys[] = {
     {"Enter/Esc/Bksp", "(filter) keep it / clear it / delete a character", NULL, NULL, 0, 0},
     {"Esc", "clear the filter", NULL, NULL, 0, 0},
     {"mouse", "click selects, wheel scrolls (findings: problems)", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"q", "quit", "quit", NULL, 'q', 0},
 };
 
@@ -797,9 +797,7 @@ static void render_header(struct browser *b, struct ui_grid *g, const struct ui_
 static void footer(void *self, struct ui_footer *f) {
   struct browser *b = self;
   if (b->filter_editing) {
-    f->prompt = "filter: /";
-    f->input = b->filter;
-    f->prompt_hint = "(Enter keeps, Esc clears)";
+    ui_footer_input(f, "filter: /", b->filter, "(Enter keeps, Esc clears)");
     return;
   }
   const struct browser_pair *p = browser_selected_pair(b);

@@ -27,6 +27,12 @@ void ui_screen_draw_footer(const struct ui_screen *s, void *self, struct ui_grid
   ui_footer_draw(g, ctx->layout->slot[UI_SLOT_FOOTER], &f, ctx->gl);
 }
 
+void ui_footer_input(struct ui_footer *f, const char *prompt, const char *input, const char *hint) {
+  f->prompt = prompt;
+  f->input = input;
+  f->prompt_hint = hint;
+}
+
 const char *ui_footer_hint_keys(const struct ui_key_help *k) {
   return k->hint_keys ? k->hint_keys : k->keys;
 }

@@ -208,8 +208,7 @@ void ui_help_box(struct ui_grid *g, int cols, int rows, const char *title,
   }
 }
 
-/* Byte offset of the n-th UTF-8 character of s (or its end). */
-static size_t utf8_offset(const char *s, int n) {
+size_t ui_text_offset(const char *s, int n) {
   const unsigned char *p = (const unsigned char *)s;
   while (*p && n > 0) {
     p++;
@@ -235,7 +234,7 @@ int ui_wrap_text(struct ui_grid *g, int x, int y, int first, int h, int w, const
     if (avail == w)
       lead = 0;
     int cells = ui_text_cells(rest);
-    size_t take = utf8_offset(rest, cells <= avail ? cells : avail);
+    size_t take = ui_text_offset(rest, cells <= avail ? cells : avail);
     size_t skip = take;
     if (cells > avail) {
       /* break after the last blank that fits, when there is one */

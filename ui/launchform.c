@@ -16,7 +16,7 @@ static const struct ui_key_help keys[] = {
     {"Tab", "type KEY=VALUE server flags (Tab again: back)", "overrides", NULL, UI_KEY_TAB, 1},
     {"Bksp", "(overrides) delete a character", NULL, NULL, 0, 0},
     {"mouse", "click a choice, or the overrides field", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"Esc q", "cancel: back to the recipes", "cancel", "Esc", UI_KEY_ESCAPE, 0},
 };
 
@@ -114,16 +114,8 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
     return true;
   }
   if (f->editing) {
-    size_t len = strlen(f->text);
-    if (key == UI_KEY_BACKSPACE) {
-      if (len)
-        f->text[len - 1] = '\0';
-    } else if (key >= 0x20 && key < 0x7f && len + 1 < sizeof f->text) {
-      f->text[len] = (char)key;
-      f->text[len + 1] = '\0';
-    } else {
+    if (!ui_edit_line(f->text, sizeof f->text, key))
       return false;
-    }
     launchform_set_text(f, f->text);
     return true;
   }

@@ -22,7 +22,7 @@ static const struct ui_key_help keys[] = {
     {"Enter/Esc/Bksp", "(search) search / cancel / delete a character", NULL, NULL, 0, 0},
     {"n / N", "the next / the previous match", "match", "n/N", 'n', 3},
     {"mouse", "the wheel scrolls", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"q Esc l", "back to the run", "back", "q", 'q', 0},
 };
 
@@ -260,20 +260,13 @@ void logview_search(struct logview *lv, const char *pattern) {
 /* ---------------------------------------------------------------- keys */
 
 static bool search_key(struct logview *lv, int key) {
-  size_t len = strlen(lv->typed);
   if (key == UI_KEY_ENTER) {
     lv->searching = false;
     logview_search(lv, lv->typed);
   } else if (key == UI_KEY_ESCAPE) {
     lv->searching = false;
-  } else if (key == UI_KEY_BACKSPACE) {
-    if (len)
-      lv->typed[len - 1] = '\0';
-  } else if (key >= 0x20 && key < 0x7f && len + 1 < sizeof lv->typed) {
-    lv->typed[len] = (char)key;
-    lv->typed[len + 1] = '\0';
   } else {
-    return false;
+    return ui_edit_line(lv->typed, sizeof lv->typed, key);
   }
   return true;
 }
@@ -341,22 +334,10 @@ static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
 
 /* ---------------------------------------------------------------- drawing */
 
-/* Byte offset of the cell-th character of s (or its end). */
-static size_t cell_offset(const char *s, int cell) {
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p && cell > 0) {
-    p++;
-    while ((*p & 0xc0) == 0x80)
-      p++;
-    cell--;
-  }
-  return (size_t)(p - (const unsigned char *)s);
-}
-
 /* One line from column left into w cells at (x, y), matches highlighted. */
 static void draw_line(const struct logview *lv, struct ui_grid *g, int x, int y, int w,
                       const char *line, bool current, const struct ui_glyphs *gl) {
-  const char *shown = line + cell_offset(line, lv->left);
+  const char *shown = line + ui_text_offset(line, lv->left);
   enum theme_role role = current ? THEME_TITLE : ui_log_line_role(line);
   ui_grid_text(g, x, y, w, shown, role, gl->braille);
   if (!lv->pattern[0])
@@ -428,9 +409,7 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
 static void footer(void *self, struct ui_footer *f) {
   struct logview *lv = self;
   if (lv->searching) {
-    f->prompt = "search: /";
-    f->input = lv->typed;
-    f->prompt_hint = "(Enter searches, Esc cancels)";
+    ui_footer_input(f, "search: /", lv->typed, "(Enter searches, Esc cancels)");
     return;
   }
   if (!lv->pattern[0])

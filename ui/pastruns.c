@@ -26,7 +26,7 @@ static const struct ui_key_help keys[] = {
     {"Up/Down k/j", "select a past run", NULL, NULL, 0, 0},
     {"PgUp/PgDn Home/End", "page, first / last run", NULL, NULL, 0, 0},
     {"mouse", "click selects (again: loads); wheel scrolls", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"Esc q", "close the list", "close", "Esc", UI_KEY_ESCAPE, 0},
 };
 

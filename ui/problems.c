@@ -11,7 +11,7 @@ static const struct ui_key_help keys[] = {
     {"Up/Down k/j", "select a problem", NULL, NULL, 0, 0},
     {"PgUp/PgDn Home/End g/G", "page, first / last problem", NULL, NULL, 0, 0},
     {"mouse", "click selects (twice: the message); wheel scrolls", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"q Esc b", "back to the recipes", "back", "q", 'q', 0},
 };
 

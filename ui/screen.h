@@ -109,6 +109,10 @@ struct ui_screen {
   bool (*tick)(void *self);
 };
 
+/* A footer that asks for typed text: the prompt, the text typed so far and a
+ * dim hint after it (what Enter and Esc do). */
+void ui_footer_input(struct ui_footer *f, const char *prompt, const char *input, const char *hint);
+
 /* The footer of a screen in its current state (ops->footer, defaults filled). */
 void ui_screen_footer(const struct ui_screen *s, void *self, struct ui_footer *out);
 /* Draws that footer into the layout's footer line. */

@@ -54,6 +54,13 @@ char *ui_grid_row_alloc(const struct ui_grid *g, int y);
 
 /* Number of UTF-8 characters (cells) in s. */
 int ui_text_cells(const char *s);
+/* Byte offset of the n-th UTF-8 character (cell) of s, or of its end. */
+size_t ui_text_offset(const char *s, int n);
+/* The editing keys of a one-line text field of size bytes (NUL included):
+ * Backspace deletes the last character (if any), a printable ASCII key is
+ * appended when it fits. True when the key was one of those two; false for
+ * any other key and for a printable one that does not fit. */
+bool ui_edit_line(char *text, size_t size, int key);
 /* Word-wraps text to width w, continuation lines starting at indent, and
  * draws the visual lines first..first+h-1 of it at (x, y) (g NULL: count
  * only). Returns the number of visual lines. */
@@ -177,6 +184,8 @@ struct ui_key_help {
   int code;               /* the key a click on the hint presses (0: none) */
   int drop;               /* footer: hints with the highest drop go first when narrow; 0 never */
 };
+/* The `?` row every screen's key table has (its text in one place). */
+#define UI_KEY_HELP_ROW {"?", "this help (any key closes it)", "help", NULL, '?', 0}
 /* A box centred on a cols x rows screen listing keys and what they do. */
 void ui_help_box(struct ui_grid *g, int cols, int rows, const char *title,
                  const struct ui_key_help *help, size_t n, const struct ui_glyphs *gl);

@@ -44,10 +44,7 @@ int cmd_engines_main(int argc, char **argv) {
       cJSON_AddBoolToObject(o, "available", ok);
       if (!ok)
         cJSON_AddStringToObject(o, "reason", why);
-      if (located)
-        cJSON_AddStringToObject(o, "program_path", path);
-      else
-        cJSON_AddNullToObject(o, "program_path");
+      json_add_string_or_null(o, "program_path", located ? path : NULL);
       cJSON_AddItemToArray(arr, o);
     } else {
       printf("%-9s %-13s %s%s\n", e->name, e->title, ok ? "available" : "unavailable: ",

@@ -75,6 +75,33 @@ static char *concs_alloc(const struct recipe *r) {
   return xasprintf("%d-%d (%zu)", lo, hi, r->n_points);
 }
 
+static cJSON *point_json(const struct recipe_point *p) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "tp", p->tp);
+  cJSON_AddNumberToObject(o, "ep", p->ep);
+  cJSON_AddBoolToObject(o, "dp_attn", p->dp_attn);
+  cJSON_AddNumberToObject(o, "conc", p->conc);
+  if (p->kv_offloading)
+    cJSON_AddStringToObject(o, "kv_offloading", p->kv_offloading);
+  cJSON_AddNumberToObject(o, "line", p->line);
+  return o;
+}
+
+/* How an InferenceX recipe reaches its launch script. */
+static cJSON *route_json(const struct recipe_route *rt) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "family", rt->family);
+  json_add_string_or_null(o, "launcher", rt->launcher);
+  json_add_string_or_null(o, "script", rt->script);
+  cJSON_AddBoolToObject(o, "exists", rt->exists);
+  cJSON_AddNumberToObject(o, "launcher_line", rt->launcher_line);
+  cJSON_AddNumberToObject(o, "run_line", rt->run_line);
+  cJSON *tried = cJSON_AddArrayToObject(o, "tried");
+  for (size_t k = 0; k < rt->n_tried; k++)
+    cJSON_AddItemToArray(tried, cJSON_CreateString(rt->tried[k]));
+  return o;
+}
+
 static cJSON *recipe_json(const struct recipe *r, const struct recipe_set *set) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", r->name);
@@ -87,32 +114,16 @@ static cJSON *recipe_json(const struct recipe *r, const struct recipe_set *set) 
   cJSON_AddStringToObject(o, "gpu", r->gpu);
   cJSON_AddStringToObject(o, "framework", r->framework);
   cJSON_AddStringToObject(o, "engine", r->engine);
-  if (r->image)
-    cJSON_AddStringToObject(o, "image", r->image);
-  else
-    cJSON_AddNullToObject(o, "image");
+  json_add_string_or_null(o, "image", r->image);
   cJSON_AddStringToObject(o, "scenario", recipe_scenario_name(r->scenario));
   cJSON_AddNumberToObject(o, "isl", r->isl);
   cJSON_AddNumberToObject(o, "osl", r->osl);
   cJSON_AddStringToObject(o, "spec_decoding", recipe_spec_name(r->spec));
   const struct recipe *twin = recipe_set_twin(set, r);
-  if (twin)
-    cJSON_AddStringToObject(o, "twin", twin->name);
-  else
-    cJSON_AddNullToObject(o, "twin");
+  json_add_string_or_null(o, "twin", twin ? twin->name : NULL);
   cJSON *pts = cJSON_AddArrayToObject(o, "points");
-  for (size_t i = 0; i < r->n_points; i++) {
-    const struct recipe_point *p = &r->points[i];
-    cJSON *pj = cJSON_CreateObject();
-    cJSON_AddNumberToObject(pj, "tp", p->tp);
-    cJSON_AddNumberToObject(pj, "ep", p->ep);
-    cJSON_AddBoolToObject(pj, "dp_attn", p->dp_attn);
-    cJSON_AddNumberToObject(pj, "conc", p->conc);
-    if (p->kv_offloading)
-      cJSON_AddStringToObject(pj, "kv_offloading", p->kv_offloading);
-    cJSON_AddNumberToObject(pj, "line", p->line);
-    cJSON_AddItemToArray(pts, pj);
-  }
+  for (size_t i = 0; i < r->n_points; i++)
+    cJSON_AddItemToArray(pts, point_json(&r->points[i]));
   cJSON *b = cJSON_AddObjectToObject(o, "benchmark");
   cJSON_AddNumberToObject(b, "random_range_ratio", r->bench.random_range_ratio);
   cJSON_AddBoolToObject(b, "use_chat_template", r->bench.use_chat_template);
@@ -121,32 +132,11 @@ static cJSON *recipe_json(const struct recipe *r, const struct recipe_set *set) 
   cJSON_AddStringToObject(b, "backend", r->bench.backend ? r->bench.backend : "vllm");
   cJSON_AddStringToObject(o, "file", r->file);
   cJSON_AddNumberToObject(o, "line", r->line);
-  if (r->script_path)
-    cJSON_AddStringToObject(o, "script", r->script_path);
-  else
-    cJSON_AddNullToObject(o, "script");
+  json_add_string_or_null(o, "script", r->script_path);
   if (r->origin == RECIPE_ORIGIN_INFERENCEX) {
     cJSON *routes = cJSON_AddArrayToObject(o, "routes");
-    for (size_t i = 0; i < r->n_routes; i++) {
-      const struct recipe_route *rt = &r->routes[i];
-      cJSON *rj = cJSON_CreateObject();
-      cJSON_AddStringToObject(rj, "family", rt->family);
-      if (rt->launcher)
-        cJSON_AddStringToObject(rj, "launcher", rt->launcher);
-      else
-        cJSON_AddNullToObject(rj, "launcher");
-      if (rt->script)
-        cJSON_AddStringToObject(rj, "script", rt->script);
-      else
-        cJSON_AddNullToObject(rj, "script");
-      cJSON_AddBoolToObject(rj, "exists", rt->exists);
-      cJSON_AddNumberToObject(rj, "launcher_line", rt->launcher_line);
-      cJSON_AddNumberToObject(rj, "run_line", rt->run_line);
-      cJSON *tried = cJSON_AddArrayToObject(rj, "tried");
-      for (size_t k = 0; k < rt->n_tried; k++)
-        cJSON_AddItemToArray(tried, cJSON_CreateString(rt->tried[k]));
-      cJSON_AddItemToArray(routes, rj);
-    }
+    for (size_t i = 0; i < r->n_routes; i++)
+      cJSON_AddItemToArray(routes, route_json(&r->routes[i]));
   }
   return o;
 }

@@ -103,17 +103,7 @@ static void llamacpp_args_for_sim(char *const *argv, size_t argc, struct launch_
     long steps = 3; /* llama-server's default */
     if (n_max)
       parse_long(n_max, &steps);
-    char num[24];
-    launch_cmd_add_arg(out, "--speculative-algorithm");
-    launch_cmd_add_arg(out, "STANDALONE");
-    launch_cmd_add_arg(out, "--speculative-num-steps");
-    snprintf(num, sizeof num, "%ld", steps);
-    launch_cmd_add_arg(out, num);
-    launch_cmd_add_arg(out, "--speculative-eagle-topk");
-    launch_cmd_add_arg(out, "1");
-    launch_cmd_add_arg(out, "--speculative-num-draft-tokens");
-    snprintf(num, sizeof num, "%ld", steps + 1);
-    launch_cmd_add_arg(out, num);
+    eng_sglang_chain_spec_args(out, "STANDALONE", steps);
   }
   launch_cmd_add_arg(out, "--sim-model");
   launch_cmd_add_arg(out, "llama-3.1-8b");

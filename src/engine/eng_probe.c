@@ -44,6 +44,28 @@ bool eng_gpu_device_present(void) {
   return access("/dev/nvidia0", F_OK) == 0 || access("/dev/kfd", F_OK) == 0;
 }
 
+bool eng_probe_gpu_command(const char *const *argv, const char *missing, char *why,
+                           size_t why_bytes) {
+  if (!eng_gpu_device_present()) {
+    snprintf(why, why_bytes, ENG_NO_GPU_REASON);
+    return false;
+  }
+  if (eng_command_succeeds((char *const *)argv, 30000))
+    return true;
+  snprintf(why, why_bytes, "%s", missing);
+  return false;
+}
+
+size_t eng_recognise_module_or_serve(char *const *w, size_t i, const char *module,
+                                     const char *program) {
+  if (strcmp(w[i], "-m") == 0 && strcmp(w[i + 1], module) == 0)
+    return i + 2;
+  const char *base = strrchr(w[i], '/') ? strrchr(w[i], '/') + 1 : w[i];
+  if (strcmp(base, program) == 0 && strcmp(w[i + 1], "serve") == 0)
+    return i + 2;
+  return 0;
+}
+
 static bool is_executable_file(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;

@@ -13,12 +13,7 @@
 /* ---------------------------------------------------------------- recipes */
 static size_t sglang_recognise(char *const *w, size_t n, size_t i) {
   (void)n;
-  if (strcmp(w[i], "-m") == 0 && strcmp(w[i + 1], "sglang.launch_server") == 0)
-    return i + 2;
-  const char *base = strrchr(w[i], '/') ? strrchr(w[i], '/') + 1 : w[i];
-  if (strcmp(base, "sglang") == 0 && strcmp(w[i + 1], "serve") == 0)
-    return i + 2;
-  return 0;
+  return eng_recognise_module_or_serve(w, i, "sglang.launch_server", "sglang");
 }
 
 const struct eng_flag eng_sglang_flags[] = {
@@ -34,6 +29,20 @@ const struct eng_flag eng_sglang_flags[] = {
     {{"--stream-interval"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
 };
+
+void eng_sglang_chain_spec_args(struct launch_cmd *out, const char *algorithm, long steps) {
+  char num[24];
+  launch_cmd_add_arg(out, "--speculative-algorithm");
+  launch_cmd_add_arg(out, algorithm);
+  launch_cmd_add_arg(out, "--speculative-num-steps");
+  snprintf(num, sizeof num, "%ld", steps);
+  launch_cmd_add_arg(out, num);
+  launch_cmd_add_arg(out, "--speculative-eagle-topk");
+  launch_cmd_add_arg(out, "1");
+  launch_cmd_add_arg(out, "--speculative-num-draft-tokens");
+  snprintf(num, sizeof num, "%ld", steps + 1);
+  launch_cmd_add_arg(out, num);
+}
 
 extern const struct eng_ops eng_sglang_ops;
 
@@ -73,15 +82,8 @@ static int sglang_program_words(struct launch_cmd *cmd, const struct eng_target 
 }
 
 static bool sglang_probe(char *why, size_t why_bytes) {
-  if (!eng_gpu_device_present()) {
-    snprintf(why, why_bytes, ENG_NO_GPU_REASON);
-    return false;
-  }
   const char *argv[] = {"python3", "-c", "import sglang", NULL};
-  if (eng_command_succeeds((char *const *)argv, 30000))
-    return true;
-  snprintf(why, why_bytes, "python3 cannot import sglang");
-  return false;
+  return eng_probe_gpu_command(argv, "python3 cannot import sglang", why, why_bytes);
 }
 
 /* ---------------------------------------------------------------- log lines */

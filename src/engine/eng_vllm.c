@@ -12,12 +12,7 @@
 /* ---------------------------------------------------------------- recipes */
 static size_t vllm_recognise(char *const *w, size_t n, size_t i) {
   (void)n;
-  if (strcmp(w[i], "-m") == 0 && strcmp(w[i + 1], "vllm.entrypoints.openai.api_server") == 0)
-    return i + 2;
-  const char *base = strrchr(w[i], '/') ? strrchr(w[i], '/') + 1 : w[i];
-  if (strcmp(base, "vllm") == 0 && strcmp(w[i + 1], "serve") == 0)
-    return i + 2;
-  return 0;
+  return eng_recognise_module_or_serve(w, i, "vllm.entrypoints.openai.api_server", "vllm");
 }
 
 static const struct eng_flag vllm_flags[] = {
@@ -53,17 +48,7 @@ static void spec_config_as_sglang(const char *json_text, struct launch_cmd *out)
   if (cJSON_IsString(method)) {
     bool mtp = strcmp(method->valuestring, "mtp") == 0;
     int n_steps = cJSON_IsNumber(steps) ? steps->valueint : 3;
-    char num[16];
-    launch_cmd_add_arg(out, "--speculative-algorithm");
-    launch_cmd_add_arg(out, mtp ? "NEXTN" : "EAGLE");
-    launch_cmd_add_arg(out, "--speculative-num-steps");
-    snprintf(num, sizeof num, "%d", n_steps);
-    launch_cmd_add_arg(out, num);
-    launch_cmd_add_arg(out, "--speculative-eagle-topk");
-    launch_cmd_add_arg(out, "1");
-    launch_cmd_add_arg(out, "--speculative-num-draft-tokens");
-    snprintf(num, sizeof num, "%d", n_steps + 1);
-    launch_cmd_add_arg(out, num);
+    eng_sglang_chain_spec_args(out, mtp ? "NEXTN" : "EAGLE", n_steps);
   }
   cJSON_Delete(spec);
 }
@@ -94,15 +79,8 @@ static int vllm_program_words(struct launch_cmd *cmd, const struct eng_target *t
 }
 
 static bool vllm_probe(char *why, size_t why_bytes) {
-  if (!eng_gpu_device_present()) {
-    snprintf(why, why_bytes, ENG_NO_GPU_REASON);
-    return false;
-  }
   const char *argv[] = {"vllm", "--version", NULL};
-  if (eng_command_succeeds((char *const *)argv, 30000))
-    return true;
-  snprintf(why, why_bytes, "no working 'vllm' on PATH");
-  return false;
+  return eng_probe_gpu_command(argv, "no working 'vllm' on PATH", why, why_bytes);
 }
 
 /* ---------------------------------------------------------------- log lines */

@@ -55,6 +55,14 @@ void eng_log_record_clear(struct eng_log_record *r);
 /* Runs argv quietly; true when it exits 0 within timeout_ms. */
 bool eng_command_succeeds(char *const argv[], int64_t timeout_ms);
 bool eng_gpu_device_present(void);
+/* A GPU engine's probe: a GPU device is present and argv (its version or
+ * import check) succeeds within 30 s; else false with why = the missing GPU
+ * or missing (what is wrong without the engine). */
+bool eng_probe_gpu_command(const char *const *argv, const char *missing, char *why,
+                           size_t why_bytes);
+/* recognise for a Python server: `-m module` or `<dir>/program serve`. */
+size_t eng_recognise_module_or_serve(char *const *w, size_t i, const char *module,
+                                     const char *program);
 /* The first executable called name in $PATH into out; false when none. */
 bool eng_find_on_path(const char *name, char *out, size_t out_bytes);
 
@@ -83,5 +91,9 @@ void eng_sglang_summarize(struct sig_summary *sum);
 int eng_sglang_query_info(const char *base_url, double timeout_s, struct eng_server_info *out,
                           struct st_err *err);
 extern const struct eng_flag eng_sglang_flags[];
+/* SGLang's flags for a chain draft (what other engines' args_for_sim write):
+ * --speculative-algorithm algorithm, --speculative-num-steps steps,
+ * --speculative-eagle-topk 1, --speculative-num-draft-tokens steps + 1. */
+void eng_sglang_chain_spec_args(struct launch_cmd *out, const char *algorithm, long steps);
 
 #endif

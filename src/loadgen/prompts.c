@@ -95,6 +95,15 @@ static void initial_ids(const struct pb *pb, size_t i) {
     p->ids[a->prefix_len + j] = (a->offsets[i] + (int64_t)i + j) % a->vocab;
 }
 
+/* A step's text output becomes *text (the prompt's ids are done with). */
+static void take_text(struct pb_prompt *p, char **text, struct lg_tok_item *it) {
+  free(*text);
+  *text = it->out_text;
+  it->out_text = NULL;
+  free(p->ids);
+  p->ids = NULL;
+}
+
 static void take_outputs(struct batch_lane *l) {
   enum pb_step step = l->steps[l->step];
   for (size_t k = 0; k < l->op.n_items; k++) {
@@ -102,22 +111,14 @@ static void take_outputs(struct batch_lane *l) {
     struct lg_tok_item *it = &l->items[k];
     switch (step) {
     case STEP_DECODE_IDS:
-      free(p->text);
-      p->text = it->out_text;
-      it->out_text = NULL;
-      free(p->ids);
-      p->ids = NULL;
+      take_text(p, &p->text, it);
       break;
     case STEP_ENCODE_TEXT:
       keep_encode(p, it);
       break;
     case STEP_RENDER:
     case STEP_DECODE_RENDER:
-      free(p->final_text);
-      p->final_text = it->out_text;
-      it->out_text = NULL;
-      free(p->ids);
-      p->ids = NULL;
+      take_text(p, &p->final_text, it);
       break;
     case STEP_RENDER_IDS:
       free(p->ids);

@@ -295,6 +295,9 @@ const char *set_strf(struct recipe_set *set, const char *fmt, ...) ST_PRINTF(2, 
 /* entry: the entry the problem concerns (NULL: the file); field: key path. */
 void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *entry,
               const char *field, const char *fmt, ...) ST_PRINTF(7, 8);
+/* A diagnostic from a parser's error text "file:line:col: what" (file as
+ * given): the location goes into line and col, the message is the "what". */
+void set_diag_located(struct recipe_set *set, const char *file, const char *located_msg);
 struct recipe_priv *set_add_recipe(struct recipe_set *set);
 /* The parsed script at path (cached); NULL with a diagnostic when unreadable. */
 const struct sh_script *set_script(struct recipe_set *set, const char *path, const char *display);

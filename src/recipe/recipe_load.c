@@ -113,14 +113,16 @@ static int get_int(struct ctx *c, const struct ynode *map, const char *path, con
   return rc;
 }
 
-static int get_bool(struct ctx *c, const struct ynode *map, const char *path, const char *key,
-                    bool *out) {
+/* An unquoted scalar that parse reads into out: 1 present and valid, 0
+ * absent, -1 invalid (diagnosed "expected <what>, got ..."). */
+static int get_plain(struct ctx *c, const struct ynode *map, const char *path, const char *key,
+                     const char *what, bool (*parse)(const char *s, void *out), void *out) {
   const struct ynode *v = ymap_get(map, key);
   if (!v)
     return 0;
-  if (v->kind != YN_SCALAR || v->quoted || parse_bool(v->scalar, out) < 0) {
+  if (v->kind != YN_SCALAR || v->quoted || !parse(v->scalar, out)) {
     char *field = xasprintf("%s.%s", path, key);
-    diag(c, v, field, "expected true or false, got %s",
+    diag(c, v, field, "expected %s, got %s", what,
          v->kind == YN_SCALAR ? v->scalar : kind_name(v));
     free(field);
     return -1;
@@ -128,18 +130,17 @@ static int get_bool(struct ctx *c, const struct ynode *map, const char *path, co
   return 1;
 }
 
+static bool read_bool(const char *s, void *out) { return parse_bool(s, out) == 0; }
+static bool read_double(const char *s, void *out) { return parse_double(s, out) == 0; }
+
+static int get_bool(struct ctx *c, const struct ynode *map, const char *path, const char *key,
+                    bool *out) {
+  return get_plain(c, map, path, key, "true or false", read_bool, out);
+}
+
 static int get_double(struct ctx *c, const struct ynode *map, const char *path, const char *key,
                       double *out) {
-  const struct ynode *v = ymap_get(map, key);
-  if (!v)
-    return 0;
-  if (v->kind != YN_SCALAR || v->quoted || parse_double(v->scalar, out) < 0) {
-    char *field = xasprintf("%s.%s", path, key);
-    diag(c, v, field, "expected a number, got %s", v->kind == YN_SCALAR ? v->scalar : kind_name(v));
-    free(field);
-    return -1;
-  }
-  return 1;
+  return get_plain(c, map, path, key, "a number", read_double, out);
 }
 
 /* ---------------------------------------------------------------- search space */
@@ -737,12 +738,7 @@ static struct ynode *parse_doc(struct recipe_set *set, const char *file, const c
   struct ynode *root = ytree_parse(data, len, file, &err);
   set->counts.files++;
   if (!root) {
-    int line = 0, col = 0;
-    const char *p = err.msg + strlen(file);
-    if (*p == ':')
-      sscanf(p, ":%d:%d:", &line, &col);
-    const char *msg = strstr(p, ": ");
-    set_diag(set, file, line, col, NULL, NULL, "%s", msg ? msg + 2 : err.msg);
+    set_diag_located(set, file, err.msg);
     set->counts.files_failed++;
   }
   return root;

@@ -107,6 +107,15 @@ void set_diag(struct recipe_set *set, const char *file, int line, int col, const
   free(msg);
 }
 
+void set_diag_located(struct recipe_set *set, const char *file, const char *located_msg) {
+  int line = 0, col = 0;
+  const char *p = located_msg + strlen(file);
+  if (*p == ':')
+    sscanf(p, ":%d:%d:", &line, &col);
+  const char *msg = strstr(p, ": ");
+  set_diag(set, file, line, col, NULL, NULL, "%s", msg ? msg + 2 : located_msg);
+}
+
 struct recipe_priv *set_add_recipe(struct recipe_set *set) {
   set->recipes = xreallocarray(set->recipes, set->n_recipes + 1, sizeof *set->recipes);
   struct recipe_priv *p = xcalloc(1, sizeof *p);
@@ -128,13 +137,7 @@ const struct sh_script *set_script(struct recipe_set *set, const char *path, con
   } else {
     s = xcalloc(1, sizeof *s);
     if (sh_parse(data, len, display, s, &err) < 0) {
-      /* err is "file:line:col: what"; keep the location in the diag */
-      int line = 0, col = 0;
-      const char *p = err.msg + strlen(display);
-      if (*p == ':')
-        sscanf(p, ":%d:%d:", &line, &col);
-      const char *msg = strstr(p, ": ");
-      set_diag(set, display, line, col, NULL, NULL, "%s", msg ? msg + 2 : err.msg);
+      set_diag_located(set, display, err.msg); /* keeps err's line and column */
       free(s);
       s = NULL;
     }

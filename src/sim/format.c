@@ -102,33 +102,3 @@ char *sim_json_take_alloc(struct cJSON *o) {
   return copy;
 }
 
-void sim_json_escape(struct sbuf *out, const char *s, size_t len) {
-  static const char hex[] = "0123456789abcdef";
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    switch (c) {
-    case '"':
-      sbuf_puts(out, "\\\"");
-      break;
-    case '\\':
-      sbuf_puts(out, "\\\\");
-      break;
-    case '\n':
-      sbuf_puts(out, "\\n");
-      break;
-    case '\r':
-      sbuf_puts(out, "\\r");
-      break;
-    case '\t':
-      sbuf_puts(out, "\\t");
-      break;
-    default:
-      if (c < 0x20) {
-        char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-        sbuf_puts(out, u);
-      } else {
-        sbuf_putc(out, (char)c);
-      }
-    }
-  }
-}

@@ -70,13 +70,6 @@ char *sim_info_model_info_json_alloc(const struct sim_server *srv) {
   return sim_json_take_alloc(o);
 }
 
-static void add_string_or_null(cJSON *o, const char *key, const char *value) {
-  if (value)
-    cJSON_AddStringToObject(o, key, value);
-  else
-    cJSON_AddItemToObject(o, key, cJSON_CreateNull());
-}
-
 /* The ServerArgs fields servetop sim knows, as SGLang names them. */
 static void add_server_args(cJSON *o, const struct sim_server *srv) {
   const struct sim_config *c = srv->cfg;
@@ -97,13 +90,13 @@ static void add_server_args(cJSON *o, const struct sim_server *srv) {
   cJSON_AddNumberToObject(o, "cuda_graph_max_bs", p->cuda_graph_max_bs);
   cJSON_AddNumberToObject(o, "context_length", p->context_length);
   cJSON_AddStringToObject(o, "kv_cache_dtype", c->kv_cache_dtype ? c->kv_cache_dtype : "auto");
-  add_string_or_null(o, "quantization", c->quantization);
+  json_add_string_or_null(o, "quantization", c->quantization);
   cJSON_AddNumberToObject(o, "stream_interval", c->stream_interval);
   cJSON_AddNumberToObject(o, "decode_log_interval", c->decode_log_interval);
   cJSON_AddBoolToObject(o, "enable_metrics", c->enable_metrics);
   cJSON_AddBoolToObject(o, "disable_radix_cache", c->disable_radix_cache);
   cJSON_AddBoolToObject(o, "skip_server_warmup", c->skip_server_warmup);
-  add_string_or_null(o, "speculative_algorithm", p->spec ? c->speculative_algorithm : NULL);
+  json_add_string_or_null(o, "speculative_algorithm", p->spec ? c->speculative_algorithm : NULL);
   if (p->spec) {
     cJSON_AddNumberToObject(o, "speculative_num_steps", p->spec_steps);
     cJSON_AddNumberToObject(o, "speculative_eagle_topk", p->spec_topk);
@@ -257,7 +250,7 @@ char *sim_info_metrics_text_alloc(const struct sim_server *srv) {
   struct sbuf sb = {0};
   struct sbuf esc = {0};
   /* label values escape like JSON strings minus the unicode forms */
-  sim_json_escape(&esc, srv->model_name, strlen(srv->model_name));
+  sbuf_put_json_escaped(&esc, srv->model_name, strlen(srv->model_name));
   char *sched =
       xasprintf("engine_type=\"unified\",model_name=\"%s\",pp_rank=\"0\",tp_rank=\"0\"", esc.data);
   char *tok = xasprintf("model_name=\"%s\"", esc.data);

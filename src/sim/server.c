@@ -488,7 +488,7 @@ int sim_main(const struct sim_config *cfg, struct st_err *err) {
   }
   srv->model_name = xstrdup(cfg->served_model_name ? cfg->served_model_name : cfg->model_path);
   struct sbuf esc = {0};
-  sim_json_escape(&esc, srv->model_name, strlen(srv->model_name));
+  sbuf_put_json_escaped(&esc, srv->model_name, strlen(srv->model_name));
   srv->model_name_json = sbuf_take(&esc);
   if (cfg->trace_path) {
     srv->trace = fopen(cfg->trace_path, "we");

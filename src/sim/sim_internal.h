@@ -301,8 +301,6 @@ struct cJSON;
 char *sim_json_take_alloc(struct cJSON *o);
 /* OpenAI-style error body as SGLang sends it. */
 char *sim_fmt_error_json_alloc(int status, const char *message);
-/* JSON-escapes s into out (no quotes). */
-void sim_json_escape(struct sbuf *out, const char *s, size_t len);
 
 /* ---------------------------------------------------------------- request.c: request bodies */
 struct sim_gen_params {

@@ -52,6 +52,25 @@ int tm_timeout_ms(const struct tm_config *cfg);
 int tm_open_probed(void *state, int (*sample)(void *, struct tm_snapshot *, struct st_err *),
                    void (*close)(void *), void **state_out, struct st_err *err);
 
+/* ---------------------------------------------------------------- fetching backends
+ * What a backend that reads text each sample (a program's stdout: nvidia-smi,
+ * amd-smi; a URL's body: sim, dcgm) keeps. Its state struct starts with this. */
+struct tm_source {
+  char *where;                  /* the program or the URL (owned; NULL for dcgm's list) */
+  int timeout_ms;               /* tm_timeout_ms(cfg) */
+  struct sbuf text;             /* the latest output */
+};
+/* A zeroed state of state_bytes (at least sizeof struct tm_source) whose
+ * tm_source takes where (owned) and cfg's timeout. */
+void *tm_source_new(size_t state_bytes, char *where, const struct tm_config *cfg);
+/* Frees a state from tm_source_new with nothing else to free (NULL is fine). */
+void tm_source_close(void *state);
+/* The whole open of such a backend: tm_source_new, then tm_open_probed with
+ * sample and tm_source_close. */
+int tm_source_open(size_t state_bytes, char *where, const struct tm_config *cfg,
+                   int (*sample)(void *, struct tm_snapshot *, struct st_err *), void **state_out,
+                   struct st_err *err);
+
 /* ---------------------------------------------------------------- CSV cells (the *-smi tools)
  * Splits line at commas in place into at most max_fields trimmed fields;
  * returns the count. */

@@ -102,39 +102,23 @@ int tm_amdsmi_parse(const char *text, struct tm_snapshot *snap, struct st_err *e
   return rc;
 }
 
-struct amdsmi_state {
-  char *tool;
-  int timeout_ms;
-  struct sbuf out;
-};
-
-static void amdsmi_close(void *state) {
-  struct amdsmi_state *st = state;
-  if (!st)
-    return;
-  sbuf_free(&st->out);
-  free(st->tool);
-  free(st);
-}
-
+/* The state is a struct tm_source: where is the amd-smi program. */
 static int amdsmi_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
-  struct amdsmi_state *st = state;
-  const char *argv[] = {st->tool, "metric", "-m", "-p", "-u", "--csv", NULL};
-  if (tm_run_capture(argv, st->timeout_ms, &st->out, err) < 0)
+  struct tm_source *src = state;
+  const char *argv[] = {src->where, "metric", "-m", "-p", "-u", "--csv", NULL};
+  if (tm_run_capture(argv, src->timeout_ms, &src->text, err) < 0)
     return -1;
-  return tm_amdsmi_parse(st->out.data, out, err);
+  return tm_amdsmi_parse(src->text.data, out, err);
 }
 
 static int amdsmi_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
-  struct amdsmi_state *st = xcalloc(1, sizeof *st);
-  st->tool = xstrdup(cfg->amd_smi_path ? cfg->amd_smi_path : "amd-smi");
-  st->timeout_ms = tm_timeout_ms(cfg);
-  return tm_open_probed(st, amdsmi_sample, amdsmi_close, state_out, err);
+  char *tool = xstrdup(cfg->amd_smi_path ? cfg->amd_smi_path : "amd-smi");
+  return tm_source_open(sizeof(struct tm_source), tool, cfg, amdsmi_sample, state_out, err);
 }
 
 const struct tm_backend_ops tm_amd_smi_ops = {
     .name = "amd-smi",
     .open = amdsmi_open,
     .sample = amdsmi_sample,
-    .close = amdsmi_close,
+    .close = tm_source_close,
 };

@@ -119,10 +119,9 @@ int tm_dcgm_parse(const char *text, size_t len, struct tm_snapshot *snap, struct
 }
 
 struct dcgm_state {
+  struct tm_source src;         /* where: NULL, the URLs are these */
   char **urls;
   size_t n_urls;
-  int timeout_ms;
-  struct sbuf body;
 };
 
 static void dcgm_close(void *state) {
@@ -132,19 +131,19 @@ static void dcgm_close(void *state) {
   for (size_t i = 0; i < st->n_urls; i++)
     free(st->urls[i]);
   free(st->urls);
-  sbuf_free(&st->body);
-  free(st);
+  tm_source_close(st);
 }
 
 /* Every endpoint in turn; one that fails is named in the note while the
  * others still count. Fails only when none answers. */
 static int dcgm_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
   struct dcgm_state *st = state;
+  struct tm_source *src = &st->src;
   size_t n_ok = 0;
   for (size_t i = 0; i < st->n_urls; i++) {
     struct st_err one = {{0}};
-    if (tm_http_get(st->urls[i], st->timeout_ms, &st->body, &one) < 0 ||
-        tm_dcgm_parse(st->body.data, st->body.len, out, &one) < 0) {
+    if (tm_http_get(st->urls[i], src->timeout_ms, &src->text, &one) < 0 ||
+        tm_dcgm_parse(src->text.data, src->text.len, out, &one) < 0) {
       if (!out->note[0]) {
         char *msg = xasprintf("%s: %s", st->urls[i], one.msg);
         tm_copy_str(out->note, sizeof out->note, msg);
@@ -162,7 +161,7 @@ static int dcgm_sample(void *state, struct tm_snapshot *out, struct st_err *err)
 static int dcgm_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
   if (cfg->n_urls == 0)
     return err_setf(err, "no --telemetry-url given (dcgm-exporter /metrics)");
-  struct dcgm_state *st = xcalloc(1, sizeof *st);
+  struct dcgm_state *st = tm_source_new(sizeof *st, NULL, cfg);
   st->n_urls = cfg->n_urls;
   st->urls = xcalloc(cfg->n_urls, sizeof *st->urls);
   for (size_t i = 0; i < cfg->n_urls; i++) {
@@ -172,7 +171,6 @@ static int dcgm_open(const struct tm_config *cfg, void **state_out, struct st_er
     after_scheme = after_scheme ? after_scheme + 3 : u;
     st->urls[i] = strchr(after_scheme, '/') ? xstrdup(u) : xasprintf("%s/metrics", u);
   }
-  st->timeout_ms = tm_timeout_ms(cfg);
   return tm_open_probed(st, dcgm_sample, dcgm_close, state_out, err);
 }
 

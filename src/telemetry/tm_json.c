@@ -14,13 +14,6 @@ static void add_bytes(cJSON *o, const char *key, bool valid, uint64_t bytes) {
     cJSON_AddNullToObject(o, key);
 }
 
-static void add_num(cJSON *o, const char *key, bool valid, double v) {
-  if (valid)
-    cJSON_AddNumberToObject(o, key, v);
-  else
-    cJSON_AddNullToObject(o, key);
-}
-
 static void add_str(cJSON *o, const char *key, const char *s) {
   if (s && s[0])
     cJSON_AddStringToObject(o, key, s);
@@ -40,10 +33,10 @@ static cJSON *gpu_to_json(const struct tm_gpu *g) {
   add_bytes(o, "mem_reserved_bytes", v & TM_GPU_MEM_RESERVED, g->mem_reserved_bytes);
   add_bytes(o, "server_mem_bytes", v & TM_GPU_SERVER_MEM, g->server_mem_bytes);
   add_bytes(o, "other_mem_bytes", v & TM_GPU_SERVER_MEM, g->other_mem_bytes);
-  add_num(o, "util_pct", v & TM_GPU_UTIL, g->util_pct);
-  add_num(o, "power_w", v & TM_GPU_POWER, g->power_w);
-  add_num(o, "power_limit_w", v & TM_GPU_POWER_LIMIT, g->power_limit_w);
-  add_num(o, "energy_j", v & TM_GPU_ENERGY, g->energy_j);
+  json_add_number_or_null(o, "util_pct", v & TM_GPU_UTIL, g->util_pct);
+  json_add_number_or_null(o, "power_w", v & TM_GPU_POWER, g->power_w);
+  json_add_number_or_null(o, "power_limit_w", v & TM_GPU_POWER_LIMIT, g->power_limit_w);
+  json_add_number_or_null(o, "energy_j", v & TM_GPU_ENERGY, g->energy_j);
   if (v & TM_GPU_SIM_BREAKDOWN) {
     cJSON *sim = cJSON_AddObjectToObject(o, "simulated_breakdown");
     cJSON_AddNumberToObject(sim, "weights_bytes", (double)g->sim_weights_bytes);
@@ -63,8 +56,8 @@ cJSON *tm_snapshot_to_json(const struct tm_snapshot *snap) {
   cJSON_AddBoolToObject(o, "stale", snap->stale);
   add_str(o, "error", snap->error);
   add_str(o, "note", snap->note);
-  add_num(o, "taken_unix_s", snap->seq > 0, snap->taken_real_s);
-  add_num(o, "server_pid", snap->server_pid > 0, snap->server_pid);
+  json_add_number_or_null(o, "taken_unix_s", snap->seq > 0, snap->taken_real_s);
+  json_add_number_or_null(o, "server_pid", snap->server_pid > 0, snap->server_pid);
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
   for (int i = 0; i < snap->n_gpus; i++)
     cJSON_AddItemToArray(gpus, gpu_to_json(&snap->gpus[i]));
@@ -74,7 +67,7 @@ cJSON *tm_snapshot_to_json(const struct tm_snapshot *snap) {
       const struct tm_proc *p = &snap->procs[i];
       cJSON *po = cJSON_CreateObject();
       cJSON_AddNumberToObject(po, "pid", p->pid);
-      add_num(po, "gpu_index", p->gpu_index >= 0, p->gpu_index);
+      json_add_number_or_null(po, "gpu_index", p->gpu_index >= 0, p->gpu_index);
       add_str(po, "name", p->name);
       add_bytes(po, "mem_bytes", p->mem_valid, p->mem_bytes);
       cJSON_AddBoolToObject(po, "in_server_tree", p->in_server_tree);
@@ -175,22 +168,36 @@ void tm_series_append(struct tm_series *s, const struct tm_snapshot *snap) {
 
 size_t tm_series_len(const struct tm_series *s) { return s->n_points; }
 
+/* A GPU of the series, once: what does not change from sample to sample. */
+static cJSON *series_ident_to_json(const struct tm_gpu *g) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "index", g->index);
+  add_str(o, "name", g->name);
+  add_str(o, "uuid", g->uuid);
+  add_str(o, "host", g->host);
+  add_bytes(o, "mem_total_bytes", g->valid & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
+  return o;
+}
+
+/* A GPU in one sample of the series. */
+static cJSON *series_gpu_to_json(const struct series_gpu_point *gp) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "index", gp->index);
+  add_bytes(o, "mem_used_bytes", gp->valid & TM_GPU_MEM_USED, gp->mem_used_bytes);
+  add_bytes(o, "server_mem_bytes", gp->valid & TM_GPU_SERVER_MEM, gp->server_mem_bytes);
+  json_add_number_or_null(o, "power_w", gp->valid & TM_GPU_POWER, gp->power_w);
+  json_add_number_or_null(o, "util_pct", gp->valid & TM_GPU_UTIL, gp->util_pct);
+  return o;
+}
+
 cJSON *tm_series_to_json(const struct tm_series *s) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "schema_version", 1);
   add_str(o, "backend", s->n_points ? s->backend : NULL);
   cJSON_AddBoolToObject(o, "simulated", s->simulated);
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
-  for (int i = 0; i < s->n_gpus; i++) {
-    const struct tm_gpu *g = &s->ident[i];
-    cJSON *go = cJSON_CreateObject();
-    cJSON_AddNumberToObject(go, "index", g->index);
-    add_str(go, "name", g->name);
-    add_str(go, "uuid", g->uuid);
-    add_str(go, "host", g->host);
-    add_bytes(go, "mem_total_bytes", g->valid & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
-    cJSON_AddItemToArray(gpus, go);
-  }
+  for (int i = 0; i < s->n_gpus; i++)
+    cJSON_AddItemToArray(gpus, series_ident_to_json(&s->ident[i]));
   cJSON *samples = cJSON_AddArrayToObject(o, "samples");
   int64_t t0 = s->n_points ? s->points[0].taken_mono_ns : 0;
   for (size_t i = 0; i < s->n_points; i++) {
@@ -199,16 +206,8 @@ cJSON *tm_series_to_json(const struct tm_series *s) {
     cJSON_AddNumberToObject(po, "t_s", (double)(p->taken_mono_ns - t0) / 1e9);
     cJSON_AddBoolToObject(po, "stale", p->stale);
     cJSON *pg = cJSON_AddArrayToObject(po, "gpus");
-    for (int g = 0; g < p->n_gpus; g++) {
-      const struct series_gpu_point *gp = &p->gpus[g];
-      cJSON *go = cJSON_CreateObject();
-      cJSON_AddNumberToObject(go, "index", gp->index);
-      add_bytes(go, "mem_used_bytes", gp->valid & TM_GPU_MEM_USED, gp->mem_used_bytes);
-      add_bytes(go, "server_mem_bytes", gp->valid & TM_GPU_SERVER_MEM, gp->server_mem_bytes);
-      add_num(go, "power_w", gp->valid & TM_GPU_POWER, gp->power_w);
-      add_num(go, "util_pct", gp->valid & TM_GPU_UTIL, gp->util_pct);
-      cJSON_AddItemToArray(pg, go);
-    }
+    for (int g = 0; g < p->n_gpus; g++)
+      cJSON_AddItemToArray(pg, series_gpu_to_json(&p->gpus[g]));
     cJSON_AddItemToArray(samples, po);
   }
   return o;

@@ -299,34 +299,24 @@ int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot 
 /* ---------------------------------------------------------------- backend */
 
 struct nvsmi_state {
-  char *tool;                   /* "nvidia-smi" or the configured path */
-  int timeout_ms;
-  struct sbuf out;
+  struct tm_source src;         /* where: "nvidia-smi" or the configured path */
   int64_t cached_at_ns;         /* 0 = nothing cached */
   struct tm_snapshot cached;
 };
 
 static int nvsmi_query(struct nvsmi_state *st, struct tm_snapshot *snap, struct st_err *err) {
-  const char *gpu_argv[] = {st->tool, "--query-gpu=" TM_NVSMI_GPU_QUERY,
+  struct tm_source *src = &st->src;
+  const char *gpu_argv[] = {src->where, "--query-gpu=" TM_NVSMI_GPU_QUERY,
                             "--format=csv,noheader,nounits", NULL};
-  const char *apps_argv[] = {st->tool, "--query-compute-apps=" TM_NVSMI_APPS_QUERY,
+  const char *apps_argv[] = {src->where, "--query-compute-apps=" TM_NVSMI_APPS_QUERY,
                              "--format=csv,noheader,nounits", NULL};
-  if (tm_run_capture(gpu_argv, st->timeout_ms, &st->out, err) < 0 ||
-      tm_nvsmi_parse_gpus(st->out.data, TM_NVSMI_GPU_QUERY, snap, err) < 0)
+  if (tm_run_capture(gpu_argv, src->timeout_ms, &src->text, err) < 0 ||
+      tm_nvsmi_parse_gpus(src->text.data, TM_NVSMI_GPU_QUERY, snap, err) < 0)
     return -1;
-  if (tm_run_capture(apps_argv, st->timeout_ms, &st->out, err) < 0 ||
-      tm_nvsmi_parse_apps(st->out.data, TM_NVSMI_APPS_QUERY, snap, err) < 0)
+  if (tm_run_capture(apps_argv, src->timeout_ms, &src->text, err) < 0 ||
+      tm_nvsmi_parse_apps(src->text.data, TM_NVSMI_APPS_QUERY, snap, err) < 0)
     return -1;
   return 0;
-}
-
-static void nvsmi_close(void *state) {
-  struct nvsmi_state *st = state;
-  if (!st)
-    return;
-  sbuf_free(&st->out);
-  free(st->tool);
-  free(st);
 }
 
 static int nvsmi_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
@@ -350,16 +340,14 @@ static int nvsmi_sample(void *state, struct tm_snapshot *out, struct st_err *err
 }
 
 static int nvsmi_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
-  struct nvsmi_state *st = xcalloc(1, sizeof *st);
-  st->tool = xstrdup(cfg->nvidia_smi_path ? cfg->nvidia_smi_path : "nvidia-smi");
-  st->timeout_ms = tm_timeout_ms(cfg);
+  char *tool = xstrdup(cfg->nvidia_smi_path ? cfg->nvidia_smi_path : "nvidia-smi");
   /* The probe is a real query; its result is the first cached sample. */
-  return tm_open_probed(st, nvsmi_sample, nvsmi_close, state_out, err);
+  return tm_source_open(sizeof(struct nvsmi_state), tool, cfg, nvsmi_sample, state_out, err);
 }
 
 const struct tm_backend_ops tm_nvidia_smi_ops = {
     .name = "nvidia-smi",
     .open = nvsmi_open,
     .sample = nvsmi_sample,
-    .close = nvsmi_close,
+    .close = tm_source_close,
 };

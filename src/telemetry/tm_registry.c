@@ -69,11 +69,7 @@ static struct tm_sampler *sampler_new(const struct tm_config *cfg) {
   tm->server_pid = cfg->server_pid;
   pthread_mutex_init(&tm->mu, NULL);
   /* The sampler waits against CLOCK_MONOTONIC, like its schedule. */
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&tm->wake, &attr);
-  pthread_condattr_destroy(&attr);
+  clock_cond_init_mono(&tm->wake);
   tm_copy_str(tm->published.backend, sizeof tm->published.backend, "none");
   return tm;
 }

@@ -98,26 +98,12 @@ out:
   return rc;
 }
 
-struct sim_state {
-  char *url;                    /* <base>/sim/gpu_memory */
-  int timeout_ms;
-  struct sbuf body;
-};
-
-static void sim_close(void *state) {
-  struct sim_state *st = state;
-  if (!st)
-    return;
-  sbuf_free(&st->body);
-  free(st->url);
-  free(st);
-}
-
+/* The state is a struct tm_source: where is <base>/sim/gpu_memory. */
 static int sim_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
-  struct sim_state *st = state;
-  if (tm_http_get(st->url, st->timeout_ms, &st->body, err) < 0)
+  struct tm_source *src = state;
+  if (tm_http_get(src->where, src->timeout_ms, &src->text, err) < 0)
     return -1;
-  return tm_sim_parse(st->body.data, out, err);
+  return tm_sim_parse(src->text.data, out, err);
 }
 
 static int sim_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
@@ -127,15 +113,13 @@ static int sim_open(const struct tm_config *cfg, void **state_out, struct st_err
   size_t len = strlen(base);
   while (len > 0 && base[len - 1] == '/')
     len--;
-  struct sim_state *st = xcalloc(1, sizeof *st);
-  st->url = xasprintf("%.*s/sim/gpu_memory", (int)len, base);
-  st->timeout_ms = tm_timeout_ms(cfg);
-  return tm_open_probed(st, sim_sample, sim_close, state_out, err);
+  char *url = xasprintf("%.*s/sim/gpu_memory", (int)len, base);
+  return tm_source_open(sizeof(struct tm_source), url, cfg, sim_sample, state_out, err);
 }
 
 const struct tm_backend_ops tm_sim_ops = {
     .name = "sim",
     .open = sim_open,
     .sample = sim_sample,
-    .close = sim_close,
+    .close = tm_source_close,
 };

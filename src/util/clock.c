@@ -25,3 +25,11 @@ void clock_sleep_us(int64_t us) {
   while (nanosleep(&req, &req) == -1 && errno == EINTR) {
   }
 }
+
+void clock_cond_init_mono(pthread_cond_t *cv) {
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(cv, &attr);
+  pthread_condattr_destroy(&attr);
+}

@@ -73,6 +73,24 @@ char *sbuf_take(struct sbuf *sb) {
   return s;
 }
 
+void sbuf_put_json_escaped(struct sbuf *sb, const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    const char *named = c == '"'    ? "\\\""
+                        : c == '\\' ? "\\\\"
+                        : c == '\n' ? "\\n"
+                        : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t"
+                                    : NULL;
+    if (named)
+      sbuf_puts(sb, named);
+    else if (c < 0x20)
+      sbuf_printf(sb, "\\u%04x", c);
+    else
+      sbuf_putc(sb, (char)c);
+  }
+}
+
 void sbuf_put_shell_word(struct sbuf *sb, const char *s) {
   bool bare = *s != '\0';
   for (const char *p = s; *p && bare; p++)

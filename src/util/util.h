@@ -1,4 +1,4 @@
-/* util: allocation, errors, clocks, logging, buffers, files and number parsing.
+/* util: allocation, errors, clocks, logging, buffers, files, number parsing and JSON helpers.
  *
  * Conventions used by every module:
  *  - x* allocators never return NULL: on failure they run the OOM hook (the UI
@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,6 +56,9 @@ int64_t clock_mono_ns(void);           /* CLOCK_MONOTONIC */
 int64_t clock_mono_us(void);
 double clock_real_s(void);             /* CLOCK_REALTIME, seconds since the epoch */
 void clock_sleep_us(int64_t us);       /* restarts on EINTR */
+/* pthread_cond_init with a CLOCK_MONOTONIC clock (timed waits against
+ * clock_mono_ns deadlines, immune to wall-clock steps). */
+void clock_cond_init_mono(pthread_cond_t *cv);
 
 /* ---------------------------------------------------------------- logging */
 enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
@@ -78,6 +82,9 @@ void sbuf_reset(struct sbuf *sb);                    /* len = 0, keeps memory */
 void sbuf_free(struct sbuf *sb);
 /* Gives the buffer's string to the caller (never NULL) and empties sb. */
 char *sbuf_take(struct sbuf *sb);
+/* Appends len bytes of s escaped as the inside of a JSON string (no quotes):
+ * \" \\ \n \r \t, other control characters as \u00XX. */
+void sbuf_put_json_escaped(struct sbuf *sb, const char *s, size_t len);
 /* Appends s as one POSIX shell word: bare when it has only safe characters
  * (letters, digits, -_=./,:+@%), else single-quoted, so pasting the line into
  * a shell never expands or runs anything in it. */
@@ -126,6 +133,14 @@ int parse_int(const char *s, int *out);
 int parse_double(const char *s, double *out);
 /* Accepts true/false/yes/no/on/off/1/0 (case-insensitive). */
 int parse_bool(const char *s, bool *out);
+
+/* ---------------------------------------------------------------- JSON (cJSON)
+ * Members whose value may be unknown: null stands for it. */
+struct cJSON;
+/* key: s, or null when s is NULL. */
+void json_add_string_or_null(struct cJSON *o, const char *key, const char *s);
+/* key: v, or null when !valid or v is not finite. */
+void json_add_number_or_null(struct cJSON *o, const char *key, bool valid, double v);
 
 /* ---------------------------------------------------------------- command-line options
  * One table per subcommand. Long options only, as Python's argparse writes them:

@@ -215,6 +215,37 @@ START_TEST(numbers_with_units) {
 }
 END_TEST
 
+START_TEST(text_offsets_count_utf8_characters) {
+  const char *s = "a\xc3\xa9\xe2\x86\x92z"; /* a, e-acute (2 bytes), arrow (3 bytes), z */
+  ck_assert_uint_eq(ui_text_offset(s, 0), 0);
+  ck_assert_uint_eq(ui_text_offset(s, 1), 1);
+  ck_assert_uint_eq(ui_text_offset(s, 2), 3);
+  ck_assert_uint_eq(ui_text_offset(s, 3), 6);
+  ck_assert_uint_eq(ui_text_offset(s, 4), 7);
+  ck_assert_uint_eq(ui_text_offset(s, 99), 7); /* past the end: the end */
+}
+END_TEST
+
+START_TEST(line_edit_keys) {
+  char text[4] = "";
+  ck_assert(ui_edit_line(text, sizeof text, 'a'));
+  ck_assert(ui_edit_line(text, sizeof text, ' '));
+  ck_assert(ui_edit_line(text, sizeof text, '~'));
+  ck_assert_str_eq(text, "a ~");
+  ck_assert(!ui_edit_line(text, sizeof text, 'b')); /* full: not taken */
+  ck_assert_str_eq(text, "a ~");
+  ck_assert(!ui_edit_line(text, sizeof text, UI_KEY_ENTER));
+  ck_assert(!ui_edit_line(text, sizeof text, 0x7f));
+  ck_assert(!ui_edit_line(text, sizeof text, '\t'));
+  ck_assert(ui_edit_line(text, sizeof text, UI_KEY_BACKSPACE));
+  ck_assert_str_eq(text, "a ");
+  ck_assert(ui_edit_line(text, sizeof text, UI_KEY_BACKSPACE));
+  ck_assert(ui_edit_line(text, sizeof text, UI_KEY_BACKSPACE));
+  ck_assert(ui_edit_line(text, sizeof text, UI_KEY_BACKSPACE)); /* empty: still a key it takes */
+  ck_assert_str_eq(text, "");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_widgets");
   TCase *tc = tcase_create("widgets");
@@ -228,6 +259,8 @@ int main(void) {
   tcase_add_test(tc, bars_split_into_segments);
   tcase_add_test(tc, table_aligns_and_clips);
   tcase_add_test(tc, numbers_with_units);
+  tcase_add_test(tc, text_offsets_count_utf8_characters);
+  tcase_add_test(tc, line_edit_keys);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -2,6 +2,8 @@
 #include "util/util.h"
 
 #include <check.h>
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,6 +44,35 @@ START_TEST(shell_words) {
   sbuf_put_shell_assignment(&sb, "1BAD=x y");
   ck_assert_str_eq(sb.data, "--mem-fraction-static=0.85 '$(touch x); it'\\''s' '' NOTE='a b' '1BAD=x y'");
   sbuf_free(&sb);
+}
+END_TEST
+
+START_TEST(json_string_escapes) {
+  struct sbuf sb = {0};
+  const char in[] = "a\"b\\c\nd\re\tf\x01g\x1fh\0i";
+  sbuf_put_json_escaped(&sb, in, sizeof in - 1); /* the NUL is escaped too */
+  ck_assert_str_eq(sb.data, "a\\\"b\\\\c\\nd\\re\\tf\\u0001g\\u001fh\\u0000i");
+  sbuf_reset(&sb);
+  sbuf_put_json_escaped(&sb, "caf\xc3\xa9 /", 7); /* UTF-8 and '/' as they are */
+  ck_assert_str_eq(sb.data, "caf\xc3\xa9 /");
+  sbuf_free(&sb);
+}
+END_TEST
+
+START_TEST(json_unknown_members_are_null) {
+  cJSON *o = cJSON_CreateObject();
+  json_add_string_or_null(o, "s", "x");
+  json_add_string_or_null(o, "empty", "");
+  json_add_string_or_null(o, "none", NULL);
+  json_add_number_or_null(o, "n", true, 2.5);
+  json_add_number_or_null(o, "invalid", false, 1);
+  json_add_number_or_null(o, "nan", true, NAN);
+  json_add_number_or_null(o, "inf", true, INFINITY);
+  char *text = cJSON_PrintUnformatted(o);
+  ck_assert_str_eq(text, "{\"s\":\"x\",\"empty\":\"\",\"none\":null,\"n\":2.5,\"invalid\":null,"
+                         "\"nan\":null,\"inf\":null}");
+  cJSON_free(text);
+  cJSON_Delete(o);
 }
 END_TEST
 
@@ -234,6 +265,8 @@ int main(void) {
   tcase_add_test(tc, sbuf_grows_and_consumes);
   tcase_add_test(tc, sbuf_reserve_gives_an_empty_string);
   tcase_add_test(tc, shell_words);
+  tcase_add_test(tc, json_string_escapes);
+  tcase_add_test(tc, json_unknown_members_are_null);
   tcase_add_test(tc, strict_numbers);
   tcase_add_test(tc, options_table);
   tcase_add_test(tc, help_is_wrapped_to_80_columns);
