@@ -183,23 +183,23 @@ static double past_kv_tokens(const struct results_file *rf) {
   return cJSON_IsNumber(kv) && kv->valuedouble > 0 ? kv->valuedouble : (double)NAN;
 }
 
-static double past_median(const struct results_file *rf, enum results_metric_id m) {
-  return rf->has_stat[m] ? rf->median_ms[m] : (double)NAN;
+static double past_median(const struct results_file *rf, enum fig_id id) {
+  return fig_get(&rf->figs, id, FIG_STAT_P50);
 }
 
 /* The figures of one past point in abview_rows() order. */
 static void past_values(const struct results_file *rf, double *v) {
-  double tpot = past_median(rf, RESULTS_TPOT);
+  const struct fig_set *f = &rf->figs;
   double out[] = {
-      rf->output_throughput,
-      rf->total_token_throughput,
-      rf->request_throughput,
-      tpot > 0 ? 1000.0 / tpot : (double)NAN,
-      past_median(rf, RESULTS_TTFT),
-      tpot,
-      past_median(rf, RESULTS_ITL),
-      past_median(rf, RESULTS_E2EL),
-      rf->accept_length_valid ? rf->accept_length : (double)NAN,
+      fig_get(f, FIG_OUTPUT_TPUT, FIG_VALUE),
+      fig_get(f, FIG_TOTAL_TPUT, FIG_VALUE),
+      fig_get(f, FIG_REQ_TPUT, FIG_VALUE),
+      fig_get(f, FIG_INTERACTIVITY, FIG_VALUE),
+      past_median(rf, FIG_TTFT),
+      past_median(rf, FIG_TPOT),
+      past_median(rf, FIG_ITL),
+      past_median(rf, FIG_E2EL),
+      fig_get(f, FIG_ACCEPT_LENGTH, FIG_VALUE),
       past_kv_tokens(rf),
   };
   memcpy(v, out, sizeof out);
@@ -294,9 +294,8 @@ size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size
     const struct run_compare_side *side = &ab->past[arm].side;
     int gpus = side->n_gpus > 0 ? side->n_gpus : 1;
     for (size_t i = 0; i < side->n_results && n < max_points; i++) {
-      double tpot = past_median(&side->results[i], RESULTS_TPOT);
-      x[n] = tpot > 0 ? 1000.0 / tpot : (double)NAN;
-      y[n] = side->results[i].output_throughput / gpus;
+      x[n] = fig_get(&side->results[i].figs, FIG_INTERACTIVITY, FIG_VALUE);
+      y[n] = fig_get(&side->results[i].figs, FIG_OUTPUT_TPUT, FIG_VALUE) / gpus;
       n++;
     }
     return n;
@@ -359,11 +358,10 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
     if (y >= in.y + in.h)
       break;
     const struct results_file *rf = &p->side.results[i];
-    double tpot = past_median(rf, RESULTS_TPOT);
     char out[16], user[16];
     snprintf(buf, sizeof buf, "%s %4d  %11s  %10s", rf == shown ? ">" : " ", rf->max_concurrency,
-             ui_fmt_si(rf->output_throughput, out, sizeof out),
-             ui_fmt_si(tpot > 0 ? 1000.0 / tpot : (double)NAN, user, sizeof user));
+             ui_fmt_si(fig_get(&rf->figs, FIG_OUTPUT_TPUT, FIG_VALUE), out, sizeof out),
+             ui_fmt_si(fig_get(&rf->figs, FIG_INTERACTIVITY, FIG_VALUE), user, sizeof user));
     ui_put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
   }
 }

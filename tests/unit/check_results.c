@@ -296,12 +296,12 @@ START_TEST(file_names_and_round_trip) {
   char *path = xasprintf("%s/r.json", sub);
   struct results_file f;
   ck_assert_msg(results_load(path, &f, &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(f.completed, 3);
+  ck_assert_int_eq((int)fig_get(&f.figs, FIG_COMPLETED, FIG_VALUE), 3);
   ck_assert_int_eq(f.max_concurrency, 8);
   ck_assert(isinf(f.request_rate));
-  ck_assert(f.has_stat[RESULTS_TTFT]);
-  ck_assert_double_eq_tol(f.mean_ms[RESULTS_TTFT], 350.0 / 3.0, 1e-9);
-  ck_assert_double_eq_tol(f.p99_ms[RESULTS_E2EL], 398.0, 1e-9);
+  ck_assert(f.figs.f[FIG_TTFT].valid);
+  ck_assert_double_eq_tol(fig_get(&f.figs, FIG_TTFT, FIG_STAT_MEAN), 350.0 / 3.0, 1e-9);
+  ck_assert_double_eq_tol(fig_get(&f.figs, FIG_E2EL, FIG_STAT_P99), 398.0, 1e-9);
   ck_assert(f.servetop && !f.interrupted);
   ck_assert_str_eq(f.model_id, "deepseek-ai/DeepSeek-R1");
   results_file_fini(&f);
