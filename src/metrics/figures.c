@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FIG_DESC_ROW(id_, name_, json_style_, json_, label_, title_, unit_, format_, kind_,     \
-                     combine_, higher_, shown_)                                                \
+#define FIG_DESC_ROW(id_, name_, json_style_, json_, label_, brief_, title_, unit_, format_,    \
+                     kind_, combine_, higher_, shown_)                                         \
   [id_] = {.id = id_, .name = name_, .json_style = json_style_, .json = json_, .label = label_, \
-           .title = title_, .unit = unit_, .format = format_, .kind = kind_,                   \
+           .brief = brief_, .title = title_, .unit = unit_, .format = format_, .kind = kind_,                   \
            .combine = combine_, .higher_is_better = higher_, .shown = shown_},
 static const struct fig_desc fig_rows[FIG_N] = {FIG_TABLE(FIG_DESC_ROW)};
 #undef FIG_DESC_ROW
@@ -46,6 +46,17 @@ void fig_set_scalar(struct fig_set *set, enum fig_id id, bool valid, double v) {
   for (int k = 0; k < FIG_N_STATS; k++)
     f->v[k] = (double)NAN;
   f->v[FIG_VALUE] = v;
+}
+
+void fig_set_dist(struct fig_set *set, enum fig_id id, int64_t n, double mean, double p50,
+                  double p90, double p99) {
+  struct fig_value *f = &set->f[id];
+  f->valid = n > 0;
+  f->n = n;
+  f->v[FIG_STAT_MEAN] = mean;
+  f->v[FIG_STAT_P50] = p50;
+  f->v[FIG_STAT_P90] = p90;
+  f->v[FIG_STAT_P99] = p99;
 }
 
 double fig_get(const struct fig_set *set, enum fig_id id, enum fig_stat stat) {
@@ -98,4 +109,14 @@ int64_t fig_spread_tokens(int64_t tokens, uint32_t chunks, uint32_t from, uint32
   /* floor(tokens * c / chunks), exactly: tokens < 2^31 and c < 2^32 keep the product in 64 bits */
   uint64_t t = (uint64_t)(tokens < INT32_MAX ? tokens : INT32_MAX);
   return (int64_t)(t * to / chunks - t * from / chunks);
+}
+
+void fig_spread_by_second(int64_t tokens, uint32_t total, const uint32_t *chunks, size_t n,
+                          int64_t *tokens_out) {
+  uint32_t end = total;
+  for (size_t i = n; i-- > 0;) {
+    uint32_t from = chunks[i] <= end ? end - chunks[i] : 0;
+    tokens_out[i] = fig_spread_tokens(tokens, total, from, end);
+    end = from;
+  }
 }

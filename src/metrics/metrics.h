@@ -169,11 +169,10 @@ enum fig_json {               /* where the figure is in the result JSON */
                                  sfx "_ms" for unit "ms", else "" */
 };
 enum {                        /* fig_desc.shown: where a figure appears */
-  FIG_SHOW_COMPARE = 1u << 0, /* `servetop compare` (text and JSON) */
-  FIG_SHOW_STATUS = 1u << 1,  /* headless status line of `run` and bench's progress line */
-  FIG_SHOW_RATES = 1u << 2,   /* the run view's throughput box, the A/B view's arm figures */
-  FIG_SHOW_LATENCY = 1u << 3, /* the run view's latency table, the A/B view's figures */
-  FIG_SHOW_POINTS = 1u << 4,  /* the headless per-point table and the A/B view's history */
+  FIG_SHOW_COMPARE = 1u << 0, /* `servetop compare` (text and JSON), in the table's order */
+  FIG_SHOW_STATUS = 1u << 1,  /* the headless status line of `run` and bench's progress line */
+  FIG_SHOW_LATENCY = 1u << 2, /* a row of the run view's latency table (window | run) */
+  FIG_SHOW_POINTS = 1u << 3,  /* the headless per-point lines of `run` */
 };
 enum fig_stat {
   FIG_STAT_MEAN,
@@ -184,48 +183,53 @@ enum fig_stat {
   FIG_N_STATS
 };
 
-/* X(id, name, json_style, json, label, title, unit, format, kind, combine, higher_is_better,
- *   shown)
+/* X(id, name, json_style, json, label, brief, title, unit, format, kind, combine,
+ *   higher_is_better, shown)
  *  name:  the figure's word in compare's JSON (stats: <stat>_<name>_ms)
- *  label: short, on screens ("TTFT", "out")
+ *  label: short, on screens ("TTFT", "output tok/s"; a distribution's with its stat: "TTFT p50")
+ *  brief: one word on one-line summaries ("out", "TTFT")
  *  title: compare's row title (a scalar's with its unit; a distribution's is label + stat + unit)
  *  format: printf format of one value on the status line and screens */
-#define FIG_TABLE(X)                                                                              \
-  X(FIG_REQ_TPUT, "request_throughput", FIG_JSON_NUMBER, "request_throughput", "req/s",           \
-    "request throughput (req/s)", "req/s", "%.2f", FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true,  \
-    FIG_SHOW_COMPARE | FIG_SHOW_RATES | FIG_SHOW_POINTS)                                          \
-  X(FIG_OUTPUT_TPUT, "output_throughput", FIG_JSON_NUMBER, "output_throughput", "out",            \
-    "output throughput (tok/s)", "tok/s", "%.0f", FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true,   \
-    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_RATES | FIG_SHOW_POINTS)                        \
-  X(FIG_TOTAL_TPUT, "total_token_throughput", FIG_JSON_NUMBER, "total_token_throughput", "total", \
-    "total throughput (tok/s)", "tok/s", "%.0f", FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true,    \
-    FIG_SHOW_COMPARE | FIG_SHOW_RATES | FIG_SHOW_POINTS)                                          \
-  X(FIG_OUTPUT_TPUT_PER_GPU, "output_throughput_per_gpu", FIG_JSON_NONE, NULL, "out/GPU",         \
-    "output tok/s per GPU", "tok/s", "%.0f", FIG_SCALAR, FIG_COMBINE_DERIVED, true,               \
-    FIG_SHOW_COMPARE)                                                                             \
-  X(FIG_INTERACTIVITY, "interactivity", FIG_JSON_NONE, NULL, "tok/s/user",                        \
-    "interactivity (tok/s/user)", "tok/s/user", "%.1f", FIG_SCALAR, FIG_COMBINE_DERIVED, true,    \
-    FIG_SHOW_COMPARE)                                                                             \
-  X(FIG_TTFT, "ttft", FIG_JSON_REF_STATS, "ttft", "TTFT", "TTFT", "ms", "%.1f", FIG_DIST,         \
-    FIG_COMBINE_SAMPLES, false,                                                                   \
-    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)                      \
-  X(FIG_TPOT, "tpot", FIG_JSON_REF_STATS, "tpot", "TPOT", "TPOT", "ms", "%.1f", FIG_DIST,         \
-    FIG_COMBINE_SAMPLES, false,                                                                   \
-    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)                      \
-  X(FIG_ITL, "itl", FIG_JSON_REF_STATS, "itl", "ITL", "ITL", "ms", "%.1f", FIG_DIST,              \
-    FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY)                              \
-  X(FIG_E2EL, "e2el", FIG_JSON_REF_STATS, "e2el", "E2EL", "E2EL", "ms", "%.1f", FIG_DIST,         \
-    FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)            \
-  X(FIG_TOKENS_PER_CHUNK, "tokens_per_chunk", FIG_JSON_STAT_OBJECT,                               \
-    "servetop/additions/tokens_per_chunk", "tok/chunk", "tokens per chunk", "", "%.2f", FIG_DIST, \
-    FIG_COMBINE_RATIO, true, 0)                                                                   \
-  X(FIG_ACCEPT_LENGTH, "accept_length", FIG_JSON_NUMBER, "servetop/server/acceptance/accept_length", \
-    "accept", "accept length (tokens/step)", "tokens/step", "%.2f", FIG_SCALAR,                   \
-    FIG_COMBINE_SERVER, true, FIG_SHOW_COMPARE)                                                   \
-  X(FIG_COMPLETED, "completed", FIG_JSON_NUMBER, "completed", "done", "completed requests", "",   \
-    "%.0f", FIG_SCALAR, FIG_COMBINE_COUNT, true, FIG_SHOW_COMPARE)                                \
-  X(FIG_DURATION, "duration_s", FIG_JSON_NUMBER, "duration", "duration", "duration (s)", "s",     \
-    "%.1f", FIG_SCALAR, FIG_COMBINE_SPAN, false, FIG_SHOW_COMPARE)
+#define FIG_TABLE(X)                                                                                \
+  X(FIG_REQ_TPUT, "request_throughput", FIG_JSON_NUMBER, "request_throughput",                      \
+    "req/s", "req", "request throughput (req/s)", "req/s", "%.2f",                                  \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE)                                 \
+  X(FIG_OUTPUT_TPUT, "output_throughput", FIG_JSON_NUMBER, "output_throughput",                     \
+    "output tok/s", "out", "output throughput (tok/s)", "tok/s", "%.0f",                            \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_POINTS)\
+  X(FIG_TOTAL_TPUT, "total_token_throughput", FIG_JSON_NUMBER, "total_token_throughput",            \
+    "total tok/s", "total", "total throughput (tok/s)", "tok/s", "%.0f",                            \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE)                                 \
+  X(FIG_OUTPUT_TPUT_PER_GPU, "output_throughput_per_gpu", FIG_JSON_NONE, NULL,                      \
+    "output tok/s/GPU", "out/GPU", "output tok/s per GPU", "tok/s", "%.0f",                         \
+    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE)                                        \
+  X(FIG_INTERACTIVITY, "interactivity", FIG_JSON_NONE, NULL,                                        \
+    "tok/s/user", "interactivity", "interactivity (tok/s/user)", "tok/s/user", "%.1f",              \
+    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE)                                        \
+  X(FIG_TTFT, "ttft", FIG_JSON_REF_STATS, "ttft",                                                   \
+    "TTFT", "TTFT", "TTFT", "ms", "%.1f",                                                           \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)\
+  X(FIG_TPOT, "tpot", FIG_JSON_REF_STATS, "tpot",                                                   \
+    "TPOT", "TPOT", "TPOT", "ms", "%.1f",                                                           \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)\
+  X(FIG_ITL, "itl", FIG_JSON_REF_STATS, "itl",                                                      \
+    "ITL", "ITL", "ITL", "ms", "%.1f",                                                              \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY)                      \
+  X(FIG_E2EL, "e2el", FIG_JSON_REF_STATS, "e2el",                                                   \
+    "E2EL", "E2EL", "E2EL", "ms", "%.1f",                                                           \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)    \
+  X(FIG_TOKENS_PER_CHUNK, "tokens_per_chunk", FIG_JSON_STAT_OBJECT, "servetop/additions/tokens_per_chunk",\
+    "tok/chunk", "tok/chunk", "tokens per chunk", "", "%.2f",                                       \
+    FIG_DIST, FIG_COMBINE_RATIO, true, 0)                                                           \
+  X(FIG_ACCEPT_LENGTH, "accept_length", FIG_JSON_NUMBER, "servetop/server/acceptance/accept_length",\
+    "accept len", "accept", "accept length (tokens/step)", "tokens/step", "%.2f",                   \
+    FIG_SCALAR, FIG_COMBINE_SERVER, true, FIG_SHOW_COMPARE)                                         \
+  X(FIG_COMPLETED, "completed", FIG_JSON_NUMBER, "completed",                                       \
+    "completed", "done", "completed requests", "", "%.0f",                                          \
+    FIG_SCALAR, FIG_COMBINE_COUNT, true, FIG_SHOW_COMPARE)                                          \
+  X(FIG_DURATION, "duration_s", FIG_JSON_NUMBER, "duration",                                        \
+    "duration", "time", "duration (s)", "s", "%.1f",                                                \
+    FIG_SCALAR, FIG_COMBINE_SPAN, false, FIG_SHOW_COMPARE)
 
 #define FIG_ENUM_ROW(id, ...) id,
 enum fig_id { FIG_TABLE(FIG_ENUM_ROW) FIG_N };
@@ -237,6 +241,7 @@ struct fig_desc {
   enum fig_json json_style;
   const char *json;
   const char *label;
+  const char *brief;
   const char *title;
   const char *unit;
   const char *format;
@@ -265,6 +270,9 @@ const char *fig_stat_name(enum fig_stat s);
 void fig_set_clear(struct fig_set *set);
 /* Sets a scalar. */
 void fig_set_scalar(struct fig_set *set, enum fig_id id, bool valid, double v);
+/* Sets a distribution (NaN for a stat not known; valid when n > 0). */
+void fig_set_dist(struct fig_set *set, enum fig_id id, int64_t n, double mean, double p50,
+                  double p90, double p99);
 /* v[stat] of a figure, or NaN when the figure or the stat is not known. */
 double fig_get(const struct fig_set *set, enum fig_id id, enum fig_stat stat);
 /* True when v[stat] is known (valid and finite). */
@@ -285,5 +293,11 @@ void fig_format(char *buf, size_t len, const struct fig_set *set, enum fig_id id
  * chunks carry floor(tokens * c / chunks) (so all of them carry exactly
  * tokens). Returns the tokens chunks [from, to) carry (0 <= from <= to <= chunks). */
 int64_t fig_spread_tokens(int64_t tokens, uint32_t chunks, uint32_t from, uint32_t to);
+/* The same rule by second, as the live window credits a request when it
+ * ends: its last n seconds with chunks, oldest first, chunks[i] in the i-th
+ * (any earlier chunks, total - the sum, came before them); tokens_out[i]
+ * gets what those chunks carry. */
+void fig_spread_by_second(int64_t tokens, uint32_t total, const uint32_t *chunks, size_t n,
+                          int64_t *tokens_out);
 
 #endif
