@@ -67,7 +67,7 @@ struct xfer {
 };
 
 /* Live latencies, one histogram per metric. */
-enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_N };
+enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_SEND_LAG, LAT_N };
 struct live_lat {
   struct live_hist h[LAT_N];
 };
@@ -605,6 +605,9 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   rec->dispatch_ns = now - run->start_ns;
   x->dispatch_abs_ns = now;
   x->now_ns = x->hand_ns = now; /* no stamp of this request before it */
+  /* send lag (scheduled -> handed to libcurl), live as the result's additions.send_lag */
+  live_record_us(w, live_slot_at(w, now), LAT_SEND_LAG,
+                 (uint64_t)(now > scheduled_abs_ns ? (now - scheduled_abs_ns) / 1000 : 0));
   w->in_flight++;
   w->dispatched++;
   active_add(w, x);
@@ -1229,6 +1232,7 @@ static void live_latencies(struct fig_set *dst, const struct live_lat *src) {
   fig_set_from_hist_us(dst, FIG_TPOT, &src->h[LAT_TPOT]);
   fig_set_from_hist_us(dst, FIG_ITL, &src->h[LAT_ITL]);
   fig_set_from_hist_us(dst, FIG_E2EL, &src->h[LAT_E2EL]);
+  fig_set_from_hist_us(dst, FIG_SEND_LAG, &src->h[LAT_SEND_LAG]);
 }
 
 /* The rates of the model over a span: output tokens, (those + input tokens),

@@ -221,6 +221,9 @@ enum fig_stat {
   X(FIG_TOKENS_PER_CHUNK, "tokens_per_chunk", FIG_JSON_STAT_OBJECT, "servetop/additions/tokens_per_chunk",\
     "tok/chunk", "tok/chunk", "tokens per chunk", "", "%.2f",                                       \
     FIG_DIST, FIG_COMBINE_RATIO, true, 0)                                                           \
+  X(FIG_SEND_LAG, "send_lag", FIG_JSON_STAT_OBJECT, "servetop/additions/send_lag",                  \
+    "send lag", "send lag", "send lag (ms)", "ms", "%.1f",                                          \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_STATUS)                                          \
   X(FIG_ACCEPT_LENGTH, "accept_length", FIG_JSON_NUMBER, "servetop/server/acceptance/accept_length",\
     "accept len", "accept", "accept length (tokens/step)", "tokens/step", "%.2f",                   \
     FIG_SCALAR, FIG_COMBINE_SERVER, true, FIG_SHOW_COMPARE)                                         \

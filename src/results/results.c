@@ -333,7 +333,7 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   summarize_s_as_ms(e2el, n_ok, s, &out->stat[RESULTS_E2EL], &figs->f[FIG_E2EL]);
   summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
   summarize_fig(tpc, n_ok, s, &out->tokens_per_chunk, &figs->f[FIG_TOKENS_PER_CHUNK], 1.0);
-  summarize_ms(lag, n_lag, s, &out->send_lag);
+  summarize_fig(lag, n_lag, s, &out->send_lag, &figs->f[FIG_SEND_LAG], 1.0);
   summarize_ms(connect, n_connect, s, &out->connect);
   summarize_ms(accept, n_accept, s, &out->accept_rate);
   free(accept);
