@@ -674,6 +674,7 @@ START_TEST(engine_live_window_figures) {
   ck_assert(fig_get(&live.window, FIG_OUTPUT_TPUT, FIG_VALUE) > 0 && fig_get(&live.window, FIG_REQ_TPUT, FIG_VALUE) > 0);
   /* the whole point: every request, and the result's duration once over */
   ck_assert(live.point.f[FIG_TTFT].n == 12 && live.point.f[FIG_ITL].n == 24 && live.point.f[FIG_E2EL].n == 12);
+  ck_assert(live.point.f[FIG_SEND_LAG].n == 12); /* one per request sent, as the result's */
   ck_assert(live.window_from_s == 0 && live.window_s > 0);
   struct lg_result res;
   lg_run_finish(run, &res);

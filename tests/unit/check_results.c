@@ -406,6 +406,21 @@ START_TEST(file_names_and_round_trip) {
   ck_assert(f.figs.f[FIG_TTFT].valid);
   ck_assert_double_eq_tol(fig_get(&f.figs, FIG_TTFT, FIG_STAT_MEAN), 350.0 / 3.0, 1e-9);
   ck_assert_double_eq_tol(fig_get(&f.figs, FIG_E2EL, FIG_STAT_P99), 398.0, 1e-9);
+  /* every figure the file holds is the computed one (the reader walks the table) */
+  for (int id = 0; id < FIG_N; id++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)id);
+    if (d->json_style == FIG_JSON_NONE || !m.figs.f[id].valid)
+      continue;
+    ck_assert_msg(f.figs.f[id].valid, "%s not read back", d->name);
+    const enum fig_stat stats[] = {FIG_STAT_MEAN, FIG_STAT_P50, FIG_STAT_P99};
+    for (size_t k = 0; k < (d->kind == FIG_DIST ? 3u : 1u); k++)
+      ck_assert_msg(fabs(fig_get(&f.figs, d->id, stats[k]) - fig_get(&m.figs, d->id, stats[k])) <
+                        1e-9,
+                    "%s %s: read %g, computed %g", d->name, fig_stat_name(stats[k]),
+                    fig_get(&f.figs, d->id, stats[k]), fig_get(&m.figs, d->id, stats[k]));
+  }
+  ck_assert(f.figs.f[FIG_SEND_LAG].valid && f.figs.f[FIG_SEND_LAG].n == 4); /* every request sent */
+  ck_assert_double_eq_tol(fig_get(&f.figs, FIG_SEND_LAG, FIG_STAT_MEAN), m.send_lag.mean_ms, 1e-12);
   ck_assert(f.servetop && !f.interrupted);
   ck_assert_str_eq(f.model_id, "deepseek-ai/DeepSeek-R1");
   results_file_fini(&f);
