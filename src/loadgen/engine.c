@@ -605,9 +605,6 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   rec->dispatch_ns = now - run->start_ns;
   x->dispatch_abs_ns = now;
   x->now_ns = x->hand_ns = now; /* no stamp of this request before it */
-  /* send lag (scheduled -> handed to libcurl), live as the result's additions.send_lag */
-  live_record_us(w, live_slot_at(w, now), LAT_SEND_LAG,
-                 (uint64_t)(now > scheduled_abs_ns ? (now - scheduled_abs_ns) / 1000 : 0));
   w->in_flight++;
   w->dispatched++;
   active_add(w, x);
@@ -622,6 +619,10 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
    * libcurl checks the socket itself and keeps waiting if it is not. */
   if (x->connecting != CURL_SOCKET_BAD)
     curl_multi_socket_action(w->multi, x->connecting, CURL_CSELECT_OUT, &running);
+  /* send lag (scheduled -> handed to libcurl), live as the result's additions.send_lag;
+   * counted once the request is on its way (the histograms are no work before it) */
+  live_record_us(w, live_slot_at(w, now), LAT_SEND_LAG,
+                 (uint64_t)(now > scheduled_abs_ns ? (now - scheduled_abs_ns) / 1000 : 0));
 }
 
 /* Why the request failed, or LG_OK. An error event the server sent is the

@@ -175,9 +175,9 @@ static void check_point(const char *name, const struct samples *c, const struct 
   ck_assert_int_eq(end->output_tokens, m->total_output);
   ck_assert_msg(fabs(end->elapsed_s - m->duration_s) < 1e-9, "%s: elapsed %.9f duration %.9f",
                 name, end->elapsed_s, m->duration_s);
-  ck_assert_msg(fabs(fig_get(&end->point, FIG_OUTPUT_TPUT, FIG_VALUE) - m->output_throughput) <=
-                    1e-9 * m->output_throughput,
-                "%s: live output %.6f tok/s, result %.6f", name, fig_get(&end->point, FIG_OUTPUT_TPUT, FIG_VALUE),
+  double end_out = fig_get(&end->point, FIG_OUTPUT_TPUT, FIG_VALUE);
+  ck_assert_msg(fabs(end_out - m->output_throughput) <= 1e-9 * m->output_throughput,
+                "%s: live output %.6f tok/s, result %.6f", name, end_out,
                 m->output_throughput);
   ck_assert_int_eq(end->accept_requests, m->accept_requests);
   ck_assert_int_eq(end->accept_draft_tokens, m->accept_draft_tokens);
@@ -256,7 +256,8 @@ static void check_point(const char *name, const struct samples *c, const struct 
     }
     /* steady state: a full window while every stream is busy */
     if (l->window_s >= LG_LIVE_WINDOW_S - 1 && l->dispatched < l->total) {
-      double rel = fabs(fig_get(&l->window, FIG_OUTPUT_TPUT, FIG_VALUE) - m->output_throughput) / m->output_throughput;
+      double rel = fabs(fig_get(&l->window, FIG_OUTPUT_TPUT, FIG_VALUE) - m->output_throughput) /
+                   m->output_throughput;
       ws.n_full++;
       if (rel > ws.max_full_vs_final)
         ws.max_full_vs_final = rel;
