@@ -167,103 +167,65 @@ static double past_kv_tokens(const struct results_file *rf) {
   return cJSON_IsNumber(kv) && kv->valuedouble > 0 ? kv->valuedouble : (double)NAN;
 }
 
-static double past_median(const struct results_file *rf, enum results_metric_id m) {
-  return rf->has_stat[m] ? rf->median_ms[m] : (double)NAN;
-}
+/* The A/B view's figures, in its order: rows of the figures model (label,
+ * unit, which is better from the table; a distribution's p50), then the
+ * server's KV capacity, which is not a load figure. */
+static const enum fig_id ab_figs[] = {FIG_OUTPUT_TPUT, FIG_TOTAL_TPUT, FIG_REQ_TPUT,
+                                      FIG_INTERACTIVITY, FIG_TTFT, FIG_TPOT,
+                                      FIG_ITL, FIG_E2EL, FIG_ACCEPT_LENGTH};
+enum { AB_N_ROWS = ST_ARRAY_LEN(ab_figs) + 1 };
 
-/* The figures of one past point in abview_rows() order. */
-static void past_values(const struct results_file *rf, double *v) {
-  double tpot = past_median(rf, RESULTS_TPOT);
-  double out[] = {
-      rf->output_throughput,
-      rf->total_token_throughput,
-      rf->request_throughput,
-      tpot > 0 ? 1000.0 / tpot : (double)NAN,
-      past_median(rf, RESULTS_TTFT),
-      tpot,
-      past_median(rf, RESULTS_ITL),
-      past_median(rf, RESULTS_E2EL),
-      rf->accept_length_valid ? rf->accept_length : (double)NAN,
-      past_kv_tokens(rf),
-  };
-  memcpy(v, out, sizeof out);
-}
-
-static double pct_or_nan(const struct snap_percentiles *p, double v) {
-  return p->valid ? v : (double)NAN;
-}
-
-/* The figures of a live arm's finished point in abview_rows() order. */
-static void point_values(const struct snap_point_result *p, double *v) {
-  double tpot = pct_or_nan(&p->tpot, p->tpot.p50_ms);
-  double out[] = {
-      p->rates.valid ? p->rates.output_tok_per_s : (double)NAN,
-      p->rates.valid ? p->rates.total_tok_per_s : (double)NAN,
-      p->rates.valid ? p->rates.req_per_s : (double)NAN,
-      tpot > 0 ? 1000.0 / tpot : (double)NAN,
-      pct_or_nan(&p->ttft, p->ttft.p50_ms),
-      tpot,
-      pct_or_nan(&p->itl, p->itl.p50_ms),
-      pct_or_nan(&p->e2el, p->e2el.p50_ms),
-      p->accept_length_valid ? p->accept_length : (double)NAN,
-      p->kv_tokens_valid ? (double)p->kv_tokens : (double)NAN,
-  };
-  memcpy(v, out, sizeof out);
+/* One arm's values in abview_rows() order: the figures of set (NULL: none
+ * known) and the KV capacity. */
+static void set_values(const struct fig_set *set, double kv_tokens, double *v) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(ab_figs); i++) {
+    enum fig_id id = ab_figs[i];
+    v[i] = set ? fig_get(set, id, fig_desc(id)->kind == FIG_DIST ? FIG_STAT_P50 : FIG_VALUE)
+               : (double)NAN;
+  }
+  v[ST_ARRAY_LEN(ab_figs)] = kv_tokens;
 }
 
 size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows) {
-  static const struct {
-    const char *label;
-    bool higher_is_better;
-    char unit;
-  } spec[] = {
-      {"output tok/s", true, 'n'}, {"total tok/s", true, 'n'}, {"req/s", true, 'n'},
-      {"tok/s/user", true, 'n'},   {"TTFT p50", false, 'm'},   {"TPOT p50", false, 'm'},
-      {"ITL p50", false, 'm'},     {"E2EL p50", false, 'm'},   {"accept len", true, 'n'},
-      {"KV tokens", true, 'k'},
-  };
-  size_t n = ST_ARRAY_LEN(spec) < max_rows ? ST_ARRAY_LEN(spec) : max_rows;
+  size_t n = AB_N_ROWS < max_rows ? AB_N_ROWS : max_rows;
   for (size_t i = 0; i < n; i++) {
-    rows[i].label = spec[i].label;
-    rows[i].higher_is_better = spec[i].higher_is_better;
-    rows[i].unit = spec[i].unit;
+    if (i == ST_ARRAY_LEN(ab_figs)) {
+      rows[i].label = "KV tokens";
+      rows[i].higher_is_better = true;
+      rows[i].unit = 'k';
+      continue;
+    }
+    const struct fig_desc *d = fig_desc(ab_figs[i]);
+    if (d->kind == FIG_DIST) {
+      snprintf(rows[i].label_buf, sizeof rows[i].label_buf, "%s p50", d->label);
+      rows[i].label = rows[i].label_buf;
+    } else {
+      rows[i].label = d->label;
+    }
+    rows[i].higher_is_better = d->higher_is_better;
+    rows[i].unit = strcmp(d->unit, "ms") == 0 ? 'm' : 'n';
   }
   for (int a = 0; a < 2; a++) {
+    double v[AB_N_ROWS];
     const struct results_file *rf = abview_past_result(ab, a);
-    if (rf) {
-      double v[ST_ARRAY_LEN(spec)];
-      past_values(rf, v);
-      for (size_t i = 0; i < n; i++)
-        rows[i].value[a] = v[i];
-      continue;
-    }
-    const struct snap_point_result *pt = abview_shown_point(ab, a);
-    if (pt) {
-      double v[ST_ARRAY_LEN(spec)];
-      point_values(pt, v);
-      for (size_t i = 0; i < n; i++)
-        rows[i].value[a] = v[i];
-      continue;
-    }
+    const struct snap_point_result *pt = rf ? NULL : abview_shown_point(ab, a);
     const struct runview *rv = &ab->arm[a];
     const struct snap_run *s = &rv->snap;
-    bool have = rv->have_snap;
-    const struct snap_rates *w = &s->throughput.run;
-    const struct snap_latency *lat = &s->latency;
-    double v[] = {
-        have && w->valid ? w->output_tok_per_s : (double)NAN,
-        have && w->valid ? w->total_tok_per_s : (double)NAN,
-        have && w->valid ? w->req_per_s : (double)NAN,
-        have && lat->tpot.run.valid && lat->tpot.run.p50_ms > 0 ? 1000.0 / lat->tpot.run.p50_ms
-                                                                : (double)NAN,
-        have ? pct_or_nan(&lat->ttft.run, lat->ttft.run.p50_ms) : (double)NAN,
-        have ? pct_or_nan(&lat->tpot.run, lat->tpot.run.p50_ms) : (double)NAN,
-        have ? pct_or_nan(&lat->itl.run, lat->itl.run.p50_ms) : (double)NAN,
-        have ? pct_or_nan(&lat->e2el.run, lat->e2el.run.p50_ms) : (double)NAN,
-        have && s->spec.accept_length_valid ? s->spec.accept_length : (double)NAN,
-        have && s->load.max_total_num_tokens_valid ? (double)s->load.max_total_num_tokens
+    if (rf) {
+      set_values(&rf->figs, past_kv_tokens(rf), v);
+    } else if (pt) {
+      set_values(&pt->figs, pt->kv_tokens_valid ? (double)pt->kv_tokens : (double)NAN, v);
+    } else if (rv->have_snap) {
+      struct fig_set run = s->figures.run;
+      /* the point's own acceptance as the run view shows it (the result's once saved) */
+      fig_set_scalar(&run, FIG_ACCEPT_LENGTH, s->spec.accept_length_valid, s->spec.accept_length);
+      set_values(&run,
+                 s->load.max_total_num_tokens_valid ? (double)s->load.max_total_num_tokens
                                                     : (double)NAN,
-    };
+                 v);
+    } else {
+      set_values(NULL, (double)NAN, v);
+    }
     for (size_t i = 0; i < n; i++)
       rows[i].value[a] = v[i];
   }
@@ -278,9 +240,8 @@ size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size
     const struct run_compare_side *side = &ab->past[arm].side;
     int gpus = side->n_gpus > 0 ? side->n_gpus : 1;
     for (size_t i = 0; i < side->n_results && n < max_points; i++) {
-      double tpot = past_median(&side->results[i], RESULTS_TPOT);
-      x[n] = tpot > 0 ? 1000.0 / tpot : (double)NAN;
-      y[n] = side->results[i].output_throughput / gpus;
+      x[n] = fig_get(&side->results[i].figs, FIG_INTERACTIVITY, FIG_VALUE);
+      y[n] = fig_get(&side->results[i].figs, FIG_OUTPUT_TPUT, FIG_VALUE) / gpus;
       n++;
     }
     return n;
@@ -299,9 +260,8 @@ size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size
     int gpus = r && p->point_index >= 0 && (size_t)p->point_index < r->n_points
                    ? r->points[p->point_index].tp
                    : 1;
-    double tpot = p->tpot.valid ? p->tpot.p50_ms : (double)NAN;
-    x[n] = tpot > 0 ? 1000.0 / tpot : (double)NAN;
-    y[n] = p->rates.valid ? p->rates.output_tok_per_s / (gpus > 0 ? gpus : 1) : (double)NAN;
+    x[n] = fig_get(&p->figs, FIG_INTERACTIVITY, FIG_VALUE);
+    y[n] = fig_get(&p->figs, FIG_OUTPUT_TPUT, FIG_VALUE) / (gpus > 0 ? gpus : 1);
     n++;
   }
   return n;
@@ -343,11 +303,10 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
     if (y >= in.y + in.h)
       break;
     const struct results_file *rf = &p->side.results[i];
-    double tpot = past_median(rf, RESULTS_TPOT);
     char out[16], user[16];
     snprintf(buf, sizeof buf, "%s %4d  %11s  %10s", rf == shown ? ">" : " ", rf->max_concurrency,
-             ui_fmt_si(rf->output_throughput, out, sizeof out),
-             ui_fmt_si(tpot > 0 ? 1000.0 / tpot : (double)NAN, user, sizeof user));
+             ui_fmt_si(fig_get(&rf->figs, FIG_OUTPUT_TPUT, FIG_VALUE), out, sizeof out),
+             ui_fmt_si(fig_get(&rf->figs, FIG_INTERACTIVITY, FIG_VALUE), user, sizeof user));
     ui_put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
   }
 }

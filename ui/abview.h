@@ -69,7 +69,8 @@ bool abview_job_remaining_s(const struct abview *ab, double *out_s);
 
 /* One row of the comparison: the same figure for both arms. */
 struct ab_row {
-  const char *label;
+  const char *label;     /* the figure's label (the table's), or label_buf */
+  char label_buf[32];
   double value[2];       /* NaN = unknown */
   bool higher_is_better;
   char unit;             /* 'n' number, 'm' milliseconds, 'k' tokens */

@@ -32,10 +32,10 @@ static void add_mark(struct runview *rv) {
 static void add_sample(struct runview *rv) {
   const struct snap_run *s = &rv->snap;
   size_t at = rv->n_samples % RUNVIEW_HISTORY;
-  const struct snap_rates *w = &s->throughput.window;
-  rv->ring[RUNVIEW_OUTPUT_TOK_S][at] = w->valid ? w->output_tok_per_s : (double)NAN;
-  rv->ring[RUNVIEW_TOTAL_TOK_S][at] = w->valid ? w->total_tok_per_s : (double)NAN;
-  rv->ring[RUNVIEW_REQ_S][at] = w->valid ? w->req_per_s : (double)NAN;
+  const struct fig_set *w = &s->figures.window;
+  rv->ring[RUNVIEW_OUTPUT_TOK_S][at] = fig_get(w, FIG_OUTPUT_TPUT, FIG_VALUE);
+  rv->ring[RUNVIEW_TOTAL_TOK_S][at] = fig_get(w, FIG_TOTAL_TPUT, FIG_VALUE);
+  rv->ring[RUNVIEW_REQ_S][at] = fig_get(w, FIG_REQ_TPUT, FIG_VALUE);
   /* the chart shows what moves now (the latest interval); the number beside it the point's */
   rv->ring[RUNVIEW_ACCEPT_LENGTH][at] = s->spec.interval_accept_length_valid
                                             ? s->spec.interval_accept_length
@@ -297,16 +297,23 @@ static void render_throughput(const struct runview *rv, struct ui_grid *g, struc
   struct ui_rect in = ui_rect_inner(box);
   if (in.h < 1)
     return;
-  const struct snap_throughput *t = &rv->snap.throughput;
-  const struct snap_rates *w = &t->window;
+  const struct snap_figures *t = &rv->snap.figures;
+  /* the window's rates of the figures model, each in its chart's colour */
+  static const struct {
+    enum fig_id id;
+    const char *name;   /* before the value ("" for none) */
+    enum theme_role role;
+  } rates[] = {{FIG_OUTPUT_TPUT, "output ", THEME_CHART_OUTPUT},
+               {FIG_TOTAL_TPUT, "total ", THEME_CHART_TOTAL},
+               {FIG_REQ_TPUT, "", THEME_CHART_RPS}};
   char v[16], buf[64];
   int end = in.x + in.w, x = in.x + 1;
-  snprintf(buf, sizeof buf, "output %s tok/s", w->valid ? ui_fmt_si(w->output_tok_per_s, v, sizeof v) : "-");
-  x = ui_put(g, x, in.y, end, buf, THEME_CHART_OUTPUT, gl) + 2;
-  snprintf(buf, sizeof buf, "total %s tok/s", w->valid ? ui_fmt_si(w->total_tok_per_s, v, sizeof v) : "-");
-  x = ui_put(g, x, in.y, end, buf, THEME_CHART_TOTAL, gl) + 2;
-  snprintf(buf, sizeof buf, "%s req/s", w->valid ? ui_fmt_si(w->req_per_s, v, sizeof v) : "-");
-  x = ui_put(g, x, in.y, end, buf, THEME_CHART_RPS, gl) + 2;
+  for (size_t i = 0; i < ST_ARRAY_LEN(rates); i++) {
+    double val = fig_get(&t->window, rates[i].id, FIG_VALUE);
+    snprintf(buf, sizeof buf, "%s%s %s", rates[i].name,
+             isfinite(val) ? ui_fmt_si(val, v, sizeof v) : "-", fig_desc(rates[i].id)->unit);
+    x = ui_put(g, x, in.y, end, buf, rates[i].role, gl) + 2;
+  }
   if (t->server_gen_valid) {
     snprintf(buf, sizeof buf, "server says %s tok/s", ui_fmt_si(t->server_gen_tok_per_s, v, sizeof v));
     ui_put(g, x, in.y, end, buf, THEME_INACTIVE, gl);
@@ -419,47 +426,49 @@ static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui
                   gl);
 }
 
-static void latency_cell(const struct snap_percentiles *p, double ms, char *buf, size_t n) {
-  if (!p->valid)
+static void latency_cell(const struct fig_set *set, enum fig_id id, enum fig_stat stat, char *buf,
+                         size_t n) {
+  if (!fig_has(set, id, stat))
     snprintf(buf, n, "-");
   else
-    ui_fmt_ms(ms, buf, n);
+    ui_fmt_ms(fig_get(set, id, stat), buf, n);
 }
+
+enum { LATENCY_ROWS = 4 };
 
 static void render_latency(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                            const struct ui_glyphs *gl) {
   ui_box(g, box, "Latency (last 10 s | run)", THEME_BORDER, THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
-  const struct snap_latency *lat = &rv->snap.latency;
-  const struct {
-    const char *name;
-    const struct snap_latency_row *row;
-  } rows[] = {{"TTFT", &lat->ttft}, {"TPOT", &lat->tpot}, {"ITL", &lat->itl}, {"E2EL", &lat->e2el}};
+  const struct snap_figures *f = &rv->snap.figures;
   static const struct ui_table_col cols[] = {
       {"", 5, false},       {"p50", 7, true},     {"p90", 7, true},     {"p99", 7, true},
       {"run p50", 8, true}, {"run p90", 8, true}, {"run p99", 8, true},
   };
-  char text[4][7][16];
-  const char *cells[4 * 7];
-  for (size_t r = 0; r < 4; r++) {
-    const struct snap_percentiles *w = &rows[r].row->window, *a = &rows[r].row->run;
-    snprintf(text[r][0], sizeof text[r][0], "%s", rows[r].name);
-    latency_cell(w, w->p50_ms, text[r][1], sizeof text[r][1]);
-    latency_cell(w, w->p90_ms, text[r][2], sizeof text[r][2]);
-    latency_cell(w, w->p99_ms, text[r][3], sizeof text[r][3]);
-    latency_cell(a, a->p50_ms, text[r][4], sizeof text[r][4]);
-    latency_cell(a, a->p90_ms, text[r][5], sizeof text[r][5]);
-    latency_cell(a, a->p99_ms, text[r][6], sizeof text[r][6]);
+  static const enum fig_stat stats[] = {FIG_STAT_P50, FIG_STAT_P90, FIG_STAT_P99};
+  char text[LATENCY_ROWS][7][16];
+  const char *cells[LATENCY_ROWS * 7];
+  size_t r = 0;
+  /* the rows: the figures the table shows in the latency table, in its order */
+  for (int id = 0; id < FIG_N && r < LATENCY_ROWS; id++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)id);
+    if (!(d->shown & FIG_SHOW_LATENCY))
+      continue;
+    snprintf(text[r][0], sizeof text[r][0], "%s", d->label);
+    for (size_t k = 0; k < ST_ARRAY_LEN(stats); k++) {
+      latency_cell(&f->window, d->id, stats[k], text[r][1 + k], sizeof text[r][1 + k]);
+      latency_cell(&f->run, d->id, stats[k], text[r][4 + k], sizeof text[r][4 + k]);
+    }
     for (size_t c = 0; c < 7; c++)
       cells[r * 7 + c] = text[r][c];
+    r++;
   }
   struct ui_rect table = {in.x + 1, in.y, in.w - 1, in.h};
-  ui_table(g, table, cols, 7, cells, NULL, 4, THEME_HEADER, gl->braille);
+  ui_table(g, table, cols, 7, cells, NULL, r, THEME_HEADER, gl->braille);
   if (in.h >= 6) {
     char buf[64], v[16];
-    snprintf(buf, sizeof buf, "tokens/chunk %s",
-             lat->tokens_per_chunk_valid ? (snprintf(v, sizeof v, "%.2f", lat->tokens_per_chunk_mean), v)
-                                         : "-");
+    fig_format(v, sizeof v, &f->run, FIG_TOKENS_PER_CHUNK, FIG_STAT_MEAN);
+    snprintf(buf, sizeof buf, "tokens/chunk %s", v);
     ui_put(g, in.x + 1, in.y + 5, in.x + in.w, buf, THEME_INACTIVE, gl);
   }
 }

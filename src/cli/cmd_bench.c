@@ -87,10 +87,9 @@ static void raise_fd_limit(void) {
 struct progress_figures {
   int64_t completed, total, failed, in_flight;
   double elapsed_s;
-  double window_out_tok_per_s;    /* the last LG_LIVE_WINDOW_S s */
-  double point_out_tok_per_s;     /* the whole point so far */
-  bool ttft_valid, tpot_valid;
-  double ttft_p50_ms, tpot_p50_ms; /* whole point */
+  struct fig_set window;          /* the figures model: the last LG_LIVE_WINDOW_S s */
+  double window_s;
+  struct fig_set point;           /* the whole point so far (the result's at the end) */
   bool accept_valid;
   double accept_length;           /* run-scoped, as the result saves it */
   bool draft_valid;
@@ -114,12 +113,9 @@ static void figures_from_live(const struct lg_live *live, struct sig_scraper *sc
   f->failed = live->failed;
   f->in_flight = live->in_flight;
   f->elapsed_s = live->elapsed_s;
-  f->window_out_tok_per_s = live->window_output_tok_per_s;
-  f->point_out_tok_per_s = live->point_output_tok_per_s;
-  f->ttft_valid = live->point.ttft.valid;
-  f->ttft_p50_ms = live->point.ttft.p50_ms;
-  f->tpot_valid = live->point.tpot.valid;
-  f->tpot_p50_ms = live->point.tpot.p50_ms;
+  f->window = live->window;
+  f->window_s = live->window_s;
+  f->point = live->point;
   if (scraper) {
     struct sig_live sig;
     sig_scraper_live(scraper, &sig);
@@ -140,12 +136,9 @@ static void figures_from_result(const struct measure_result *r, const struct pro
   f->total = r->settings.num_prompts;
   f->failed = m->failed;
   f->elapsed_s = m->duration_s;
-  f->window_out_tok_per_s = live->window_out_tok_per_s;
-  f->point_out_tok_per_s = m->output_throughput;
-  f->ttft_valid = m->stat[RESULTS_TTFT].n > 0;
-  f->ttft_p50_ms = m->stat[RESULTS_TTFT].median_ms;
-  f->tpot_valid = m->stat[RESULTS_TPOT].n > 0;
-  f->tpot_p50_ms = m->stat[RESULTS_TPOT].median_ms;
+  f->window = live->window;
+  f->window_s = live->window_s;
+  f->point = m->figs;
   f->accept_valid = r->have_signals && r->signals.accept_length_valid;
   f->accept_length = r->signals.accept_length;
   f->draft_valid = m->accept_draft_tokens > 0;
@@ -162,21 +155,18 @@ static void print_progress(struct bench_ui *ui, const struct progress_figures *f
     double rate = (double)finished / f->elapsed_s;
     snprintf(eta, sizeof(eta), "ETA %.0fs", (double)(f->total - finished) / rate);
   }
-  char ttft[32] = "-", tpot[32] = "-", accept[48] = "", draft[48] = "";
-  if (f->ttft_valid)
-    snprintf(ttft, sizeof ttft, "%.1f", f->ttft_p50_ms);
-  if (f->tpot_valid)
-    snprintf(tpot, sizeof tpot, "%.2f", f->tpot_p50_ms);
+  char accept[48] = "", draft[48] = "";
   if (f->accept_valid)
     snprintf(accept, sizeof(accept), "  accept %.2f", f->accept_length);
   if (f->draft_valid)
     snprintf(draft, sizeof(draft), "  drafts accepted %.1f%%", f->draft_rate * 100.0);
-  fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  %s  out tok/s %.0f (%ds) "
-                  "%.0f (point)  TTFT p50 %s ms  TPOT p50 %s ms%s%s%s",
+  struct sbuf figs = {0};
+  cli_figures_line(&figs, "  ", &f->window, f->window_s, &f->point);
+  fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  %s%s%s%s%s",
           ui->tty ? "\r" : "", (long long)f->completed, (long long)f->total,
-          (long long)f->failed, (long long)f->in_flight, eta, f->window_out_tok_per_s,
-          LG_LIVE_WINDOW_S, f->point_out_tok_per_s, ttft, tpot, accept, draft,
-          ui->tty && !last ? "\033[K" : ui->tty ? "\033[K\n" : "\n");
+          (long long)f->failed, (long long)f->in_flight, eta, figs.data ? figs.data : "", accept,
+          draft, ui->tty && !last ? "\033[K" : ui->tty ? "\033[K\n" : "\n");
+  sbuf_free(&figs);
   fflush(stderr);
   ui->printed = !last;
 }

@@ -6,6 +6,7 @@
 #include "tui.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,12 +150,6 @@ static struct recipe_set *load_recipes(const struct run_opts *o) {
  * terminal (one line per run of --ab-parallel), a new line a second when the
  * output is not one. Events (a point's result, a restart, how a launch went)
  * are lines of their own above it. */
-static void format_ms(char *buf, size_t len, const struct snap_percentiles *p) {
-  if (p->valid)
-    snprintf(buf, len, "%.1f", p->p50_ms);
-  else
-    snprintf(buf, len, "-");
-}
 
 static void format_duration(char *buf, size_t len, double s) {
   if (s >= 3600)
@@ -169,12 +164,7 @@ static void format_duration(char *buf, size_t len, double s) {
 
 /* The live line's figures (whole point so far; they converge to the result). */
 static void live_figures(struct sbuf *sb, const struct snap_run *s) {
-  char ttft[32], tpot[32];
-  format_ms(ttft, sizeof(ttft), &s->latency.ttft.run);
-  format_ms(tpot, sizeof(tpot), &s->latency.tpot.run);
-  sbuf_printf(sb, " | out %.0f tok/s (%.0fs), %.0f (point) | TTFT p50 %s ms | TPOT p50 %s ms",
-              s->throughput.window.output_tok_per_s, s->throughput.window_span_s,
-              s->throughput.run.output_tok_per_s, ttft, tpot);
+  cli_figures_line(sb, " | ", &s->figures.window, s->figures.window_span_s, &s->figures.run);
   /* the point's own acceptance, by the result's method over its window so
    * far (the result's figure once it ends); none before the point has one */
   if (s->spec.accept_length_valid)
@@ -229,20 +219,20 @@ static void status_line(struct sbuf *sb, const char *tag, const struct snap_run 
 /* A point whose result was saved, as a line of its own. */
 static void point_line(FILE *out, const char *tag, const struct snap_run *s,
                        const struct snap_point_result *p) {
-  char ttft[32], tpot[32], d[16];
-  format_ms(ttft, sizeof ttft, &p->ttft);
-  format_ms(tpot, sizeof tpot, &p->tpot);
+  char d[16];
   format_duration(d, sizeof d, p->duration_s);
-  fprintf(out, "%s[%s%s] point %d/%d c=%d %s: %lld/%lld done %lld failed in %s | out %.0f tok/s | "
-               "TTFT p50 %s ms | TPOT p50 %s ms",
-          tag, s->server.engine, s->server.simulated ? " SIMULATED" : "", p->point_index + 1,
+  struct sbuf figs = {0};
+  cli_figures_line(&figs, " | ", NULL, 0, &p->figs);
+  fprintf(out, "%s[%s%s] point %d/%d c=%d %s: %lld/%lld done %lld failed in %s%s", tag,
+          s->server.engine, s->server.simulated ? " SIMULATED" : "", p->point_index + 1,
           s->progress.n_points > 0 ? s->progress.n_points : 1, p->conc, p->end,
           (long long)p->completed, (long long)p->total, (long long)p->failed, d,
-          p->rates.valid ? p->rates.output_tok_per_s : 0, ttft, tpot);
+          figs.data ? figs.data : "");
+  sbuf_free(&figs);
   if (p->cut_by_stop > 0)
     fprintf(out, " | %lld cut when the point ended (not failures)", (long long)p->cut_by_stop);
-  if (p->accept_length_valid)
-    fprintf(out, " | accept %.2f", p->accept_length);
+  if (fig_has(&p->figs, FIG_ACCEPT_LENGTH, FIG_VALUE))
+    fprintf(out, " | accept %.2f", fig_get(&p->figs, FIG_ACCEPT_LENGTH, FIG_VALUE));
   if (p->drafts_valid)
     fprintf(out, " | drafts accepted %.1f%%", p->drafts_accepted_frac * 100.0);
   if (p->conc_end != p->conc)
@@ -255,20 +245,45 @@ static void print_point_table(FILE *out, const char *tag, const struct snap_run 
   const struct snap_points *h = &s->points;
   if (h->n == 0)
     return;
-  fprintf(out, "%s%-5s %5s %-9s %13s %8s %10s %9s %9s %9s %6s\n", tag, "point", "conc", "end",
-          "ok/failed", "time", "out tok/s", "TTFT p50", "TPOT p50", "E2EL p50", "accept");
+  /* the figures of the model shown per point (FIG_SHOW_POINTS), then the acceptance */
+  struct sbuf head = {0};
+  sbuf_printf(&head, "%s%-5s %5s %-9s %13s %8s", tag, "point", "conc", "end", "ok/failed", "time");
+  for (int f = 0; f < FIG_N; f++) {
+    const struct fig_desc *fd = fig_desc((enum fig_id)f);
+    if (!(fd->shown & FIG_SHOW_POINTS))
+      continue;
+    char title[32];
+    if (fd->kind == FIG_DIST)
+      snprintf(title, sizeof title, "%s p50", fd->brief);
+    else
+      snprintf(title, sizeof title, "%s %s", fd->brief, fd->unit);
+    sbuf_printf(&head, " %*s", fd->kind == FIG_DIST ? 9 : 10, title);
+  }
+  fprintf(out, "%s %6s\n", head.data, "accept");
+  sbuf_free(&head);
   for (int i = 0; i < h->n; i++) {
     const struct snap_point_result *p = &h->point[i];
-    char okf[32], d[16], ttft[32], tpot[32], e2el[32], acc[16], rate[24];
+    char okf[32], d[16], acc[16];
     snprintf(okf, sizeof okf, "%lld/%lld", (long long)p->completed, (long long)p->failed);
     format_duration(d, sizeof d, p->duration_s);
-    format_ms(ttft, sizeof ttft, &p->ttft);
-    format_ms(tpot, sizeof tpot, &p->tpot);
-    format_ms(e2el, sizeof e2el, &p->e2el);
-    snprintf(acc, sizeof acc, p->accept_length_valid ? "%.2f" : "-", p->accept_length);
-    snprintf(rate, sizeof rate, p->rates.valid ? "%.1f" : "-", p->rates.output_tok_per_s);
-    fprintf(out, "%s%-5d %5d %-9s %13s %8s %10s %9s %9s %9s %6s\n", tag, p->point_index + 1,
-            p->conc, p->end, okf, d, rate, ttft, tpot, e2el, acc);
+    fig_format(acc, sizeof acc, &p->figs, FIG_ACCEPT_LENGTH, FIG_VALUE);
+    fprintf(out, "%s%-5d %5d %-9s %13s %8s", tag, p->point_index + 1, p->conc, p->end, okf, d);
+    for (int f = 0; f < FIG_N; f++) {
+      const struct fig_desc *fd = fig_desc((enum fig_id)f);
+      if (!(fd->shown & FIG_SHOW_POINTS))
+        continue;
+      char v[32];
+      if (fd->kind == FIG_DIST) {
+        fig_format(v, sizeof v, &p->figs, fd->id, FIG_STAT_P50);
+        fprintf(out, " %9s", v);
+      } else {
+        /* a rate with one decimal here (the table's format rounds to whole tokens) */
+        double x = fig_get(&p->figs, fd->id, FIG_VALUE);
+        snprintf(v, sizeof v, isfinite(x) ? "%.1f" : "-", x);
+        fprintf(out, " %10s", v);
+      }
+    }
+    fprintf(out, " %6s\n", acc);
   }
   if (h->n_written > h->n)
     fprintf(out, "%s(%d earlier points are in the run folder)\n", tag, h->n_written - h->n);

@@ -68,7 +68,7 @@ struct xfer {
 };
 
 /* Live latencies, one histogram per metric. */
-enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_N };
+enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_SEND_LAG, LAT_N };
 struct live_lat {
   struct live_hist h[LAT_N];
 };
@@ -267,15 +267,32 @@ static void live_chunk(struct xfer *x, bool carries) {
 }
 
 /* The request ended: its output tokens (0 for a failure) are spread evenly
- * over its token-carrying chunks, as the result's time_series spreads them,
- * into the seconds still in the window. */
+ * over its token-carrying chunks by the result's own rule (fig_spread_by_second,
+ * the time_series' fig_spread_tokens by second), into the seconds still in
+ * the window. */
 static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_tokens) {
-  double per_chunk =
-      x->live_chunks_total > 0 ? (double)output_tokens / (double)x->live_chunks_total : 0.0;
+  int order[LG_LIVE_WINDOW_S] = {0}; /* the request's tracked seconds, oldest first */
+  uint32_t chunks[LG_LIVE_WINDOW_S] = {0};
+  int64_t tokens[LG_LIVE_WINDOW_S] = {0};
+  size_t n = 0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
-    if (x->live_second[i] >= 0 && w->live[i].second == x->live_second[i]) {
+    if (x->live_second[i] < 0)
+      continue;
+    size_t k = n++;
+    while (k > 0 && x->live_second[order[k - 1]] > x->live_second[i]) {
+      order[k] = order[k - 1];
+      k--;
+    }
+    order[k] = i;
+  }
+  for (size_t k = 0; k < n; k++)
+    chunks[k] = x->live_chunks[order[k]];
+  fig_spread_by_second(output_tokens, x->live_chunks_total, chunks, n, tokens);
+  for (size_t k = 0; k < n; k++) {
+    int i = order[k];
+    if (w->live[i].second == x->live_second[i]) {
       w->live[i].pending -= x->live_chunks[i];
-      w->live[i].settled += per_chunk * x->live_chunks[i];
+      w->live[i].settled += (double)tokens[k];
     }
     x->live_second[i] = -1;
   }
@@ -604,6 +621,10 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
    * libcurl checks the socket itself and keeps waiting if it is not. */
   if (x->connecting != CURL_SOCKET_BAD)
     curl_multi_socket_action(w->multi, x->connecting, CURL_CSELECT_OUT, &running);
+  /* send lag (scheduled -> handed to libcurl), live as the result's additions.send_lag;
+   * counted once the request is on its way (the histograms are no work before it) */
+  live_record_us(w, live_slot_at(w, now), LAT_SEND_LAG,
+                 (uint64_t)(now > scheduled_abs_ns ? (now - scheduled_abs_ns) / 1000 : 0));
 }
 
 /* Why the request failed, or LG_OK. An error event the server sent is the
@@ -1198,19 +1219,23 @@ bool lg_run_wait(struct lg_run *run, int timeout_ms) {
   return done;
 }
 
-static void live_latency(struct lg_live_latency *dst, const struct live_hist *h) {
-  dst->valid = h->total > 0;
-  dst->n = (int64_t)h->total;
-  dst->p50_ms = live_hist_percentile_us(h, 50) / 1000.0;
-  dst->p90_ms = live_hist_percentile_us(h, 90) / 1000.0;
-  dst->p99_ms = live_hist_percentile_us(h, 99) / 1000.0;
+/* The latency figures of the model from the loops' histograms. */
+static void live_latencies(struct fig_set *dst, const struct live_lat *src) {
+  fig_set_from_hist_us(dst, FIG_TTFT, &src->h[LAT_TTFT]);
+  fig_set_from_hist_us(dst, FIG_TPOT, &src->h[LAT_TPOT]);
+  fig_set_from_hist_us(dst, FIG_ITL, &src->h[LAT_ITL]);
+  fig_set_from_hist_us(dst, FIG_E2EL, &src->h[LAT_E2EL]);
+  fig_set_from_hist_us(dst, FIG_SEND_LAG, &src->h[LAT_SEND_LAG]);
 }
 
-static void live_latencies(struct lg_live_latencies *dst, const struct live_lat *src) {
-  live_latency(&dst->ttft, &src->h[LAT_TTFT]);
-  live_latency(&dst->tpot, &src->h[LAT_TPOT]);
-  live_latency(&dst->itl, &src->h[LAT_ITL]);
-  live_latency(&dst->e2el, &src->h[LAT_E2EL]);
+/* The rates of the model over a span: output tokens, (those + input tokens),
+ * requests, each / span_s; unknown for an empty span. */
+static void live_rates(struct fig_set *dst, double span_s, double output_tokens,
+                       double input_tokens, double requests) {
+  bool valid = span_s > 0;
+  fig_set_scalar(dst, FIG_OUTPUT_TPUT, valid, valid ? output_tokens / span_s : 0);
+  fig_set_scalar(dst, FIG_TOTAL_TPUT, valid, valid ? (output_tokens + input_tokens) / span_s : 0);
+  fig_set_scalar(dst, FIG_REQ_TPUT, valid, valid ? requests / span_s : 0);
 }
 
 void lg_run_live(struct lg_run *run, struct lg_live *out) {
@@ -1292,15 +1317,23 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   out->elapsed_s = (double)(until_ns - run->start_ns) / 1e9;
   out->window_s = sum->window_s;
   out->window_from_s = (double)sum->window_from_s;
-  if (sum->window_s > 0) {
-    out->window_output_tok_per_s = window_tokens / sum->window_s;
-    out->window_req_per_s = window_completed / sum->window_s;
-  }
-  if (out->elapsed_s > 0) /* settled, the sum is the completed requests' tokens */
-    out->point_output_tok_per_s = (all_finished ? (double)sum->output_tokens : sum->point_settled) /
-                                  out->elapsed_s;
+  fig_set_clear(&out->window);
+  fig_set_clear(&out->point);
+  /* the window has no input-token count: the point's mean prompt per request */
+  double mean_input =
+      sum->completed > 0 ? (double)sum->input_tokens / (double)sum->completed : 0;
+  live_rates(&out->window, sum->window_s, window_tokens, window_completed * mean_input,
+             window_completed);
+  /* settled, the sum is the completed requests' tokens */
+  live_rates(&out->point, out->elapsed_s,
+             all_finished ? (double)sum->output_tokens : sum->point_settled,
+             (double)sum->input_tokens, (double)sum->completed);
+  fig_set_scalar(&out->point, FIG_COMPLETED, true, (double)sum->completed);
+  fig_set_scalar(&out->point, FIG_DURATION, true, out->elapsed_s);
   live_latencies(&out->window, &sum->window);
   live_latencies(&out->point, &sum->point);
+  fig_set_derive(&out->window, 0);
+  fig_set_derive(&out->point, 0);
   out->accept_requests = sum->accept.requests;
   out->accept_draft_tokens = sum->accept.draft_tokens;
   out->accept_accepted_tokens = sum->accept.accepted_tokens;

@@ -256,15 +256,6 @@ size_t lg_result_record_bytes(const struct lg_result *r);
 void lg_result_free(struct lg_result *r);
 
 /* ---------------------------------------------------------------- live figures */
-struct lg_live_latency {
-  bool valid;
-  int64_t n;                   /* samples */
-  double p50_ms, p90_ms, p99_ms;
-};
-struct lg_live_latencies {
-  struct lg_live_latency ttft, tpot, itl, e2el;
-};
-
 /* A copy of what the loops published (each every 100 ms, and once more when
  * it ends: the copy taken after the run is over is exact for every count).
  *
@@ -299,11 +290,12 @@ struct lg_live {
   int64_t input_tokens;        /* the client's count, of completed requests */
   double window_from_s;        /* the window is [window_from_s, window_from_s + window_s] in */
   double window_s;             /* seconds from the first dispatch (see above); 0 before it */
-  double window_output_tok_per_s;
-  double window_req_per_s;     /* completions in the window / window_s */
-  double point_output_tok_per_s; /* output tokens by chunk arrival so far / elapsed_s: once
-                                  finished, the result's output_throughput */
-  struct lg_live_latencies window, point;
+  /* The figures of the model (metrics.h), live. window: FIG_OUTPUT_TPUT (tokens by chunk
+   * arrival / window_s), FIG_REQ_TPUT (completions / window_s), FIG_TOTAL_TPUT (the
+   * output plus req/s x the point's mean prompt length), the latencies (histograms).
+   * point: the same over elapsed_s (FIG_OUTPUT_TPUT once finished: the result's
+   * output_throughput), FIG_COMPLETED, FIG_DURATION. Others stay unknown. */
+  struct fig_set window, point;
   /* llama.cpp's per-request acceptance (final-chunk timings) of the completed
    * requests so far: the result's per_request_acceptance. */
   int64_t accept_requests;     /* with draft_n > 0 */

@@ -336,6 +336,7 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
   phase(hooks, MEASURE_PHASE_FIGURES, "computing the figures");
   fill_settings(spec, r, url);
   results_compute(&r->run, &r->settings, &r->metrics);
+  results_figures_add_signals(&r->metrics.figs, r->have_signals ? &r->signals : NULL);
   r->json = results_json_alloc(&r->run, &r->settings, &r->metrics,
                                r->have_signals ? &r->signals : NULL);
   r->url = url; /* settings.url */

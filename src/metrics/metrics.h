@@ -132,4 +132,180 @@ void live_hist_add(struct live_hist *into, const struct live_hist *from);
 /* Approximate value at percentile p (0..100), in µs; 0 when empty. */
 double live_hist_percentile_us(const struct live_hist *h, double p);
 
+/* ---------------------------------------------------------------- the figures model
+ * Every figure servetop shows or saves about the load (throughput, latency,
+ * tokens per chunk, ...) is one row of one table, FIG_TABLE below: its id,
+ * its name in the result JSON, its label and unit, how it is printed, how it
+ * is combined over loops and windows, and where it is shown. Live figures
+ * (loadgen), final ones (results), the snapshot, compare, the screens, the
+ * headless status line and bench's summary all hold and walk a struct
+ * fig_set, an array of values indexed by figure id, instead of naming fields.
+ *
+ * Adding a figure: one X(...) row here, and its producer(s): the final value
+ * in results_compute (results.c), the live one in lg_run_live (loadgen).
+ *
+ * A value: a rate or count is v[FIG_VALUE]; a distribution (kind FIG_DIST)
+ * has its mean and p50/p90/p99 (a stat not known, e.g. p90 of a result file
+ * saved without it, is NaN) over n samples. `valid` false: unknown, drawn as
+ * "-", never as 0. */
+enum fig_kind {
+  FIG_SCALAR,  /* one number: a rate, a count, a span */
+  FIG_DIST,    /* a distribution over samples: mean, p50 (the median), p90, p99 */
+};
+enum fig_combine {            /* how loops and windows are combined */
+  FIG_COMBINE_COUNT_PER_SPAN, /* counts summed over loops, divided by the span (window or point) */
+  FIG_COMBINE_SAMPLES,        /* samples pooled over loops: live histograms merged, final exact */
+  FIG_COMBINE_RATIO,          /* numerators and denominators summed, then divided */
+  FIG_COMBINE_COUNT,          /* summed */
+  FIG_COMBINE_SPAN,           /* first dispatch to the last end */
+  FIG_COMBINE_SERVER,         /* the server's own figure over the point's scrapes */
+  FIG_COMBINE_DERIVED,        /* from other figures of the same set (fig_set_derive) */
+};
+enum fig_json {               /* where the figure is in the result JSON */
+  FIG_JSON_NONE,              /* not saved (derived) */
+  FIG_JSON_NUMBER,            /* a number at json ("a/b/c": nested objects) */
+  FIG_JSON_REF_STATS,         /* the reference's flat keys mean_<json>_ms, median_..., p<P>_... */
+  FIG_JSON_STAT_OBJECT,       /* an object at json: n, mean<sfx>, median<sfx>, p<P><sfx>, with
+                                 sfx "_ms" for unit "ms", else "" */
+};
+enum {                        /* fig_desc.shown: where a figure appears */
+  FIG_SHOW_COMPARE = 1u << 0, /* `servetop compare` (text and JSON), in the table's order */
+  FIG_SHOW_STATUS = 1u << 1,  /* the headless status line of `run` and bench's progress line */
+  FIG_SHOW_LATENCY = 1u << 2, /* a row of the run view's latency table (window | run) */
+  FIG_SHOW_POINTS = 1u << 3,  /* the headless per-point lines of `run` */
+};
+enum fig_stat {
+  FIG_STAT_MEAN,
+  FIG_VALUE = FIG_STAT_MEAN,    /* a scalar's one value */
+  FIG_STAT_P50,
+  FIG_STAT_P90,
+  FIG_STAT_P99,
+  FIG_N_STATS
+};
+
+/* X(id, name, json_style, json, label, brief, title, unit, format, kind, combine,
+ *   higher_is_better, shown)
+ *  name:  the figure's word in compare's JSON (stats: <stat>_<name>_ms)
+ *  label: short, on screens ("TTFT", "output tok/s"; a distribution's with its stat: "TTFT p50")
+ *  brief: one word on one-line summaries ("out", "TTFT")
+ *  title: compare's row title (a scalar's with its unit; a distribution's is label + stat + unit)
+ *  format: printf format of one value on the status line and screens */
+#define FIG_TABLE(X)                                                                              \
+  X(FIG_REQ_TPUT, "request_throughput", FIG_JSON_NUMBER, "request_throughput",                    \
+    "req/s", "req", "request throughput (req/s)", "req/s", "%.2f",                                \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE)                               \
+  X(FIG_OUTPUT_TPUT, "output_throughput", FIG_JSON_NUMBER, "output_throughput",                   \
+    "output tok/s", "out", "output throughput (tok/s)", "tok/s", "%.0f",                          \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true,                                                 \
+    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_POINTS)                                         \
+  X(FIG_TOTAL_TPUT, "total_token_throughput", FIG_JSON_NUMBER, "total_token_throughput",          \
+    "total tok/s", "total", "total throughput (tok/s)", "tok/s", "%.0f",                          \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE)                               \
+  X(FIG_OUTPUT_TPUT_PER_GPU, "output_throughput_per_gpu", FIG_JSON_NONE, NULL,                    \
+    "output tok/s/GPU", "out/GPU", "output tok/s per GPU", "tok/s", "%.0f",                       \
+    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE)                                      \
+  X(FIG_INTERACTIVITY, "interactivity", FIG_JSON_NONE, NULL,                                      \
+    "tok/s/user", "interactivity", "interactivity (tok/s/user)", "tok/s/user", "%.1f",            \
+    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE)                                      \
+  X(FIG_TTFT, "ttft", FIG_JSON_REF_STATS, "ttft",                                                 \
+    "TTFT", "TTFT", "TTFT", "ms", "%.1f",                                                         \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false,                                                         \
+    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)                      \
+  X(FIG_TPOT, "tpot", FIG_JSON_REF_STATS, "tpot",                                                 \
+    "TPOT", "TPOT", "TPOT", "ms", "%.1f",                                                         \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false,                                                         \
+    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)                      \
+  X(FIG_ITL, "itl", FIG_JSON_REF_STATS, "itl",                                                    \
+    "ITL", "ITL", "ITL", "ms", "%.1f",                                                            \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY)                    \
+  X(FIG_E2EL, "e2el", FIG_JSON_REF_STATS, "e2el",                                                 \
+    "E2EL", "E2EL", "E2EL", "ms", "%.1f",                                                         \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)  \
+  X(FIG_TOKENS_PER_CHUNK, "tokens_per_chunk", FIG_JSON_STAT_OBJECT,                               \
+    "servetop/additions/tokens_per_chunk",                                                        \
+    "tok/chunk", "tok/chunk", "tokens per chunk", "", "%.2f",                                     \
+    FIG_DIST, FIG_COMBINE_RATIO, true, 0)                                                         \
+  X(FIG_SEND_LAG, "send_lag", FIG_JSON_STAT_OBJECT, "servetop/additions/send_lag",                \
+    "send lag", "send lag", "send lag (ms)", "ms", "%.1f",                                        \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_STATUS)                                        \
+  X(FIG_ACCEPT_LENGTH, "accept_length", FIG_JSON_NUMBER,                                          \
+    "servetop/server/acceptance/accept_length",                                                   \
+    "accept len", "accept", "accept length (tokens/step)", "tokens/step", "%.2f",                 \
+    FIG_SCALAR, FIG_COMBINE_SERVER, true, FIG_SHOW_COMPARE)                                       \
+  X(FIG_COMPLETED, "completed", FIG_JSON_NUMBER, "completed",                                     \
+    "completed", "done", "completed requests", "", "%.0f",                                        \
+    FIG_SCALAR, FIG_COMBINE_COUNT, true, FIG_SHOW_COMPARE)                                        \
+  X(FIG_DURATION, "duration_s", FIG_JSON_NUMBER, "duration",                                      \
+    "duration", "time", "duration (s)", "s", "%.1f",                                              \
+    FIG_SCALAR, FIG_COMBINE_SPAN, false, FIG_SHOW_COMPARE)
+
+#define FIG_ENUM_ROW(id, ...) id,
+enum fig_id { FIG_TABLE(FIG_ENUM_ROW) FIG_N };
+#undef FIG_ENUM_ROW
+
+struct fig_desc {
+  enum fig_id id;
+  const char *name;
+  enum fig_json json_style;
+  const char *json;
+  const char *label;
+  const char *brief;
+  const char *title;
+  const char *unit;
+  const char *format;
+  enum fig_kind kind;
+  enum fig_combine combine;
+  bool higher_is_better;
+  unsigned shown;                 /* FIG_SHOW_* */
+};
+
+struct fig_value {
+  bool valid;
+  int64_t n;                      /* samples (distributions); 0 for scalars */
+  double v[FIG_N_STATS];          /* scalars: v[FIG_VALUE] */
+};
+struct fig_set {
+  struct fig_value f[FIG_N];      /* indexed by enum fig_id */
+};
+
+/* The row of figure id (id < FIG_N). */
+const struct fig_desc *fig_desc(enum fig_id id);
+/* Looks a figure up by name; NULL when none. */
+const struct fig_desc *fig_by_name(const char *name);
+/* "mean", "p50", "p90", "p99" (compare's words: "mean", "median", "p99"). */
+const char *fig_stat_name(enum fig_stat s);
+/* Every figure invalid (stats NaN). */
+void fig_set_clear(struct fig_set *set);
+/* Sets a scalar. */
+void fig_set_scalar(struct fig_set *set, enum fig_id id, bool valid, double v);
+/* Sets a distribution (NaN for a stat not known; valid when n > 0). */
+void fig_set_dist(struct fig_set *set, enum fig_id id, int64_t n, double mean, double p50,
+                  double p90, double p99);
+/* v[stat] of a figure, or NaN when the figure or the stat is not known. */
+double fig_get(const struct fig_set *set, enum fig_id id, enum fig_stat stat);
+/* True when v[stat] is known (valid and finite). */
+bool fig_has(const struct fig_set *set, enum fig_id id, enum fig_stat stat);
+/* A distribution from a live histogram (µs samples, shown in ms; mean unknown). */
+void fig_set_from_hist_us(struct fig_set *set, enum fig_id id, const struct live_hist *h);
+/* The derived figures (FIG_COMBINE_DERIVED) from the others: output per GPU
+ * (n_gpus <= 0: unknown), interactivity = 1000 / TPOT p50. */
+void fig_set_derive(struct fig_set *set, int n_gpus);
+/* One value as the row's format prints it, or "-" when not known. */
+void fig_format(char *buf, size_t len, const struct fig_set *set, enum fig_id id,
+                enum fig_stat stat);
+
+/* ---------------------------------------------------------------- token spreading
+ * How output tokens are placed in time, live (loadgen's window) and in the
+ * result (time_series), by this one rule: a completed request's tokens are
+ * spread evenly over its token-carrying chunks, in whole tokens: the first c
+ * chunks carry floor(tokens * c / chunks) (so all of them carry exactly
+ * tokens). Returns the tokens chunks [from, to) carry (0 <= from <= to <= chunks). */
+int64_t fig_spread_tokens(int64_t tokens, uint32_t chunks, uint32_t from, uint32_t to);
+/* The same rule by second, as the live window credits a request when it
+ * ends: its last n seconds with chunks, oldest first, chunks[i] in the i-th
+ * (any earlier chunks, total - the sum, came before them); tokens_out[i]
+ * gets what those chunks carry. */
+void fig_spread_by_second(int64_t tokens, uint32_t total, const uint32_t *chunks, size_t n,
+                          int64_t *tokens_out);
+
 #endif

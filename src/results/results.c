@@ -89,8 +89,22 @@ int results_parse_goodput(const char *item, struct results_settings *s, struct s
 }
 
 /* ---------------------------------------------------------------- computing */
-static void summarize_ms(double *values_ms, size_t n, const struct results_settings *s,
-                         struct results_stat *out) {
+/* The figure of the model from the same sorted values: mean, median (p50),
+ * p90, p99, each as the result computes it, times scale. */
+static void fig_from_sorted(struct fig_value *f, const double *sorted, size_t n,
+                            const struct stats_summary *sum, double scale) {
+  if (!f)
+    return;
+  f->valid = n > 0;
+  f->n = (int64_t)n;
+  f->v[FIG_STAT_MEAN] = sum->mean * scale;
+  f->v[FIG_STAT_P50] = sum->median * scale;
+  f->v[FIG_STAT_P90] = stats_percentile_sorted(sorted, n, 90.0) * scale;
+  f->v[FIG_STAT_P99] = stats_percentile_sorted(sorted, n, 99.0) * scale;
+}
+
+static void summarize_fig(double *values_ms, size_t n, const struct results_settings *s,
+                          struct results_stat *out, struct fig_value *fig, double fig_scale) {
   struct stats_summary sum;
   stats_summarize(values_ms, n, &sum);
   memset(out, 0, sizeof(*out));
@@ -101,13 +115,19 @@ static void summarize_ms(double *values_ms, size_t n, const struct results_setti
   out->max_ms = sum.max;
   for (size_t i = 0; i < s->n_percentiles; i++)
     out->percentile_ms[i] = stats_percentile_sorted(values_ms, n, s->percentiles[i]);
+  fig_from_sorted(fig, values_ms, n, &sum, fig_scale);
+}
+
+static void summarize_ms(double *values_ms, size_t n, const struct results_settings *s,
+                         struct results_stat *out) {
+  summarize_fig(values_ms, n, s, out, NULL, 1.0);
 }
 
 /* The reference's figures: numpy statistics of the values in seconds, in
  * request order, then * 1000 (np.mean(ttfts) * 1000, not the mean of ms). */
 static void summarize_s_as_ms(double *values_s, size_t n, const struct results_settings *s,
-                              struct results_stat *out) {
-  summarize_ms(values_s, n, s, out);
+                              struct results_stat *out, struct fig_value *fig) {
+  summarize_fig(values_s, n, s, out, fig, 1000.0);
   out->mean_ms *= 1000.0;
   out->median_ms *= 1000.0;
   out->std_ms *= 1000.0;
@@ -190,21 +210,18 @@ static void compute_seconds(const struct lg_result *run, struct results_metrics 
     if (r->output_tokens > 1)
       tpots[n_tpot++] = (struct second_value){(int64_t)sc, record_tpot_s(r) * 1e3};
     /* Tokens by chunk arrival, a request's tokens spread evenly over its
-     * token-carrying chunks (a finish-only last chunk without text has none). */
+     * token-carrying chunks (a finish-only last chunk without text has none):
+     * fig_spread_tokens, the rule the live window uses too. */
     uint32_t n_chunks = r->n_chunk_gaps + 1;
     uint32_t carrying = (r->flags & LG_REC_LAST_CHUNK_NO_TOKEN) && n_chunks > 1 ? n_chunks - 1
                                                                                : n_chunks;
-    double per_chunk = (double)r->output_tokens / (double)carrying;
-    double carried = 0;
     int64_t t_ns = r->dispatch_ns + r->ttft_ns;
     for (uint32_t c = 0; c < carrying; c++) {
       if (c > 0)
         t_ns += (int64_t)r->chunk_gaps_us[c - 1] * 1000;
       size_t st = (size_t)(t_ns / 1000000000);
-      carried += per_chunk;
-      int64_t whole = (int64_t)floor(carried + 1e-9);
-      carried -= (double)whole;
-      secs[st < n_secs ? st : n_secs - 1].output_tokens += whole;
+      secs[st < n_secs ? st : n_secs - 1].output_tokens +=
+          fig_spread_tokens(r->output_tokens, carrying, c, c + 1);
     }
   }
   fill_second_medians(ttfts, n_ttft, secs, n_secs, false);
@@ -308,13 +325,15 @@ void results_compute(const struct lg_result *run, const struct results_settings 
    * / num_prompts whenever the load ran to its end (nothing is cut then). */
   int64_t sent = out->completed + out->failed;
   out->failure_rate = sent > 0 ? (double)out->failed / (double)sent : 0.0;
-  summarize_s_as_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT]);
-  summarize_s_as_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT]);
-  summarize_s_as_ms(itl, n_itl, s, &out->stat[RESULTS_ITL]);
-  summarize_s_as_ms(e2el, n_ok, s, &out->stat[RESULTS_E2EL]);
+  struct fig_set *figs = &out->figs;
+  fig_set_clear(figs);
+  summarize_s_as_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT], &figs->f[FIG_TTFT]);
+  summarize_s_as_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT], &figs->f[FIG_TPOT]);
+  summarize_s_as_ms(itl, n_itl, s, &out->stat[RESULTS_ITL], &figs->f[FIG_ITL]);
+  summarize_s_as_ms(e2el, n_ok, s, &out->stat[RESULTS_E2EL], &figs->f[FIG_E2EL]);
   summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
-  summarize_ms(tpc, n_ok, s, &out->tokens_per_chunk);
-  summarize_ms(lag, n_lag, s, &out->send_lag);
+  summarize_fig(tpc, n_ok, s, &out->tokens_per_chunk, &figs->f[FIG_TOKENS_PER_CHUNK], 1.0);
+  summarize_fig(lag, n_lag, s, &out->send_lag, &figs->f[FIG_SEND_LAG], 1.0);
   summarize_ms(connect, n_connect, s, &out->connect);
   summarize_ms(accept, n_accept, s, &out->accept_rate);
   free(accept);
@@ -326,7 +345,19 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   free(itl_tok);
   free(tpc);
   free(lag);
+  bool timed = out->duration_s > 0;
+  fig_set_scalar(figs, FIG_REQ_TPUT, timed, out->request_throughput);
+  fig_set_scalar(figs, FIG_OUTPUT_TPUT, timed, out->output_throughput);
+  fig_set_scalar(figs, FIG_TOTAL_TPUT, timed, out->total_token_throughput);
+  fig_set_scalar(figs, FIG_COMPLETED, true, (double)out->completed);
+  fig_set_scalar(figs, FIG_DURATION, true, out->duration_s);
+  fig_set_derive(figs, 0);
   compute_seconds(run, out);
+}
+
+void results_figures_add_signals(struct fig_set *figs, const struct sig_summary *sig) {
+  fig_set_scalar(figs, FIG_ACCEPT_LENGTH, sig && sig->accept_length_valid,
+                 sig ? sig->accept_length : (double)NAN);
 }
 
 void results_metrics_fini(struct results_metrics *m) {
@@ -980,37 +1011,75 @@ int results_load(const char *path, struct results_file *out, struct st_err *err)
   out->max_concurrency = (int)num_or(root, "max_concurrency", -1);
   const cJSON *rate = cJSON_GetObjectItemCaseSensitive(root, "request_rate");
   out->request_rate = cJSON_IsNumber(rate) ? rate->valuedouble : (double)INFINITY;
-  out->duration_s = num_or(root, "duration", 0);
-  out->completed = (int64_t)num_or(root, "completed", 0);
-  out->total_input_tokens = (int64_t)num_or(root, "total_input_tokens", 0);
-  out->total_output_tokens = (int64_t)num_or(root, "total_output_tokens", 0);
-  out->request_throughput = num_or(root, "request_throughput", 0);
-  out->output_throughput = num_or(root, "output_throughput", 0);
-  out->total_token_throughput = num_or(root, "total_token_throughput", 0);
-  for (int k = 0; k < RESULTS_N_METRICS; k++) {
-    char key[64];
-    snprintf(key, sizeof(key), "mean_%s_ms", metric_names[k]);
-    out->has_stat[k] = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, key));
-    out->mean_ms[k] = num_or(root, key, (double)NAN);
-    snprintf(key, sizeof(key), "median_%s_ms", metric_names[k]);
-    out->median_ms[k] = num_or(root, key, (double)NAN);
-    snprintf(key, sizeof(key), "std_%s_ms", metric_names[k]);
-    out->std_ms[k] = num_or(root, key, (double)NAN);
-    snprintf(key, sizeof(key), "p99_%s_ms", metric_names[k]);
-    out->p99_ms[k] = num_or(root, key, (double)NAN);
-  }
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "servetop");
   if (cJSON_IsObject(st)) {
     out->servetop = true;
     out->interrupted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "interrupted"));
-    const cJSON *server = cJSON_GetObjectItemCaseSensitive(st, "server");
-    const cJSON *acc = cJSON_GetObjectItemCaseSensitive(server, "acceptance");
-    const cJSON *len_v = cJSON_GetObjectItemCaseSensitive(acc, "accept_length");
-    out->accept_length_valid = cJSON_IsNumber(len_v);
-    out->accept_length = out->accept_length_valid ? len_v->valuedouble : (double)NAN;
   }
+  results_figures_from_json(root, &out->figs);
   out->json = root;
   return 0;
+}
+
+/* The item at a "a/b/c" path of nested objects, or NULL. */
+static const cJSON *json_at_path(const cJSON *root, const char *path) {
+  const cJSON *o = root;
+  const char *p = path;
+  while (o && *p) {
+    const char *slash = strchr(p, '/');
+    size_t len = slash ? (size_t)(slash - p) : strlen(p);
+    char key[96];
+    snprintf(key, sizeof key, "%.*s", (int)len, p);
+    o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    p += len + (slash ? 1 : 0);
+  }
+  return o;
+}
+
+/* One statistic of a distribution: the reference's flat key
+ * "<stat>_<name>_ms" or, in an object, "<stat><suffix>" (median is p50). */
+static double stat_number(const cJSON *o, const char *stat, const char *name, const char *suffix) {
+  char key[96];
+  if (name)
+    snprintf(key, sizeof key, "%s_%s_ms", stat, name);
+  else
+    snprintf(key, sizeof key, "%s%s", stat, suffix ? suffix : "");
+  return num_or(o, key, (double)NAN);
+}
+
+void results_figures_from_json(const void *json, struct fig_set *out) {
+  const cJSON *root = json;
+  static const char *const words[FIG_N_STATS] = {"mean", "median", "p90", "p99"};
+  fig_set_clear(out);
+  for (int i = 0; i < FIG_N; i++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)i);
+    struct fig_value *f = &out->f[i];
+    switch (d->json_style) {
+    case FIG_JSON_NONE:
+      break;
+    case FIG_JSON_NUMBER: {
+      const cJSON *v = json_at_path(root, d->json);
+      fig_set_scalar(out, d->id, cJSON_IsNumber(v), cJSON_IsNumber(v) ? v->valuedouble : (double)NAN);
+      break;
+    }
+    case FIG_JSON_REF_STATS:
+      for (int k = 0; k < FIG_N_STATS; k++)
+        f->v[k] = stat_number(root, words[k], d->json ? d->json : d->name, NULL);
+      f->valid = isfinite(f->v[FIG_STAT_MEAN]);
+      f->n = 0; /* the reference saves no sample count */
+      break;
+    case FIG_JSON_STAT_OBJECT: {
+      const cJSON *o = json_at_path(root, d->json);
+      const char *suffix = strcmp(d->unit, "ms") == 0 ? "_ms" : "";
+      for (int k = 0; k < FIG_N_STATS; k++)
+        f->v[k] = stat_number(o, words[k], NULL, suffix);
+      f->n = (int64_t)num_or(o, "n", 0);
+      f->valid = f->n > 0 && isfinite(f->v[FIG_STAT_MEAN]);
+      break;
+    }
+    }
+  }
+  fig_set_derive(out, 0);
 }
 
 bool results_failure_cut_by_stop(enum lg_failure f) {

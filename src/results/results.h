@@ -116,12 +116,20 @@ struct results_metrics {
   struct results_stat accept_rate;    /* per request accepted / drafted, unitless */
   struct results_second *seconds;     /* n_seconds */
   size_t n_seconds;
+  /* The same figures in the model (metrics.h's FIG_TABLE), from the same
+   * numbers: the rates, the latencies (mean, median as p50, p90, p99, exact),
+   * tokens per chunk, completed, duration, and the derived ones (per GPU
+   * unknown). FIG_ACCEPT_LENGTH is the server's: results_figures_add_signals. */
+  struct fig_set figs;
 };
 
 /* Computes every figure from the records (exact: all samples sorted). */
 void results_compute(const struct lg_result *run, const struct results_settings *s,
                      struct results_metrics *out);
 void results_metrics_fini(struct results_metrics *m);
+/* The server's figures of the model (the point's acceptance length) from the
+ * scraper's summary; sig may be NULL (they stay unknown). */
+void results_figures_add_signals(struct fig_set *figs, const struct sig_summary *sig);
 
 /* The reference's summary block (`============ Serving Benchmark Result ============` ...).
  * When no request succeeded it says so and prints no figure (never a latency
@@ -157,19 +165,17 @@ struct results_file {
   char *backend, *model_id, *date;
   int num_prompts, max_concurrency;   /* -1 when null */
   double request_rate;                /* INFINITY for "inf" */
-  double duration_s;
-  int64_t completed, total_input_tokens, total_output_tokens;
-  double request_throughput, output_throughput, total_token_throughput;
-  bool has_stat[RESULTS_N_METRICS];
-  double mean_ms[RESULTS_N_METRICS], median_ms[RESULTS_N_METRICS], std_ms[RESULTS_N_METRICS];
-  double p99_ms[RESULTS_N_METRICS];
+  /* Every figure of the model the file has, read by the table (json_style,
+   * json): the one reader of result figures. Derived ones as fig_set_derive
+   * with the GPU count unknown. */
+  struct fig_set figs;
   bool servetop;                      /* has a servetop section */
   bool interrupted;
-  bool accept_length_valid;
-  double accept_length;
   void *json;                         /* the whole document (cJSON *), for other keys */
 };
 int results_load(const char *path, struct results_file *out, struct st_err *err);
+/* The figures of a result document (a cJSON *): what results_load fills in. */
+void results_figures_from_json(const void *json, struct fig_set *out);
 /* A request a stop cut (in flight then, or never sent), not a failure. */
 bool results_failure_cut_by_stop(enum lg_failure f);
 void results_file_fini(struct results_file *f);

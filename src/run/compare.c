@@ -126,79 +126,58 @@ void run_compare_side_fini(struct run_compare_side *side) {
 }
 
 /* ---------------------------------------------------------------- figures */
+/* compare's rows: every figure of the model shown in compare (FIG_SHOW_COMPARE),
+ * in the table's order; a distribution gives three rows (mean, median, p99). */
 struct metric_row {
-  const char *key;     /* JSON key */
-  const char *title;   /* table label */
+  enum fig_id id;
+  enum fig_stat stat;
+  char key[64];        /* JSON key: the figure's name, or "<stat>_<name>_ms" */
+  char title[64];      /* table label */
   bool higher_is_better;
   bool count;          /* a whole number (requests): no decimals */
 };
 
-static const struct metric_row metric_rows[] = {
-    {"request_throughput", "request throughput (req/s)", true, false},
-    {"output_throughput", "output throughput (tok/s)", true, false},
-    {"total_token_throughput", "total throughput (tok/s)", true, false},
-    {"output_throughput_per_gpu", "output tok/s per GPU", true, false},
-    {"interactivity", "interactivity (tok/s/user)", true, false},
-    {"mean_ttft_ms", "TTFT mean (ms)", false, false},
-    {"median_ttft_ms", "TTFT median (ms)", false, false},
-    {"p99_ttft_ms", "TTFT p99 (ms)", false, false},
-    {"mean_tpot_ms", "TPOT mean (ms)", false, false},
-    {"median_tpot_ms", "TPOT median (ms)", false, false},
-    {"p99_tpot_ms", "TPOT p99 (ms)", false, false},
-    {"mean_itl_ms", "ITL mean (ms)", false, false},
-    {"median_itl_ms", "ITL median (ms)", false, false},
-    {"p99_itl_ms", "ITL p99 (ms)", false, false},
-    {"mean_e2el_ms", "E2EL mean (ms)", false, false},
-    {"median_e2el_ms", "E2EL median (ms)", false, false},
-    {"p99_e2el_ms", "E2EL p99 (ms)", false, false},
-    {"accept_length", "accept length (tokens/step)", true, false},
-    {"completed", "completed requests", true, true},
-    {"duration_s", "duration (s)", false, false},
-};
-
-/* Value of row for one result; false when unknown. */
-static bool metric_value(const struct run_compare_side *side, const struct results_file *rf,
-                         size_t row, double *out) {
-  const char *key = metric_rows[row].key;
-  if (strcmp(key, "request_throughput") == 0)
-    *out = rf->request_throughput;
-  else if (strcmp(key, "output_throughput") == 0)
-    *out = rf->output_throughput;
-  else if (strcmp(key, "total_token_throughput") == 0)
-    *out = rf->total_token_throughput;
-  else if (strcmp(key, "output_throughput_per_gpu") == 0) {
-    if (side->n_gpus <= 0)
-      return false;
-    *out = rf->output_throughput / side->n_gpus;
-  } else if (strcmp(key, "interactivity") == 0) {
-    if (!rf->has_stat[RESULTS_TPOT] || rf->median_ms[RESULTS_TPOT] <= 0)
-      return false;
-    *out = 1000.0 / rf->median_ms[RESULTS_TPOT];
-  } else if (strcmp(key, "accept_length") == 0) {
-    if (!rf->accept_length_valid)
-      return false;
-    *out = rf->accept_length;
-  } else if (strcmp(key, "completed") == 0)
-    *out = (double)rf->completed;
-  else if (strcmp(key, "duration_s") == 0)
-    *out = rf->duration_s;
-  else {
-    /* mean_/median_/p99_ + metric + _ms */
-    for (int m = 0; m < RESULTS_N_METRICS; m++) {
-      const char *name = results_metric_name((enum results_metric_id)m);
-      const double *columns[] = {rf->mean_ms, rf->median_ms, rf->p99_ms};
-      const char *prefixes[] = {"mean", "median", "p99"};
-      for (size_t c = 0; c < ST_ARRAY_LEN(columns) && rf->has_stat[m]; c++) {
-        char want[48];
-        snprintf(want, sizeof(want), "%s_%s_ms", prefixes[c], name);
-        if (strcmp(key, want) == 0) {
-          *out = columns[c][m];
-          return true;
-        }
+static size_t metric_rows_fill(struct metric_row *rows, size_t cap) {
+  static const struct {
+    enum fig_stat stat;
+    const char *word;
+  } stats[] = {{FIG_STAT_MEAN, "mean"}, {FIG_STAT_P50, "median"}, {FIG_STAT_P99, "p99"}};
+  size_t n = 0;
+  for (int i = 0; i < FIG_N; i++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)i);
+    if (!(d->shown & FIG_SHOW_COMPARE))
+      continue;
+    size_t n_stats = d->kind == FIG_DIST ? ST_ARRAY_LEN(stats) : 1;
+    for (size_t k = 0; k < n_stats && n < cap; k++) {
+      struct metric_row *r = &rows[n++];
+      r->id = d->id;
+      r->higher_is_better = d->higher_is_better;
+      r->count = d->combine == FIG_COMBINE_COUNT;
+      if (d->kind == FIG_DIST) {
+        r->stat = stats[k].stat;
+        snprintf(r->key, sizeof r->key, "%s_%s_ms", stats[k].word, d->name);
+        snprintf(r->title, sizeof r->title, "%s %s (%s)", d->label, stats[k].word, d->unit);
+      } else {
+        r->stat = FIG_VALUE;
+        snprintf(r->key, sizeof r->key, "%s", d->name);
+        snprintf(r->title, sizeof r->title, "%s", d->title);
       }
     }
-    return false;
   }
+  return n;
+}
+
+enum { MAX_METRIC_ROWS = 3 * FIG_N };
+
+/* Value of row for one result (the side's GPU count for the per-GPU figures);
+ * false when unknown. */
+static bool metric_value(const struct run_compare_side *side, const struct results_file *rf,
+                         const struct metric_row *row, double *out) {
+  struct fig_set figs = rf->figs;
+  fig_set_derive(&figs, side->n_gpus);
+  if (!fig_has(&figs, row->id, row->stat))
+    return false;
+  *out = fig_get(&figs, row->id, row->stat);
   return true;
 }
 
@@ -274,16 +253,17 @@ static void spec_speedup(const struct run_compare_side *a, const struct run_comp
   out->spec_label = sside->spec_label;
   out->base_label = oside->spec_label;
   out->per_gpu = sside->n_gpus > 0 && oside->n_gpus > 0;
-  double mt = m->output_throughput / (out->per_gpu ? sside->n_gpus : 1);
-  double ot = o->output_throughput / (out->per_gpu ? oside->n_gpus : 1);
+  double mt = fig_get(&m->figs, FIG_OUTPUT_TPUT, FIG_VALUE) / (out->per_gpu ? sside->n_gpus : 1);
+  double ot = fig_get(&o->figs, FIG_OUTPUT_TPUT, FIG_VALUE) / (out->per_gpu ? oside->n_gpus : 1);
   if (ot > 0) {
     out->throughput_valid = true;
     out->throughput = mt / ot;
   }
-  if (m->has_stat[RESULTS_TPOT] && o->has_stat[RESULTS_TPOT] && m->median_ms[RESULTS_TPOT] > 0 &&
-      o->median_ms[RESULTS_TPOT] > 0) {
+  double m_tpot = fig_get(&m->figs, FIG_TPOT, FIG_STAT_P50);
+  double o_tpot = fig_get(&o->figs, FIG_TPOT, FIG_STAT_P50);
+  if (m_tpot > 0 && o_tpot > 0) { /* NaN (unknown) is not > 0 */
     out->interactivity_valid = true;
-    out->interactivity = o->median_ms[RESULTS_TPOT] / m->median_ms[RESULTS_TPOT];
+    out->interactivity = o_tpot / m_tpot;
   }
 }
 
@@ -346,14 +326,16 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
       fprintf(out, " vs %d", pairs[p].b->max_concurrency);
     fprintf(out, " (figures to %d significant digits)\n%-30s %12s %12s %12s %12s\n", SIG_DIGITS,
             "metric", "A", "B", "B-A", "B/A");
-    for (size_t r = 0; r < ST_ARRAY_LEN(metric_rows); r++) {
+    struct metric_row rows[MAX_METRIC_ROWS];
+    size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));
+    for (size_t r = 0; r < n_rows; r++) {
       double va = 0, vb = 0;
-      bool ha = metric_value(a, pairs[p].a, r, &va);
-      bool hb = metric_value(b, pairs[p].b, r, &vb);
+      bool ha = metric_value(a, pairs[p].a, &rows[r], &va);
+      bool hb = metric_value(b, pairs[p].b, &rows[r], &vb);
       if (!ha && !hb)
         continue;
-      bool count = metric_rows[r].count;
-      fprintf(out, "%-30s", metric_rows[r].title);
+      bool count = rows[r].count;
+      fprintf(out, "%-30s", rows[r].title);
       print_num(out, ha, va, count);
       print_num(out, hb, vb, count);
       print_num(out, ha && hb, vb - va, count);
@@ -424,16 +406,18 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
     cJSON_AddNumberToObject(po, "concurrency_a", pairs[p].a->max_concurrency);
     cJSON_AddNumberToObject(po, "concurrency_b", pairs[p].b->max_concurrency);
     cJSON *metrics = cJSON_AddObjectToObject(po, "metrics");
-    for (size_t r = 0; r < ST_ARRAY_LEN(metric_rows); r++) {
+    struct metric_row rows[MAX_METRIC_ROWS];
+    size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));
+    for (size_t r = 0; r < n_rows; r++) {
       double va = 0, vb = 0;
-      bool ha = metric_value(a, pairs[p].a, r, &va);
-      bool hb = metric_value(b, pairs[p].b, r, &vb);
-      cJSON *m = cJSON_AddObjectToObject(metrics, metric_rows[r].key);
+      bool ha = metric_value(a, pairs[p].a, &rows[r], &va);
+      bool hb = metric_value(b, pairs[p].b, &rows[r], &vb);
+      cJSON *m = cJSON_AddObjectToObject(metrics, rows[r].key);
       add_number_or_null(m, "a", ha, va);
       add_number_or_null(m, "b", hb, vb);
       add_number_or_null(m, "delta", ha && hb, vb - va);
       add_number_or_null(m, "ratio", ha && hb && va != 0, va != 0 ? vb / va : 0);
-      cJSON_AddBoolToObject(m, "higher_is_better", metric_rows[r].higher_is_better);
+      cJSON_AddBoolToObject(m, "higher_is_better", rows[r].higher_is_better);
     }
     /* spec_speedup for any method; mtp_speedup (as before) only for MTP */
     struct speedup su;

@@ -71,14 +71,6 @@ static void note(struct run *run, const char *fmt, ...) {
 }
 
 /* ---------------------------------------------------------------- snapshots */
-static void copy_latency(struct snap_percentiles *dst, const struct lg_live_latency *src) {
-  dst->valid = src->valid;
-  dst->n_samples = src->n;
-  dst->p50_ms = src->p50_ms;
-  dst->p90_ms = src->p90_ms;
-  dst->p99_ms = src->p99_ms;
-}
-
 /* The point's acceptance in the snapshot (see struct snap_spec). */
 static void set_point_accept(struct snap_spec *sp, bool length_valid, double length,
                              bool rate_valid, double rate, int n_positions, const double *per_pos,
@@ -179,8 +171,8 @@ static void fill_server_part(struct run *run) {
   int cap = run_batch_cap(run, &ls);
   s->load.batch_cap_valid = cap > 0;
   s->load.batch_cap = cap;
-  s->throughput.server_gen_valid = ls.gen_valid;
-  s->throughput.server_gen_tok_per_s = ls.gen_tok_per_s;
+  s->figures.server_gen_valid = ls.gen_valid;
+  s->figures.server_gen_tok_per_s = ls.gen_tok_per_s;
   struct snap_spec *sp = &s->spec;
   sp->enabled_valid = run->server.spec_known || ls.spec_seen;
   sp->enabled = run->server.spec_algorithm[0] != '\0' || ls.spec_seen;
@@ -246,14 +238,6 @@ static void fill_server_part(struct run *run) {
   }
 }
 
-static void set_rates(struct snap_rates *r, double span_s, double output_tokens,
-                      double input_tokens, double requests) {
-  r->valid = span_s > 0;
-  r->output_tok_per_s = span_s > 0 ? output_tokens / span_s : 0;
-  r->total_tok_per_s = span_s > 0 ? (output_tokens + input_tokens) / span_s : 0;
-  r->req_per_s = span_s > 0 ? requests / span_s : 0;
-}
-
 /* llama.cpp's per-request acceptance (struct snap_request_accept). */
 static void set_request_accept(struct snap_request_accept *pr, int64_t requests,
                                int64_t draft_tokens, int64_t accepted_tokens, double mean_rate) {
@@ -274,29 +258,16 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   s->progress.total = live->total;
   s->progress.elapsed_s = live->elapsed_s;
   int64_t left = live->total - live->completed - live->failed;
-  s->progress.eta_valid = live->window_req_per_s > 0 || left == 0;
-  s->progress.eta_s = left > 0 && live->window_req_per_s > 0
-                          ? (double)left / live->window_req_per_s : 0;
-  /* the window has no input-token figure: the point's mean input per request */
-  double mean_input = live->completed > 0 ? (double)live->input_tokens / (double)live->completed : 0;
-  double w = live->window_s;
-  set_rates(&s->throughput.window, w, live->window_output_tok_per_s * w,
-            live->window_req_per_s * w * mean_input, live->window_req_per_s * w);
-  set_rates(&s->throughput.run, live->elapsed_s, live->point_output_tok_per_s * live->elapsed_s,
-            (double)live->input_tokens, (double)live->completed);
-  s->throughput.window_span_s = w;
-  s->throughput.run_span_s = live->elapsed_s;
-  s->latency.run_exact = false;
-  const struct lg_live_latency *win[] = {&live->window.ttft, &live->window.tpot,
-                                         &live->window.itl, &live->window.e2el};
-  const struct lg_live_latency *pt[] = {&live->point.ttft, &live->point.tpot, &live->point.itl,
-                                        &live->point.e2el};
-  struct snap_latency_row *rows[] = {&s->latency.ttft, &s->latency.tpot, &s->latency.itl,
-                                     &s->latency.e2el};
-  for (size_t i = 0; i < ST_ARRAY_LEN(rows); i++) {
-    copy_latency(&rows[i]->window, win[i]);
-    copy_latency(&rows[i]->run, pt[i]);
-  }
+  double window_req_per_s = fig_has(&live->window, FIG_REQ_TPUT, FIG_VALUE)
+                                ? fig_get(&live->window, FIG_REQ_TPUT, FIG_VALUE)
+                                : 0;
+  s->progress.eta_valid = window_req_per_s > 0 || left == 0;
+  s->progress.eta_s = left > 0 && window_req_per_s > 0 ? (double)left / window_req_per_s : 0;
+  s->figures.window = live->window;
+  s->figures.run = live->point;
+  s->figures.window_span_s = live->window_s;
+  s->figures.run_span_s = live->elapsed_s;
+  s->figures.run_exact = false;
   set_request_accept(&s->spec.per_request, live->accept_requests, live->accept_draft_tokens,
                      live->accept_accepted_tokens,
                      live->accept_requests > 0 ? live->accept_rate_sum / (double)live->accept_requests
@@ -322,25 +293,9 @@ static void fill_from_result(struct run *run, const struct measure_result *res) 
   s->progress.elapsed_s = m->duration_s;
   s->progress.eta_valid = true;
   s->progress.eta_s = 0;
-  s->throughput.run.valid = m->duration_s > 0;
-  s->throughput.run_span_s = m->duration_s;
-  s->throughput.run.output_tok_per_s = m->output_throughput;
-  s->throughput.run.total_tok_per_s = m->total_token_throughput;
-  s->throughput.run.req_per_s = m->request_throughput;
-  struct snap_latency_row *rows[RESULTS_N_METRICS] = {&s->latency.ttft, &s->latency.tpot,
-                                                      &s->latency.itl, &s->latency.e2el};
-  for (int i = 0; i < RESULTS_N_METRICS; i++) {
-    const struct results_stat *st = &m->stat[i];
-    struct snap_percentiles *p = &rows[i]->run;
-    p->valid = st->n > 0;
-    p->n_samples = (int64_t)st->n;
-    p->p50_ms = st->median_ms;
-    p->p90_ms = st->percentile_ms[1];
-    p->p99_ms = st->percentile_ms[2];
-  }
-  s->latency.run_exact = true;
-  s->latency.tokens_per_chunk_valid = m->tokens_per_chunk.n > 0;
-  s->latency.tokens_per_chunk_mean = m->tokens_per_chunk.mean_ms; /* unitless here */
+  s->figures.run = m->figs; /* every figure of the point: the result's */
+  s->figures.run_span_s = m->duration_s;
+  s->figures.run_exact = true;
   /* the bins stay the last live ones: the same requests, the same rule */
   set_request_accept(&s->spec.per_request, m->accept_requests, m->accept_draft_tokens,
                      m->accept_accepted_tokens, m->accept_rate.mean_ms /* unitless here */);
@@ -464,9 +419,9 @@ static void point_phase(void *ctx, enum measure_phase phase, const char *text) {
     run->snap.progress.phase = SNAP_PHASE_MEASURING;
     run->snap.concurrency.n_marks = 0;
     snap_concurrency_mark(&run->snap.concurrency, 0.0, p->conc);
-    memset(&run->snap.latency, 0, sizeof(run->snap.latency));
-    memset(&run->snap.throughput.window, 0, sizeof(run->snap.throughput.window));
-    memset(&run->snap.throughput.run, 0, sizeof(run->snap.throughput.run));
+    fig_set_clear(&run->snap.figures.window);
+    fig_set_clear(&run->snap.figures.run);
+    run->snap.figures.run_exact = false;
     memset(&run->snap.spec.per_request, 0, sizeof(run->snap.spec.per_request));
     run->point_accept_final = false;
     run->snap.spec.point_scoped = false;
@@ -582,7 +537,7 @@ static enum point_end measure_one_point(struct run *run, int point_index,
                                       .end = end, .mark_s = res.mark_s,
                                       .mark_conc = res.mark_conc, .n_marks = res.n_marks,
                                       .gpu_series = run->gpu_series};
-    *saved = run_files_write_point(run, res.json, &extras, err) == 0;
+    *saved = run_files_write_point(run, &res, &extras, err) == 0;
     if (!*saved) {
       end = POINT_FAILED;
     } else if (end == POINT_DONE) {

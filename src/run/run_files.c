@@ -267,32 +267,12 @@ static cJSON *server_json(struct run *run) {
   return s;
 }
 
-static double jnum(const cJSON *o, const char *key, bool *valid) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (valid)
-    *valid = cJSON_IsNumber(v);
-  return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-static struct snap_percentiles result_percentiles(const cJSON *doc, const char *metric,
-                                                  int64_t n) {
-  char key[48];
-  struct snap_percentiles p = {.n_samples = n};
-  snprintf(key, sizeof key, "median_%s_ms", metric);
-  p.p50_ms = jnum(doc, key, &p.valid);
-  snprintf(key, sizeof key, "p90_%s_ms", metric);
-  p.p90_ms = jnum(doc, key, NULL);
-  snprintf(key, sizeof key, "p99_%s_ms", metric);
-  p.p99_ms = jnum(doc, key, NULL);
-  p.valid = p.valid && n > 0;
-  return p;
-}
-
 /* The point just saved, as the snapshot's history keeps it: the figures of
- * the result document itself (doc), so the history is what was saved. */
+ * the measured result itself (the numbers its JSON was written from). */
 static void remember_point(struct run *run, const struct run_point_extras *x, const char *leaf,
-                           const cJSON *doc) {
+                           const struct measure_result *res) {
   const struct snap_run *s = &run->snap;
+  const struct results_metrics *m = &res->metrics;
   struct snap_point_result p;
   memset(&p, 0, sizeof(p));
   p.point_index = x->point_index;
@@ -301,43 +281,31 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   p.measured_to_end = x->end == POINT_DONE;
   snprintf(p.end, sizeof(p.end), "%s", run_point_end_name(x->end));
   snprintf(p.result_file, sizeof(p.result_file), "%s", leaf);
-  p.completed = (int64_t)jnum(doc, "completed", NULL);
-  p.total = (int64_t)jnum(doc, "num_prompts", NULL);
+  p.completed = m->completed;
+  p.total = res->settings.num_prompts;
   /* requests the run stopped (a restart, Ctrl-C) did not fail: the result
    * keeps them apart (servetop.cut_by_stop) */
-  const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "servetop");
-  p.failed = (int64_t)jnum(st, "failed", NULL);
-  const cJSON *f;
-  cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(st, "cut_by_stop"))
-    if (cJSON_IsNumber(f))
-      p.cut_by_stop += (int64_t)f->valuedouble;
-  p.duration_s = jnum(doc, "duration", NULL);
-  p.rates.valid = p.duration_s > 0 && p.completed > 0;
-  p.rates.output_tok_per_s = jnum(doc, "output_throughput", NULL);
-  p.rates.total_tok_per_s = jnum(doc, "total_token_throughput", NULL);
-  p.rates.req_per_s = jnum(doc, "request_throughput", NULL);
-  p.ttft = result_percentiles(doc, "ttft", p.completed);
-  p.tpot = result_percentiles(doc, "tpot", p.completed);
-  p.itl = result_percentiles(doc, "itl", p.completed);
-  p.e2el = result_percentiles(doc, "e2el", p.completed);
-  const cJSON *pra = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(doc, "servetop"), "per_request_acceptance");
-  double drafted = jnum(pra, "draft_tokens", NULL);
-  p.drafts_valid = drafted > 0;
-  p.drafts_accepted_frac = drafted > 0 ? jnum(pra, "accepted_tokens", NULL) / drafted : 0;
-  /* the acceptance the result saved (its window), never a live stand-in */
-  const cJSON *acc = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(st, "server"), "acceptance");
-  p.accept_length = jnum(acc, "accept_length", &p.accept_length_valid);
+  p.failed = m->failed;
+  p.cut_by_stop = m->cut_by_stop;
+  p.duration_s = m->duration_s;
+  p.figs = m->figs;
+  if (m->completed == 0) /* nothing completed: no rate, no latency of this point */
+    for (int i = 0; i < FIG_N; i++)
+      if (fig_desc((enum fig_id)i)->combine == FIG_COMBINE_COUNT_PER_SPAN ||
+          fig_desc((enum fig_id)i)->kind == FIG_DIST)
+        p.figs.f[i].valid = false;
+  p.drafts_valid = m->accept_draft_tokens > 0;
+  p.drafts_accepted_frac =
+      p.drafts_valid ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens : 0;
   p.kv_tokens_valid = s->load.max_total_num_tokens_valid;
   p.kv_tokens = s->load.max_total_num_tokens;
   p.batch_cap = s->load.batch_cap_valid ? s->load.batch_cap : -1;
   snap_points_add(&run->snap.points, &p);
 }
 
-int run_files_write_point(struct run *run, const char *result_json,
+int run_files_write_point(struct run *run, const struct measure_result *res,
                           const struct run_point_extras *x, struct st_err *err) {
-  cJSON *doc = cJSON_Parse(result_json);
+  cJSON *doc = cJSON_Parse(res->json);
   if (!doc)
     return err_setf(err, "run: the results module produced JSON that does not parse");
   cJSON *st = cJSON_AddObjectToObject(doc, "servetop_run");
@@ -380,7 +348,7 @@ int run_files_write_point(struct run *run, const char *result_json,
   }
   int rc = write_json(run, leaf, doc, err);
   if (rc == 0)
-    remember_point(run, x, leaf, doc);
+    remember_point(run, x, leaf, res);
   cJSON_Delete(doc);
   if (rc != 0)
     return -1;

@@ -137,8 +137,10 @@ int run_files_make_dir(struct run *run, struct st_err *err);
 int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,
                            const struct recipe_point *point, struct st_err *err);
 int run_files_write_manifest(struct run *run, struct st_err *err);
-/* result-conc<N>[-k].json: result_json (results module) + a "servetop_run" object. */
-int run_files_write_point(struct run *run, const char *result_json,
+/* result-conc<N>[-k].json: the measured point's JSON (results module) + a "servetop_run"
+ * object; the snapshot's history gets the point's figures from res itself (the same
+ * numbers the JSON holds: it is never read back). */
+int run_files_write_point(struct run *run, const struct measure_result *res,
                           const struct run_point_extras *extras, struct st_err *err);
 
 #endif

@@ -61,6 +61,8 @@ void snap_run_init(struct snap_run *snap) {
   snap->server.exit_code = -1;
   snap->server.ready_after_s = -1.0;
   snap->progress.n_points = 1;
+  fig_set_clear(&snap->figures.window);
+  fig_set_clear(&snap->figures.run);
 }
 
 void snap_log_tail_push(struct snap_log_tail *tail, const char *line) {
@@ -129,7 +131,7 @@ bool snap_run_remaining_s(const struct snap_run *snap, double *out_s) {
    * point index may already name the next one, not started yet */
   const struct snap_points *h = &snap->points;
   int last_saved = h->n > 0 ? h->point[h->n - 1].point_index : -1;
-  bool result_shown = snap->latency.run_exact || last_saved == p->point_index;
+  bool result_shown = snap->figures.run_exact || last_saved == p->point_index;
   bool measuring = p->phase == SNAP_PHASE_MEASURING && !result_shown;
   if (!have_typical && measuring && p->eta_valid) {
     typical = p->elapsed_s + p->eta_s; /* the current point, projected */

@@ -14,10 +14,10 @@
  *    an invalid figure is drawn as "-", never as 0;
  *  - "window" figures cover the current second of the point and the
  *    SNAP_WINDOW_S - 1 whole seconds before it (or the point so far when
- *    shorter: throughput.window_span_s says how long, and rates divide by
+ *    shorter: figures.window_span_s says how long, and rates divide by
  *    it); "run" figures cover the current measurement point from its first
  *    dispatch, live while it runs and the saved result's own values once it
- *    has ended (latency.run_exact);
+ *    has ended (figures.run_exact);
  *  - when a point ends, every figure of it (counts, throughput, latency,
  *    acceptance) is replaced by the saved result's, and stays until the next
  *    point starts: the last picture of a point is its result;
@@ -28,6 +28,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "metrics/metrics.h" /* the figures model */
 
 #define SNAP_WINDOW_S 10         /* span of the windowed ("live") figures */
 #define SNAP_MAX_GPUS 16
@@ -99,53 +101,26 @@ struct snap_progress {
   char message[SNAP_MESSAGE_BYTES]; /* last notable event ("server exited with status 1", ...) */
 };
 
-/* ---------------------------------------------------------------- throughput */
-struct snap_rates {
-  bool valid;
-  double output_tok_per_s;        /* generated tokens / s */
-  double total_tok_per_s;         /* (prompt + generated) tokens / s; in the window the
-                                     prompt part is req/s x the point's mean prompt length */
-  double req_per_s;               /* finished requests / s */
-};
-
-struct snap_throughput {
-  struct snap_rates window;       /* last SNAP_WINDOW_S seconds: output tokens by chunk arrival
-                                     (exact with one token per chunk; else the chunks of requests
-                                     still streaming are estimated: see lg_live in loadgen.h) */
-  struct snap_rates run;          /* whole point so far: tokens by chunk arrival / run_span_s
-                                     (the result's output_throughput once the point ends) */
-  bool server_gen_valid;
-  double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */
+/* ---------------------------------------------------------------- the load's figures */
+/* The figures of the model (metrics/metrics.h: FIG_TABLE, struct fig_set indexed
+ * by enum fig_id, each with its validity), over two spans:
+ *  - window: the last SNAP_WINDOW_S seconds: rates (output tokens by chunk
+ *    arrival: exact with one token per chunk, else the chunks of requests still
+ *    streaming are estimated, see lg_live in loadgen.h; total = output + req/s x
+ *    the point's mean prompt length) and latency percentiles (histograms: the
+ *    ceil(p% x n)-th sample to within 0.8%);
+ *  - run: the whole point so far (rates over run_span_s, latencies of every
+ *    completed request), live while it runs and the saved result's own values
+ *    once it has ended (run_exact: every sample, numpy's percentiles, p50 = the
+ *    median, tokens per chunk). */
+struct snap_figures {
+  struct fig_set window;
+  struct fig_set run;
+  bool run_exact;                 /* run is the result's: the point has ended */
   double window_span_s;           /* time the window rates are divided by (<= SNAP_WINDOW_S) */
   double run_span_s;              /* first dispatch to now, or to the last request's end */
-};
-
-/* ---------------------------------------------------------------- latency */
-struct snap_percentiles {         /* live ones from a histogram: the ceil(p% x n)-th sample
-                                     to within 0.8%; see snap_latency.run_exact */
-  bool valid;                     /* at least one sample */
-  int64_t n_samples;
-  double p50_ms;
-  double p90_ms;
-  double p99_ms;
-};
-
-struct snap_latency_row {         /* one metric, two spans */
-  struct snap_percentiles window;   /* live: last SNAP_WINDOW_S s (histogram) */
-  struct snap_percentiles run;      /* every completed request of the point: live (histogram)
-                                       while it runs, exact once it ends (kept until the next
-                                       one starts) */
-};
-
-struct snap_latency {             /* definitions as benchmark_serving.py (ARCHITECTURE.md) */
-  struct snap_latency_row ttft;   /* time to first token */
-  struct snap_latency_row tpot;   /* (E2EL - TTFT) / (output tokens - 1) */
-  struct snap_latency_row itl;    /* per-chunk inter-token latency, pooled */
-  struct snap_latency_row e2el;   /* end-to-end request latency */
-  bool tokens_per_chunk_valid;     /* set with the exact run figures */
-  double tokens_per_chunk_mean;   /* output tokens per streamed chunk (run span) */
-  bool run_exact;                 /* the run rows are the result's (every sample, numpy's
-                                     percentiles; p50 = the median): the point has ended */
+  bool server_gen_valid;
+  double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */
 };
 
 /* ---------------------------------------------------------------- server-side signals */
@@ -282,10 +257,9 @@ struct snap_point_result {
   int64_t completed, failed, total; /* failed: not the requests a stop or restart cut */
   int64_t cut_by_stop;            /* those: in flight when stopped, or never sent */
   double duration_s;
-  struct snap_rates rates;        /* over the whole point */
-  struct snap_percentiles ttft, tpot, itl, e2el; /* exact, every sample of the point */
-  bool accept_length_valid;
-  double accept_length;           /* run-scoped, as the result saves it */
+  struct fig_set figs;            /* the saved result's figures (results_metrics.figs): rates
+                                     (known when a request completed), latencies exact over
+                                     every sample, FIG_ACCEPT_LENGTH run-scoped as saved */
   bool drafts_valid;
   double drafts_accepted_frac;    /* llama.cpp's per-request acceptance, pooled (the result's) */
   bool kv_tokens_valid;
@@ -306,8 +280,7 @@ struct snap_run {
   int64_t published_mono_ns;      /* CLOCK_MONOTONIC at publish */
   struct snap_server server;
   struct snap_progress progress;
-  struct snap_throughput throughput;
-  struct snap_latency latency;
+  struct snap_figures figures;
   struct snap_spec spec;
   struct snap_server_load load;
   struct snap_concurrency concurrency;

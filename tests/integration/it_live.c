@@ -175,9 +175,9 @@ static void check_point(const char *name, const struct samples *c, const struct 
   ck_assert_int_eq(end->output_tokens, m->total_output);
   ck_assert_msg(fabs(end->elapsed_s - m->duration_s) < 1e-9, "%s: elapsed %.9f duration %.9f",
                 name, end->elapsed_s, m->duration_s);
-  ck_assert_msg(fabs(end->point_output_tok_per_s - m->output_throughput) <=
-                    1e-9 * m->output_throughput,
-                "%s: live output %.6f tok/s, result %.6f", name, end->point_output_tok_per_s,
+  double end_out = fig_get(&end->point, FIG_OUTPUT_TPUT, FIG_VALUE);
+  ck_assert_msg(fabs(end_out - m->output_throughput) <= 1e-9 * m->output_throughput,
+                "%s: live output %.6f tok/s, result %.6f", name, end_out,
                 m->output_throughput);
   ck_assert_int_eq(end->accept_requests, m->accept_requests);
   ck_assert_int_eq(end->accept_draft_tokens, m->accept_draft_tokens);
@@ -204,10 +204,10 @@ static void check_point(const char *name, const struct samples *c, const struct 
     for (uint32_t g = 0; g < r->n_chunk_gaps; g++)
       itl[n_itl++] = r->chunk_gaps_us[g];
   }
-  live_check_percentiles("ttft", &end->point.ttft, ttft, n_ok);
-  live_check_percentiles("e2el", &end->point.e2el, e2el, n_ok);
-  live_check_percentiles("tpot", &end->point.tpot, tpot, n_tpot);
-  live_check_percentiles("itl", &end->point.itl, itl, n_itl);
+  live_check_percentiles("ttft", &end->point.f[FIG_TTFT], ttft, n_ok);
+  live_check_percentiles("e2el", &end->point.f[FIG_E2EL], e2el, n_ok);
+  live_check_percentiles("tpot", &end->point.f[FIG_TPOT], tpot, n_tpot);
+  live_check_percentiles("itl", &end->point.f[FIG_ITL], itl, n_itl);
   free(ttft);
   free(e2el);
   free(tpot);
@@ -222,7 +222,7 @@ static void check_point(const char *name, const struct samples *c, const struct 
       continue;
     double to_s = l->window_from_s + l->window_s;
     double truth = truth_tokens(run, l->window_from_s, to_s);
-    double live_tokens = l->window_output_tok_per_s * l->window_s;
+    double live_tokens = fig_get(&l->window, FIG_OUTPUT_TPUT, FIG_VALUE) * l->window_s;
     /* A loop publishes at the end of a pass, so the live figures hold every
      * chunk stamped before the publish and none after (however long the loop
      * waited for its CPU). The truth's chunk times are sums of gaps rounded
@@ -256,7 +256,8 @@ static void check_point(const char *name, const struct samples *c, const struct 
     }
     /* steady state: a full window while every stream is busy */
     if (l->window_s >= LG_LIVE_WINDOW_S - 1 && l->dispatched < l->total) {
-      double rel = fabs(l->window_output_tok_per_s - m->output_throughput) / m->output_throughput;
+      double rel = fabs(fig_get(&l->window, FIG_OUTPUT_TPUT, FIG_VALUE) - m->output_throughput) /
+                   m->output_throughput;
       ws.n_full++;
       if (rel > ws.max_full_vs_final)
         ws.max_full_vs_final = rel;

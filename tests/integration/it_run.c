@@ -155,8 +155,8 @@ START_TEST(restart_with_a_new_knob_measures_again) {
   ck_assert_int_eq(s->load.max_total_num_tokens, out.max_total_num_tokens);
   ck_assert(s->load.max_total_num_tokens_was_valid);
   ck_assert_int_eq(s->load.max_total_num_tokens_was, kv_before);
-  ck_assert(s->latency.tpot.run.valid);
-  ck_assert(s->throughput.run.output_tok_per_s > 0);
+  ck_assert(s->figures.run.f[FIG_TPOT].valid);
+  ck_assert(fig_get(&s->figures.run, FIG_OUTPUT_TPUT, FIG_VALUE) > 0);
   free(s);
   run_free(run);
 }
@@ -167,7 +167,7 @@ END_TEST
  * figures are live (and the acceptance is the point's, as saved). */
 static bool measuring_run_figures(const struct snap_run *s) {
   return s->progress.phase == SNAP_PHASE_MEASURING && s->progress.done >= 4 &&
-         s->latency.ttft.run.valid && s->spec.point_scoped;
+         s->figures.run.f[FIG_TTFT].valid && s->spec.point_scoped;
 }
 
 static double json_number(const char *text, const char *key) {
@@ -188,10 +188,10 @@ START_TEST(last_picture_is_the_result) {
   ck_assert_msg(run != NULL, "%s", err.msg);
   struct snap_run *s = malloc(sizeof(*s));
   ck_assert_msg(run_check_wait(run, s, 60000, measuring_run_figures), "no live point figures");
-  ck_assert(!s->latency.run_exact);
-  ck_assert(s->throughput.run.valid && s->throughput.run_span_s > 0);
-  ck_assert(s->throughput.window.valid && s->throughput.window_span_s > 0 &&
-            s->throughput.window_span_s <= SNAP_WINDOW_S);
+  ck_assert(!s->figures.run_exact);
+  ck_assert(s->figures.run.f[FIG_OUTPUT_TPUT].valid && s->figures.run_span_s > 0);
+  ck_assert(s->figures.window.f[FIG_OUTPUT_TPUT].valid && s->figures.window_span_s > 0 &&
+            s->figures.window_span_s <= SNAP_WINDOW_S);
   ck_assert_str_eq(s->spec.method, "sglang_server_info_cumulative_delta");
   ck_assert(run_wait(run, 60000));
   struct run_outcome out;
@@ -201,14 +201,14 @@ START_TEST(last_picture_is_the_result) {
   char *path = xasprintf("%s/result-conc4.json", out.dir);
   char *text = file_read_all(path, NULL, &err);
   ck_assert_msg(text != NULL, "%s", err.msg);
-  ck_assert(s->latency.run_exact);
+  ck_assert(s->figures.run_exact);
   ck_assert_int_eq(s->progress.done, (int64_t)json_number(text, "\"completed\""));
   ck_assert_int_eq(s->progress.in_flight, 0);
   ck_assert_int_eq(s->progress.total, 40);
-  ck_assert(fabs(s->throughput.run.output_tok_per_s - json_number(text, "\"output_throughput\"")) <
+  ck_assert(fabs(fig_get(&s->figures.run, FIG_OUTPUT_TPUT, FIG_VALUE) - json_number(text, "\"output_throughput\"")) <
             1e-6);
-  ck_assert(fabs(s->latency.ttft.run.p50_ms - json_number(text, "\"median_ttft_ms\"")) < 1e-9);
-  ck_assert(fabs(s->latency.tpot.run.p99_ms - json_number(text, "\"p99_tpot_ms\"")) < 1e-9);
+  ck_assert(fabs(fig_get(&s->figures.run, FIG_TTFT, FIG_STAT_P50) - json_number(text, "\"median_ttft_ms\"")) < 1e-9);
+  ck_assert(fabs(fig_get(&s->figures.run, FIG_TPOT, FIG_STAT_P99) - json_number(text, "\"p99_tpot_ms\"")) < 1e-9);
   /* the saved acceptance, not the server log's or a later scrape's */
   const char *acc = strstr(text, "\"acceptance\"");
   ck_assert_ptr_nonnull(acc);
@@ -243,7 +243,7 @@ START_TEST(a_crash_shows_in_the_snapshot) {
   ck_assert_int_eq(s->server.state, SNAP_SERVER_EXITED);
   ck_assert(s->server.crashed && s->server.exited_valid);
   ck_assert_int_eq(s->progress.phase, SNAP_PHASE_FAILED);
-  ck_assert(s->latency.run_exact); /* the saved figures of the requests before the crash */
+  ck_assert(s->figures.run_exact); /* the saved figures of the requests before the crash */
   ck_assert_int_lt(s->progress.done, 20);
   free(s);
   run_free(run);

@@ -16,13 +16,13 @@ static int live_check_cmp_u64(const void *a, const void *b) {
 /* The live histogram's p50/p90/p99 are the ceil(p% x n)-th of the n samples
  * (us, sorted here) to within its stated 1/128, plus the microsecond the
  * samples are rounded to. */
-static void live_check_percentiles(const char *what, const struct lg_live_latency *live,
+static void live_check_percentiles(const char *what, const struct fig_value *live,
                                    uint64_t *us, size_t n) {
   ck_assert_msg(live->valid && (size_t)live->n == n, "%s: live n %lld, records %zu", what,
                 (long long)live->n, n);
   qsort(us, n, sizeof(*us), live_check_cmp_u64);
   const double ps[] = {50, 90, 99};
-  const double got[] = {live->p50_ms, live->p90_ms, live->p99_ms};
+  const double got[] = {live->v[FIG_STAT_P50], live->v[FIG_STAT_P90], live->v[FIG_STAT_P99]};
   for (int i = 0; i < 3; i++) {
     size_t k = (size_t)ceil(ps[i] / 100.0 * (double)n);
     double want_us = (double)us[k < 1 ? 0 : k - 1];

@@ -669,17 +669,21 @@ START_TEST(engine_live_window_figures) {
   ck_assert_int_eq(live.in_flight, 0);
   ck_assert_int_eq(live.output_tokens, 36);
   ck_assert_int_eq(live.input_tokens, 84); /* the client's prompt_len: 7 each */
-  ck_assert(live.window.ttft.valid && live.window.ttft.n == 12);
-  ck_assert(live.window.itl.valid && live.window.itl.n == 24);
-  ck_assert(live.window_output_tok_per_s > 0 && live.window_req_per_s > 0);
+  ck_assert(live.window.f[FIG_TTFT].valid && live.window.f[FIG_TTFT].n == 12);
+  ck_assert(live.window.f[FIG_ITL].valid && live.window.f[FIG_ITL].n == 24);
+  ck_assert(fig_get(&live.window, FIG_OUTPUT_TPUT, FIG_VALUE) > 0 &&
+            fig_get(&live.window, FIG_REQ_TPUT, FIG_VALUE) > 0);
   /* the whole point: every request, and the result's duration once over */
-  ck_assert(live.point.ttft.n == 12 && live.point.itl.n == 24 && live.point.e2el.n == 12);
+  ck_assert(live.point.f[FIG_TTFT].n == 12 && live.point.f[FIG_ITL].n == 24 &&
+            live.point.f[FIG_E2EL].n == 12);
+  ck_assert(live.point.f[FIG_SEND_LAG].n == 12); /* one per request sent, as the result's */
   ck_assert(live.window_from_s == 0 && live.window_s > 0);
   struct lg_result res;
   lg_run_finish(run, &res);
   double duration_s = (double)(res.end_mono_ns - res.start_mono_ns) / 1e9;
   ck_assert_msg(fabs(live.elapsed_s - duration_s) < 1e-9, "%f %f", live.elapsed_s, duration_s);
-  ck_assert(fabs(live.point_output_tok_per_s - 36 / duration_s) < 1e-9 * live.point_output_tok_per_s);
+  double point_out = fig_get(&live.point, FIG_OUTPUT_TPUT, FIG_VALUE);
+  ck_assert(fabs(point_out - 36 / duration_s) < 1e-9 * point_out);
   /* every request is in the window: its percentiles are the records' own */
   uint64_t itl_us[24], tpot_us[12], ttft_us[12];
   size_t n_itl = 0;
@@ -691,12 +695,12 @@ START_TEST(engine_live_window_figures) {
     tpot_us[i] = (uint64_t)((r->e2el_ns - r->ttft_ns) / 1000 / (r->output_tokens - 1));
     ttft_us[i] = (uint64_t)(r->ttft_ns / 1000);
   }
-  live_check_percentiles("itl", &live.window.itl, itl_us, n_itl);
-  live_check_percentiles("tpot", &live.window.tpot, tpot_us, 12);
-  live_check_percentiles("ttft", &live.window.ttft, ttft_us, 12);
+  live_check_percentiles("itl", &live.window.f[FIG_ITL], itl_us, n_itl);
+  live_check_percentiles("tpot", &live.window.f[FIG_TPOT], tpot_us, 12);
+  live_check_percentiles("ttft", &live.window.f[FIG_TTFT], ttft_us, 12);
   /* one token per chunk, all inside the first window: the window holds them all */
-  ck_assert_msg(fabs(live.window_output_tok_per_s * live.window_s - 36) < 1e-6, "%f",
-                live.window_output_tok_per_s * live.window_s);
+  double window_tokens = fig_get(&live.window, FIG_OUTPUT_TPUT, FIG_VALUE) * live.window_s;
+  ck_assert_msg(fabs(window_tokens - 36) < 1e-6, "%f", window_tokens);
   lg_result_free(&res);
   responder_stop();
 }

@@ -53,6 +53,110 @@ static void default_settings(struct results_settings *s) {
   s->max_concurrency = 8;
 }
 
+/* Live and final figures from the same recorded streams: 40 requests, 1 to 7
+ * tokens per chunk (speculative decoding, a stream interval), some with
+ * llama.cpp's finish-only last chunk, streams of up to 25 s. The final path
+ * (results_compute's time_series) and the live window's path (each request,
+ * when it ends, hands its last LG_LIVE_WINDOW_S seconds with chunks to
+ * fig_spread_by_second, as loadgen's live_settle does) credit every second
+ * still in the window with the same tokens, exactly; the window over the
+ * whole run holds every output token. */
+START_TEST(live_window_tokens_equal_the_time_series) {
+  enum { N = 40, MAX_GAPS = 400, SECONDS = 40 };
+  static struct lg_record recs[N];
+  static uint32_t gaps[N][MAX_GAPS];
+  memset(recs, 0, sizeof recs);
+  uint64_t x = 12345;
+  int64_t end_ns = 0;
+  for (int i = 0; i < N; i++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint32_t n_gaps = (uint32_t)(x >> 33) % MAX_GAPS;
+    uint32_t per_chunk = 1 + (uint32_t)(x >> 20) % 7;
+    int64_t gaps_ns = 0;
+    for (uint32_t g = 0; g < n_gaps; g++) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      gaps[i][g] = 1000 + (uint32_t)(x >> 40) % 120000; /* 1 to 121 ms */
+      gaps_ns += (int64_t)gaps[i][g] * 1000;
+    }
+    bool finish_only = i % 3 == 0 && n_gaps > 0;
+    uint32_t carrying = n_gaps + 1 - (finish_only ? 1 : 0);
+    recs[i] = (struct lg_record){.dispatch_ns = (int64_t)i * 250 * MS, .ttft_ns = 80 * MS,
+                                 .chunk_gaps_us = gaps[i], .n_chunk_gaps = n_gaps,
+                                 .prompt_len = 10, .server_prompt_tokens = -1,
+                                 .output_tokens = (int32_t)(carrying * per_chunk - i % 2),
+                                 .http_status = 200,
+                                 .flags = (uint8_t)(LG_REC_USAGE_SEEN |
+                                                    (finish_only ? LG_REC_LAST_CHUNK_NO_TOKEN : 0))};
+    recs[i].e2el_ns = recs[i].ttft_ns + gaps_ns;
+    if (recs[i].dispatch_ns + recs[i].e2el_ns > end_ns)
+      end_ns = recs[i].dispatch_ns + recs[i].e2el_ns;
+  }
+  struct lg_result run = {.records = recs, .n_records = N, .start_mono_ns = 0,
+                          .end_mono_ns = end_ns, .num_workers = 1};
+  struct results_settings s;
+  default_settings(&s);
+  struct results_metrics m;
+  results_compute(&run, &s, &m);
+  ck_assert_uint_le(m.n_seconds, SECONDS);
+
+  int64_t total = 0;
+  /* the live path, request by request: its chunks by second; the last
+   * LG_LIVE_WINDOW_S seconds with chunks are what the loop still holds when
+   * it ends; each of them gets from it what the time_series gives it */
+  for (int i = 0; i < N; i++) {
+    struct lg_result one = run;
+    one.records = &recs[i];
+    one.n_records = 1;
+    one.start_mono_ns = 0;
+    struct results_metrics mi;
+    results_compute(&one, &s, &mi);
+    const struct lg_record *r = &recs[i];
+    uint32_t carrying = r->n_chunk_gaps + 1;
+    if ((r->flags & LG_REC_LAST_CHUNK_NO_TOKEN) && carrying > 1)
+      carrying--;
+    uint32_t per_second[SECONDS] = {0};
+    int64_t t_ns = r->dispatch_ns + r->ttft_ns, last_second = 0;
+    for (uint32_t c = 0; c < carrying; c++) {
+      if (c > 0)
+        t_ns += (int64_t)r->chunk_gaps_us[c - 1] * 1000;
+      per_second[t_ns / 1000000000]++;
+      last_second = t_ns / 1000000000;
+    }
+    int64_t seconds[LG_LIVE_WINDOW_S];
+    uint32_t chunks[LG_LIVE_WINDOW_S];
+    int64_t tokens[LG_LIVE_WINDOW_S];
+    size_t n = 0;
+    for (int64_t sec = last_second - LG_LIVE_WINDOW_S + 1; sec <= last_second; sec++)
+      if (sec >= 0 && per_second[sec] > 0) {
+        seconds[n] = sec;
+        chunks[n++] = per_second[sec];
+      }
+    fig_spread_by_second(r->output_tokens, carrying, chunks, n, tokens);
+    int64_t sum = 0;
+    uint32_t held_chunks = 0;
+    for (size_t k = 0; k < n; k++) {
+      sum += tokens[k];
+      held_chunks += chunks[k];
+      ck_assert_uint_lt((size_t)seconds[k], mi.n_seconds);
+      ck_assert_msg(tokens[k] == mi.seconds[seconds[k]].output_tokens,
+                    "request %d second %lld: live %lld, time_series %lld", i,
+                    (long long)seconds[k], (long long)tokens[k],
+                    (long long)mi.seconds[seconds[k]].output_tokens);
+    }
+    if (held_chunks == carrying) /* the whole request in the window: all its tokens */
+      ck_assert_int_eq(sum, r->output_tokens);
+    total += r->output_tokens;
+    results_metrics_fini(&mi);
+  }
+  int64_t series_total = 0;
+  for (size_t sec = 0; sec < m.n_seconds; sec++)
+    series_total += m.seconds[sec].output_tokens;
+  ck_assert_int_eq(series_total, total);
+  ck_assert_int_eq(m.total_output, total);
+  results_metrics_fini(&m);
+}
+END_TEST
+
 START_TEST(figures_match_hand_computation) {
   struct lg_record recs[4];
   struct lg_result run;
@@ -296,12 +400,27 @@ START_TEST(file_names_and_round_trip) {
   char *path = xasprintf("%s/r.json", sub);
   struct results_file f;
   ck_assert_msg(results_load(path, &f, &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(f.completed, 3);
+  ck_assert_int_eq((int)fig_get(&f.figs, FIG_COMPLETED, FIG_VALUE), 3);
   ck_assert_int_eq(f.max_concurrency, 8);
   ck_assert(isinf(f.request_rate));
-  ck_assert(f.has_stat[RESULTS_TTFT]);
-  ck_assert_double_eq_tol(f.mean_ms[RESULTS_TTFT], 350.0 / 3.0, 1e-9);
-  ck_assert_double_eq_tol(f.p99_ms[RESULTS_E2EL], 398.0, 1e-9);
+  ck_assert(f.figs.f[FIG_TTFT].valid);
+  ck_assert_double_eq_tol(fig_get(&f.figs, FIG_TTFT, FIG_STAT_MEAN), 350.0 / 3.0, 1e-9);
+  ck_assert_double_eq_tol(fig_get(&f.figs, FIG_E2EL, FIG_STAT_P99), 398.0, 1e-9);
+  /* every figure the file holds is the computed one (the reader walks the table) */
+  for (int id = 0; id < FIG_N; id++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)id);
+    if (d->json_style == FIG_JSON_NONE || !m.figs.f[id].valid)
+      continue;
+    ck_assert_msg(f.figs.f[id].valid, "%s not read back", d->name);
+    const enum fig_stat stats[] = {FIG_STAT_MEAN, FIG_STAT_P50, FIG_STAT_P99};
+    for (size_t k = 0; k < (d->kind == FIG_DIST ? 3u : 1u); k++)
+      ck_assert_msg(fabs(fig_get(&f.figs, d->id, stats[k]) - fig_get(&m.figs, d->id, stats[k])) <
+                        1e-9,
+                    "%s %s: read %g, computed %g", d->name, fig_stat_name(stats[k]),
+                    fig_get(&f.figs, d->id, stats[k]), fig_get(&m.figs, d->id, stats[k]));
+  }
+  ck_assert(f.figs.f[FIG_SEND_LAG].valid && f.figs.f[FIG_SEND_LAG].n == 4); /* every request sent */
+  ck_assert_double_eq_tol(fig_get(&f.figs, FIG_SEND_LAG, FIG_STAT_MEAN), m.send_lag.mean_ms, 1e-12);
   ck_assert(f.servetop && !f.interrupted);
   ck_assert_str_eq(f.model_id, "deepseek-ai/DeepSeek-R1");
   results_file_fini(&f);
@@ -418,6 +537,7 @@ static Suite *results_suite(void) {
   tcase_add_test(tc, file_names_and_round_trip);
   tcase_add_test(tc, empty_run_is_zero_not_nan);
   tcase_add_test(tc, cut_by_stop_is_not_a_failure);
+  tcase_add_test(tc, live_window_tokens_equal_the_time_series);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -58,7 +58,7 @@ START_TEST(compare_sides_load_from_folders_and_files) {
   ck_assert_int_eq(off.n_gpus, 8);
   ck_assert_uint_eq(off.n_results, 1);
   ck_assert_int_eq(off.results[0].max_concurrency, 8);
-  ck_assert(mtp.results[0].accept_length_valid);
+  ck_assert(mtp.results[0].figs.f[FIG_ACCEPT_LENGTH].valid);
   ck_assert_msg(run_compare_side_load(OFF_DIR "/result-conc8.json", &file, &err) == 0, "%s",
                 err.msg);
   ck_assert_int_eq(file.n_gpus, 8); /* from recipe.json beside the file */
@@ -72,13 +72,14 @@ START_TEST(compare_sides_load_from_folders_and_files) {
   ck_assert_ptr_nonnull(point);
   cJSON *metrics = cJSON_GetObjectItem(point, "metrics");
   cJSON *out_tput = cJSON_GetObjectItem(metrics, "output_throughput");
-  double a = off.results[0].output_throughput, b = mtp.results[0].output_throughput;
+  double a = fig_get(&off.results[0].figs, FIG_OUTPUT_TPUT, FIG_VALUE),
+         b = fig_get(&mtp.results[0].figs, FIG_OUTPUT_TPUT, FIG_VALUE);
   ck_assert(fabs(cJSON_GetObjectItem(out_tput, "a")->valuedouble - a) < 1e-6);
   ck_assert(fabs(cJSON_GetObjectItem(out_tput, "delta")->valuedouble - (b - a)) < 1e-6);
   ck_assert(fabs(cJSON_GetObjectItem(out_tput, "ratio")->valuedouble - b / a) < 1e-9);
   cJSON *inter = cJSON_GetObjectItem(metrics, "interactivity");
   ck_assert(fabs(cJSON_GetObjectItem(inter, "a")->valuedouble -
-                 1000.0 / off.results[0].median_ms[RESULTS_TPOT]) < 1e-6);
+                 1000.0 / fig_get(&off.results[0].figs, FIG_TPOT, FIG_STAT_P50)) < 1e-6);
   /* acceptance: only the MTP side has it */
   cJSON *acc = cJSON_GetObjectItem(metrics, "accept_length");
   ck_assert(cJSON_IsNull(cJSON_GetObjectItem(acc, "a")));
@@ -88,7 +89,7 @@ START_TEST(compare_sides_load_from_folders_and_files) {
   ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(speedup, "per_gpu")));
   ck_assert(fabs(cJSON_GetObjectItem(speedup, "throughput")->valuedouble - b / a) < 1e-9);
   ck_assert(fabs(cJSON_GetObjectItem(speedup, "interactivity")->valuedouble -
-                 off.results[0].median_ms[RESULTS_TPOT] / mtp.results[0].median_ms[RESULTS_TPOT]) <
+                 fig_get(&off.results[0].figs, FIG_TPOT, FIG_STAT_P50) / fig_get(&mtp.results[0].figs, FIG_TPOT, FIG_STAT_P50)) <
             1e-9);
   cJSON_Delete(doc);
   free(text);

@@ -25,7 +25,7 @@ START_TEST(publish_stamps_seq_and_read_copies_once) {
   struct snap_run snap;
   snap_run_init(&snap);
   ck_assert_int_eq(snap.server.exit_code, -1);
-  ck_assert(!snap.latency.ttft.run.valid);
+  ck_assert(!snap.figures.run.f[FIG_TTFT].valid);
   snap.progress.done = 7;
   snprintf(snap.server.engine, sizeof(snap.server.engine), "sim");
   snap_slot_publish(slot, &snap);
@@ -168,7 +168,7 @@ START_TEST(points_roll_and_remaining_time) {
   ck_assert(snap_run_remaining_s(&s, &left));
   ck_assert_double_eq_tol(left, 7 + 25, 1e-9);
   /* the last picture of point 1 (its result) with the index already on point 2 */
-  s.latency.run_exact = true;
+  s.figures.run_exact = true;
   s.progress.eta_s = 0;
   ck_assert(snap_run_remaining_s(&s, &left));
   ck_assert_double_eq_tol(left, 25 + 25, 1e-9);
@@ -176,7 +176,7 @@ START_TEST(points_roll_and_remaining_time) {
   ck_assert(snap_run_remaining_s(&s, &left));
   ck_assert_double_eq_tol(left, 0 + 2 * 25, 1e-9);
   s.progress.point_index = 2;
-  s.latency.run_exact = false;
+  s.figures.run_exact = false;
   /* between points (no ETA): the point to come at the typical length */
   s.progress.phase = SNAP_PHASE_BETWEEN;
   ck_assert(snap_run_remaining_s(&s, &left));

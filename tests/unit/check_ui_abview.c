@@ -55,23 +55,24 @@ static void play_arm(struct runview *rv, const double *tok_s, const double *tpot
     for (int t = 0; t <= 50; t++) {
       s.progress.elapsed_s = t * 0.1;
       s.progress.done = t;
-      s.throughput.window = (struct snap_rates){true, tok_s[point], 2 * tok_s[point], 1};
-      s.throughput.run = s.throughput.window;
-      s.latency.tpot.run = (struct snap_percentiles){true, 10, tpot_ms[point], tpot_ms[point], tpot_ms[point]};
-      s.latency.ttft.run = (struct snap_percentiles){true, 10, 100, 120, 130};
+      fig_set_scalar(&s.figures.window, FIG_OUTPUT_TPUT, true, tok_s[point]);
+      fig_set_scalar(&s.figures.window, FIG_TOTAL_TPUT, true, 2 * tok_s[point]);
+      fig_set_scalar(&s.figures.window, FIG_REQ_TPUT, true, 1);
+      s.figures.run = s.figures.window;
+      fig_set_dist(&s.figures.run, FIG_TPOT, 10, NAN, tpot_ms[point], tpot_ms[point], tpot_ms[point]);
+      fig_set_dist(&s.figures.run, FIG_TTFT, 10, NAN, 100, 120, 130);
+      fig_set_derive(&s.figures.run, 0);
       runview_push(rv, &s);
     }
     /* the point's result is saved: the run adds it to the snapshot's history */
     struct snap_point_result pr = {.point_index = point, .conc = 4 << point,
                                    .conc_end = 4 << point, .measured_to_end = true,
                                    .completed = 50, .total = 50, .duration_s = 5,
-                                   .rates = s.throughput.run, .ttft = s.latency.ttft.run,
-                                   .tpot = s.latency.tpot.run,
-                                   .accept_length_valid = s.spec.accept_length_valid,
-                                   .accept_length = s.spec.accept_length,
+                                   .figs = s.figures.run,
                                    .kv_tokens_valid = true,
                                    .kv_tokens = s.load.max_total_num_tokens, .batch_cap = -1};
     snprintf(pr.end, sizeof pr.end, "done");
+    fig_set_scalar(&pr.figs, FIG_ACCEPT_LENGTH, s.spec.accept_length_valid, s.spec.accept_length);
     snap_points_add(&s.points, &pr);
     runview_push(rv, &s);
   }
@@ -393,7 +394,9 @@ START_TEST(finished_arm_follows_the_measuring_one) {
   s.progress.phase = SNAP_PHASE_MEASURING;
   s.progress.n_points = 2;
   s.concurrency.target = 4;
-  s.throughput.run = (struct snap_rates){true, 1500, 3000, 1};
+  fig_set_scalar(&s.figures.run, FIG_OUTPUT_TPUT, true, 1500);
+  fig_set_scalar(&s.figures.run, FIG_TOTAL_TPUT, true, 3000);
+  fig_set_scalar(&s.figures.run, FIG_REQ_TPUT, true, 1);
   runview_init(&ab.arm[AB_MTP], ab.recipe[AB_MTP]);
   runview_push(&ab.arm[AB_MTP], &s);
   struct ab_row rows[16];

@@ -30,10 +30,12 @@ static void fixture(struct snap_run *s) {
   s->progress.eta_valid = true;
   s->progress.eta_s = 25;
   s->concurrency.target = 16;
-  s->throughput.window = (struct snap_rates){true, 1234.5, 11000, 3.21};
-  s->latency.ttft.window = (struct snap_percentiles){true, 100, 12.34, 20, 55};
-  s->latency.ttft.run = (struct snap_percentiles){true, 120, 13, 21, 60};
-  s->latency.tpot.window = (struct snap_percentiles){true, 100, 7.5, 8, 9};
+  fig_set_scalar(&s->figures.window, FIG_OUTPUT_TPUT, true, 1234.5);
+  fig_set_scalar(&s->figures.window, FIG_TOTAL_TPUT, true, 11000);
+  fig_set_scalar(&s->figures.window, FIG_REQ_TPUT, true, 3.21);
+  fig_set_dist(&s->figures.window, FIG_TTFT, 100, NAN, 12.34, 20, 55);
+  fig_set_dist(&s->figures.run, FIG_TTFT, 120, NAN, 13, 21, 60);
+  fig_set_dist(&s->figures.window, FIG_TPOT, 100, NAN, 7.5, 8, 9);
   s->spec.enabled_valid = true;
   s->spec.enabled = true;
   snprintf(s->spec.algorithm, sizeof s->spec.algorithm, "EAGLE");
@@ -68,7 +70,7 @@ static void play(struct runview *rv, struct snap_run *s, double from_s, double t
   for (int i = 0; i <= steps; i++) {
     double t = from_s + i * 0.1;
     s->progress.elapsed_s = t;
-    s->throughput.window.output_tok_per_s = 100 * t;
+    s->figures.window.f[FIG_OUTPUT_TPUT].v[FIG_VALUE] = 100 * t;
     runview_push(rv, s);
   }
 }
@@ -184,7 +186,9 @@ START_TEST(frame_200x50_and_unknowns) {
   s.gpus.n_gpus = 0;
   snprintf(s.gpus.unavailable_reason, sizeof s.gpus.unavailable_reason, "nvml: not found");
   s.load.kv_usage_valid = false;
-  s.throughput.window.valid = false;
+  s.figures.window.f[FIG_OUTPUT_TPUT].valid = false;
+  s.figures.window.f[FIG_TOTAL_TPUT].valid = false;
+  s.figures.window.f[FIG_REQ_TPUT].valid = false;
   play(&rv, &s, 0, 5);
   s.load.max_total_num_tokens_was_valid = true;
   s.load.max_total_num_tokens_was = 400000;
