@@ -206,6 +206,7 @@ const struct eng_ops eng_vllm_ops = {
     .recipe_engine = true,
     .frameworks = (const char *const[]){"vllm", NULL},
     .upstream_image = "vllm/vllm-openai",
+    .image_repos = (const char *const[]){"vllm/vllm-openai", "vllm/vllm-openai-rocm", NULL},
     .sim_stands_in = true,
     .program = "vllm serve",
     .launch_forms = "vllm serve",
