@@ -82,7 +82,10 @@ grep -q "no/such/dir: no such directory" "$tmp/err" || fail "lint: missing folde
 expect_rc 2 "$SERVETOP" lint --configs "$PROJECT_DIR/configs/qwen3.5-fp8-h200-vllm.yaml"
 grep -q "a file, not a directory" "$tmp/err" || fail "lint --configs FILE: message"
 expect_rc 0 "$SERVETOP" lint --configs "$PROJECT_DIR/configs"
-grep -q "^no findings in [0-9]* recipes; read" "$tmp/out" || fail "lint: clean summary"
+# the bundled SGLang MTP recipes keep SGLANG_ENABLE_SPEC_V2=1 for servetop sim (which reads
+# it); on their v0.5.14 images it is dead (SGLang PR #27964): notes only
+grep -q "^[0-9]* findings (0 errors, 0 warnings) in [0-9]* recipes; read" "$tmp/out" ||
+  fail "lint: clean summary"
 expect_rc 2 "$SERVETOP" lint --bogus
 expect_rc 2 "$SERVETOP" lint --configs "$data/ix-good" --inferencex "$data/ix-good"
 expect_rc 2 "$SERVETOP" lint --inferencex "$tmp/nowhere"
