@@ -278,6 +278,82 @@ START_TEST(rules_apply_to_servetop_recipes) {
 }
 END_TEST
 
+/* SGLANG_SPEC_V2 follows the image's SGLang version: a warning where V2 was
+ * not yet the default, nothing where it was and the variable still read, a
+ * note that the variable is dead where it was retired, a note naming the
+ * range where the version is unknown. */
+static const char *spec_v2_recipe(char *buf, size_t n, const char *name, const char *image,
+                                  bool env_v2) {
+  snprintf(buf, n,
+           "%s:\n"
+           "  image: %s\n"
+           "  model: Qwen/Qwen3.5-397B-A17B-FP8\n"
+           "  model-prefix: qwen3.5\n"
+           "  runner: h200\n"
+           "  precision: fp8\n"
+           "  framework: sglang\n"
+           "  scenarios:\n"
+           "    fixed-seq-len:\n"
+           "    - { isl: 1024, osl: 1024, search-space: [ { tp: 8, conc-list: [4], "
+           "spec-decoding: mtp } ] }\n"
+           "  server:\n"
+           "    engine: sglang\n"
+           "%s"
+           "    argv:\n"
+           "      - --model-path $MODEL --tp $TP\n"
+           "      - --speculative-algorithm EAGLE --speculative-eagle-topk 1\n"
+           "  benchmark:\n"
+           "    use-chat-template: true\n",
+           name, image, env_v2 ? "    env:\n      SGLANG_ENABLE_SPEC_V2: \"1\"\n" : "");
+  return buf;
+}
+
+START_TEST(spec_v2_follows_the_image_version) {
+  static const struct {
+    const char *image;
+    bool env_v2;
+    int want; /* -1: none, else the severity */
+    const char *says;
+  } cases[] = {
+      {"lmsysorg/sglang:v0.5.9-cu129-amd64", false, RECIPE_SEV_WARNING, "v0.5.9"},
+      {"lmsysorg/sglang:v0.5.10.post1", false, RECIPE_SEV_WARNING, "v0.5.10.post1"},
+      {"lmsysorg/sglang:nightly-dev-20260402", false, RECIPE_SEV_WARNING, "nightly of 2026-04-02"},
+      {"lmsysorg/sglang:v0.5.10.post1", true, -1, NULL},
+      {"lmsysorg/sglang:v0.5.12-cu130", false, -1, NULL},
+      {"lmsysorg/sglang:v0.5.12-rocm700-mi35x", true, -1, NULL},
+      {"lmsysorg/sglang:nightly-dev-cu13-20260605-7dc73766", false, -1, NULL},
+      {"lmsysorg/sglang:v0.5.14-cu130", false, -1, NULL},
+      {"lmsysorg/sglang:v0.5.14-cu130", true, RECIPE_SEV_NOTE, "no longer reads it"},
+      {"lmsysorg/sglang:nightly-dev-cu13-20260815-a5ba081f", true, RECIPE_SEV_NOTE, "#27964"},
+      {"lmsysorg/sglang:latest", false, RECIPE_SEV_NOTE, "version unknown"},
+      {"lmsysorg/sglang:latest", true, -1, NULL},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(cases); i++) {
+    char buf[2048];
+    struct recipe_set *set = recipe_set_new();
+    spec_v2_recipe(buf, sizeof buf, "case", cases[i].image, cases[i].env_v2);
+    recipe_set_add_yaml_buffer(set, "v2.yaml", buf, strlen(buf));
+    ck_assert_uint_eq(recipe_set_diag_count(set), 0);
+    struct recipe_findings f;
+    recipe_lint(set, &f);
+    const struct recipe_finding *x = NULL;
+    for (size_t k = 0; k < f.n; k++)
+      if (strcmp(f.items[k].rule, "SGLANG_SPEC_V2") == 0)
+        x = &f.items[k];
+    ck_assert_uint_eq(count_rule(&f, "SGLANG_SPEC_V2"), cases[i].want < 0 ? 0 : 1);
+    if (cases[i].want >= 0) {
+      ck_assert_msg((int)x->severity == cases[i].want, "%s: %s", cases[i].image,
+                    recipe_severity_name(x->severity));
+      ck_assert_msg(strstr(x->message, cases[i].says), "%s: %s", cases[i].image, x->message);
+      ck_assert_uint_eq(x->line, 11); /* the server block: where the environment goes */
+    }
+    ck_assert_uint_eq(f.n, count_rule(&f, "SGLANG_SPEC_V2")); /* nothing else */
+    recipe_findings_fini(&f);
+    recipe_set_free(set);
+  }
+}
+END_TEST
+
 /* The legacy layout: .github/configs, seq-len-configs, flat runners.yaml. */
 START_TEST(legacy_checkout_layout) {
   struct recipe_set *set = load_ix("ix-legacy");
@@ -589,6 +665,7 @@ int main(void) {
   tcase_add_test(tc, routes_follow_each_launcher_family);
   tcase_add_test(tc, every_rule_fires_on_the_bad_checkout);
   tcase_add_test(tc, rules_apply_to_servetop_recipes);
+  tcase_add_test(tc, spec_v2_follows_the_image_version);
   tcase_add_test(tc, legacy_checkout_layout);
   tcase_add_test(tc, launchers_resolve_as_they_run);
   tcase_add_test(tc, findings_point_at_the_line_to_change);
