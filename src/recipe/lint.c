@@ -925,7 +925,9 @@ struct sib {
   bool have;
   const char *mem_flag;   /* the engine's GPU memory fraction flag (no dashes); NULL: none */
   double mem;             /* < 0: not a literal */
-  int mem_line;
+  int mem_line;           /* where the value is set (the variable's assignment, or the flag) */
+  int mem_use_line;       /* the flag reading a variable; 0: the value is written at the flag */
+  char mem_var[64];
   bool eval_cap;          /* caps EVAL_CONCURRENT_REQUESTS below the top concurrency */
   int eval_line;          /* the cap's line; without one, the run_eval call's */
   const char *file;       /* the script or recipe file */
@@ -976,6 +978,12 @@ static void sib_fill(struct lint_ctx *cx, const struct recipe_priv *p, struct si
   if (v && parse_double(v, &d) == 0) {
     out->mem = d;
     out->mem_line = flag_line(p, out->mem_flag, cmd.line);
+    int set = flag_value_line(p, &p->pub.points[0], out->mem_flag, out->mem_line, out->mem_var,
+                              sizeof out->mem_var);
+    if (set) {
+      out->mem_use_line = out->mem_line;
+      out->mem_line = set;
+    }
   }
   if (p->script && p->pub.spec == RECIPE_SPEC_MTP) {
     out->eval_cap = eval_capped(&p->pub, p->script);
@@ -1057,6 +1065,8 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
         recipe_cmd_fini(&sc);
       }
     }
+    if (f && m->mem_use_line)
+      relate(f, m->file, m->mem_use_line, "--%s $%s reads it here", knob, m->mem_var);
     if (f)
       relate_entry(f, r);
     if (capper && !m->eval_cap && r->origin == RECIPE_ORIGIN_INFERENCEX && m->p->script) {
