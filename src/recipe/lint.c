@@ -998,6 +998,13 @@ static bool same_str(const char *a, const char *b) {
   return a && b && strcmp(a, b) == 0;
 }
 
+/* The same launch script (InferenceX); servetop recipes of one file are
+ * each their own. */
+static bool same_script(const struct sib *a, const struct sib *b) {
+  return a->p->pub.origin == RECIPE_ORIGIN_INFERENCEX && b->p->pub.origin == RECIPE_ORIGIN_INFERENCEX &&
+         same_str(a->file, b->file);
+}
+
 static bool same_model(const struct recipe *a, const struct recipe *b) {
   return same_str(a->model_prefix, b->model_prefix) && same_str(a->precision, b->precision);
 }
@@ -1020,8 +1027,7 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
       continue;
     bool seen = false; /* this script was judged for an earlier recipe */
     for (size_t k = 0; k < i && !seen; k++)
-      seen = sibs[k].have && sibs[k].p->pub.spec == RECIPE_SPEC_MTP &&
-             same_str(sibs[k].file, m->file);
+      seen = sibs[k].have && sibs[k].p->pub.spec == RECIPE_SPEC_MTP && same_script(&sibs[k], m);
     if (seen)
       continue;
     const struct sib *twin = NULL, *capper = NULL;
@@ -1029,7 +1035,7 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
     for (size_t k = 0; k < set->n_recipes; k++) {
       const struct sib *o = &sibs[k];
       const struct recipe *q = &o->p->pub;
-      if (!o->have || o == m || same_str(o->file, m->file))
+      if (!o->have || o == m || same_script(o, m))
         continue;
       if (q == t)
         twin = o;

@@ -46,7 +46,7 @@ grep -q "^  .*ix-head/configs/nvidia-master.yaml:120: note: entry minimaxm3-fp8-
   fail "lint: the entry as a note"
 # names with dots are never cut
 grep -q "\[SCHEMA L19\] qwen3.5-fp4-mi355x-sglang$" "$tmp/out" || fail "lint: recipe name cut at '.'"
-grep -q "read 2 files (0 failed to load), 16 entries (1 failed to load)" "$tmp/out" ||
+grep -q "read 2 files (0 failed to load), 18 entries (1 failed to load)" "$tmp/out" ||
   fail "lint: counts of files and entries"
 expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-head" --json
 if command -v python3 >/dev/null; then

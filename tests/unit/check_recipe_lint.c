@@ -354,6 +354,58 @@ START_TEST(spec_v2_follows_the_image_version) {
 }
 END_TEST
 
+/* Twins by entry name (x / x-mtp) where the model names differ by a suffix
+ * (amd/DeepSeek-R1-0528-MXFP4 vs ...-MXFP4-Preview): the sibling memory rule
+ * compares them. */
+START_TEST(twins_by_entry_name) {
+  static const char yaml[] =
+      "dsr1-fp4-h200-sglang:\n"
+      "  model: amd/DeepSeek-R1-0528-MXFP4-Preview\n"
+      "  model-prefix: dsr1\n"
+      "  runner: h200\n"
+      "  precision: fp4\n"
+      "  framework: sglang\n"
+      "  scenarios:\n"
+      "    fixed-seq-len:\n"
+      "    - { isl: 1024, osl: 1024, search-space: [ { tp: 8, conc-list: [4] } ] }\n"
+      "  server:\n"
+      "    engine: sglang\n"
+      "    argv:\n"
+      "      - --model-path $MODEL --tp $TP\n"
+      "      - --mem-fraction-static 0.8\n"
+      "dsr1-fp4-h200-sglang-mtp:\n"
+      "  model: amd/DeepSeek-R1-0528-MXFP4\n"
+      "  model-prefix: dsr1\n"
+      "  runner: h200\n"
+      "  precision: fp4\n"
+      "  framework: sglang\n"
+      "  scenarios:\n"
+      "    fixed-seq-len:\n"
+      "    - { isl: 1024, osl: 1024, search-space: [ { tp: 8, conc-list: [4], spec-decoding: mtp } ] }\n"
+      "  server:\n"
+      "    engine: sglang\n"
+      "    env:\n"
+      "      SGLANG_ENABLE_SPEC_V2: \"1\"\n"
+      "    argv:\n"
+      "      - --model-path $MODEL --tp $TP\n"
+      "      - --mem-fraction-static 0.9\n"
+      "      - --speculative-algorithm EAGLE --speculative-eagle-topk 1\n"
+      "  benchmark:\n"
+      "    use-chat-template: true\n";
+  struct recipe_set *set = recipe_set_new();
+  recipe_set_add_yaml_buffer(set, "twins.yaml", yaml, strlen(yaml));
+  ck_assert_uint_eq(recipe_set_diag_count(set), 0);
+  struct recipe_findings f;
+  recipe_lint(set, &f);
+  expect(&f, "MTP_MEMFRAC_ABOVE_SIBLING", "dsr1-fp4-h200-sglang-mtp", RECIPE_SEV_WARNING,
+         "twins.yaml", 30);
+  expect_related(find_at(&f, "MTP_MEMFRAC_ABOVE_SIBLING", "twins.yaml", 30), "twins.yaml", 14);
+  ck_assert_uint_eq(f.n, 1);
+  recipe_findings_fini(&f);
+  recipe_set_free(set);
+}
+END_TEST
+
 /* The legacy layout: .github/configs, seq-len-configs, flat runners.yaml. */
 START_TEST(legacy_checkout_layout) {
   struct recipe_set *set = load_ix("ix-legacy");
@@ -487,8 +539,15 @@ START_TEST(findings_point_at_the_line_to_change) {
   x = find_at(&f, "MTP_MEMFRAC_ABOVE_SIBLING", "agentic/qwen3.5_fp8_mi355x_sglang_mtp.sh", 10);
   ck_assert_ptr_nonnull(x);
   ck_assert(str_starts_with(x->recipe, "qwen3.5-fp8-mi355x-sglang-agentic-mtp:agentic@"));
-  ck_assert_uint_eq(count_rule(&f, "MTP_MEMFRAC_ABOVE_SIBLING"), 2); /* one per script */
+  ck_assert_uint_eq(count_rule(&f, "MTP_MEMFRAC_ABOVE_SIBLING"), 3); /* one per script */
   expect_related(x, "fixed_seq_len/qwen3.5_fp8_mi355x_sglang_mtp.sh", 11);
+  /* twins by script sibling (dsr1_fp4_mi355x.sh / _mtp.sh) where the model
+   * names differ by a suffix and the entry names do not pair; the value comes
+   * from MEM_FRACTION=0.9, where the finding goes, the flag's use related */
+  x = expect_at(&f, "MTP_MEMFRAC_ABOVE_SIBLING", "dsr1-mxfp4-mi355x-sglang-mtp", RECIPE_SEV_WARNING,
+                "fixed_seq_len/dsr1_fp4_mi355x_mtp.sh", 6);
+  expect_related(x, "fixed_seq_len/dsr1_fp4_mi355x_mtp.sh", 11);
+  expect_related(x, "fixed_seq_len/dsr1_fp4_mi355x.sh", 9);
   x = expect_at(&f, "EVAL_CONC_UNCAPPED", "qwen3.5-fp8-b300-sglang-mtp", RECIPE_SEV_WARNING,
                 "fixed_seq_len/qwen3.5_fp8_b300_mtp.sh", 24);
   expect_related(x, "fixed_seq_len/qwen3.5_fp8_mi355x_sglang_mtp.sh", 6);
@@ -501,13 +560,13 @@ START_TEST(findings_point_at_the_line_to_change) {
   expect_at(&f, "SGLANG_SPEC_V2", "qwen3.5-fp8-b300-sglang-mtp", RECIPE_SEV_NOTE,
             "fixed_seq_len/qwen3.5_fp8_b300_mtp.sh", 6);
   ck_assert_uint_eq(count_rule(&f, "SGLANG_SPEC_V2"), 3);
-  ck_assert_uint_eq(f.n, 13);
+  ck_assert_uint_eq(f.n, 14);
   recipe_findings_fini(&f);
   struct recipe_counts c;
   recipe_set_counts(set, &c);
   ck_assert_uint_eq(c.files, 2);
   ck_assert_uint_eq(c.files_failed, 0);
-  ck_assert_uint_eq(c.entries, 16);
+  ck_assert_uint_eq(c.entries, 18);
   ck_assert_uint_eq(c.entries_failed, 1);
   recipe_set_free(set);
 }
@@ -694,6 +753,7 @@ int main(void) {
   tcase_add_test(tc, every_rule_fires_on_the_bad_checkout);
   tcase_add_test(tc, rules_apply_to_servetop_recipes);
   tcase_add_test(tc, spec_v2_follows_the_image_version);
+  tcase_add_test(tc, twins_by_entry_name);
   tcase_add_test(tc, legacy_checkout_layout);
   tcase_add_test(tc, launchers_resolve_as_they_run);
   tcase_add_test(tc, findings_point_at_the_line_to_change);
