@@ -925,9 +925,7 @@ struct sib {
   bool have;
   const char *mem_flag;   /* the engine's GPU memory fraction flag (no dashes); NULL: none */
   double mem;             /* < 0: not a literal */
-  int mem_line;           /* where the value is set (the variable's assignment, or the flag) */
-  int mem_use_line;       /* the flag reading a variable; 0: the value is written at the flag */
-  char mem_var[64];
+  int mem_line;           /* the flag (mem_set_line: where its value is set) */
   bool eval_cap;          /* caps EVAL_CONCURRENT_REQUESTS below the top concurrency */
   int eval_line;          /* the cap's line; without one, the run_eval call's */
   const char *file;       /* the script or recipe file */
@@ -978,12 +976,6 @@ static void sib_fill(struct lint_ctx *cx, const struct recipe_priv *p, struct si
   if (v && parse_double(v, &d) == 0) {
     out->mem = d;
     out->mem_line = flag_line(p, out->mem_flag, cmd.line);
-    int set = flag_value_line(p, &p->pub.points[0], out->mem_flag, out->mem_line, out->mem_var,
-                              sizeof out->mem_var);
-    if (set) {
-      out->mem_use_line = out->mem_line;
-      out->mem_line = set;
-    }
   }
   if (p->script && p->pub.spec == RECIPE_SPEC_MTP) {
     out->eval_cap = eval_capped(&p->pub, p->script);
@@ -1003,6 +995,15 @@ static bool same_str(const char *a, const char *b) {
 static bool same_script(const struct sib *a, const struct sib *b) {
   return a->p->pub.origin == RECIPE_ORIGIN_INFERENCEX && b->p->pub.origin == RECIPE_ORIGIN_INFERENCEX &&
          same_str(a->file, b->file);
+}
+
+/* Where s's memory value is set: the variable's assignment the flag reads
+ * (its use into *use_line and var), else the flag (*use_line 0). Asked only
+ * for findings: it interprets the script once more. */
+static int mem_set_line(const struct sib *s, int *use_line, char *var, size_t var_bytes) {
+  int set = flag_value_line(s->p, &s->p->pub.points[0], s->mem_flag, s->mem_line, var, var_bytes);
+  *use_line = set ? s->mem_line : 0;
+  return set ? set : s->mem_line;
 }
 
 static bool same_model(const struct recipe *a, const struct recipe *b) {
@@ -1045,12 +1046,17 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
     }
     const char *knob = m->mem_flag; /* set where m->mem is */
     struct recipe_finding *f = NULL;
+    int use_line = 0;
+    char var[64];
     if (m->mem >= 0 && twin && twin->mem >= 0 && m->mem > twin->mem) {
-      f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, m->mem_line,
+      int twin_use, at = mem_set_line(m, &use_line, var, sizeof var);
+      char twin_var[64];
+      f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, at,
               "MTP uses --%s %g, more than its non-MTP sibling's %g (%s): the draft model's "
               "weights and KV need room too",
               knob, m->mem, twin->mem, twin->file);
-      relate(f, twin->file, twin->mem_line, "non-MTP sibling (%s)", twin->p->pub.name);
+      relate(f, twin->file, mem_set_line(twin, &twin_use, twin_var, sizeof twin_var),
+             "non-MTP sibling (%s)", twin->p->pub.name);
     } else if (m->mem >= 0 && m->p->fixed_mtp_script) {
       /* an agentic MTP script against the fixed-seq-len MTP setting proven on
        * the same GPU: agentic recipes come after it, and inherit their non-MTP
@@ -1062,7 +1068,8 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
         double d;
         if (v && parse_double(v, &d) == 0 && m->mem > d) {
           int line = script_flag_line(m->p->fixed_mtp_script, knob, sc.line);
-          f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, m->mem_line,
+          f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file,
+                  mem_set_line(m, &use_line, var, sizeof var),
                   "agentic MTP uses --%s %g, more than %g in %s, the fixed-seq-len MTP setting "
                   "of the same model, precision, GPU and engine",
                   knob, m->mem, d, m->p->fixed_mtp_file);
@@ -1071,8 +1078,8 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
         recipe_cmd_fini(&sc);
       }
     }
-    if (f && m->mem_use_line)
-      relate(f, m->file, m->mem_use_line, "--%s $%s reads it here", knob, m->mem_var);
+    if (f && use_line)
+      relate(f, m->file, use_line, "--%s $%s reads it here", knob, var);
     if (f)
       relate_entry(f, r);
     if (capper && !m->eval_cap && r->origin == RECIPE_ORIGIN_INFERENCEX && m->p->script) {
