@@ -19,6 +19,7 @@ static const struct eng_version_rule rules[] = {
     {
         .engine = "sglang",
         .rule = "SGLANG_SPEC_V2",
+        .rule_id = "L06",
         .level = ENG_VRULE_WARNING,
         .applies = {.from = {0, 0, 0},
                     .until = {0, 5, 11},
@@ -39,6 +40,7 @@ static const struct eng_version_rule rules[] = {
     {
         .engine = "sglang",
         .rule = "SGLANG_SPEC_V2",
+        .rule_id = "L06",
         .level = ENG_VRULE_NOTE,
         .applies = {.from = {0, 5, 13},
                     .until = {0, 0, 0},
@@ -49,6 +51,35 @@ static const struct eng_version_rule rules[] = {
         .when_unknown = false,
         .source = "SGLang PR #27964 (\"[Spec] Retire Spec V1\", merged 2026-06-11)",
         .check = eng_sglang_spec_v2_retired,
+    },
+    /* vLLM deprecated --disable-log-requests for --enable-log-requests, request
+     * logging off by default (vLLM PR #21739, 2025; downstream projects dropped
+     * the flag for v0.11 in September 2025: triton vllm_backend #95, kserve
+     * #4883), and removed it in v0.17.0 (llm-d-benchmark #781, 2026-03-09).
+     * InferenceX ran it on v0.15.1 and v0.16.0 until #1371 (2026-05-13). */
+    {
+        .engine = "vllm",
+        .rule = "ENGINE_FLAG_RETIRED",
+        .rule_id = "L23",
+        .level = ENG_VRULE_NOTE,
+        .applies = {.from = {0, 11, 0},
+                    .until = {0, 17, 0},
+                    .text = "vLLM v0.11.0 to v0.16.x, where the flag is deprecated"},
+        .when_unknown = false,
+        .source = "vLLM PR #21739 (deprecated for --enable-log-requests)",
+        .check = eng_vllm_disable_log_requests,
+    },
+    {
+        .engine = "vllm",
+        .rule = "ENGINE_FLAG_RETIRED",
+        .rule_id = "L23",
+        .level = ENG_VRULE_WARNING,
+        .applies = {.from = {0, 17, 0},
+                    .until = {0, 0, 0},
+                    .text = "vLLM from v0.17.0, which no longer has the flag"},
+        .when_unknown = false,
+        .source = "removed in vLLM v0.17.0 (vLLM PR #21739 deprecated it; llm-d-benchmark #781)",
+        .check = eng_vllm_disable_log_requests,
     },
 };
 

@@ -544,6 +544,7 @@ struct eng_vrule_hit {
 struct eng_version_rule {
   const char *engine;      /* eng_ops.name */
   const char *rule;        /* the doctor's rule name ("SGLANG_SPEC_V2") */
+  const char *rule_id;     /* and its id ("L06") */
   enum eng_vrule_level level;
   struct eng_version_range applies;
   bool when_unknown;       /* also (as a note) where the version is unknown */

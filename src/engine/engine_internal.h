@@ -56,6 +56,8 @@ bool eng_sglang_spec_v2_missing(char *const *argv, size_t argc, char *const *env
                                 struct eng_vrule_hit *hit);
 bool eng_sglang_spec_v2_retired(char *const *argv, size_t argc, char *const *env, size_t n_env,
                                 struct eng_vrule_hit *hit);
+bool eng_vllm_disable_log_requests(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                                   struct eng_vrule_hit *hit);
 
 /* ---------------------------------------------------------------- probes */
 /* Runs argv quietly; true when it exits 0 within timeout_ms. */

@@ -19,7 +19,8 @@ static const struct rule R_MTP_NOT_ROUTED = {"L02", "MTP_NOT_ROUTED"};
 static const struct rule R_ROUTE_SCENARIO = {"L03", "ROUTE_SCENARIO_MISMATCH"};
 static const struct rule R_MTP_NO_SPEC = {"L04", "MTP_SCRIPT_NO_SPEC_FLAGS"};
 static const struct rule R_STP_HAS_SPEC = {"L05", "STP_SCRIPT_HAS_SPEC"};
-static const struct rule R_SPEC_V2 = {"L06", "SGLANG_SPEC_V2"};
+/* L06 SGLANG_SPEC_V2 and L23 ENGINE_FLAG_RETIRED: rows of the engine's table of
+ * version-bound rules (eng_version.c), which name their rule */
 static const struct rule R_MAX_RUNNING = {"L07", "MAX_RUNNING_REQUESTS_LT_CONC"};
 static const struct rule R_CUDA_GRAPH = {"L08", "CUDA_GRAPH_MAX_BS_LT_CONC"};
 static const struct rule R_MAX_NUM_SEQS = {"L09", "MAX_NUM_SEQS_LT_CONC"};
@@ -409,15 +410,6 @@ struct limit_check {
  * environment prefix on the launch command's first line (or where the
  * variable is already set), a variable at its assignment, a flag at the
  * flag. */
-static const struct rule *version_rule(const char *name) {
-  static const struct rule *const known[] = {&R_SPEC_V2};
-  static const struct rule other = {"L23", "ENGINE_VERSION"};
-  for (size_t i = 0; i < ST_ARRAY_LEN(known); i++)
-    if (strcmp(known[i]->name, name) == 0)
-      return known[i];
-  return &other;
-}
-
 static void lint_version_rules(const struct recipe_priv *p, const struct recipe_cmd *cmd,
                                const char *file, int cmd_line, struct recipe_findings *out) {
   const struct recipe *r = &p->pub;
@@ -446,14 +438,13 @@ static void lint_version_rules(const struct recipe_priv *p, const struct recipe_
     }
     enum recipe_severity sev =
         in && vr->level == ENG_VRULE_WARNING ? RECIPE_SEV_WARNING : RECIPE_SEV_NOTE;
+    const struct rule rule = {vr->rule_id, vr->rule}; /* the row's; its strings are static */
     struct recipe_finding *f;
     if (in)
-      f = add(out, version_rule(vr->rule), sev, r->name, file, line,
-              "%s [%s %s: this holds for %s; %s]", hit.what, eng->title, ver.text,
+      f = add(out, &rule, sev, r->name, file, line, "%s [%s %s: this holds for %s; %s]", hit.what, eng->title, ver.text,
               vr->applies.text, vr->source);
     else
-      f = add(out, version_rule(vr->rule), sev, r->name, file, line,
-              "%s [%s version %s: this holds only for %s; %s]", hit.what, eng->title, ver.text,
+      f = add(out, &rule, sev, r->name, file, line, "%s [%s version %s: this holds only for %s; %s]", hit.what, eng->title, ver.text,
               vr->applies.text, vr->source);
     if (line != cmd_line && hit.at_launch)
       relate(f, file, cmd_line, "the %s launch", eng->title);

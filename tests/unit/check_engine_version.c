@@ -129,14 +129,52 @@ START_TEST(spec_v2_rows_cover_their_releases) {
 }
 END_TEST
 
+/* vLLM's --disable-log-requests: deprecated (a note) from v0.11.0, gone (a
+ * warning: the server would refuse it) from v0.17.0, nothing before. */
+START_TEST(vllm_disable_log_requests_rows) {
+  char *argv[] = {"Qwen/Qwen3", "--disable-log-requests", "--tp", "8"};
+  char *clean[] = {"Qwen/Qwen3", "--tp", "8"};
+  static const struct {
+    const char *image;
+    int level; /* -1: no row applies */
+  } cases[] = {
+      {"vllm/vllm-openai:v0.10.1", -1},
+      {"vllm/vllm-openai:v0.11.0", ENG_VRULE_NOTE},
+      {"vllm/vllm-openai:v0.15.1", ENG_VRULE_NOTE},
+      {"vllm/vllm-openai-rocm:v0.16.0", ENG_VRULE_NOTE},
+      {"vllm/vllm-openai:v0.17.0", ENG_VRULE_WARNING},
+      {"vllm/vllm-openai:v0.25.1", ENG_VRULE_WARNING},
+      {"vllm/vllm-openai:minimax-m3", -1},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    struct eng_version v;
+    eng_version_of_image(eng_find("vllm"), cases[c].image, &v);
+    int got = -1;
+    for (size_t i = 0; i < eng_version_rule_count(); i++) {
+      const struct eng_version_rule *r = eng_version_rule_at(i);
+      if (strcmp(r->engine, "vllm") != 0 || !eng_version_in_range(&v, &r->applies))
+        continue;
+      struct eng_vrule_hit hit;
+      memset(&hit, 0, sizeof hit);
+      ck_assert(!r->check(clean, 3, NULL, 0, &hit));
+      ck_assert(r->check(argv, 4, NULL, 0, &hit));
+      ck_assert_str_eq(hit.flag, "disable-log-requests");
+      ck_assert_int_eq(got, -1); /* one row per version */
+      got = (int)r->level;
+    }
+    ck_assert_msg(got == cases[c].level, "%s: level %d", cases[c].image, got);
+  }
+}
+END_TEST
+
 /* Every row names an engine of the table, a range and its source. */
 START_TEST(rule_rows_are_whole) {
   ck_assert_uint_gt(eng_version_rule_count(), 0);
   for (size_t i = 0; i < eng_version_rule_count(); i++) {
     const struct eng_version_rule *r = eng_version_rule_at(i);
     ck_assert_ptr_nonnull(eng_find(r->engine));
-    ck_assert(r->rule && *r->rule && r->applies.text && *r->applies.text && r->source &&
-              *r->source && r->check);
+    ck_assert(r->rule && *r->rule && r->rule_id && *r->rule_id && r->applies.text &&
+              *r->applies.text && r->source && *r->source && r->check);
   }
   ck_assert_ptr_null(eng_version_rule_at(eng_version_rule_count()));
 }
@@ -147,6 +185,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, images_say_their_version);
   tcase_add_test(tc, spec_v2_rows_cover_their_releases);
+  tcase_add_test(tc, vllm_disable_log_requests_rows);
   tcase_add_test(tc, rule_rows_are_whole);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

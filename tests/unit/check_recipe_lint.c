@@ -406,6 +406,52 @@ START_TEST(twins_by_entry_name) {
 }
 END_TEST
 
+/* A vLLM flag by the image's version: --disable-log-requests is a note where
+ * it is deprecated and a warning where vLLM no longer has it, at the flag. */
+START_TEST(vllm_flag_by_image_version) {
+  static const struct {
+    const char *image;
+    int want;
+  } cases[] = {
+      {"vllm/vllm-openai:v0.10.1", -1},
+      {"vllm/vllm-openai:v0.16.0", RECIPE_SEV_NOTE},
+      {"vllm/vllm-openai:v0.17.0", RECIPE_SEV_WARNING},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(cases); i++) {
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "off:\n"
+             "  image: %s\n"
+             "  model: Qwen/Qwen3.5-397B-A17B-FP8\n"
+             "  model-prefix: qwen3.5\n"
+             "  runner: h200\n"
+             "  precision: fp8\n"
+             "  framework: vllm\n"
+             "  scenarios:\n"
+             "    fixed-seq-len:\n"
+             "    - { isl: 1024, osl: 1024, search-space: [ { tp: 8, conc-list: [4] } ] }\n"
+             "  server:\n"
+             "    engine: vllm\n"
+             "    argv:\n"
+             "      - $MODEL\n"
+             "      - --tensor-parallel-size $TP\n"
+             "      - --disable-log-requests\n",
+             cases[i].image);
+    struct recipe_set *set = recipe_set_new();
+    recipe_set_add_yaml_buffer(set, "vllm.yaml", buf, strlen(buf));
+    ck_assert_uint_eq(recipe_set_diag_count(set), 0);
+    struct recipe_findings f;
+    recipe_lint(set, &f);
+    ck_assert_uint_eq(f.n, cases[i].want < 0 ? 0 : 1);
+    if (cases[i].want >= 0)
+      expect(&f, "ENGINE_FLAG_RETIRED", "off", (enum recipe_severity)cases[i].want, "vllm.yaml",
+             16);
+    recipe_findings_fini(&f);
+    recipe_set_free(set);
+  }
+}
+END_TEST
+
 /* The legacy layout: .github/configs, seq-len-configs, flat runners.yaml. */
 START_TEST(legacy_checkout_layout) {
   struct recipe_set *set = load_ix("ix-legacy");
@@ -754,6 +800,7 @@ int main(void) {
   tcase_add_test(tc, rules_apply_to_servetop_recipes);
   tcase_add_test(tc, spec_v2_follows_the_image_version);
   tcase_add_test(tc, twins_by_entry_name);
+  tcase_add_test(tc, vllm_flag_by_image_version);
   tcase_add_test(tc, legacy_checkout_layout);
   tcase_add_test(tc, launchers_resolve_as_they_run);
   tcase_add_test(tc, findings_point_at_the_line_to_change);
