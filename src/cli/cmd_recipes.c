@@ -503,7 +503,8 @@ int cmd_lint_main(int argc, char **argv) {
       "lint", "servetop lint [--configs DIR | --inferencex DIR] [--json]",
       "The recipe doctor: checks routes to launch scripts (as each launcher "
       "builds them), MTP vs non-MTP flags and siblings, chat template on MTP "
-      "benchmarks, SGLANG_ENABLE_SPEC_V2, batch limits vs the sweep's concurrency, "
+      "benchmarks, SGLANG_ENABLE_SPEC_V2 by the engine version the image says, "
+      "batch limits vs the sweep's concurrency, "
       "engines and variables a launcher hands a script, runner labels and "
       "launchers, and the schema of the checkout's generation. Each finding names "
       "rule, severity, recipe and the file and line to change, with the entry, "

@@ -47,7 +47,9 @@ void eng_sglang_chain_spec_args(struct launch_cmd *out, const char *algorithm, l
 extern const struct eng_ops eng_sglang_ops;
 
 /* EAGLE/NEXTN with topk 1 runs the v2 speculative path only with
- * SGLANG_ENABLE_SPEC_V2=1 (InferenceX's convention since #1017). */
+ * SGLANG_ENABLE_SPEC_V2=1 (InferenceX's convention since #1017) on images
+ * where V2 was not yet the default: the version-bound rule in eng_version.c
+ * says which. */
 static bool sglang_spec_advice(char *const *argv, size_t argc, char *const *env, size_t n_env,
                                char *buf, size_t buf_bytes, const char **flag) {
   const char *algo = eng_arg_value(&eng_sglang_ops, argv, argc, "speculative-algorithm");
@@ -69,6 +71,33 @@ static bool sglang_spec_advice(char *const *argv, size_t argc, char *const *env,
            algo);
   *flag = "speculative-algorithm";
   return true;
+}
+
+/* The version-bound rules' checks (eng_version.c's table). */
+bool eng_sglang_spec_v2_missing(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                                struct eng_vrule_hit *hit) {
+  const char *flag = NULL;
+  if (!sglang_spec_advice(argv, argc, env, n_env, hit->what, sizeof hit->what, &flag))
+    return false;
+  hit->at_launch = true; /* a prefix (or export) before the launch command */
+  hit->env_name = "SGLANG_ENABLE_SPEC_V2";
+  return true;
+}
+
+bool eng_sglang_spec_v2_retired(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                                struct eng_vrule_hit *hit) {
+  (void)argv, (void)argc;
+  static const char name[] = "SGLANG_ENABLE_SPEC_V2";
+  for (size_t i = 0; i < n_env; i++)
+    if (strncmp(env[i], name, sizeof name - 1) == 0 && env[i][sizeof name - 1] == '=') {
+      snprintf(hit->what, sizeof hit->what,
+               "%s is set, but this SGLang no longer reads it: every speculative algorithm runs "
+               "the V2 workers (a no-op that only logs a removal notice); it can go",
+               env[i]);
+      hit->env_name = "SGLANG_ENABLE_SPEC_V2";
+      return true;
+    }
+  return false;
 }
 
 /* ---------------------------------------------------------------- launching */
@@ -287,6 +316,8 @@ const struct eng_ops eng_sglang_ops = {
     .recipe_engine = true,
     .frameworks = (const char *const[]){"sglang", NULL},
     .upstream_image = "lmsysorg/sglang",
+    .image_repos = (const char *const[]){"lmsysorg/sglang", "lmsysorg/sglang-rocm",
+                                         "rocm/sgl-dev", NULL},
     .sim_stands_in = true,
     .program = "python3 -m sglang.launch_server",
     .launch_forms = "python3 -m sglang.launch_server, sglang serve",

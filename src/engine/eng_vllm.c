@@ -67,6 +67,23 @@ static void vllm_args_for_sim(char *const *argv, size_t argc, struct launch_cmd 
   }
 }
 
+/* The version-bound rules' check (eng_version.c's table): --disable-log-requests,
+ * deprecated for --enable-log-requests (request logging is off by default). */
+bool eng_vllm_disable_log_requests(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                                   struct eng_vrule_hit *hit) {
+  (void)env, (void)n_env;
+  for (size_t i = 0; i < argc; i++)
+    if (strcmp(argv[i], "--disable-log-requests") == 0 ||
+        strncmp(argv[i], "--disable-log-requests=", 23) == 0) {
+      snprintf(hit->what, sizeof hit->what,
+               "vLLM --disable-log-requests: replaced by --enable-log-requests (request logging "
+               "is off by default); it can go");
+      hit->flag = "disable-log-requests";
+      return true;
+    }
+  return false;
+}
+
 /* ---------------------------------------------------------------- launching */
 static int vllm_program_words(struct launch_cmd *cmd, const struct eng_target *t,
                               struct st_err *err) {
@@ -184,6 +201,7 @@ const struct eng_ops eng_vllm_ops = {
     .recipe_engine = true,
     .frameworks = (const char *const[]){"vllm", NULL},
     .upstream_image = "vllm/vllm-openai",
+    .image_repos = (const char *const[]){"vllm/vllm-openai", "vllm/vllm-openai-rocm", NULL},
     .sim_stands_in = true,
     .program = "vllm serve",
     .launch_forms = "vllm serve",

@@ -390,6 +390,8 @@ struct eng_ops {
   const char *upstream_image;     /* the engine's own container image repository
                                      ("lmsysorg/sglang"); NULL = none */
   bool sim_stands_in;             /* where it cannot run, the sim runs its recipes (said so) */
+  const char *const *image_repos; /* container image repositories whose tags carry its
+                                     version (eng_version_of_image), NULL-terminated */
 
   /* ---- recipes */
   const char *program;            /* the program as a recipe shows it */
@@ -497,6 +499,61 @@ const char *eng_args_spec_problem(const char *engine_name, char *const *argv, si
 bool eng_args_spec_advice(const char *engine_name, char *const *argv, size_t argc,
                           char *const *env, size_t n_env, char *buf, size_t buf_bytes,
                           const char **flag);
+
+/* ---------------------------------------------------------------- versions */
+/* An engine's version as its container image's tag tells it: a release
+ * (v0.5.12, v0.5.12.post1, -postN, with CUDA/ROCm/arch variants such as
+ * -cu130, -rocm700-mi35x, -amd64), a dated nightly or dev image
+ * (nightly-dev-20260402, nightly-dev-cu13-20260605-7dc73766), a release's
+ * dated build (v0.5.12-rocm720-mi35x-20260517), or unknown (latest, a model
+ * tag, a digest, a commit-named nightly, another repository). */
+struct eng_version {
+  bool known;              /* a release or a dated build was read */
+  bool release;            /* major.minor.patch[.postN] was read */
+  int major, minor, patch, post; /* post: 0 when none */
+  int date;                /* YYYYMMDD of a dated nightly or build; 0: none */
+  bool nightly;            /* a nightly or dev image (its date is what counts) */
+  char text[96];           /* "v0.5.12.post1 (lmsysorg/sglang:v0.5.12.post1-cu130)",
+                              "nightly of 2026-06-05 (...)", "unknown (...)" */
+};
+/* Reads e's version from image (NULL or "": unknown, "no image"). */
+void eng_version_of_image(const struct eng_ops *e, const char *image, struct eng_version *out);
+
+/* A range of versions: releases from..until (until excluded; 0.0.0: open)
+ * and, for nightlies and dated builds, dates from..until (YYYYMMDD, until
+ * excluded; 0: open). A release with a date is judged by its release number;
+ * a nightly by its date; an unknown version by no range. */
+struct eng_version_range {
+  int from[3], until[3];
+  int from_date, until_date;
+  const char *text;        /* as people read it: "up to v0.5.10.post1, nightlies up to 2026-04-14" */
+};
+bool eng_version_in_range(const struct eng_version *v, const struct eng_version_range *range);
+
+/* One version-bound rule (the doctor's table, eng_version.c): a setting
+ * whose meaning depends on the engine's version. check reads a launch
+ * (argv after the program, env NAME=VALUE) and fills what and, where the
+ * line to change is a flag or a variable, flag (no dashes) or env_name. */
+enum eng_vrule_level { ENG_VRULE_WARNING, ENG_VRULE_NOTE };
+struct eng_vrule_hit {
+  char what[384];
+  const char *flag;        /* the flag the finding is about; NULL: none */
+  const char *env_name;    /* the variable the finding is about; NULL: none */
+  bool at_launch;          /* the edit goes on the launch command's first line (a prefix) */
+};
+struct eng_version_rule {
+  const char *engine;      /* eng_ops.name */
+  const char *rule;        /* the doctor's rule name ("SGLANG_SPEC_V2") */
+  const char *rule_id;     /* and its id ("L06") */
+  enum eng_vrule_level level;
+  struct eng_version_range applies;
+  bool when_unknown;       /* also (as a note) where the version is unknown */
+  const char *source;      /* what says so: PRs, releases, dates */
+  bool (*check)(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                struct eng_vrule_hit *hit);
+};
+size_t eng_version_rule_count(void);
+const struct eng_version_rule *eng_version_rule_at(size_t i);
 
 /* The path of an engine's program given on the command line (servetop run
  * --llama-server PATH): option is the program's name (eng_ops.program).

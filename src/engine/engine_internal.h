@@ -51,6 +51,14 @@ void eng_apply_fields(const struct eng_pair *pairs, size_t n_pairs,
 /* Empties r for a new line (iter = -1). */
 void eng_log_record_clear(struct eng_log_record *r);
 
+/* ---------------------------------------------------------------- version rules' checks */
+bool eng_sglang_spec_v2_missing(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                                struct eng_vrule_hit *hit);
+bool eng_sglang_spec_v2_retired(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                                struct eng_vrule_hit *hit);
+bool eng_vllm_disable_log_requests(char *const *argv, size_t argc, char *const *env, size_t n_env,
+                                   struct eng_vrule_hit *hit);
+
 /* ---------------------------------------------------------------- probes */
 /* Runs argv quietly; true when it exits 0 within timeout_ms. */
 bool eng_command_succeeds(char *const argv[], int64_t timeout_ms);

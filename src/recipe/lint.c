@@ -19,7 +19,8 @@ static const struct rule R_MTP_NOT_ROUTED = {"L02", "MTP_NOT_ROUTED"};
 static const struct rule R_ROUTE_SCENARIO = {"L03", "ROUTE_SCENARIO_MISMATCH"};
 static const struct rule R_MTP_NO_SPEC = {"L04", "MTP_SCRIPT_NO_SPEC_FLAGS"};
 static const struct rule R_STP_HAS_SPEC = {"L05", "STP_SCRIPT_HAS_SPEC"};
-static const struct rule R_SPEC_V2 = {"L06", "SGLANG_SPEC_V2"};
+/* L06 SGLANG_SPEC_V2 and L23 ENGINE_FLAG_RETIRED: rows of the engine's table of
+ * version-bound rules (eng_version.c), which name their rule */
 static const struct rule R_MAX_RUNNING = {"L07", "MAX_RUNNING_REQUESTS_LT_CONC"};
 static const struct rule R_CUDA_GRAPH = {"L08", "CUDA_GRAPH_MAX_BS_LT_CONC"};
 static const struct rule R_MAX_NUM_SEQS = {"L09", "MAX_NUM_SEQS_LT_CONC"};
@@ -286,6 +287,100 @@ static void lint_ctx_fini(struct lint_ctx *cx) {
   free(cx->items);
 }
 
+/* ---------------------------------------------------------------- the line to change */
+/* The first line of script s where NAME is assigned (NAME=..., export
+ * NAME=..., a prefix), 0: none. */
+static int assignment_line(const struct sh_script *s, const char *name) {
+  size_t n = strlen(name);
+  for (size_t i = 0; i < s->n_cmds; i++)
+    for (size_t k = 0; k < s->cmds[i].n_words; k++) {
+      const char *w = s->cmds[i].words[k].raw;
+      if (strncmp(w, name, n) == 0 && w[n] == '=')
+        return s->cmds[i].words[k].line;
+    }
+  return 0;
+}
+
+/* The variable --flag_name's value is, where the flag is written at `line`
+ * of s as `--flag $NAME`, `--flag=${NAME}` or `--flag "$NAME"` (inside an
+ * array body too): NAME into var, true; false when the value is written
+ * otherwise. */
+static bool flag_value_var(const struct sh_script *s, const char *flag_name, int line, char *var,
+                           size_t var_bytes) {
+  char *flag = xasprintf("--%s", flag_name);
+  bool found = false;
+  for (size_t c = 0; c < s->n_cmds && !found; c++) {
+    const struct sh_cmd *cmd = &s->cmds[c];
+    for (size_t w = 0; w < cmd->n_words && !found; w++) {
+      const char *raw = cmd->words[w].raw;
+      size_t off;
+      if (!flag_at(raw, flag, &off))
+        continue;
+      int l = cmd->words[w].line;
+      for (size_t k = 0; k < off; k++)
+        l += raw[k] == '\n';
+      if (l != line)
+        continue;
+      /* the value: after '=' in the same word, else the next word (in an
+       * array body: the next token of its text) */
+      const char *v = raw + off + strlen(flag);
+      if (*v == '=')
+        v++;
+      else {
+        while (*v == ' ' || *v == '\t' || *v == '\\' || *v == '\n')
+          v++;
+        if (!*v || *v == ')') {
+          if (w + 1 >= cmd->n_words)
+            break;
+          v = cmd->words[w + 1].raw;
+        }
+      }
+      if (*v == '"')
+        v++;
+      if (*v != '$')
+        break;
+      v++;
+      bool brace = *v == '{';
+      v += brace;
+      size_t n = 0;
+      while ((v[n] >= 'A' && v[n] <= 'Z') || (v[n] >= 'a' && v[n] <= 'z') || v[n] == '_' ||
+             (n > 0 && v[n] >= '0' && v[n] <= '9'))
+        n++;
+      char e = v[n];
+      if (n == 0 || n >= var_bytes || (brace && e != '}') ||
+          (!brace && !(e == '\0' || e == '"' || e == ' ' || e == '\t' || e == '\n' ||
+                       e == ')' || e == '\\')))
+        break;
+      memcpy(var, v, n);
+      var[n] = '\0';
+      found = true;
+    }
+  }
+  free(flag);
+  return found;
+}
+
+/* Where the value of --flag_name (written at flag_line) is set for point pt:
+ * the line of the last assignment of the variable it reads, as the script
+ * runs for that point (a branch not taken is not it); 0 when the value is
+ * written at the flag. var gets the variable's name. */
+static int flag_value_line(const struct recipe_priv *p, const struct recipe_point *pt,
+                           const char *flag_name, int flag_line, char *var, size_t var_bytes) {
+  if (p->pub.origin != RECIPE_ORIGIN_INFERENCEX || !p->script ||
+      !flag_value_var(p->script, flag_name, flag_line, var, var_bytes))
+    return 0;
+  struct sh_env env = {0};
+  point_env(&p->pub, pt, &env);
+  env.stop = SH_STOP_AFTER_SERVER;
+  struct sh_result res;
+  sh_run(p->script, &env, &res);
+  const struct sh_var *v = sh_env_var(&env, var);
+  int line = v && v->line > 0 ? v->line : 0;
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+  return line;
+}
+
 /* ---------------------------------------------------------------- per recipe */
 /* L07-L09: a limit on the requests decoded at once below a sweep point's
  * concurrency. The reference names each rule after the flag it reads; the
@@ -305,7 +400,57 @@ static const enum eng_knob limit_knobs[] = {ENG_KNOB_BATCH_CAP, ENG_KNOB_GRAPH_B
 struct limit_check {
   int first_conc, first_value, first_line, first_need, first_row, violations;
   int dp;
+  size_t first_point;
 };
+
+/* The doctor's rules whose truth depends on the engine's version (the
+ * engine module's table): each applies in its range of the version the
+ * recipe's image carries; where the version is unknown, a rule that says so
+ * is a note naming its range. The finding goes where the edit goes: an
+ * environment prefix on the launch command's first line (or where the
+ * variable is already set), a variable at its assignment, a flag at the
+ * flag. */
+static void lint_version_rules(const struct recipe_priv *p, const struct recipe_cmd *cmd,
+                               const char *file, int cmd_line, struct recipe_findings *out) {
+  const struct recipe *r = &p->pub;
+  const struct eng_ops *eng = eng_find(cmd->engine);
+  if (!eng)
+    return;
+  struct eng_version ver;
+  eng_version_of_image(eng, r->image, &ver);
+  for (size_t i = 0; i < eng_version_rule_count(); i++) {
+    const struct eng_version_rule *vr = eng_version_rule_at(i);
+    if (strcmp(vr->engine, eng->name) != 0)
+      continue;
+    bool in = eng_version_in_range(&ver, &vr->applies);
+    if (!in && !(!ver.known && vr->when_unknown))
+      continue;
+    struct eng_vrule_hit hit;
+    memset(&hit, 0, sizeof hit);
+    if (!vr->check(cmd->argv, cmd->argc, cmd->env, cmd->n_env, &hit))
+      continue;
+    int line = cmd_line;
+    if (hit.env_name && p->script) {
+      int at = assignment_line(p->script, hit.env_name);
+      line = at ? at : cmd_line;
+    } else if (hit.flag) {
+      line = engine_flag_line(p, cmd->engine, hit.flag, cmd_line);
+    }
+    enum recipe_severity sev =
+        in && vr->level == ENG_VRULE_WARNING ? RECIPE_SEV_WARNING : RECIPE_SEV_NOTE;
+    const struct rule rule = {vr->rule_id, vr->rule}; /* the row's; its strings are static */
+    struct recipe_finding *f;
+    if (in)
+      f = add(out, &rule, sev, r->name, file, line, "%s [%s %s: this holds for %s; %s]", hit.what, eng->title, ver.text,
+              vr->applies.text, vr->source);
+    else
+      f = add(out, &rule, sev, r->name, file, line, "%s [%s version %s: this holds only for %s; %s]", hit.what, eng->title, ver.text,
+              vr->applies.text, vr->source);
+    if (line != cmd_line && hit.at_launch)
+      relate(f, file, cmd_line, "the %s launch", eng->title);
+    relate_entry(f, r);
+  }
+}
 
 static void lint_points(struct lint_ctx *cx, const struct recipe_priv *p,
                         struct recipe_findings *out) {
@@ -359,6 +504,7 @@ static void lint_points(struct lint_ctx *cx, const struct recipe_priv *p,
           ck->first_line = cmd.line;
           ck->first_need = (int)need;
           ck->first_row = pt->line;
+          ck->first_point = i;
         }
       }
     }
@@ -373,6 +519,12 @@ static void lint_points(struct lint_ctx *cx, const struct recipe_priv *p,
     if (!ck->violations)
       continue;
     ck->first_line = flag_line(p, flag, ck->first_line);
+    /* a value from a variable: the edit goes where the variable is set */
+    char var[64];
+    int use_line = ck->first_line;
+    int set_line = flag_value_line(p, &r->points[ck->first_point], flag, use_line, var, sizeof var);
+    if (set_line)
+      ck->first_line = set_line;
     struct recipe_finding *f;
     if (ck->first_need != ck->first_conc)
       f = add(out, limit_rules[k].rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
@@ -384,6 +536,8 @@ static void lint_points(struct lint_ctx *cx, const struct recipe_priv *p,
       f = add(out, limit_rules[k].rule, RECIPE_SEV_ERROR, r->name, file, ck->first_line,
               "--%s %d is below the sweep's concurrency %d (%d of %zu sweep points)", flag,
               ck->first_value, ck->first_conc, ck->violations, r->n_points);
+    if (set_line)
+      relate(f, file, use_line, "--%s $%s reads it here", flag, var);
     relate(f, r->file, ck->first_row, "search-space row of %s (conc %d)", r->entry,
            ck->first_conc);
   }
@@ -410,14 +564,7 @@ static void lint_points(struct lint_ctx *cx, const struct recipe_priv *p,
     add(out, &R_MTP_NO_SPEC, RECIPE_SEV_ERROR, r->name, file, cmd_line,
         "spec-decoding is %s but the server command has no speculative-decoding flags",
         recipe_spec_name(r->spec));
-  /* a speculative-decoding setting off the engine's better path (the engine says) */
-  char advice[512];
-  const char *advice_flag = NULL;
-  if (eng_args_spec_advice(first.engine, first.argv, first.argc, first.env, first.n_env, advice,
-                           sizeof advice, &advice_flag))
-    relate_entry(add(out, &R_SPEC_V2, RECIPE_SEV_WARNING, r->name, file,
-                     engine_flag_line(p, first.engine, advice_flag, cmd_line), "%s", advice),
-                 r);
+  lint_version_rules(p, &first, file, cmd_line, out);
   /* scripts serve several EP sizes: an engine's expert-parallel switch must
    * follow EP_SIZE. Resolve at EP_SIZE=1; a switch still there is hard-coded. */
   const struct eng_flag *ep_row = eng_knob_row(eng_find(first.engine), ENG_KNOB_EXPERT_PARALLEL);
@@ -487,6 +634,49 @@ static bool misplaced(const struct recipe_set *set, const char *fits, const char
   return false;
 }
 
+/* Is mtp the MTP sibling of off: the same path with _mtp before .sh
+ * (x.sh / x_mtp.sh)? */
+static bool mtp_sibling_path(const char *mtp, const char *off) {
+  size_t n = strlen(off);
+  return n > 3 && strcmp(off + n - 3, ".sh") == 0 && strlen(mtp) == n + 4 &&
+         strncmp(mtp, off, n - 3) == 0 && strcmp(mtp + n - 3, "_mtp.sh") == 0;
+}
+
+/* Is mtp's entry name off's with "-mtp" appended? */
+static bool mtp_entry_name(const char *mtp, const char *off) {
+  size_t n = strlen(off);
+  return strlen(mtp) == n + 4 && strncmp(mtp, off, n) == 0 && strcmp(mtp + n, "-mtp") == 0;
+}
+
+static bool str_same(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
+
+/* r's twin of the other spec-decoding side: the set's twin (same model,
+ * precision, GPU, engine and scenario), else a recipe of the same precision,
+ * GPU, engine and scenario whose script is r's script sibling (x.sh /
+ * x_mtp.sh) or whose entry name is r's with or without -mtp (model names
+ * differ by a suffix: amd/DeepSeek-R1-0528-MXFP4 vs ...-MXFP4-Preview). */
+static const struct recipe *lint_twin(const struct recipe_set *set, const struct recipe *r) {
+  const struct recipe *t = recipe_set_twin(set, r);
+  if (t)
+    return t;
+  bool want_spec = r->spec == RECIPE_SPEC_NONE;
+  for (size_t i = 0; i < set->n_recipes; i++) {
+    const struct recipe *o = &set->recipes[i]->pub;
+    if (o == r || (o->spec != RECIPE_SPEC_NONE) != want_spec || o->scenario != r->scenario ||
+        o->isl != r->isl || o->osl != r->osl || !str_same(o->engine, r->engine) ||
+        !str_same(o->gpu, r->gpu) || !str_same(o->precision, r->precision) ||
+        o->origin != r->origin)
+      continue;
+    const struct recipe *m = want_spec ? o : r, *off = want_spec ? r : o;
+    if ((m->script_path && off->script_path && mtp_sibling_path(m->script_path, off->script_path)) ||
+        mtp_entry_name(m->entry, off->entry))
+      return o;
+  }
+  return NULL;
+}
+
 /* A route to a script that is not there. built: the path the launcher runs,
  * or (a launcher that stops when its candidates are missing) the first one it
  * tried; its line is rt->launcher_line, or line. */
@@ -507,6 +697,7 @@ static void lint_missing_route(const struct recipe_set *set, const struct recipe
   }
   const char *fits = ix_fitting_script(set, r, r->scenario, r->spec, false);
   enum recipe_spec other = r->spec == RECIPE_SPEC_NONE ? RECIPE_SPEC_MTP : RECIPE_SPEC_NONE;
+  const struct recipe *twin = NULL;
   if (fits && misplaced(set, fits, built)) {
     /* the script is there, outside the folder where the scenario's scripts
      * live and the launcher looks: the file is what moves */
@@ -525,6 +716,18 @@ static void lint_missing_route(const struct recipe_set *set, const struct recipe
             "model, precision, GPU and spec-decoding",
             r->entry, rt->family, built, fits);
     relate_entry(f, r);
+  } else if (rx && rx->alt_exists && (twin = lint_twin(set, r)) != NULL) {
+    /* the other side's entry is there and runs the script that exists: this
+     * entry lost its script (switching its spec-decoding would run the other
+     * side's script and file its numbers under this side) */
+    f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, r->file, r->line,
+            "entry %s: family %s %s %s, which does not exist, while its %s twin %s runs %s: "
+            "the script is missing; restore %s or remove this entry (not a spec-decoding "
+            "change: that would file %s numbers as %s)",
+            r->entry, rt->family, runs, built, recipe_spec_name(other), twin->entry, rx->alt,
+            built, recipe_spec_name(other), recipe_spec_name(r->spec));
+    relate(f, LAUNCHER_FILE, line, "the path is built here");
+    relate(f, twin->file, twin->line, "entry %s", twin->entry);
   } else if (rx && rx->alt_exists) {
     /* the entry's spec-decoding is what does not match the scripts */
     f = add(out, &R_ROUTE_MISSING, RECIPE_SEV_ERROR, r->name, r->file,
@@ -713,22 +916,11 @@ struct sib {
   bool have;
   const char *mem_flag;   /* the engine's GPU memory fraction flag (no dashes); NULL: none */
   double mem;             /* < 0: not a literal */
-  int mem_line;
+  int mem_line;           /* the flag (mem_set_line: where its value is set) */
   bool eval_cap;          /* caps EVAL_CONCURRENT_REQUESTS below the top concurrency */
   int eval_line;          /* the cap's line; without one, the run_eval call's */
   const char *file;       /* the script or recipe file */
 };
-
-static int assignment_line(const struct sh_script *s, const char *name) {
-  size_t n = strlen(name);
-  for (size_t i = 0; i < s->n_cmds; i++)
-    for (size_t k = 0; k < s->cmds[i].n_words; k++) {
-      const char *w = s->cmds[i].words[k].raw;
-      if (strncmp(w, name, n) == 0 && w[n] == '=')
-        return s->cmds[i].words[k].line;
-    }
-  return 0;
-}
 
 static int command_line(const struct sh_script *s, const char *name) {
   for (size_t i = 0; i < s->n_cmds; i++)
@@ -789,6 +981,22 @@ static bool same_str(const char *a, const char *b) {
   return a && b && strcmp(a, b) == 0;
 }
 
+/* The same launch script (InferenceX); servetop recipes of one file are
+ * each their own. */
+static bool same_script(const struct sib *a, const struct sib *b) {
+  return a->p->pub.origin == RECIPE_ORIGIN_INFERENCEX && b->p->pub.origin == RECIPE_ORIGIN_INFERENCEX &&
+         same_str(a->file, b->file);
+}
+
+/* Where s's memory value is set: the variable's assignment the flag reads
+ * (its use into *use_line and var), else the flag (*use_line 0). Asked only
+ * for findings: it interprets the script once more. */
+static int mem_set_line(const struct sib *s, int *use_line, char *var, size_t var_bytes) {
+  int set = flag_value_line(s->p, &s->p->pub.points[0], s->mem_flag, s->mem_line, var, var_bytes);
+  *use_line = set ? s->mem_line : 0;
+  return set ? set : s->mem_line;
+}
+
 static bool same_model(const struct recipe *a, const struct recipe *b) {
   return same_str(a->model_prefix, b->model_prefix) && same_str(a->precision, b->precision);
 }
@@ -811,16 +1019,15 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
       continue;
     bool seen = false; /* this script was judged for an earlier recipe */
     for (size_t k = 0; k < i && !seen; k++)
-      seen = sibs[k].have && sibs[k].p->pub.spec == RECIPE_SPEC_MTP &&
-             same_str(sibs[k].file, m->file);
+      seen = sibs[k].have && sibs[k].p->pub.spec == RECIPE_SPEC_MTP && same_script(&sibs[k], m);
     if (seen)
       continue;
     const struct sib *twin = NULL, *capper = NULL;
-    const struct recipe *t = recipe_set_twin(set, r);
+    const struct recipe *t = lint_twin(set, r);
     for (size_t k = 0; k < set->n_recipes; k++) {
       const struct sib *o = &sibs[k];
       const struct recipe *q = &o->p->pub;
-      if (!o->have || o == m || same_str(o->file, m->file))
+      if (!o->have || o == m || same_script(o, m))
         continue;
       if (q == t)
         twin = o;
@@ -830,12 +1037,17 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
     }
     const char *knob = m->mem_flag; /* set where m->mem is */
     struct recipe_finding *f = NULL;
+    int use_line = 0;
+    char var[64];
     if (m->mem >= 0 && twin && twin->mem >= 0 && m->mem > twin->mem) {
-      f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, m->mem_line,
+      int twin_use, at = mem_set_line(m, &use_line, var, sizeof var);
+      char twin_var[64];
+      f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, at,
               "MTP uses --%s %g, more than its non-MTP sibling's %g (%s): the draft model's "
               "weights and KV need room too",
               knob, m->mem, twin->mem, twin->file);
-      relate(f, twin->file, twin->mem_line, "non-MTP sibling (%s)", twin->p->pub.name);
+      relate(f, twin->file, mem_set_line(twin, &twin_use, twin_var, sizeof twin_var),
+             "non-MTP sibling (%s)", twin->p->pub.name);
     } else if (m->mem >= 0 && m->p->fixed_mtp_script) {
       /* an agentic MTP script against the fixed-seq-len MTP setting proven on
        * the same GPU: agentic recipes come after it, and inherit their non-MTP
@@ -847,7 +1059,8 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
         double d;
         if (v && parse_double(v, &d) == 0 && m->mem > d) {
           int line = script_flag_line(m->p->fixed_mtp_script, knob, sc.line);
-          f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file, m->mem_line,
+          f = add(out, &R_MEMFRAC, RECIPE_SEV_WARNING, r->name, m->file,
+                  mem_set_line(m, &use_line, var, sizeof var),
                   "agentic MTP uses --%s %g, more than %g in %s, the fixed-seq-len MTP setting "
                   "of the same model, precision, GPU and engine",
                   knob, m->mem, d, m->p->fixed_mtp_file);
@@ -856,6 +1069,8 @@ static void lint_siblings(struct lint_ctx *cx, const struct recipe_set *set,
         recipe_cmd_fini(&sc);
       }
     }
+    if (f && use_line)
+      relate(f, m->file, use_line, "--%s $%s reads it here", knob, var);
     if (f)
       relate_entry(f, r);
     if (capper && !m->eval_cap && r->origin == RECIPE_ORIGIN_INFERENCEX && m->p->script) {

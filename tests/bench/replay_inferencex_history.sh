@@ -9,11 +9,13 @@
 # MIRROR_GIT_DIR  a clone (bare is fine) of github.com/SemiAnalysisAI/InferenceX
 # OUT_DIR         where results go (default /tmp/servetop-replay); one
 #                 <commit>.json per state (lint --json), states.tsv, summary.txt
-# STEP            replay every STEP-th state (default 1: all of them)
+# STEP            replay every STEP-th state (default 1: all of them); "cases":
+#                 only the known-answer cases' states
 #
 # SERVETOP names the binary (default build/servetop). Known-answer cases are
 # read from tests/bench/replay_cases.tsv: at the broken commit the doctor must
-# report the rule for the file, at the fix commit it must not.
+# report the rule for the file, at the fix commit it must not. A rule written
+# RULE:severity counts only findings of that severity (SGLANG_SPEC_V2:warning).
 set -euo pipefail
 mirror=${1:?usage: replay_inferencex_history.sh MIRROR_GIT_DIR [OUT_DIR] [STEP]}
 out=${2:-/tmp/servetop-replay}
@@ -57,7 +59,8 @@ mapfile -t states < <(git -C "$mirror" log --first-parent --reverse --format=%H 
   .github/configs configs runners benchmarks .github/workflows/benchmark-tmpl.yml)
 printf 'commit\tdate\tfindings\terrors\tload_errors\n' >"$out/states.tsv"
 n=0
-for ((i = 0; i < ${#states[@]}; i += step)); do
+[ "$step" != cases ] || states=()
+for ((i = 0; i < ${#states[@]}; i += ${step/cases/1})); do
   c=${states[$i]}
   # only states that have master configs are checkouts
   if ! git -C "$mirror" ls-tree -r --name-only "$c" -- configs .github/configs |
@@ -112,9 +115,12 @@ if [ -f "$cases" ]; then
     done
     hit() {
       local j="$out/json/$(git -C "$mirror" rev-parse "$1^{commit}").json"
-      jq -e --arg r "$rule" --arg n "$needle" \
-        'any(.[]; .rule == $r and ((.file | contains($n)) or (.message | contains($n)) or
-             ((.related // []) | any(.file | contains($n)))))' "$j" >/dev/null
+      local r=${rule%%:*} sev=
+      [[ $rule != *:* ]] || sev=${rule#*:}
+      jq -e --arg r "$r" --arg s "$sev" --arg n "$needle" \
+        'any(.[]; .rule == $r and ($s == "" or .severity == $s) and
+             ((.file | contains($n)) or (.message | contains($n)) or
+              ((.related // []) | any(.file | contains($n)))))' "$j" >/dev/null
     }
     if hit "$broken" && ! hit "$fixed"; then
       caught=$((caught + 1)); verdict=caught

@@ -46,7 +46,7 @@ grep -q "^  .*ix-head/configs/nvidia-master.yaml:120: note: entry minimaxm3-fp8-
   fail "lint: the entry as a note"
 # names with dots are never cut
 grep -q "\[SCHEMA L19\] qwen3.5-fp4-mi355x-sglang$" "$tmp/out" || fail "lint: recipe name cut at '.'"
-grep -q "read 2 files (0 failed to load), 16 entries (1 failed to load)" "$tmp/out" ||
+grep -q "read 2 files (0 failed to load), 18 entries (1 failed to load)" "$tmp/out" ||
   fail "lint: counts of files and entries"
 expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-head" --json
 if command -v python3 >/dev/null; then
@@ -82,7 +82,10 @@ grep -q "no/such/dir: no such directory" "$tmp/err" || fail "lint: missing folde
 expect_rc 2 "$SERVETOP" lint --configs "$PROJECT_DIR/configs/qwen3.5-fp8-h200-vllm.yaml"
 grep -q "a file, not a directory" "$tmp/err" || fail "lint --configs FILE: message"
 expect_rc 0 "$SERVETOP" lint --configs "$PROJECT_DIR/configs"
-grep -q "^no findings in [0-9]* recipes; read" "$tmp/out" || fail "lint: clean summary"
+# the bundled SGLang MTP recipes keep SGLANG_ENABLE_SPEC_V2=1 for servetop sim (which reads
+# it); on their v0.5.14 images it is dead (SGLang PR #27964): notes only
+grep -q "^[0-9]* findings (0 errors, 0 warnings) in [0-9]* recipes; read" "$tmp/out" ||
+  fail "lint: clean summary"
 expect_rc 2 "$SERVETOP" lint --bogus
 expect_rc 2 "$SERVETOP" lint --configs "$data/ix-good" --inferencex "$data/ix-good"
 expect_rc 2 "$SERVETOP" lint --inferencex "$tmp/nowhere"
