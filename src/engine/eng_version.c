@@ -10,12 +10,13 @@
 /* ---------------------------------------------------------------- the table */
 static const struct eng_version_rule rules[] = {
     /* SGLang Spec V2 (the overlap scheduler for EAGLE/NEXTN topk 1) was off
-     * by default up to v0.5.10.post1: InferenceX #1017 (2026-04-14) turned
-     * it on by hand on lmsysorg/sglang:v0.5.10.post1 and measured the gain;
-     * the seed review did the same on nightly-dev-20260402. SGLang PR #21062
-     * ("Use spec v2 by default", opened 2026-03-21) made it the default, and
-     * PR #24642 (May 2026) calls it the standard behaviour. Nightlies are
-     * judged up to the day of #1017, the last day V1 is attested. */
+     * by default up to v0.5.10.post1 (2026-04-09): InferenceX #1017
+     * (2026-04-14) turned it on by hand on lmsysorg/sglang:v0.5.10.post1 and
+     * measured the gain; the seed review did the same on nightly-dev-20260402.
+     * SGLang PR #21062 ("Use spec v2 by default", merged 2026-04-29, commit
+     * 79dbfe45) made it the default; v0.5.11 (2026-05-05) is the first release
+     * with it and lists it among its highlights. Nightlies up to the day of
+     * the merge are judged as V1. */
     {
         .engine = "sglang",
         .rule = "SGLANG_SPEC_V2",
@@ -24,32 +25,36 @@ static const struct eng_version_rule rules[] = {
         .applies = {.from = {0, 0, 0},
                     .until = {0, 5, 11},
                     .from_date = 0,
-                    .until_date = 20260415,
-                    .text = "SGLang up to v0.5.10.post1 and nightlies up to 2026-04-14, where Spec "
+                    .until_date = 20260430,
+                    .text = "SGLang up to v0.5.10.post1 and nightlies up to 2026-04-29, where Spec "
                             "V2 was not yet the default"},
         .when_unknown = true,
-        .source = "InferenceX #1017 (2026-04-14, v0.5.10.post1); SGLang PR #21062 made V2 the "
-                  "default",
+        .source = "SGLang PR #21062 (V2 the default, merged 2026-04-29; first release v0.5.11); "
+                  "InferenceX #1017 (2026-04-14, v0.5.10.post1)",
         .check = eng_sglang_spec_v2_missing,
     },
-    /* SGLang PR #27964 ("[Spec] Retire Spec V1", merged 2026-06-11) removed
-     * the variable: a one-release notice warns anyone still setting it.
-     * v0.5.12 predates the merge (InferenceX ran v0.5.12-cu130 from
-     * 2026-05-16, #1418); the first tag after it is v0.5.13 (InferenceX from
-     * 2026-07-02, #1970). Nightlies from the day after the merge. */
+    /* SGLang PR #27964 ("[Spec] Retire Spec V1", merged 2026-06-11, commit
+     * c0480a88) removed the variable: a removal notice warns anyone still
+     * setting it. v0.5.13 (published 2026-06-13) was cut from
+     * release/v0.5.13 before the merge (its notes list no removal; v0.5.14's
+     * list PRs merged that day before #27964), so v0.5.14 (2026-06-26) is the
+     * first release without it. From v0.5.11 to v0.5.13 the variable is
+     * merely redundant (V2 is the default): no finding. Nightlies from the day
+     * after the merge. */
     {
         .engine = "sglang",
         .rule = "SGLANG_SPEC_V2",
         .rule_id = "L06",
         .level = ENG_VRULE_NOTE,
-        .applies = {.from = {0, 5, 13},
+        .applies = {.from = {0, 5, 14},
                     .until = {0, 0, 0},
                     .from_date = 20260612,
                     .until_date = 0,
-                    .text = "SGLang from v0.5.13 and nightlies from 2026-06-12, after "
+                    .text = "SGLang from v0.5.14 and nightlies from 2026-06-12, after "
                             "SGLANG_ENABLE_SPEC_V2 was retired (PR #27964, 2026-06-11)"},
         .when_unknown = false,
-        .source = "SGLang PR #27964 (\"[Spec] Retire Spec V1\", merged 2026-06-11)",
+        .source = "SGLang PR #27964 (\"[Spec] Retire Spec V1\", merged 2026-06-11; first release "
+                  "without the variable v0.5.14)",
         .check = eng_sglang_spec_v2_retired,
     },
     /* vLLM deprecated --disable-log-requests for --enable-log-requests, request
