@@ -1905,18 +1905,18 @@ static bool may_assign(struct interp *in, const struct sh_script *s) {
   return false;
 }
 
-static void add_body(struct sh_script *s, const char *text, size_t len) {
+static void add_body(struct sh_script *s, const char *text, size_t len, int depth) {
   for (size_t i = 0; i < s->n_subs; i++)
     if (s->subs[i].len == len && memcmp(s->subs[i].text, text, len) == 0)
       return;
   struct sh_script parsed;
-  if (sh_parse(text, len, s->file ? s->file : "", &parsed, NULL) < 0)
+  if (sh_parse_body(text, len, s->file ? s->file : "", &parsed, depth + 1) < 0)
     return; /* read again (and refused) where it is used */
   s->subs = xreallocarray(s->subs, s->n_subs + 1, sizeof *s->subs);
   s->subs[s->n_subs++] = (struct sh_sub){xstrndup(text, len), len, parsed};
 }
 
-void sh_index_bodies(struct sh_script *s) {
+void sh_index_bodies(struct sh_script *s, int depth) {
   for (size_t c = 0; c < s->n_cmds; c++)
     for (size_t k = 0; k < s->cmds[c].n_words; k++) {
       const char *raw = s->cmds[c].words[k].raw;
@@ -1925,13 +1925,20 @@ void sh_index_bodies(struct sh_script *s) {
       const char *val_at;
       if (is_assignment(raw, &nlen, &append, &val_at) && val_at[0] == '(') {
         size_t blen = strlen(val_at);
-        add_body(s, val_at + 1, blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1);
+        add_body(s, val_at + 1, blen >= 2 && val_at[blen - 1] == ')' ? blen - 2 : blen - 1,
+                 depth);
       }
-      for (const char *p = strstr(raw, "$("); p; p = strstr(p + 1, "$(")) {
-        if (p[2] == '(')
-          continue; /* $(( arithmetic )) */
+      /* the outermost $( ) of the word only: the ones inside a body are
+       * indexed when that body is parsed (indexing every level here made the
+       * work exponential in the nesting) */
+      for (const char *p = strstr(raw, "$("); p; p = strstr(p, "$(")) {
+        if (p[2] == '(') {
+          p += 3; /* $(( arithmetic )) */
+          continue;
+        }
         size_t n = group_len(p + 1, '(', ')');
-        add_body(s, p + 2, n >= 2 ? n - 2 : 0);
+        add_body(s, p + 2, n >= 2 ? n - 2 : 0, depth);
+        p += 1 + n;
       }
     }
 }
