@@ -54,6 +54,14 @@ void eng_log_record_clear(struct eng_log_record *r);
 /* ---------------------------------------------------------------- probes */
 /* Runs argv quietly; true when it exits 0 within timeout_ms. */
 bool eng_command_succeeds(char *const argv[], int64_t timeout_ms);
+/* What argv prints on stdout and stderr (at most max_bytes; heap), or NULL
+ * when it cannot run or takes longer than timeout_ms (then killed). */
+char *eng_command_output_alloc(char *const argv[], int64_t timeout_ms, size_t max_bytes);
+/* Flag names in a program's --help text: every "-x"/"--name" that starts a
+ * word (NULL-terminated heap vector of heap strings, without dashes). */
+char **eng_help_flags_parse(const char *help);
+/* The sim's own flags (--sim-speed, ...), taken where the sim runs or stands in. */
+extern const struct eng_flag eng_sim_own_flags[];
 bool eng_gpu_device_present(void);
 /* The first executable called name in $PATH into out; false when none. */
 bool eng_find_on_path(const char *name, char *out, size_t out_bytes);

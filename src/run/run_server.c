@@ -241,20 +241,22 @@ int run_override_split(const char *assignment, char *key, size_t key_n, const ch
 int run_check_overrides(const struct recipe *recipe, char *const *assignments, size_t n,
                         struct st_err *err) {
   const struct eng_ops *engine = eng_find(recipe->engine);
-  for (size_t i = 0; i < n; i++) {
-    char key[128];
-    const char *value;
-    if (run_override_split(assignments[i], key, sizeof key, &value, err) != 0)
-      return -1;
-    if (eng_check_knob(engine, key, value, err) != 0)
-      return -1; /* its message names the knob and the value */
-  }
-  if (recipe->n_points == 0)
-    return 0;
   struct recipe_cmd cmd;
-  if (recipe_server_cmd(recipe, NULL, &cmd, err) != 0)
+  bool have_cmd = recipe->n_points > 0 && recipe_server_cmd(recipe, NULL, &cmd, err) == 0;
+  if (recipe->n_points > 0 && !have_cmd)
     return err_prefixf(err, "recipe %s", recipe->name);
   int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    char key[128];
+    const char *value;
+    if (run_override_split(assignments[i], key, sizeof key, &value, err) != 0 ||
+        eng_check_knob(engine, key, value, err) != 0 || /* names the knob and the value */
+        eng_check_knob_name(engine, key, have_cmd ? cmd.argv : NULL, have_cmd ? cmd.argc : 0,
+                            err) != 0)
+      rc = -1;
+  }
+  if (!have_cmd)
+    return rc;
   for (size_t i = 0; i < n && rc == 0; i++)
     rc = recipe_cmd_apply_override(&cmd, assignments[i], err);
   for (size_t i = 0; i < cmd.argc && rc == 0; i++)
