@@ -162,6 +162,13 @@ void run_server_stop(struct run *run) {
 }
 
 void run_server_free(struct run *run) {
+  if (run->launcher) { /* its failed log writes outlive it (a restart starts another) */
+    struct launch_status st;
+    launcher_get_status(run->launcher, &st);
+    if (st.log_write_failures && !run->log_write_failures)
+      run->log_write_errno = st.log_write_errno;
+    run->log_write_failures += st.log_write_failures;
+  }
   launcher_free(run->launcher);
   run->launcher = NULL;
 }

@@ -110,4 +110,36 @@ if [[ -d $IX ]]; then
     fi
   done
 fi
+# exit status never contradicts what happened (issue 22.3): a full disk that
+# hits only manifest.json (a tmpfs with one inode too few for its temporary
+# file) fails the run and says so last; on a pre-filled disk the failed writes
+# to server.log are said once and counted.
+if [[ -z ${FAULT_NO_NAMESPACE:-} ]] && unshare -m true 2>/dev/null; then
+  LR=${TEST_DATA_DIR}/launcher/recipes
+  SIMRUN=(run llama8b-h200-sglang --configs "$LR" --num-warmups 0 --isl 128 --osl 8 --quiet
+          --conc 2 --num-prompts 8)
+  mkdir -p "$WORK/full" "$WORK/rescue"
+  rc=0
+  TMPDIR=$WORK/rescue timeout 120 unshare -m bash -c \
+    'mount -t tmpfs -o size=1m,nr_inodes=5 tmpfs "$1" && shift && exec "$@"' _ "$WORK/full" \
+    "$SERVETOP" "${SIMRUN[@]}" --results "$WORK/full" >"$WORK/manifest.out" 2>&1 || rc=$?
+  last=$(grep '^run ' "$WORK/manifest.out" | head -n 1)
+  check "manifest.json rescued: exit 1 (was 0), exit $rc" test "$rc" -eq 1
+  check "manifest.json rescued: the outcome line says so ($last)" \
+    grep -q "^run error: .*manifest.json" <<<"$last"
+  check "manifest.json rescued: the rescued copy holds the failed status" \
+    grep -qE '"status":[[:space:]]*"error"' "$WORK"/rescue/servetop-rescue-*-manifest.json
+  rc=0
+  TMPDIR=$WORK/rescue timeout 120 unshare -m bash -c \
+    'mount -t tmpfs -o size=64k tmpfs "$1" && mkdir "$1/r" && { dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; shift; exec "$@"; }' \
+    _ "$WORK/full" "$SERVETOP" "${SIMRUN[@]/--num-prompts/--num-prompts}" --num-prompts 40 \
+    --results "$WORK/full/r" >"$WORK/prefilled.out" 2>&1 || rc=$?
+  n=$(grep -c 'server log' "$WORK/prefilled.out" || true)
+  check "pre-filled disk: exit 1 (exit $rc)" test "$rc" -eq 1
+  check "pre-filled disk: the server log's failed writes said once ($n lines), then counted" \
+    test "$n" -eq 1
+  check "pre-filled disk: the outcome counts them" grep -q "write(s) to server.log failed" "$WORK/prefilled.out"
+else
+  echo "skip: no private mount namespace (the full-disk rows need one)"
+fi
 finish
