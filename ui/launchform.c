@@ -39,6 +39,11 @@ void launchform_open(struct launchform *f, const struct recipe *recipe, const st
       f->concs[f->n_concs++] = recipe->points[i].conc;
   }
   qsort(f->concs, f->n_concs, sizeof f->concs[0], cmp_int);
+  struct recipe_cmd cmd; /* shown before launch: who wrote the recipe is not known */
+  if (recipe->n_points > 0 && recipe_server_cmd(recipe, NULL, &cmd, NULL) == 0) {
+    recipe_loader_env(&cmd, f->trust, sizeof f->trust);
+    recipe_cmd_fini(&cmd);
+  }
   f->choice = f->n_concs; /* the whole sweep, unless one recipe: its first point */
   if (!twin && recipe->n_points > 0)
     for (size_t j = 0; j < f->n_concs; j++)
@@ -212,8 +217,8 @@ struct ui_rect launchform_box(const struct launchform *f, int cols, int rows) {
   int w = cols - 4 < BOX_MAX_W ? cols - 4 : BOX_MAX_W;
   struct launchform probe = *f; /* layout_choices writes positions: work on a copy */
   int chip_lines = layout_choices(&probe, 0, 0, w - 4 - LABEL_W);
-  /* engine, blank, choices, parallelism, blank, field, its lines, blank, borders */
-  int h = 2 + 1 + 1 + chip_lines + 1 + 1 + 1 + lower_lines(f) + 1;
+  /* engine, [trust], blank, choices, parallelism, blank, field, its lines, blank, borders */
+  int h = 2 + 1 + (f->trust[0] ? 1 : 0) + 1 + chip_lines + 1 + 1 + 1 + lower_lines(f) + 1;
   if (h > rows - 2)
     h = rows - 2;
   return (struct ui_rect){(cols - w) / 2, (rows - h) / 2, w, h};
@@ -244,6 +249,14 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   else /* the label says "engine" already */
     ui_put(g, vx, y, end, str_starts_with(f->engine, "engine ") ? f->engine + 7 : f->engine, THEME_MAIN,
         gl);
+  if (f->trust[0] && y + 1 < bottom) {
+    char line[320];
+    snprintf(line, sizeof line, "sets %s: code from outside the image runs in the server "
+             "(lint L23)", f->trust);
+    ui_put(g, x, y + 1, vx, "trust", THEME_INACTIVE, gl);
+    ui_put(g, vx, y + 1, end, line, THEME_WARNING, gl);
+    y++;
+  }
   y += 2;
 
   if (y < bottom)

@@ -253,6 +253,48 @@ START_TEST(rules_apply_to_servetop_recipes) {
 }
 END_TEST
 
+/* issue 22.6: loader and interpreter variables in a recipe's environment are
+ * shown before launch (a warning: said, never refused); others are not. */
+START_TEST(loader_env_is_a_finding) {
+  static const char yaml[] =
+      "trusted:\n"
+      "  model: m/M\n  model-prefix: m\n  runner: h200\n  precision: bf16\n"
+      "  framework: sglang\n  multinode: false\n"
+      "  scenarios:\n    fixed-seq-len:\n    - isl: 8\n      osl: 8\n"
+      "      search-space:\n      - { tp: 1, conc-list: [ 1 ] }\n"
+      "  server:\n    engine: sglang\n    env:\n      PYTHONNOUSERSITE: \"1\"\n"
+      "    argv:\n      - --model-path $MODEL\n"
+      "hostile:\n"
+      "  model: m/M\n  model-prefix: m\n  runner: h200\n  precision: bf16\n"
+      "  framework: sglang\n  multinode: false\n"
+      "  scenarios:\n    fixed-seq-len:\n    - isl: 8\n      osl: 8\n"
+      "      search-space:\n      - { tp: 1, conc-list: [ 1 ] }\n"
+      "  server:\n    engine: sglang\n    env:\n      LD_PRELOAD: /tmp/x.so\n"
+      "      PYTHONSTARTUP: /tmp/x.py\n"
+      "    argv:\n      - --model-path $MODEL\n";
+  struct recipe_set *set = recipe_set_new();
+  recipe_set_add_yaml_buffer(set, "trust.yaml", yaml, strlen(yaml));
+  ck_assert_uint_eq(recipe_set_diag_count(set), 0);
+  struct recipe_findings f;
+  recipe_lint(set, &f);
+  size_t n = 0;
+  for (size_t i = 0; i < f.n; i++)
+    if (strcmp(f.items[i].rule, "LOADER_ENV") == 0) {
+      n++;
+      ck_assert_str_eq(f.items[i].recipe, "hostile");
+      ck_assert_int_eq(f.items[i].severity, RECIPE_SEV_WARNING);
+      ck_assert_ptr_nonnull(strstr(f.items[i].message, "LD_PRELOAD, PYTHONSTARTUP"));
+    }
+  ck_assert_uint_eq(n, 1);
+  recipe_findings_fini(&f);
+  ck_assert(recipe_env_is_loader("LD_LIBRARY_PATH=/x"));
+  ck_assert(recipe_env_is_loader("BASH_ENV"));
+  ck_assert(!recipe_env_is_loader("PYTHONNOUSERSITE=1"));
+  ck_assert(!recipe_env_is_loader("LD_PRELOADX=1"));
+  recipe_set_free(set);
+}
+END_TEST
+
 /* The legacy layout: .github/configs, seq-len-configs, flat runners.yaml. */
 START_TEST(legacy_checkout_layout) {
   struct recipe_set *set = load_ix("ix-legacy");
@@ -553,6 +595,7 @@ int main(void) {
   tcase_add_test(tc, routes_follow_each_launcher_family);
   tcase_add_test(tc, every_rule_fires_on_the_bad_checkout);
   tcase_add_test(tc, rules_apply_to_servetop_recipes);
+  tcase_add_test(tc, loader_env_is_a_finding);
   tcase_add_test(tc, legacy_checkout_layout);
   tcase_add_test(tc, launchers_resolve_as_they_run);
   tcase_add_test(tc, findings_point_at_the_line_to_change);
