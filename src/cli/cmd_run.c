@@ -693,7 +693,34 @@ int cmd_run_main(int argc, char **argv) {
     goto out;
   const struct recipe *recipes[2] = {recipe_set_find(set, pos[0]), NULL};
   if (!recipes[0]) {
-    fprintf(stderr, "servetop run: no recipe named '%s' (servetop recipes lists them)\n", pos[0]);
+    /* a recipe that failed to load is named with where and why, not "no
+     * recipe named" (issue 22.5); a file that failed as a whole is listed */
+    size_t named = 0, whole = 0, len = strlen(pos[0]);
+    for (size_t i = 0; i < recipe_set_diag_count(set); i++) {
+      const struct recipe_diag *d = recipe_set_diag_at(set, i);
+      size_t elen = d->entry ? strlen(d->entry) : 0;
+      if (!d->entry) {
+        whole++;
+        continue;
+      }
+      if (!(strcmp(d->entry, pos[0]) == 0 ||
+            (len > elen && strncmp(pos[0], d->entry, elen) == 0 && pos[0][elen] == ':') ||
+            (elen > len && strncmp(d->entry, pos[0], len) == 0 && d->entry[len] == ':')))
+        continue;
+      if (named++ == 0)
+        fprintf(stderr, "servetop run: recipe '%s' failed to load:\n", pos[0]);
+      fprintf(stderr, "  %s:%d:%d: %s\n", d->file, d->line, d->col, d->message); /* field in it */
+    }
+    if (!named) {
+      fprintf(stderr, "servetop run: no recipe named '%s' (servetop recipes lists them)\n",
+              pos[0]);
+      for (size_t i = 0; i < recipe_set_diag_count(set) && whole; i++) {
+        const struct recipe_diag *d = recipe_set_diag_at(set, i);
+        if (!d->entry)
+          fprintf(stderr, "  (it may be in a file that failed to load) %s:%d:%d: %s\n", d->file,
+                  d->line, d->col, d->message);
+      }
+    }
     goto out;
   }
   size_t n_runs = 1;

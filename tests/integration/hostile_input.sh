@@ -81,6 +81,11 @@ else
   echo "skip: llama-server not built (the --help flag list is not checked)"
 fi
 
+# a recipe that failed to load is named with file:line:col and field (issue 22.5)
+expect_usage "run on a recipe that failed to load" \
+  "schema.yaml:26:15: wrong-type.scenarios.fixed-seq-len[0].search-space[0].tp" \
+  "$SERVETOP" run wrong-type --configs "$TEST_DATA_DIR/recipe/native-bad" --headless --results "$RESULTS"
+
 # special files among recipes: a FIFO and a link to /dev/zero are findings
 mkdir -p "$WORK/cfg"
 cp "$RECIPES"/*.yaml "$WORK/cfg/"
