@@ -13,7 +13,8 @@ enum { KEY_START = 0, KEY_PICK = 1, KEY_HELP = 5 }; /* hints that can be inactiv
 static const struct ui_key_help keys[] = {
     {"Enter", "start the run (once the overrides check out)", "start", NULL, UI_KEY_ENTER, 0},
     {"Left/Right h/l", "one concurrency of the sweep, or the whole sweep", "pick", "h/l", 'l', 2},
-    {"Tab", "type KEY=VALUE server flags (Tab again: back)", "overrides", NULL, UI_KEY_TAB, 1},
+    {"Tab", "KEY=VALUE server flags; num-prompts= isl= osl= (Tab: back)",
+     "overrides", NULL, UI_KEY_TAB, 1},
     {"Bksp", "(overrides) delete a character", NULL, NULL, 0, 0},
     {"mouse", "click a choice, or the overrides field", NULL, NULL, 0, 0},
     {"?", "this help (any key closes it)", "help", NULL, '?', 0},
@@ -94,6 +95,9 @@ static bool start(struct launchform *f, struct ui_ctx *ctx) {
   l->conc = l->sweep ? 0 : f->concs[f->choice];
   l->overrides = f->overrides.items;
   l->n_overrides = f->overrides.n;
+  l->num_prompts = f->overrides.num_prompts;
+  l->isl = f->overrides.isl;
+  l->osl = f->overrides.osl;
   return true;
 }
 
@@ -210,7 +214,8 @@ static int layout_choices(struct launchform *f, int x0, int y0, int w) {
 static int lower_lines(const struct launchform *f) {
   if (f->error[0])
     return 2;
-  return f->overrides.n == 0 ? 1 : (int)(f->overrides.n < MAX_CHANGES ? f->overrides.n : MAX_CHANGES);
+  int n = f->overrides.n == 0 ? 1 : (int)(f->overrides.n < MAX_CHANGES ? f->overrides.n : MAX_CHANGES);
+  return n + (f->overrides.bench_line ? 1 : 0);
 }
 
 struct ui_rect launchform_box(const struct launchform *f, int cols, int rows) {
@@ -306,12 +311,16 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   if (f->error[0]) {
     ui_wrap_text(g, vx, y, 0, bottom - y < 2 ? bottom - y : 2, end - vx, f->error, 2, THEME_ERROR,
                  gl->braille);
-  } else if (f->overrides.n == 0) {
-    if (y < bottom)
-      ui_put(g, vx, y, end, "the recipe's flags as they are", THEME_INACTIVE, gl);
   } else {
-    for (size_t i = 0; i < f->overrides.n && i < MAX_CHANGES && y + (int)i < bottom; i++)
-      ui_put(g, vx, y + (int)i, end, f->overrides.changes[i], THEME_OK, gl);
+    if (f->overrides.bench_line && y < bottom)
+      ui_put(g, vx, y++, end, f->overrides.bench_line, THEME_OK, gl);
+    if (f->overrides.n == 0) {
+      if (y < bottom)
+        ui_put(g, vx, y, end, "the recipe's flags as they are", THEME_INACTIVE, gl);
+    } else {
+      for (size_t i = 0; i < f->overrides.n && i < MAX_CHANGES && y + (int)i < bottom; i++)
+        ui_put(g, vx, y + (int)i, end, f->overrides.changes[i], THEME_OK, gl);
+    }
   }
 }
 

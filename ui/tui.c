@@ -411,6 +411,9 @@ static void launch_copy(struct dashboard *d, const struct ui_launch *from) {
   l->base.sweep = from->sweep;
   l->base.overrides = l->overrides;
   l->base.n_overrides = l->n_overrides;
+  l->base.num_prompts = from->num_prompts; /* benchmark settings, never server flags */
+  l->base.isl = from->isl;
+  l->base.osl = from->osl;
 }
 
 /* The points an arm runs, for the A/B view's ETA. */

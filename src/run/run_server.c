@@ -274,6 +274,26 @@ int run_check_overrides(const struct recipe *recipe, char *const *assignments, s
   return rc;
 }
 
+int run_bench_setting(const char *key, const char *value, char *which, int *value_out,
+                      struct st_err *err) {
+  char w = strcmp(key, "num-prompts") == 0 || strcmp(key, "prompts") == 0 ? 'n'
+         : strcmp(key, "isl") == 0                                         ? 'i'
+         : strcmp(key, "osl") == 0                                         ? 'o'
+         : strcmp(key, "duration") == 0                                    ? 'd'
+                                                                           : 0;
+  if (!w)
+    return 0;
+  if (w == 'd')
+    return err_setf(err, "duration=%s: a benchmark setting servetop run does not take (a point "
+                    "is a number of requests: num-prompts=N)", value);
+  int v;
+  if (parse_int(value, &v) != 0 || v < 1)
+    return err_setf(err, "%s=%s: a benchmark setting, a whole number >= 1", key, value);
+  *which = w;
+  *value_out = v;
+  return 1;
+}
+
 bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool server_spec_on) {
   if (!server_spec_known)
     return false;

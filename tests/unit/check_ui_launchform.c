@@ -136,6 +136,24 @@ START_TEST(trust_line_and_flag_typos) {
   type("mem-fraction-statc=0.9");
   ck_assert_ptr_nonnull(strstr(f.error, "did you mean mem-fraction-static"));
   ck_assert_int_eq(key(UI_KEY_ENTER).kind, UI_CMD_NONE);
+  /* issue 19.6: prompts, isl, osl are the benchmark's, never server flags */
+  launchform_set_text(&f, "num-prompts=16 isl=512 osl=64 mem-fraction-static=0.7");
+  ck_assert_str_eq(f.error, "");
+  ck_assert_uint_eq(f.overrides.n, 1);
+  struct ui_cmd c = key(UI_KEY_ENTER);
+  ck_assert_int_eq(c.kind, UI_CMD_RUN);
+  ck_assert_uint_eq(c.launch.n_overrides, 1);
+  ck_assert_str_eq(c.launch.overrides[0], "mem-fraction-static=0.7");
+  ck_assert_int_eq(c.launch.num_prompts, 16);
+  ck_assert_int_eq(c.launch.isl, 512);
+  ck_assert_int_eq(c.launch.osl, 64);
+  fr = ut_frame(&launchform_screen, &f, NULL, NULL, 100, 32, true);
+  ut_assert_has(fr, "benchmark: num-prompts 16, isl 512, osl 64");
+  free(fr);
+  launchform_set_text(&f, "num-prompts=0");
+  ck_assert_ptr_nonnull(strstr(f.error, "num-prompts=0"));
+  launchform_set_text(&f, "duration=60");
+  ck_assert_ptr_nonnull(strstr(f.error, "duration=60"));
   launchform_fini(&f);
   recipe_set_free(hs);
 }
