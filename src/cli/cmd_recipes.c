@@ -315,7 +315,8 @@ int cmd_show_main(int argc, char **argv) {
       {"conc", OPT_INT, &conc, "N",
        "resolve the server command for this concurrency (default: the sweep's first point)",
        NULL, &conc_given},
-      {"set", OPT_LIST, &sets, "KEY=VALUE", "override a server flag (repeatable)", NULL, NULL},
+      {"set", OPT_LIST, &sets, "KEY=VALUE",
+       "override a server flag (repeatable; checked as run --set checks it)", NULL, NULL},
   };
   const struct opt_parser parser = {
       .usage = "servetop show RECIPE [--conc N] [--set KEY=VALUE]... "

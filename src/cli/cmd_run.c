@@ -91,7 +91,8 @@ static const char run_description[] =
         {"conc", OPT_INT, &(o)->conc, "N", "one point at concurrency N", NULL, &(o)->conc_seen},   \
         {"sweep", OPT_FLAG, &(o)->sweep, NULL, "every point of the recipe's sweep", NULL, NULL},   \
         {"set", OPT_LIST, &(o)->sets, "KEY=VALUE",                                                 \
-         "override a server knob, e.g. mem-fraction-static=0.85 (repeatable)", NULL, NULL},        \
+         "override a server knob, e.g. mem-fraction-static=0.85 (repeatable; checked: a bad "     \
+         "value or a typo of a flag is refused)", NULL, NULL},                                      \
         {"server-arg", OPT_LIST, &(o)->server_args, "ARG",                                         \
          "append ARG to the server command as is (repeatable; e.g. --server-arg=--sim-speed=20)",  \
          NULL, NULL},                                                                              \
