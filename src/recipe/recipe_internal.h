@@ -60,12 +60,15 @@ struct sh_script {
   size_t n_cmds;
   struct sh_sub *subs;    /* array bodies and $(...) bodies, parsed once */
   size_t n_subs;
+  size_t *sub_slots;      /* open-addressing index of subs by text: 1 + position, 0 empty */
+  size_t n_sub_slots;     /* a power of two, at least twice n_subs */
 };
 
 /* A body of the script's text read as a script of its own. */
 struct sh_sub {
   char *text;
   size_t len;
+  uint64_t hash;          /* of text (the index's key) */
   struct sh_script parsed;
 };
 

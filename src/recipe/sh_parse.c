@@ -475,6 +475,7 @@ void sh_script_fini(struct sh_script *s) {
     sh_script_fini(&s->subs[i].parsed);
   }
   free(s->subs);
+  free(s->sub_slots);
   for (size_t i = 0; i < s->n_cmds; i++) {
     for (size_t k = 0; k < s->cmds[i].n_words; k++)
       free(s->cmds[i].words[k].raw);
