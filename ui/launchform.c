@@ -13,7 +13,8 @@ enum { KEY_START = 0, KEY_PICK = 1, KEY_HELP = 5 }; /* hints that can be inactiv
 static const struct ui_key_help keys[] = {
     {"Enter", "start the run (once the overrides check out)", "start", NULL, UI_KEY_ENTER, 0},
     {"Left/Right h/l", "one concurrency of the sweep, or the whole sweep", "pick", "h/l", 'l', 2},
-    {"Tab", "type KEY=VALUE server flags (Tab again: back)", "overrides", NULL, UI_KEY_TAB, 1},
+    {"Tab", "KEY=VALUE server flags; num-prompts= isl= osl= (Tab: back)",
+     "overrides", NULL, UI_KEY_TAB, 1},
     {"Bksp", "(overrides) delete a character", NULL, NULL, 0, 0},
     {"mouse", "click a choice, or the overrides field", NULL, NULL, 0, 0},
     UI_KEY_HELP_ROW,
@@ -39,6 +40,11 @@ void launchform_open(struct launchform *f, const struct recipe *recipe, const st
       f->concs[f->n_concs++] = recipe->points[i].conc;
   }
   qsort(f->concs, f->n_concs, sizeof f->concs[0], cmp_int);
+  struct recipe_cmd cmd; /* shown before launch: who wrote the recipe is not known */
+  if (recipe->n_points > 0 && recipe_server_cmd(recipe, NULL, &cmd, NULL) == 0) {
+    recipe_loader_env(&cmd, f->trust, sizeof f->trust);
+    recipe_cmd_fini(&cmd);
+  }
   f->choice = f->n_concs; /* the whole sweep, unless one recipe: its first point */
   if (!twin && recipe->n_points > 0)
     for (size_t j = 0; j < f->n_concs; j++)
@@ -89,6 +95,9 @@ static bool start(struct launchform *f, struct ui_ctx *ctx) {
   l->conc = l->sweep ? 0 : f->concs[f->choice];
   l->overrides = f->overrides.items;
   l->n_overrides = f->overrides.n;
+  l->num_prompts = f->overrides.num_prompts;
+  l->isl = f->overrides.isl;
+  l->osl = f->overrides.osl;
   return true;
 }
 
@@ -197,15 +206,16 @@ static int layout_choices(struct launchform *f, int x0, int y0, int w) {
 static int lower_lines(const struct launchform *f) {
   if (f->error[0])
     return 2;
-  return f->overrides.n == 0 ? 1 : (int)(f->overrides.n < MAX_CHANGES ? f->overrides.n : MAX_CHANGES);
+  int n = f->overrides.n == 0 ? 1 : (int)(f->overrides.n < MAX_CHANGES ? f->overrides.n : MAX_CHANGES);
+  return n + (f->overrides.bench_line ? 1 : 0);
 }
 
 struct ui_rect launchform_box(const struct launchform *f, int cols, int rows) {
   int w = cols - 4 < BOX_MAX_W ? cols - 4 : BOX_MAX_W;
   struct launchform probe = *f; /* layout_choices writes positions: work on a copy */
   int chip_lines = layout_choices(&probe, 0, 0, w - 4 - LABEL_W);
-  /* engine, blank, choices, parallelism, blank, field, its lines, blank, borders */
-  int h = 2 + 1 + 1 + chip_lines + 1 + 1 + 1 + lower_lines(f) + 1;
+  /* engine, [trust], blank, choices, parallelism, blank, field, its lines, blank, borders */
+  int h = 2 + 1 + (f->trust[0] ? 1 : 0) + 1 + chip_lines + 1 + 1 + 1 + lower_lines(f) + 1;
   if (h > rows - 2)
     h = rows - 2;
   return (struct ui_rect){(cols - w) / 2, (rows - h) / 2, w, h};
@@ -236,6 +246,14 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   else /* the label says "engine" already */
     ui_put(g, vx, y, end, str_starts_with(f->engine, "engine ") ? f->engine + 7 : f->engine, THEME_MAIN,
         gl);
+  if (f->trust[0] && y + 1 < bottom) {
+    char line[320];
+    snprintf(line, sizeof line, "sets %s: code from outside the image runs in the server "
+             "(lint L23)", f->trust);
+    ui_put(g, x, y + 1, vx, "trust", THEME_INACTIVE, gl);
+    ui_put(g, vx, y + 1, end, line, THEME_WARNING, gl);
+    y++;
+  }
   y += 2;
 
   if (y < bottom)
@@ -285,12 +303,16 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   if (f->error[0]) {
     ui_wrap_text(g, vx, y, 0, bottom - y < 2 ? bottom - y : 2, end - vx, f->error, 2, THEME_ERROR,
                  gl->braille);
-  } else if (f->overrides.n == 0) {
-    if (y < bottom)
-      ui_put(g, vx, y, end, "the recipe's flags as they are", THEME_INACTIVE, gl);
   } else {
-    for (size_t i = 0; i < f->overrides.n && i < MAX_CHANGES && y + (int)i < bottom; i++)
-      ui_put(g, vx, y + (int)i, end, f->overrides.changes[i], THEME_OK, gl);
+    if (f->overrides.bench_line && y < bottom)
+      ui_put(g, vx, y++, end, f->overrides.bench_line, THEME_OK, gl);
+    if (f->overrides.n == 0) {
+      if (y < bottom)
+        ui_put(g, vx, y, end, "the recipe's flags as they are", THEME_INACTIVE, gl);
+    } else {
+      for (size_t i = 0; i < f->overrides.n && i < MAX_CHANGES && y + (int)i < bottom; i++)
+        ui_put(g, vx, y + (int)i, end, f->overrides.changes[i], THEME_OK, gl);
+    }
   }
 }
 

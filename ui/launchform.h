@@ -28,6 +28,8 @@ struct launchform {
   char error[528];              /* why the overrides cannot be used */
   bool probing;                 /* the engine probe has not answered */
   char engine[320];             /* its answer ("engine sim: no GPU device ...") */
+  char trust[200];              /* loader/interpreter variables the server gets
+                                   ("LD_PRELOAD, PYTHONPATH"; recipe_loader_env), "" none */
   bool waiting;                 /* Enter was pressed: it starts when the probe answers */
   /* where render put the choices and the field, for clicks */
   struct ui_rect choice_at[LAUNCHFORM_MAX_CHOICES + 1];

@@ -14,6 +14,7 @@ void ui_overrides_fini(struct ui_overrides *o) {
   }
   free(o->items);
   free(o->changes);
+  free(o->bench_line);
   memset(o, 0, sizeof *o);
 }
 
@@ -29,6 +30,17 @@ int ui_overrides_parse(const char *text, const struct recipe *recipe, struct ui_
     rc = run_override_split(w, key, sizeof key, &value, err);
     if (rc != 0)
       break;
+    char which = 0;
+    int v = 0;
+    int b = run_bench_setting(key, value, &which, &v, err);
+    if (b < 0) {
+      rc = -1;
+      break;
+    }
+    if (b > 0) { /* a benchmark setting: the run's, not the server's */
+      *(which == 'n' ? &out->num_prompts : which == 'i' ? &out->isl : &out->osl) = v;
+      continue;
+    }
     out->items = xreallocarray(out->items, out->n + 1, sizeof *out->items);
     out->changes = xreallocarray(out->changes, out->n + 1, sizeof *out->changes);
     out->items[out->n] = xstrdup(w);
@@ -65,6 +77,17 @@ int ui_overrides_parse(const char *text, const struct recipe *recipe, struct ui_
   }
   if (have_cmd)
     recipe_cmd_fini(&cmd);
+  if (rc == 0 && (out->num_prompts || out->isl || out->osl)) {
+    struct sbuf sb = {0};
+    sbuf_puts(&sb, "benchmark:");
+    if (out->num_prompts)
+      sbuf_printf(&sb, " num-prompts %d", out->num_prompts);
+    if (out->isl)
+      sbuf_printf(&sb, "%s isl %d", out->num_prompts ? "," : "", out->isl);
+    if (out->osl)
+      sbuf_printf(&sb, "%s osl %d", out->num_prompts || out->isl ? "," : "", out->osl);
+    out->bench_line = sbuf_take(&sb);
+  }
   if (rc != 0)
     ui_overrides_fini(out);
   return rc;

@@ -16,6 +16,10 @@ struct ui_overrides {
   char **items;    /* "KEY=VALUE" as typed, owned */
   size_t n;
   char **changes;  /* one line per override: "--key old -> new" / "--key new (added)", owned */
+  /* benchmark settings typed among them (run_bench_setting), never server
+   * flags; 0 = the recipe's */
+  int num_prompts, isl, osl;
+  char *bench_line; /* "benchmark: num-prompts 16, isl 512" or NULL, owned */
 };
 void ui_overrides_fini(struct ui_overrides *o);
 /* Parses text and checks every word against the recipe (run_check_overrides;

@@ -50,6 +50,7 @@ struct ui_launch {
   bool sweep;                   /* every point of the sweep */
   char *const *overrides;       /* KEY=VALUE, borrowed from the form */
   size_t n_overrides;
+  int num_prompts, isl, osl;    /* benchmark settings from the form; 0 = the recipe's */
 };
 
 struct ui_cmd {

@@ -372,7 +372,7 @@ int theme_parse(struct theme *t, const char *text, const char *source, struct st
 }
 
 int theme_load_file(struct theme *t, const char *path, struct st_err *err) {
-  char *text = file_read_all(path, NULL, err);
+  char *text = file_read_regular(path, FILE_INPUT_MAX_BYTES, NULL, err);
   if (!text) {
     theme_init_default(t);
     return -1;

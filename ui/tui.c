@@ -406,6 +406,9 @@ static void launch_copy(struct dashboard *d, const struct ui_launch *from) {
   l->base.sweep = from->sweep;
   l->base.overrides = l->overrides;
   l->base.n_overrides = l->n_overrides;
+  l->base.num_prompts = from->num_prompts; /* benchmark settings, never server flags */
+  l->base.isl = from->isl;
+  l->base.osl = from->osl;
 }
 
 static void browser_say(struct dashboard *d, enum theme_role role, const char *fmt, ...)

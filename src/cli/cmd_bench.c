@@ -2,6 +2,8 @@
  * InferenceX's `python3 benchmark_serving.py` (same flags, same result file). */
 #include "cli/cli.h"
 
+#include <ctype.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -258,7 +260,9 @@ static const char *bench_input_error(const struct bench_opts *o, char *buf, size
       {o->random_num_workers < 0, "--random-num-workers must be >= 0"},
       {!(o->request_rate > 0), "--request-rate must be > 0 (inf: all at once)"},
       {!(o->burstiness > 0), "--burstiness must be > 0"},
-      {o->num_workers < 1, "--num-workers must be >= 1"},
+      {o->num_workers < 1 || o->num_workers > 64,
+       "--num-workers must be from 1 to 64 (event loops; each is a thread)"},
+      {o->result_filename && !*o->result_filename, "--result-filename must not be empty"},
       {!(o->request_timeout_s > 0), "--request-timeout must be > 0 seconds"},
       {!(o->drain_timeout_s >= 0), "--drain-timeout must be >= 0 seconds"},
       {!(o->scrape_interval_s > 0), "--scrape-interval must be > 0 seconds"},
@@ -268,6 +272,35 @@ static const char *bench_input_error(const struct bench_opts *o, char *buf, size
       snprintf(buf, n, "%s", checks[i].what);
       return buf;
     }
+  if (o->base_url) { /* a port past the scheme and host: 1..65535 */
+    const char *hp = strstr(o->base_url, "://") + 3;
+    size_t hlen = strcspn(hp, "/?#");
+    const char *colon = hp[0] == '[' ? memchr(hp, ']', hlen) : hp;
+    colon = colon ? memchr(colon, ':', hlen - (size_t)(colon - hp)) : NULL;
+    if (hlen == 0 || (colon && colon == hp)) {
+      snprintf(buf, n, "--base-url %.200s: no host", o->base_url);
+      return buf;
+    }
+    if (colon) {
+      long port = 0;
+      size_t digits = 0;
+      for (const char *p = colon + 1; p < hp + hlen && digits < 7; p++, digits++)
+        port = isdigit((unsigned char)*p) ? port * 10 + (*p - '0') : -1000000;
+      if (digits == 0 || digits >= 7 || port < 1 || port > 65535) {
+        snprintf(buf, n, "--base-url %.200s: the port must be from 1 to 65535", o->base_url);
+        return buf;
+      }
+    }
+  }
+  if (o->result_filename) {
+    const char *base = strrchr(o->result_filename, '/');
+    base = base ? base + 1 : o->result_filename;
+    if (!*base || strlen(base) > 255) {
+      snprintf(buf, n, "--result-filename %.60s%s: a file name of 1 to 255 bytes", o->result_filename,
+               strlen(o->result_filename) > 60 ? "..." : "");
+      return buf;
+    }
+  }
   struct stat st;
   if (o->result_dir && stat(o->result_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
     snprintf(buf, n, "--result-dir %s: not a directory", o->result_dir);

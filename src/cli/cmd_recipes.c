@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "engine/engine.h"
 #include "recipe/recipe.h"
+#include "run/run.h"
 #include "util/util.h"
 
 #include <cjson/cJSON.h>
@@ -297,13 +298,15 @@ static cJSON *strv_json(char **v, size_t n) {
 int cmd_show_main(int argc, char **argv) {
   struct source_opts o = {0};
   int conc = 0;
+  bool conc_given = false;
   struct opt_list sets = {0};
   const struct opt_spec specs[] = {
       SOURCE_SPECS(&o),
       {"conc", OPT_INT, &conc, "N",
        "resolve the server command for this concurrency (default: the sweep's first point)",
-       NULL, NULL},
-      {"set", OPT_LIST, &sets, "KEY=VALUE", "override a server flag (repeatable)", NULL, NULL},
+       NULL, &conc_given},
+      {"set", OPT_LIST, &sets, "KEY=VALUE",
+       "override a server flag (repeatable; checked as run --set checks it)", NULL, NULL},
   };
   const struct opt_parser parser = {
       .usage = "servetop show RECIPE [--conc N] [--set KEY=VALUE]... "
@@ -321,6 +324,8 @@ int cmd_show_main(int argc, char **argv) {
   int rc = cli_parse_options(&parser, "show", argc - 1, argv + 1, pos, 1, &n_pos);
   if (rc == CLI_GO_ON && n_pos != 1)
     rc = cli_usage_error("show", "expected one RECIPE name");
+  if (rc == CLI_GO_ON && conc_given && conc < 1)
+    rc = cli_usage_error("show", "--conc must be >= 1");
   if (rc != CLI_GO_ON) {
     free(sets.items);
     return rc;
@@ -353,6 +358,12 @@ int cmd_show_main(int argc, char **argv) {
     if (found)
       fprintf(stderr, "\n");
     print_diags(set);
+    status = EXIT_USAGE;
+    goto out;
+  }
+  /* the same checks as run's, before anything is shown as valid */
+  if (sets.n && run_check_overrides(r, sets.items, sets.n, &err) != 0) {
+    fprintf(stderr, "servetop show: --set %s\n", err.msg);
     status = EXIT_USAGE;
     goto out;
   }

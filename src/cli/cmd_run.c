@@ -48,6 +48,7 @@ struct run_opts {
   int conc, num_prompts, num_warmups, isl, osl, port;
   double ready_timeout_s;
   double request_timeout_s;
+  bool request_timeout_seen;
   long seed;
   bool sweep, ab, ab_parallel, headless, allow_mislabel, json, quiet;
   bool conc_seen, num_prompts_seen, num_warmups_seen, isl_seen, osl_seen, port_seen;
@@ -99,7 +100,8 @@ static const char run_description[] =
         {"conc", OPT_INT, &(o)->conc, "N", "one point at concurrency N", NULL, &(o)->conc_seen},   \
         {"sweep", OPT_FLAG, &(o)->sweep, NULL, "every point of the recipe's sweep", NULL, NULL},   \
         {"set", OPT_LIST, &(o)->sets, "KEY=VALUE",                                                 \
-         "override a server knob, e.g. mem-fraction-static=0.85 (repeatable)", NULL, NULL},        \
+         "override a server knob, e.g. mem-fraction-static=0.85 (repeatable; checked: a bad "     \
+         "value or a typo of a flag is refused)", NULL, NULL},                                      \
         {"server-arg", OPT_LIST, &(o)->server_args, "ARG",                                         \
          "append ARG to the server command as is (repeatable; e.g. --server-arg=--sim-speed=20)",  \
          NULL, NULL},                                                                              \
@@ -121,7 +123,7 @@ static const char run_description[] =
          "readiness timeout (default 1800 s, sim 120 s)", NULL, &(o)->ready_timeout_seen},        \
         {"request-timeout", OPT_DOUBLE, &(o)->request_timeout_s, "S",                              \
          "per-request timeout; a stalled stream fails after S (default 21600, as the reference)", \
-         NULL, NULL},                                                                              \
+         NULL, &(o)->request_timeout_seen},                                                \
         {"proxy", OPT_STRING, &(o)->proxy, "URL", PROXY_HELP, NULL, NULL},                         \
         {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, &(o)->seed_seen},    \
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
@@ -464,6 +466,29 @@ static int compare_run_dirs(const char *a_dir, const char *b_dir) {
 
 /* Every input error of `servetop run` / `servetop attach` that needs no
  * recipe, before anything starts: one message naming the flag (NULL: fine). */
+/* --gpus: CUDA_VISIBLE_DEVICES as the CUDA runtime reads it: indices, or
+ * GPU-/MIG- UUIDs, comma-separated, none empty. True (buf filled) when bad. */
+static bool run_gpus_problem(const char *gpus, char *buf, size_t n) {
+  bool bad = !*gpus;
+  for (const char *p = gpus; *p && !bad;) {
+    size_t len = strcspn(p, ",");
+    bool digits = len > 0;
+    for (size_t i = 0; i < len; i++)
+      digits = digits && isdigit((unsigned char)p[i]);
+    bool uuid = len > 4 && (strncmp(p, "GPU-", 4) == 0 || strncmp(p, "MIG-", 4) == 0);
+    bad = !digits && !uuid;
+    p += len;
+    if (*p == ',') {
+      p++;
+      bad = bad || !*p;
+    }
+  }
+  if (bad)
+    snprintf(buf, n, "--gpus %.100s: expected GPU indices (0,1) or GPU-/MIG- UUIDs, "
+             "comma-separated", gpus);
+  return bad;
+}
+
 static const char *run_input_error(const struct run_opts *o, char *buf, size_t n) {
   const struct {
     bool bad;
@@ -477,7 +502,7 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       {o->osl_seen && o->osl < 1, "--osl must be >= 1"},
       {o->port_seen && (o->port < 1 || o->port > 65535), "--port must be from 1 to 65535"},
       {o->ready_timeout_seen && !(o->ready_timeout_s > 0), "--ready-timeout must be > 0 seconds"},
-      {o->request_timeout_s < 0, "--request-timeout must not be negative"},
+      {o->request_timeout_seen && !(o->request_timeout_s > 0), "--request-timeout must be > 0 seconds"},
       {o->seed_seen && o->seed < 0, "--seed must be >= 0"},
   };
   for (size_t i = 0; i < ST_ARRAY_LEN(checks); i++)
@@ -485,6 +510,8 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       snprintf(buf, n, "%s", checks[i].what);
       return buf;
     }
+  if (o->gpus && run_gpus_problem(o->gpus, buf, n))
+    return buf;
   for (const char *c = o->label; c && *c; c++)
     if (!isalnum((unsigned char)*c) && !strchr("._-", *c)) {
       snprintf(buf, n, "--label %.100s: only letters, digits, '.', '_' and '-' (it names a folder)",
@@ -712,7 +739,34 @@ int cmd_run_main(int argc, char **argv) {
     goto out;
   const struct recipe *recipes[2] = {recipe_set_find(set, pos[0]), NULL};
   if (!recipes[0]) {
-    fprintf(stderr, "servetop run: no recipe named '%s' (servetop recipes lists them)\n", pos[0]);
+    /* a recipe that failed to load is named with where and why, not "no
+     * recipe named" (issue 22.5); a file that failed as a whole is listed */
+    size_t named = 0, whole = 0, len = strlen(pos[0]);
+    for (size_t i = 0; i < recipe_set_diag_count(set); i++) {
+      const struct recipe_diag *d = recipe_set_diag_at(set, i);
+      size_t elen = d->entry ? strlen(d->entry) : 0;
+      if (!d->entry) {
+        whole++;
+        continue;
+      }
+      if (!(strcmp(d->entry, pos[0]) == 0 ||
+            (len > elen && strncmp(pos[0], d->entry, elen) == 0 && pos[0][elen] == ':') ||
+            (elen > len && strncmp(d->entry, pos[0], len) == 0 && d->entry[len] == ':')))
+        continue;
+      if (named++ == 0)
+        fprintf(stderr, "servetop run: recipe '%s' failed to load:\n", pos[0]);
+      fprintf(stderr, "  %s:%d:%d: %s\n", d->file, d->line, d->col, d->message); /* field in it */
+    }
+    if (!named) {
+      fprintf(stderr, "servetop run: no recipe named '%s' (servetop recipes lists them)\n",
+              pos[0]);
+      for (size_t i = 0; i < recipe_set_diag_count(set) && whole; i++) {
+        const struct recipe_diag *d = recipe_set_diag_at(set, i);
+        if (!d->entry)
+          fprintf(stderr, "  (it may be in a file that failed to load) %s:%d:%d: %s\n", d->file,
+                  d->line, d->col, d->message);
+      }
+    }
     goto out;
   }
   size_t n_runs = 1;
@@ -786,6 +840,11 @@ out:
 static int parse_conc_list(const char *text, int *concs, size_t max, size_t *n, char *bad,
                            size_t bad_n) {
   *n = 0;
+  size_t len = strlen(text);
+  if (len == 0 || text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,")) {
+    snprintf(bad, bad_n, "--conc-list %.100s: an empty item (write 1,2,4)", text);
+    return -1;
+  }
   char *copy = xstrdup(text), *save = NULL;
   int rc = 0;
   for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
@@ -811,6 +870,7 @@ int cmd_attach_main(int argc, char **argv) {
   const char *conc_list = NULL, *model = NULL;
   bool chat = false;
   int factor = 0;
+  bool factor_seen = false;
   const struct opt_spec specs[] = {
       {"conc", OPT_INT, &o.conc, "N", "one point at concurrency N (default 1)", NULL, &o.conc_seen},
       {"conc-list", OPT_STRING, &conc_list, "LIST", "one point per concurrency, e.g. 1,2,4,8",
@@ -820,7 +880,7 @@ int cmd_attach_main(int argc, char **argv) {
       {"num-prompts", OPT_INT, &o.num_prompts, "N", "requests per point (default conc x 10)",
        NULL, &o.num_prompts_seen},
       {"num-prompts-factor", OPT_INT, &factor, "F", "requests per point = conc x F (default 10)",
-       NULL, NULL},
+       NULL, &factor_seen},
       {"num-warmups", OPT_INT, &o.num_warmups, "N", "warmup requests (default 2 x conc)", NULL,
        &o.num_warmups_seen},
       {"model", OPT_STRING, &model, "NAME", "model name sent (default: the server's /v1/models)",
@@ -832,7 +892,7 @@ int cmd_attach_main(int argc, char **argv) {
       {"ready-timeout", OPT_DOUBLE, &o.ready_timeout_s, "S",
        "wait this long for the server to answer (default 10 s)", NULL, &o.ready_timeout_seen},
       {"request-timeout", OPT_DOUBLE, &o.request_timeout_s, "S",
-       "per-request timeout (default 21600, as the reference)", NULL, NULL},
+       "per-request timeout (default 21600, as the reference)", NULL, &o.request_timeout_seen},
       {"proxy", OPT_STRING, &o.proxy, "URL", PROXY_HELP, NULL, NULL},
       {"seed", OPT_LONG, &o.seed, "N", "dataset seed (default 0)", NULL, &o.seed_seen},
       {"headless", OPT_FLAG, &o.headless, NULL,
@@ -871,7 +931,7 @@ int cmd_attach_main(int argc, char **argv) {
   if (!problem && conc_list && parse_conc_list(conc_list, concs, ST_ARRAY_LEN(concs), &n_concs,
                                                bad, sizeof bad) != 0)
     problem = bad;
-  if (!problem && factor < 0)
+  if (!problem && (factor < 0 || (factor_seen && factor < 1)))
     problem = "--num-prompts-factor must be >= 1";
   if (!problem && http_set_proxy(o.proxy, &err) != 0) {
     snprintf(bad, sizeof bad, "--proxy %.480s", err.msg);

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <limits.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,35 @@ static bool locate(char *path, size_t path_bytes, char *why, size_t why_bytes) {
   free(cached);
   free(cache);
   return found;
+}
+
+/* The flags of the llama-server in use, from its --help, read once per
+ * process (and again when another binary is located). */
+static const char *const *llamacpp_help_flags(void) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static char cached_path[PATH_MAX];
+  static char **cached;
+  char path[PATH_MAX], why[512];
+  if (!locate(path, sizeof path, why, sizeof why))
+    return NULL;
+  pthread_mutex_lock(&lock);
+  if (!cached || strcmp(cached_path, path) != 0) {
+    const char *argv[] = {path, "--help", NULL};
+    char *help = eng_command_output_alloc((char *const *)argv, 10000, (size_t)1 << 20);
+    char **flags = help ? eng_help_flags_parse(help) : NULL;
+    free(help);
+    if (flags && flags[0] && flags[1]) { /* kept for the process (a few KB) */
+      cached = flags;
+      snprintf(cached_path, sizeof cached_path, "%s", path);
+    } else if (flags) {
+      for (char **f = flags; *f; f++)
+        free(*f);
+      free(flags);
+    }
+  }
+  const char *const *out = strcmp(cached_path, path) == 0 ? (const char *const *)cached : NULL;
+  pthread_mutex_unlock(&lock);
+  return out;
 }
 
 static bool llamacpp_probe(char *why, size_t why_bytes) {
@@ -325,6 +355,7 @@ const struct eng_ops eng_llamacpp_ops = {
     .always_args = always_args,
     .probe = llamacpp_probe,
     .locate = locate,
+    .help_flags = llamacpp_help_flags,
     .ready_timeout_ms = 1800000, /* /health: 503 while loading, then 200 */
     .parse_log_line = llamacpp_parse_log_line,
     .owns_metrics = llamacpp_owns_metrics,

@@ -2,6 +2,7 @@
  * looking one up in $PATH, a GPU device node. */
 #include "engine/engine_internal.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -38,6 +39,95 @@ bool eng_command_succeeds(char *const argv[], int64_t timeout_ms) {
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return false;
+}
+
+char *eng_command_output_alloc(char *const argv[], int64_t timeout_ms, size_t max_bytes) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return NULL;
+  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return NULL;
+  }
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0)
+      dup2(devnull, STDIN_FILENO);
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  struct sbuf sb = {0};
+  bool done = false, ok = true;
+  int status = 0;
+  for (int64_t waited_ms = 0; !done;) {
+    char buf[4096];
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      if (sb.len + (size_t)n <= max_bytes)
+        sbuf_append(&sb, buf, (size_t)n);
+      continue;
+    }
+    if (n == 0) { /* every writer closed: wait for the exit */
+      pid_t r = waitpid(pid, &status, WNOHANG);
+      if (r == pid) {
+        done = true;
+        break;
+      }
+    }
+    if (waited_ms >= timeout_ms) {
+      ok = false;
+      break;
+    }
+    clock_sleep_us(10000);
+    waited_ms += 10;
+  }
+  close(fds[0]);
+  if (!done) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) == 127) {
+    sbuf_free(&sb);
+    return NULL;
+  }
+  return sb.data ? sbuf_take(&sb) : xstrdup("");
+}
+
+char **eng_help_flags_parse(const char *help) {
+  char **v = NULL;
+  size_t n = 0;
+  for (const char *p = help; *p; p++) {
+    if (*p != '-' || (p > help && !(p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n' || p[-1] == ',')))
+      continue;
+    const char *name = p + (p[1] == '-' ? 2 : 1);
+    size_t len = 0;
+    while (name[len] && (isalnum((unsigned char)name[len]) || name[len] == '-' || name[len] == '_'))
+      len++;
+    if (len == 0 || !isalpha((unsigned char)name[0]) || name[len - 1] == '-') {
+      p = name + len - (len > 0);
+      continue;
+    }
+    bool seen = false;
+    for (size_t i = 0; i < n && !seen; i++)
+      seen = strlen(v[i]) == len && memcmp(v[i], name, len) == 0;
+    if (!seen) {
+      v = xreallocarray(v, n + 2, sizeof *v);
+      v[n++] = xstrndup(name, len);
+      v[n] = NULL;
+    }
+    p = name + len - 1;
+  }
+  if (!v)
+    v = xcalloc(1, sizeof *v);
+  return v;
 }
 
 bool eng_gpu_device_present(void) {

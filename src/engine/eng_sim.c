@@ -21,6 +21,29 @@ static char *self_exe_alloc(void) {
   return xstrdup("/proc/self/exe");
 }
 
+/* servetop sim's own flags (src/cli/cmd_sim.c, checked by sim_config_validate
+ * too), with the values it takes, so that --set sim-speed=0 is refused before
+ * anything starts where the sim runs a recipe. */
+const struct eng_flag eng_sim_own_flags[] = {
+    {{"--sim-speed"}, ENG_KNOB_NONE, ENG_VALUE_POSITIVE},
+    {{"--sim-fixed-ttft-ms"}, ENG_KNOB_NONE, ENG_VALUE_NONNEG},
+    {{"--sim-fixed-tpot-ms"}, ENG_KNOB_NONE, ENG_VALUE_NONNEG},
+    {{"--sim-health-delay-ms"}, ENG_KNOB_NONE, ENG_VALUE_NONNEG},
+    {{"--sim-warmup-ms"}, ENG_KNOB_NONE, ENG_VALUE_NONNEG},
+    {{"--sim-gpus"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{"--sim-accept-chat"}, ENG_KNOB_NONE, ENG_VALUE_PROBABILITY},
+    {{"--sim-accept-random"}, ENG_KNOB_NONE, ENG_VALUE_PROBABILITY},
+    {{"--sim-decode-efficiency"}, ENG_KNOB_NONE, ENG_VALUE_FRACTION},
+    {{"--sim-prefill-efficiency"}, ENG_KNOB_NONE, ENG_VALUE_FRACTION},
+    {{"--sim-gpu"}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+    {{"--sim-model"}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+    {{"--sim-seed"}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+    {{"--sim-fault"}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+    {{"--sim-trace"}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+    {{"--decode-log-interval"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
+    {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
+};
+
 static int sim_program_words(struct launch_cmd *cmd, const struct eng_target *t,
                              struct st_err *err) {
   (void)err;

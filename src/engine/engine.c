@@ -3,6 +3,9 @@
  * line. */
 #include "engine/engine_internal.h"
 
+#include <ctype.h>
+#include <math.h>
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -188,10 +191,17 @@ const char *eng_gpu_memory_flag(const struct eng_ops *e) {
   return f && f->value == ENG_VALUE_FRACTION ? undashed(f->names[0]) : NULL;
 }
 
+/* The sim's own flags where the sim runs a recipe of e (itself, or standing in). */
+static const struct eng_flag *sim_rows(const struct eng_ops *e) {
+  return e && (e->simulated || e->sim_stands_in) ? eng_sim_own_flags : NULL;
+}
+
 const struct eng_flag *eng_flag_lookup(const struct eng_ops *e, const char *name, size_t len) {
   const struct eng_flag *f = e ? rows_find(e->flags, name, len) : NULL;
   if (!f)
     f = rows_find(shared_rows(e), name, len);
+  if (!f)
+    f = rows_find(sim_rows(e), name, len);
   if (!f) {
     enum eng_knob knob = generic_knob(name, len);
     if (knob != ENG_KNOB_NONE)
@@ -228,6 +238,34 @@ static const char *knob_title(enum eng_knob knob) {
   return knob == ENG_KNOB_KV_CACHE ? "KV cache" : knob == ENG_KNOB_BATCH_CAP ? "batch cap" : "model";
 }
 
+/* A decimal number as Python's float() reads one: sign, digits, '.', exponent
+ * (no hexadecimal, nan or inf, which C's strtod takes). */
+static int parse_decimal(const char *s, double *out) {
+  const char *p = s;
+  if (*p == '+' || *p == '-')
+    p++;
+  bool digits = false;
+  while (isdigit((unsigned char)*p))
+    p++, digits = true;
+  if (*p == '.')
+    for (p++; isdigit((unsigned char)*p); p++)
+      digits = true;
+  if (!digits)
+    return -1;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    if (*p == '+' || *p == '-')
+      p++;
+    if (!isdigit((unsigned char)*p))
+      return -1;
+    while (isdigit((unsigned char)*p))
+      p++;
+  }
+  if (*p || parse_double(s, out) != 0 || !isfinite(*out))
+    return -1;
+  return 0;
+}
+
 int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
                    struct st_err *err) {
   key = undashed(key);
@@ -241,6 +279,10 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
       return err_setf(err, "'%s' is not a flag name (letters, digits, '-', '_')", key);
   }
   const char *who = e ? e->title : "the engine";
+  if (strcmp(key, "host") == 0 || strcmp(key, "port") == 0)
+    return err_setf(err, "%s: servetop chooses the server's address (127.0.0.1 and a free port; "
+                    "`servetop run --port N` sets the port), so --set %s would be ignored", key,
+                    key);
   const struct eng_flag *f = eng_flag_lookup(e, key, len);
   enum eng_knob knob = generic_knob(key, len);
   if (!f && knob != ENG_KNOB_NONE)
@@ -263,6 +305,8 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
   if (!f || !value)
     return 0;
   const char *flag = eng_flag_spelling(f, key, len);
+  if (rows_find(sim_rows(e), key, len) == f)
+    who = "servetop sim";
   long l;
   double d;
   switch (f->value) {
@@ -289,11 +333,117 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
       return err_setf(err, "%s=%s: %s of %s takes a whole number", key, value, flag, who);
     return 0;
   case ENG_VALUE_FRACTION:
-    if (parse_double(value, &d) != 0 || !(d > 0 && d <= 1))
-      return err_setf(err, "%s=%s: %s of %s takes a fraction in (0, 1]", key, value, flag, who);
+    if (parse_decimal(value, &d) != 0 || !(d > 0 && d <= 1))
+      return err_setf(err, "%s=%s: %s of %s takes a decimal fraction in (0, 1]", key, value, flag,
+                      who);
+    return 0;
+  case ENG_VALUE_POSITIVE:
+    if (parse_decimal(value, &d) != 0 || !(d > 0))
+      return err_setf(err, "%s=%s: %s of %s takes a decimal number > 0", key, value, flag, who);
+    return 0;
+  case ENG_VALUE_NONNEG:
+    if (parse_decimal(value, &d) != 0 || !(d >= 0))
+      return err_setf(err, "%s=%s: %s of %s takes a decimal number >= 0", key, value, flag, who);
+    return 0;
+  case ENG_VALUE_PROBABILITY:
+    if (parse_decimal(value, &d) != 0 || !(d >= 0 && d <= 1))
+      return err_setf(err, "%s=%s: %s of %s takes a decimal number in [0, 1]", key, value, flag,
+                      who);
     return 0;
   }
   return 0;
+}
+
+/* Edit distance of a and b, capped: anything above cap reads cap + 1. */
+static size_t edit_distance(const char *a, const char *b, size_t cap) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) > cap)
+    return cap + 1;
+  size_t row[65];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (row[j] + 1 < best)
+        best = row[j] + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb] > cap ? cap + 1 : row[lb];
+}
+
+struct nearest {
+  const char *key;
+  const char *best;
+  size_t dist;
+};
+
+static void consider(struct nearest *n, const char *name) {
+  name = undashed(name);
+  size_t d = edit_distance(n->key, name, 3);
+  if (d < n->dist) {
+    n->dist = d;
+    n->best = name;
+  }
+}
+
+static void consider_rows(struct nearest *n, const struct eng_flag *rows) {
+  for (const struct eng_flag *f = rows; f && f->names[0]; f++)
+    for (size_t k = 0; k < ST_ARRAY_LEN(f->names) && f->names[k]; k++)
+      consider(n, f->names[k]);
+}
+
+int eng_check_knob_name(const struct eng_ops *e, const char *key, char *const *argv, size_t argc,
+                        struct st_err *err) {
+  key = undashed(key);
+  size_t len = strlen(key);
+  if (eng_flag_lookup(e, key, len) || generic_knob(key, len) != ENG_KNOB_NONE)
+    return 0;
+  for (size_t i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-')
+      continue;
+    const char *name = undashed(a);
+    if (strncmp(name, key, len) == 0 && (name[len] == '\0' || name[len] == '='))
+      return 0;
+  }
+  const char *const *listed = e && e->help_flags ? e->help_flags() : NULL;
+  for (const char *const *f = listed; f && *f; f++)
+    if (strcmp(*f, key) == 0)
+      return 0;
+  struct nearest n = {.key = key, .dist = 4};
+  consider_rows(&n, e ? e->flags : NULL);
+  consider_rows(&n, shared_rows(e));
+  consider_rows(&n, sim_rows(e));
+  for (size_t i = 0; i < ST_ARRAY_LEN(generic_knobs); i++)
+    for (size_t k = 0; k < ST_ARRAY_LEN(generic_knobs[i].names); k++)
+      consider(&n, generic_knobs[i].names[k]);
+  for (size_t i = 0; i < argc; i++)
+    if (argv[i][0] == '-' && argv[i][1]) {
+      char name[128];
+      snprintf(name, sizeof name, "%.*s", (int)strcspn(undashed(argv[i]), "="), undashed(argv[i]));
+      consider(&n, name);
+      if (n.best == name + 0) /* keep the text past this scope */
+        n.best = argv[i] + (undashed(argv[i]) - argv[i]);
+    }
+  for (const char *const *f = listed; f && *f; f++)
+    consider(&n, *f);
+  const char *who = e ? e->title : "the engine";
+  if (!listed && n.dist > 2)
+    return 0; /* no full list of its flags: only a near miss is known to be wrong */
+  if (n.best && n.dist <= 3)
+    return err_setf(err, "%s is not a flag of %s%s; did you mean %.*s? (a flag servetop does "
+                    "not know: --server-arg)", key, who, listed ? " (its --help)" : "",
+                    (int)strcspn(n.best, "="), n.best);
+  return err_setf(err, "%s is not a flag of %s (its --help lists them; servetop's generic knobs: "
+                  "kv-cache, max-batch)", key, who);
 }
 
 static const char *flag_name(const char *arg, size_t *len) {

@@ -55,7 +55,12 @@ enum eng_value {
   ENG_VALUE_NATURAL,  /* a whole number >= 0 */
   ENG_VALUE_INT,      /* a whole number */
   ENG_VALUE_FRACTION, /* a number in (0, 1] */
+  ENG_VALUE_POSITIVE, /* a number > 0 */
+  ENG_VALUE_NONNEG,   /* a number >= 0 */
+  ENG_VALUE_PROBABILITY, /* a number in [0, 1] */
 };
+/* Numbers are decimal as Python's float() and int() read them in the engines
+ * ("0.5", "5e-1"); hexadecimal ("0x1p-1"), nan and inf are refused. */
 
 struct eng_flag {
   const char *names[4];  /* spellings, canonical first; NULL-terminated when fewer */
@@ -96,6 +101,16 @@ const char *eng_arg_value(const struct eng_ops *e, char *const *argv, size_t arg
  * Returns 0 or -1 with err set. */
 int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
                    struct st_err *err);
+/* Is key (without dashes) a name the engine takes: a row of its own, a
+ * shared or generic knob, the sim's own flags where the sim stands in, a flag
+ * of the command line argv (the recipe's), or, for an engine whose binary
+ * lists its flags (llama.cpp's --help of the binary in use, read once), one
+ * of those? When not, -1 with err "KEY is not a flag of ENGINE; did you mean
+ * NEAREST?". Without a full list (SGLang, vLLM: hundreds of flags, per
+ * version), a key is refused only when it is a near miss of a known one
+ * (edit distance <= 2: a typo), and passes otherwise. */
+int eng_check_knob_name(const struct eng_ops *e, const char *key, char *const *argv, size_t argc,
+                        struct st_err *err);
 /* "kv-cache (KV cache size: ...), max-batch (...)" for --help texts. */
 const char *eng_generic_knobs_help(void);
 
@@ -433,6 +448,10 @@ struct eng_ops {
   /* Where its program is, for engines whose binary servetop finds itself
    * (eng_set_program_path, PATH, a cache); NULL = left to PATH at exec. */
   bool (*locate)(char *path, size_t path_bytes, char *why, size_t why_bytes);
+  /* Every flag name (without dashes) the program in use takes, as its
+   * --help lists them (NULL-terminated, kept for the process); NULL when the
+   * engine has no such list or its program cannot be run here. */
+  const char *const *(*help_flags)(void);
   const char *ready_line;         /* a log line holding it means ready; NULL = /health only */
   int64_t ready_timeout_ms;       /* how long loading may take */
 

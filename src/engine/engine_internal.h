@@ -62,6 +62,14 @@ bool eng_vllm_disable_log_requests(char *const *argv, size_t argc, char *const *
 /* ---------------------------------------------------------------- probes */
 /* Runs argv quietly; true when it exits 0 within timeout_ms. */
 bool eng_command_succeeds(char *const argv[], int64_t timeout_ms);
+/* What argv prints on stdout and stderr (at most max_bytes; heap), or NULL
+ * when it cannot run or takes longer than timeout_ms (then killed). */
+char *eng_command_output_alloc(char *const argv[], int64_t timeout_ms, size_t max_bytes);
+/* Flag names in a program's --help text: every "-x"/"--name" that starts a
+ * word (NULL-terminated heap vector of heap strings, without dashes). */
+char **eng_help_flags_parse(const char *help);
+/* The sim's own flags (--sim-speed, ...), taken where the sim runs or stands in. */
+extern const struct eng_flag eng_sim_own_flags[];
 bool eng_gpu_device_present(void);
 /* A GPU engine's probe: a GPU device is present and argv (its version or
  * import check) succeeds within 30 s; else false with why = the missing GPU

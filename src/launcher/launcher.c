@@ -377,8 +377,18 @@ static void *reader_main(void *arg) {
     if (pfds[0].fd >= 0 && pfds[0].revents) {
       ssize_t got = read(pfds[0].fd, buf, sizeof(buf));
       if (got > 0) {
-        if (l->log_fd >= 0 && write(l->log_fd, buf, (size_t)got) != got)
-          log_msg(LOG_WARN, "launcher: short write to the server log");
+        ssize_t wrote = l->log_fd >= 0 ? write(l->log_fd, buf, (size_t)got) : got;
+        if (wrote != got) { /* said once, then counted (a full disk fails every write) */
+          int e = wrote < 0 ? errno : 0;
+          pthread_mutex_lock(&l->lock);
+          bool first = l->status.log_write_failures++ == 0;
+          if (first)
+            l->status.log_write_errno = e;
+          pthread_mutex_unlock(&l->lock);
+          if (first)
+            log_msg(LOG_WARN, "launcher: %s writing the server log (further failed writes are "
+                    "counted, not repeated)", e ? strerror(e) : "short write");
+        }
         sbuf_append(&pending, buf, (size_t)got);
         drain_lines(l, &pending, false);
       } else if (got == 0 || errno != EINTR) {

@@ -103,6 +103,9 @@ struct launch_status {
   int64_t started_mono_ns;
   int64_t ready_after_ms;    /* launch -> ready; -1 until ready */
   uint64_t n_log_lines;      /* lines read so far */
+  uint64_t log_write_failures; /* writes to the server log file that failed or were short
+                                  (said once on stderr, then counted here) */
+  int log_write_errno;       /* the first one's errno (0: a short write) */
 };
 
 struct launcher; /* opaque; every call is thread-safe; the status and tail calls and

@@ -61,6 +61,7 @@ struct xfer {
   uint32_t live_chunks_total;  /* over the whole request */
   bool status_checked;
   bool parse_failed;
+  bool usage_impossible;      /* the last usage's completion_tokens was no count (-2) */
   struct lg_sse sse;
   struct sbuf detail;       /* error body / stream error / generated text */
   char errbuf[CURL_ERROR_SIZE];
@@ -408,6 +409,8 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
     } else {
       rec->flags = (uint8_t)((rec->flags | LG_REC_USAGE_NO_COUNT) & ~LG_REC_USAGE_SEEN);
     }
+    x->usage_impossible = chunk.completion_tokens == -2 ||
+                          (chunk.completion_tokens > INT32_MAX);
     if (chunk.prompt_tokens >= 0 && chunk.prompt_tokens <= INT32_MAX)
       rec->server_prompt_tokens = (int32_t)chunk.prompt_tokens;
   }
@@ -540,6 +543,9 @@ static struct xfer *xfer_get(struct lg_worker *w) {
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+  /* as the reference's aiohttp session: asks for and decodes gzip/deflate, so
+   * a compressed body (asked for or not) is read as the text it holds */
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(run->cfg.request_timeout_s * 1000.0));
   long fresh = run->cfg.reuse_connections ? 0L : 1L;
   curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, fresh);
@@ -587,6 +593,7 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   x->live_chunks_total = 0;
   x->status_checked = false;
   x->parse_failed = false;
+  x->usage_impossible = false;
   x->errbuf[0] = '\0';
   rec->prompt_len = prompt->prompt_len;
   rec->server_prompt_tokens = -1;
@@ -657,6 +664,12 @@ static enum lg_failure classify(const struct xfer *x, CURLcode result) {
 
 static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result, int64_t now_ns) {
   struct lg_record *rec = x->rec;
+  if (!x->status_checked) { /* no body came (a 307 with none): the status still says what */
+    long status = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    rec->http_status = (uint16_t)(status > 0 && status < 65536 ? status : 0);
+    x->status_checked = true;
+  }
   if (result == CURLE_OK && rec->http_status == 200 && !x->parse_failed)
     lg_sse_finish(&x->sse, on_sse_line, x);
   enum lg_failure failure = classify(x, result);
@@ -670,7 +683,10 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
   } else {
     /* The detail says why, in the reference's words where it has them. */
     struct sbuf why = {0};
-    if (failure == LG_FAIL_HTTP)
+    if (failure == LG_FAIL_HTTP && rec->http_status >= 300 && rec->http_status < 400)
+      sbuf_printf(&why, "HTTP %u (a redirect; servetop does not follow redirects): ",
+                  rec->http_status);
+    else if (failure == LG_FAIL_HTTP)
       sbuf_printf(&why, "HTTP %u: ", rec->http_status);
     else if (failure == LG_FAIL_NO_CHUNK)
       sbuf_puts(&why, "Never received a valid chunk to calculate TTFT. This response will be "
@@ -679,6 +695,9 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
       sbuf_puts(&why, "the stream ended without a finish_reason ");
     else if (failure == LG_FAIL_NO_USAGE)
       sbuf_puts(&why, "the stream ended without a usage chunk (no server token count) ");
+    else if (failure == LG_FAIL_USAGE_NO_COUNT && x->usage_impossible)
+      sbuf_puts(&why, "the usage chunk's completion_tokens is impossible (negative, not a whole "
+                      "number, or too large to be a token count) ");
     else if (failure == LG_FAIL_USAGE_NO_COUNT)
       sbuf_puts(&why, "the usage chunk has no completion_tokens ");
     else if (failure != LG_FAIL_MALFORMED && failure != LG_FAIL_STREAM_ERROR)

@@ -351,7 +351,8 @@ struct lg_chunk {
   bool has_usage;
   bool has_error;             /* "error": an object or a string (null is no error) */
   bool has_timings;           /* llama.cpp's "timings" object */
-  int64_t completion_tokens;  /* usage.completion_tokens; -1 when absent or not a count */
+  int64_t completion_tokens;  /* usage.completion_tokens; -1 when absent or null, -2 when
+                                 impossible (negative, not whole, past 9e15) */
   int64_t prompt_tokens;      /* -1 when absent */
   int64_t draft_n;            /* timings.draft_n (llama.cpp); -1 when absent */
   int64_t draft_n_accepted;   /* timings.draft_n_accepted; -1 when absent */

@@ -5,6 +5,7 @@
  * allocating. */
 #include "loadgen/loadgen.h"
 
+#include <math.h>
 #include <string.h>
 
 
@@ -359,7 +360,9 @@ static bool scan_count(struct scanner *s, int64_t *out) {
   double v;
   if (!scan_number(s, &v))
     return false;
-  *out = (int64_t)v;
+  /* a count is whole and in range; anything else (negative, 1e30, 2.5) is
+   * impossible: -2, never cast (a double past int64 is undefined) */
+  *out = isfinite(v) && v >= 0 && v <= 9e15 && v == floor(v) ? (int64_t)v : -2;
   return true;
 }
 

@@ -54,7 +54,7 @@ static void add_label(struct recipe_set *set, const struct ynode *key, const str
 static void load_runners(struct recipe_set *set, const char *path) {
   size_t len;
   struct st_err err;
-  char *data = file_read_all(path, &len, &err);
+  char *data = file_read_regular(path, FILE_INPUT_MAX_BYTES, &len, &err);
   if (!data) {
     set_diag(set, path, 0, 0, NULL, NULL, "%s", err.msg);
     return;
@@ -398,7 +398,7 @@ static void load_workflow(struct recipe_set *set, const char *root) {
   char *path = path_join_alloc(root, ".github/workflows/benchmark-tmpl.yml");
   size_t len;
   struct st_err err;
-  char *data = path_exists(path) ? file_read_all(path, &len, &err) : NULL;
+  char *data = path_exists(path) ? file_read_regular(path, FILE_INPUT_MAX_BYTES, &len, &err) : NULL;
   struct ynode *doc = data ? ytree_parse_ex(data, len, path, true, &err) : NULL;
   free(data);
   if (!doc) {

@@ -36,6 +36,7 @@ static const struct rule R_MEMFRAC = {"L11", "MTP_MEMFRAC_ABOVE_SIBLING"};
 static const struct rule R_EVAL_CONC = {"L12", "EVAL_CONC_UNCAPPED"};
 static const struct rule R_ENV_NOT_PASSED = {"L21", "ENV_NOT_PASSED"};
 static const struct rule R_ENGINE_MISMATCH = {"L22", "ROUTE_ENGINE_MISMATCH"};
+static const struct rule R_LOADER_ENV = {"L24", "LOADER_ENV"};
 
 static struct recipe_finding *add(struct recipe_findings *out, const struct rule *rule,
                                   enum recipe_severity sev, const char *recipe, const char *file,
@@ -1125,6 +1126,25 @@ static void lint_image(const struct recipe *r, struct recipe_findings *out) {
   free(repo);
 }
 
+/* ---------------------------------------------------------------- trust */
+/* The server's environment sets loader or interpreter variables: code from
+ * outside the image runs in it (issue 22.6). Said, never refused. */
+static void lint_loader_env(const struct recipe *r, struct recipe_findings *out) {
+  struct recipe_cmd cmd;
+  if (r->n_points == 0 || recipe_server_cmd(r, NULL, &cmd, NULL) != 0)
+    return;
+  char names[256];
+  size_t n = recipe_loader_env(&cmd, names, sizeof names);
+  if (n)
+    add(out, &R_LOADER_ENV, RECIPE_SEV_NOTE, r->name, cmd.file ? cmd.file : r->file,
+        cmd.file ? cmd.line : r->line,
+        "the server is launched with %s set: %s load%s or run%s code from outside the image; "
+        "read what %s before running a recipe you did not write", names,
+        n == 1 ? "it makes the server" : "they make the server", "", "",
+        n == 1 ? "it points at" : "they point at");
+  recipe_cmd_fini(&cmd);
+}
+
 static int cmp_finding(const void *a, const void *b) {
   const struct recipe_finding *x = a, *y = b;
   int c = strcmp(x->file, y->file);
@@ -1179,6 +1199,7 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
                           strcmp(set->recipes[i - 1]->pub.file, r->file) != 0;
     if (first_of_entry)
       lint_image(r, out);
+    lint_loader_env(r, out);
     if (r->origin == RECIPE_ORIGIN_INFERENCEX) {
       if (p->checkout) {
         if (first_of_entry) {

@@ -204,6 +204,13 @@ struct recipe_cmd {
 int recipe_server_cmd(const struct recipe *r, const struct recipe_point *point,
                       struct recipe_cmd *out, struct st_err *err);
 void recipe_cmd_fini(struct recipe_cmd *cmd);
+/* Trust (recipe_trust.c): is NAME or NAME=VALUE a variable that makes the
+ * server load or run code from outside its image (LD_PRELOAD, LD_LIBRARY_PATH,
+ * LD_AUDIT, PYTHONSTARTUP, PYTHONPATH, PYTHONHOME, BASH_ENV, PATH, ...)? */
+bool recipe_env_is_loader(const char *name_value);
+/* The names of such variables cmd's environment sets, "LD_PRELOAD, PYTHONPATH"
+ * into buf (n bytes); returns how many. */
+size_t recipe_loader_env(const struct recipe_cmd *cmd, char *buf, size_t n);
 
 /* Knobs are server flags by name without dashes ("mem-fraction-static").
  * Spellings are the engine's (engine module): aliases are folded (tp =

@@ -60,23 +60,37 @@ struct sh_script {
   size_t n_cmds;
   struct sh_sub *subs;    /* array bodies and $(...) bodies, parsed once */
   size_t n_subs;
+  size_t *sub_slots;      /* open-addressing index of subs by text: 1 + position, 0 empty */
+  size_t n_sub_slots;     /* a power of two, at least twice n_subs */
 };
 
 /* A body of the script's text read as a script of its own. */
 struct sh_sub {
   char *text;
   size_t len;
+  uint64_t hash;          /* of text (the index's key) */
   struct sh_script parsed;
 };
 
+/* The deepest nesting of $( ), ${ }, arrays, (( )) and quotes inside them that
+ * the reader takes: past it a script is refused with a finding (its
+ * file:line:col), so that reading any script costs time and memory linear in
+ * its size (each body is parsed once per level it is nested in). */
+enum { SH_MAX_NESTING = 64 };
+
 /* Tokenizes; -1 with err "file:line:col: ..." on an unterminated quote,
- * continuation or array. */
+ * continuation or array, or nesting deeper than SH_MAX_NESTING. */
 int sh_parse(const char *data, size_t len, const char *file, struct sh_script *out,
              struct st_err *err);
+/* sh_parse of a body nested depth levels deep in a script (-1 past
+ * SH_MAX_NESTING; no error text: the body is read again where it is used). */
+int sh_parse_body(const char *data, size_t len, const char *file, struct sh_script *out,
+                  int depth);
 void sh_script_fini(struct sh_script *s);
-/* Parses the array bodies and $(...) bodies of s's words into s->subs
- * (sh_parse does it; the interpreter reads them from there). */
-void sh_index_bodies(struct sh_script *s);
+/* Parses the array bodies and the outermost $(...) bodies of s's words into
+ * s->subs (sh_parse does it; the interpreter reads them from there); the
+ * bodies nested in those are in their own subs. depth: s's nesting. */
+void sh_index_bodies(struct sh_script *s, int depth);
 
 struct sh_var {
   char *name;

@@ -865,7 +865,7 @@ static int load_dir_files(struct recipe_set *set, const char *dir, const char *s
     paths[i] = path_join_alloc(dir, names[i]);
     size_t len;
     struct st_err ferr;
-    char *data = file_read_all(paths[i], &len, &ferr);
+    char *data = file_read_regular(paths[i], FILE_INPUT_MAX_BYTES, &len, &ferr);
     if (!data) {
       set->counts.files++;
       set->counts.files_failed++;

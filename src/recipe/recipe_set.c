@@ -131,7 +131,7 @@ const struct sh_script *set_script(struct recipe_set *set, const char *path, con
   struct st_err err;
   size_t len;
   struct sh_script *s = NULL;
-  char *data = file_read_all(path, &len, &err);
+  char *data = file_read_regular(path, FILE_INPUT_MAX_BYTES, &len, &err);
   if (!data) {
     set_diag(set, display, 0, 0, NULL, NULL, "%s", err.msg);
   } else {

@@ -113,6 +113,12 @@ static int scan_single_quote(struct lexer *lx) {
 
 static int scan_nested(struct lexer *lx, char open, char close, int depth);
 
+static int too_deep(struct lexer *lx, int line, int col) {
+  return err_setf(lx->err, "%s:%d:%d: substitutions, arrays and groups nested more than %d deep "
+                  "(servetop reads launch scripts only up to that depth)",
+                  lx->file, line, col, SH_MAX_NESTING);
+}
+
 static int scan_double_quote(struct lexer *lx, int depth) {
   int l = lx->line, c = lx->col;
   put(lx, '"');
@@ -149,11 +155,13 @@ static int scan_double_quote(struct lexer *lx, int depth) {
   return 0;
 }
 
-/* Copies a balanced (...) or {...} group, quotes inside respected. */
+/* Copies a balanced (...) or {...} group, quotes inside respected. depth is
+ * the nesting around it (groups and quotes); with its own levels it may reach
+ * SH_MAX_NESTING, so that reading the script's bodies stays linear. */
 static int scan_nested(struct lexer *lx, char open, char close, int depth) {
   int l = lx->line, c = lx->col;
-  if (depth > 32)
-    return scan_error(lx, l, c, "substitutions nested too deeply");
+  if (depth >= SH_MAX_NESTING)
+    return too_deep(lx, l, c);
   int level = 0;
   while (lx->i < lx->len) {
     char ch = lx->s[lx->i];
@@ -163,7 +171,7 @@ static int scan_nested(struct lexer *lx, char open, char close, int depth) {
       continue;
     }
     if (ch == '"') {
-      if (scan_double_quote(lx, depth) < 0)
+      if (scan_double_quote(lx, depth + level) < 0)
         return -1;
       continue;
     }
@@ -181,6 +189,8 @@ static int scan_nested(struct lexer *lx, char open, char close, int depth) {
         adv(lx);
       continue;
     }
+    if (ch == open && depth + level >= SH_MAX_NESTING)
+      return too_deep(lx, lx->line, lx->col);
     put(lx, ch);
     adv(lx);
     if (ch == open)
@@ -251,8 +261,8 @@ static void scan_heredoc_op(struct lexer *lx) {
   lx->heredoc_delim = d.data ? sbuf_take(&d) : xstrdup("");
 }
 
-int sh_parse(const char *data, size_t len, const char *file, struct sh_script *out,
-             struct st_err *err) {
+static int parse_at(const char *data, size_t len, const char *file, struct sh_script *out,
+                    struct st_err *err, int depth) {
   struct lexer lx = {.s = data, .len = len, .line = 1, .col = 1, .file = file, .err = err,
                      .out = out};
   memset(out, 0, sizeof *out);
@@ -435,7 +445,7 @@ int sh_parse(const char *data, size_t len, const char *file, struct sh_script *o
   if (lx.heredoc_delim)
     scan_heredoc_body(&lx);
   sbuf_free(&lx.word);
-  sh_index_bodies(out);
+  sh_index_bodies(out, depth);
   return 0;
 fail:
   for (size_t k = 0; k < lx.cur.n_words; k++)
@@ -447,12 +457,25 @@ fail:
   return -1;
 }
 
+int sh_parse(const char *data, size_t len, const char *file, struct sh_script *out,
+             struct st_err *err) {
+  return parse_at(data, len, file, out, err, 0);
+}
+
+int sh_parse_body(const char *data, size_t len, const char *file, struct sh_script *out,
+                  int depth) {
+  if (depth > SH_MAX_NESTING)
+    return -1;
+  return parse_at(data, len, file, out, NULL, depth);
+}
+
 void sh_script_fini(struct sh_script *s) {
   for (size_t i = 0; i < s->n_subs; i++) {
     free(s->subs[i].text);
     sh_script_fini(&s->subs[i].parsed);
   }
   free(s->subs);
+  free(s->sub_slots);
   for (size_t i = 0; i < s->n_cmds; i++) {
     for (size_t k = 0; k < s->cmds[i].n_words; k++)
       free(s->cmds[i].words[k].raw);

@@ -891,8 +891,40 @@ finish:
   if (final_status == RUN_STATUS_RUNNING)
     run->outcome.status = final_status = RUN_STATUS_ERROR;
   pthread_mutex_unlock(&run->lock);
-  if (run->dir[0] && run_files_write_manifest(run, &err) != 0)
+  /* Every write that failed or was rescued makes the run fail, said last in
+   * its outcome: files of the run folder, the server log (counted by its
+   * launcher), the manifest (written once more then, to say so too). */
+  uint64_t log_fails = run->log_write_failures;
+  int log_errno = run->log_write_errno;
+  if (run->launcher) {
+    struct launch_status ls;
+    launcher_get_status(run->launcher, &ls);
+    if (ls.log_write_failures && !log_fails)
+      log_errno = ls.log_write_errno;
+    log_fails += ls.log_write_failures;
+  }
+  bool manifest_failed = run->dir[0] && run_files_write_manifest(run, &err) != 0;
+  if (manifest_failed)
     log_msg(LOG_ERROR, "run: %s", err.msg);
+  if ((run->n_file_failures || log_fails) && final_status != RUN_STATUS_INTERRUPTED) {
+    char was[sizeof run->outcome.message], files[200] = "", logs[120] = "";
+    pthread_mutex_lock(&run->lock);
+    snprintf(was, sizeof was, "%s", run->outcome.message);
+    pthread_mutex_unlock(&run->lock);
+    if (run->n_file_failures) /* named on stderr as each failed */
+      snprintf(files, sizeof files, "%d file(s) of the run folder could not be written there%s "
+               "(see above)", run->n_file_failures,
+               manifest_failed ? ", manifest.json among them" : "");
+    if (log_fails)
+      snprintf(logs, sizeof logs, "%s%llu write(s) to server.log failed (%s)",
+               files[0] ? "; " : "", (unsigned long long)log_fails,
+               log_errno ? strerror(log_errno) : "short write");
+    set_outcome(run, RUN_STATUS_ERROR, "%s; but %s%s", was, files, logs);
+    final_status = RUN_STATUS_ERROR;
+    struct st_err again;
+    if (run->dir[0] && run_files_write_manifest(run, &again) != 0 && !manifest_failed)
+      log_msg(LOG_ERROR, "run: %s", again.msg);
+  }
   switch (final_status) {
   case RUN_STATUS_OK: run->snap.progress.phase = SNAP_PHASE_DONE; break;
   case RUN_STATUS_MISLABELLED: run->snap.progress.phase = SNAP_PHASE_DONE; break;

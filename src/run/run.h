@@ -262,6 +262,14 @@ int run_override_split(const char *assignment, char *key, size_t key_n, const ch
  * naming the assignment and what is wrong. */
 int run_check_overrides(const struct recipe *recipe, char *const *assignments, size_t n,
                         struct st_err *err);
+/* Benchmark settings typed where server flags are (the launch form): key
+ * num-prompts (alias prompts), isl, osl or duration is one, never a server
+ * flag. Returns 1 with *value_out set (num-prompts, isl, osl: a whole number
+ * >= 1, as `servetop run --num-prompts/--isl/--osl` take it; *which gets
+ * 'n', 'i' or 'o'), 0 when key is no benchmark setting, -1 with err naming
+ * it (a bad value; duration, which servetop run measures by requests). */
+int run_bench_setting(const char *key, const char *value, char *which, int *value_out,
+                      struct st_err *err);
 
 /* The mislabel rule: true when the recipe's label and what the server reports
  * disagree (label mtp/draft_model but no speculative decoding, or label none

@@ -83,6 +83,8 @@ static int write_json(struct run *run, const char *leaf, cJSON *doc, struct st_e
   text[len] = '\n';
   text[len + 1] = '\0';
   int rc = file_write_or_rescue(path, text, len + 1, 0644, err);
+  if (rc != 0) /* the run's outcome says so at its end (run.c) */
+    run->n_file_failures++;
   free(path);
   free(text);
   return rc;

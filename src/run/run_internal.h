@@ -89,6 +89,9 @@ struct run {
 
   /* run thread only */
   struct launcher *launcher;
+  uint64_t log_write_failures;  /* of the launchers freed so far (run_server_free) */
+  int n_file_failures;          /* files of the run folder written elsewhere (rescued) */
+  int log_write_errno;
   struct sig_scraper *scraper;    /* the point's /metrics scraper while its load runs (measure's) */
   bool point_accept_final;        /* snap.spec holds the saved result's acceptance */
   struct tm_sampler *telemetry;

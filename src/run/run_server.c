@@ -162,6 +162,13 @@ void run_server_stop(struct run *run) {
 }
 
 void run_server_free(struct run *run) {
+  if (run->launcher) { /* its failed log writes outlive it (a restart starts another) */
+    struct launch_status st;
+    launcher_get_status(run->launcher, &st);
+    if (st.log_write_failures && !run->log_write_failures)
+      run->log_write_errno = st.log_write_errno;
+    run->log_write_failures += st.log_write_failures;
+  }
   launcher_free(run->launcher);
   run->launcher = NULL;
 }
@@ -241,20 +248,22 @@ int run_override_split(const char *assignment, char *key, size_t key_n, const ch
 int run_check_overrides(const struct recipe *recipe, char *const *assignments, size_t n,
                         struct st_err *err) {
   const struct eng_ops *engine = eng_find(recipe->engine);
-  for (size_t i = 0; i < n; i++) {
-    char key[128];
-    const char *value;
-    if (run_override_split(assignments[i], key, sizeof key, &value, err) != 0)
-      return -1;
-    if (eng_check_knob(engine, key, value, err) != 0)
-      return -1; /* its message names the knob and the value */
-  }
-  if (recipe->n_points == 0)
-    return 0;
   struct recipe_cmd cmd;
-  if (recipe_server_cmd(recipe, NULL, &cmd, err) != 0)
+  bool have_cmd = recipe->n_points > 0 && recipe_server_cmd(recipe, NULL, &cmd, err) == 0;
+  if (recipe->n_points > 0 && !have_cmd)
     return err_prefixf(err, "recipe %s", recipe->name);
   int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    char key[128];
+    const char *value;
+    if (run_override_split(assignments[i], key, sizeof key, &value, err) != 0 ||
+        eng_check_knob(engine, key, value, err) != 0 || /* names the knob and the value */
+        eng_check_knob_name(engine, key, have_cmd ? cmd.argv : NULL, have_cmd ? cmd.argc : 0,
+                            err) != 0)
+      rc = -1;
+  }
+  if (!have_cmd)
+    return rc;
   for (size_t i = 0; i < n && rc == 0; i++)
     rc = recipe_cmd_apply_override(&cmd, assignments[i], err);
   for (size_t i = 0; i < cmd.argc && rc == 0; i++)
@@ -263,6 +272,26 @@ int run_check_overrides(const struct recipe *recipe, char *const *assignments, s
                     cmd.file ? cmd.file : recipe->file, cmd.line, cmd.argv[i]);
   recipe_cmd_fini(&cmd);
   return rc;
+}
+
+int run_bench_setting(const char *key, const char *value, char *which, int *value_out,
+                      struct st_err *err) {
+  char w = strcmp(key, "num-prompts") == 0 || strcmp(key, "prompts") == 0 ? 'n'
+         : strcmp(key, "isl") == 0                                         ? 'i'
+         : strcmp(key, "osl") == 0                                         ? 'o'
+         : strcmp(key, "duration") == 0                                    ? 'd'
+                                                                           : 0;
+  if (!w)
+    return 0;
+  if (w == 'd')
+    return err_setf(err, "duration=%s: a benchmark setting servetop run does not take (a point "
+                    "is a number of requests: num-prompts=N)", value);
+  int v;
+  if (parse_int(value, &v) != 0 || v < 1)
+    return err_setf(err, "%s=%s: a benchmark setting, a whole number >= 1", key, value);
+  *which = w;
+  *value_out = v;
+  return 1;
 }
 
 bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool server_spec_on) {

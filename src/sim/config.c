@@ -18,8 +18,9 @@ void sim_config_init(struct sim_config *cfg) {
   cfg->stream_interval = 1;
   cfg->decode_log_interval = 40;
   cfg->gpu_name = "h200";
-  cfg->fixed_ttft_ms = -1;
-  cfg->fixed_tpot_ms = -1;
+  cfg->fixed_ttft_ms = NAN; /* unset (no number typed is NaN: parse_double refuses it) */
+  cfg->fixed_tpot_ms = NAN;
+  cfg->context_length = SIM_UNSET_INT;
   cfg->accept_chat = 0.80;
   cfg->accept_random = 0.35;
   cfg->decode_efficiency = 0.65;
@@ -92,7 +93,7 @@ int sim_config_validate(const struct sim_config *c, struct st_err *err) {
     return err_setf(err, "--stream-interval %d: must be >= 1", c->stream_interval);
   if (c->decode_log_interval < 1)
     return err_setf(err, "--decode-log-interval %d: must be >= 1", c->decode_log_interval);
-  if (c->context_length < 0)
+  if (c->context_length != SIM_UNSET_INT && c->context_length < 1)
     return err_setf(err, "--context-length %d: must be >= 1", c->context_length);
   if (c->kv_cache_dtype && strcmp(c->kv_cache_dtype, "auto") != 0 &&
       strcmp(c->kv_cache_dtype, "bf16") != 0 && strcmp(c->kv_cache_dtype, "bfloat16") != 0 &&
@@ -135,6 +136,10 @@ int sim_config_validate(const struct sim_config *c, struct st_err *err) {
         "--model %s: no model preset matches; pass --sim-model PRESET (see --help) or use "
         "fixed-latency mode (--sim-fixed-ttft-ms/--sim-fixed-tpot-ms)",
         c->model_path);
+  if (!isnan(c->fixed_ttft_ms) && !(c->fixed_ttft_ms >= 0 && isfinite(c->fixed_ttft_ms)))
+    return err_setf(err, "--sim-fixed-ttft-ms %g: must be >= 0", c->fixed_ttft_ms);
+  if (!isnan(c->fixed_tpot_ms) && !(c->fixed_tpot_ms >= 0 && isfinite(c->fixed_tpot_ms)))
+    return err_setf(err, "--sim-fixed-tpot-ms %g: must be >= 0", c->fixed_tpot_ms);
   if ((c->fixed_ttft_ms >= 0) != (c->fixed_tpot_ms >= 0))
     return err_setf(err,
                     "fixed-latency mode needs both --sim-fixed-ttft-ms and --sim-fixed-tpot-ms");

@@ -14,6 +14,11 @@
 
 #include "util/util.h"
 
+#include <limits.h>
+
+/* An int option nobody typed (every value a user can type is checked). */
+#define SIM_UNSET_INT INT_MIN
+
 /* --sim-fault KIND[=N] */
 enum sim_fault_kind {
   SIM_FAULT_CRASH_AFTER,    /* the process exits while serving request N+1 */
@@ -47,7 +52,8 @@ struct sim_config {
   int chunked_prefill_size;   /* <= 0: default (8192) */
   int max_prefill_tokens;     /* prompt tokens in one prefill batch (16384) */
   int cuda_graph_max_bs;      /* <= 0: default by GPU memory */
-  int context_length;         /* <= 0: the model preset's */
+  int context_length;         /* <= 0 (SIM_UNSET_INT by default): the model preset's;
+                                 typed, it must be >= 1 */
   const char *kv_cache_dtype; /* "auto", "fp8_e4m3", "fp8_e5m2", "bf16" */
   const char *quantization;   /* NULL: from the model name / preset */
   int stream_interval;
@@ -66,7 +72,7 @@ struct sim_config {
   const char *gpu_name;     /* preset key: "h200" ... */
   int gpus;                 /* GPUs on the node; <= 0: tp*dp */
   const char *model_preset; /* NULL: matched from model_path */
-  double fixed_ttft_ms;     /* < 0: unset; fixed mode needs both */
+  double fixed_ttft_ms;     /* NaN: unset (typed, >= 0); fixed mode needs both */
   double fixed_tpot_ms;
   double accept_chat;        /* per-position draft acceptance, chat prompts */
   double accept_random;      /* ... raw random-token prompts */

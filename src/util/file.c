@@ -40,6 +40,70 @@ char *file_read_all(const char *path, size_t *len_out, struct st_err *err) {
   return sbuf_take(&sb);
 }
 
+static const char *file_kind(mode_t m) {
+  return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+       : S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a plain file";
+}
+
+char *file_read_regular(const char *path, size_t max_bytes, size_t *len_out, struct st_err *err) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    err_setf(err, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    err_setf(err, "%s: %s, not a regular file: skipped", path, file_kind(st.st_mode));
+    return NULL;
+  }
+  /* O_NONBLOCK: should the name become a FIFO between stat and open, the
+   * open does not wait for a writer (fstat below refuses it) */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fd < 0)
+      err_setf(err, "%s: %s", path, strerror(errno));
+    else
+      err_setf(err, "%s: %s, not a regular file: skipped", path, file_kind(st.st_mode));
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  if ((unsigned long long)st.st_size > max_bytes) {
+    err_setf(err, "%s: %lld bytes, more than the %zu MiB servetop reads from such a file: skipped",
+             path, (long long)st.st_size, max_bytes >> 20);
+    close(fd);
+    return NULL;
+  }
+  struct sbuf sb = {0};
+  sbuf_reserve(&sb, (size_t)st.st_size + 1);
+  for (;;) {
+    if (sb.len > max_bytes) { /* grew while read */
+      err_setf(err, "%s: more than the %zu MiB servetop reads from such a file: skipped", path,
+               max_bytes >> 20);
+      close(fd);
+      sbuf_free(&sb);
+      return NULL;
+    }
+    sbuf_reserve(&sb, 65536);
+    ssize_t n = read(fd, sb.data + sb.len, sb.cap - sb.len - 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      err_setf(err, "%s: %s", path, strerror(errno));
+      close(fd);
+      sbuf_free(&sb);
+      return NULL;
+    }
+    if (n == 0)
+      break;
+    sb.len += (size_t)n;
+  }
+  close(fd);
+  sb.data[sb.len] = '\0';
+  if (len_out)
+    *len_out = sb.len;
+  return sbuf_take(&sb);
+}
+
 static int write_all(int fd, const char *data, size_t len) {
   while (len > 0) {
     ssize_t n = write(fd, data, len);

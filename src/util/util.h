@@ -96,6 +96,14 @@ void sbuf_put_shell_assignment(struct sbuf *sb, const char *name_value);
 /* ---------------------------------------------------------------- files and paths */
 /* Reads a whole file; returns a NUL-terminated heap buffer, or NULL with err set. */
 char *file_read_all(const char *path, size_t *len_out, struct st_err *err);
+/* The most servetop reads from one recipe, config or launch script (the
+ * largest InferenceX master config is about 0.2 MiB). */
+#define FILE_INPUT_MAX_BYTES ((size_t)16 << 20)
+/* file_read_all for input that others may have written (recipes, configs,
+ * launch scripts, themes): only a regular file (a symlink to one is fine) of at
+ * most max_bytes; a FIFO, device, socket or directory is refused without
+ * blocking, err naming what it is ("x.yaml: a FIFO, not a regular file: skipped"). */
+char *file_read_regular(const char *path, size_t max_bytes, size_t *len_out, struct st_err *err);
 /* Writes data atomically: a temp file beside path (O_EXCL, mode), fsync, rename.
  * Never follows a symlink at path's temp name; a symlink at path is replaced,
  * not followed. Returns 0 or -1 with err set (ENOSPC, EROFS... are named). */

@@ -36,6 +36,10 @@ enum fault_mode {
   MODE_SILENT,       /* reads the request, never answers */
   MODE_RESET_EARLY,  /* RST right after reading the request */
   MODE_503_EMPTY,    /* 503 with no body, connection closed */
+  MODE_307,          /* 307 Temporary Redirect with a Location and no body */
+  MODE_GZIP,         /* the normal stream gzip-compressed (Content-Encoding: gzip) */
+  MODE_USAGE_HUGE,   /* usage.completion_tokens 1e30 */
+  MODE_USAGE_NEGATIVE, /* usage.completion_tokens -4 */
 };
 
 #define MAX_CONNS 64
@@ -128,7 +132,8 @@ static char *stream_body_alloc(enum fault_mode mode, size_t *len_out) {
   }
   sbuf_printf(&sb, "data: {\"id\":\"f\",\"object\":\"text_completion\",\"model\":\"m\","
                    "\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"total_tokens\":12,"
-                   "\"completion_tokens\":4}}\n\ndata: [DONE]\n\n");
+                   "\"completion_tokens\":%s}}\n\ndata: [DONE]\n\n",
+              mode == MODE_USAGE_HUGE ? "1e30" : mode == MODE_USAGE_NEGATIVE ? "-4" : "4");
   *len_out = sb.len;
   return sbuf_take(&sb);
 }
@@ -137,12 +142,51 @@ static const char stream_head[] = "HTTP/1.1 200 OK\r\n"
                                   "content-type: text/event-stream; charset=utf-8\r\n"
                                   "connection: close\r\n\r\n";
 
+static uint32_t crc32_of(const unsigned char *p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++)
+      c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+  }
+  return ~c;
+}
+
+/* data as a gzip member of stored (uncompressed) deflate blocks: what a
+ * compressing server sends, without a zlib in the test. */
+static void gzip_stored(struct sbuf *out, const char *data, size_t len) {
+  static const unsigned char head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+  sbuf_append(out, head, sizeof head);
+  size_t off = 0;
+  do {
+    size_t n = len - off > 65535 ? 65535 : len - off;
+    unsigned char b[5] = {off + n == len ? 1 : 0, (unsigned char)(n & 0xff),
+                          (unsigned char)(n >> 8), (unsigned char)(~n & 0xff),
+                          (unsigned char)((~n >> 8) & 0xff)};
+    sbuf_append(out, b, sizeof b);
+    sbuf_append(out, data + off, n);
+    off += n;
+  } while (off < len);
+  uint32_t crc = crc32_of((const unsigned char *)data, len), size = (uint32_t)len;
+  unsigned char tail[8] = {crc & 0xff, (crc >> 8) & 0xff, (crc >> 16) & 0xff, crc >> 24,
+                           size & 0xff, (size >> 8) & 0xff, (size >> 16) & 0xff, size >> 24};
+  sbuf_append(out, tail, sizeof tail);
+}
+
 static void serve_stream(struct fault_server *srv, int fd) {
   size_t len;
   char *body = stream_body_alloc(srv->mode, &len);
   struct sbuf sb = {0};
-  sbuf_append(&sb, stream_head, strlen(stream_head));
-  sbuf_append(&sb, body, len);
+  if (srv->mode == MODE_GZIP) { /* unasked-for or not: the server compresses */
+    static const char gz_head[] = "HTTP/1.1 200 OK\r\n"
+                                  "content-type: text/event-stream; charset=utf-8\r\n"
+                                  "content-encoding: gzip\r\nconnection: close\r\n\r\n";
+    sbuf_append(&sb, gz_head, strlen(gz_head));
+    gzip_stored(&sb, body, len);
+  } else {
+    sbuf_append(&sb, stream_head, strlen(stream_head));
+    sbuf_append(&sb, body, len);
+  }
   free(body);
   if (srv->mode == MODE_TRICKLE_BYTE) {
     int one = 1;
@@ -184,6 +228,12 @@ static void *conn_main(void *arg) {
     static const char r503[] = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n"
                                "connection: close\r\n\r\n";
     send_all(fd, r503, strlen(r503));
+    break;
+  }
+  case MODE_307: {
+    static const char r307[] = "HTTP/1.1 307 Temporary Redirect\r\nlocation: http://127.0.0.1:1/x\r\n"
+                               "content-length: 0\r\nconnection: close\r\n\r\n";
+    send_all(fd, r307, strlen(r307));
     break;
   }
   default:
@@ -460,6 +510,54 @@ START_TEST(http_503_storm_without_body) {
 }
 END_TEST
 
+/* The first failure example's reason (servetop.failure_examples: kind ->
+ * the detail of its first request), or "". */
+static const char *first_reason(const struct outcome *o) {
+  cJSON *st = cJSON_GetObjectItem(o->doc, "servetop");
+  cJSON *ex = cJSON_GetObjectItem(st, "failure_examples");
+  cJSON *it;
+  cJSON_ArrayForEach(it, ex) if (cJSON_IsString(it)) return it->valuestring;
+  return "";
+}
+
+/* issue 22.5: reasons that say what happened */
+START_TEST(redirect_is_named_with_its_status) {
+  struct outcome o;
+  int seen;
+  double s;
+  ck_assert_int_eq(run_mode(MODE_307, 4, 10, &o, &seen, &s), 1);
+  ck_assert_int_eq(failures_of(&o, "http_error"), 4);
+  ck_assert_msg(strstr(first_reason(&o), "HTTP 307") != NULL, "reason: %s", first_reason(&o));
+  cJSON_Delete(o.doc);
+}
+END_TEST
+
+START_TEST(gzip_body_is_decoded_as_the_reference_does) {
+  struct outcome o;
+  int seen;
+  double s;
+  ck_assert_int_eq(run_mode(MODE_GZIP, 4, 10, &o, &seen, &s), 0);
+  ck_assert_int_eq(o.completed, 4);
+  ck_assert_int_eq(o.total_output_tokens, 16);
+  cJSON_Delete(o.doc);
+}
+END_TEST
+
+START_TEST(impossible_usage_counts_are_called_so) {
+  const enum fault_mode modes[] = {MODE_USAGE_HUGE, MODE_USAGE_NEGATIVE};
+  for (size_t i = 0; i < 2; i++) {
+    struct outcome o;
+    int seen;
+    double s;
+    ck_assert_int_eq(run_mode(modes[i], 4, 10, &o, &seen, &s), 1);
+    ck_assert_int_eq(failures_of(&o, "usage_without_count"), 4);
+    ck_assert_msg(strstr(first_reason(&o), "impossible") != NULL, "reason: %s",
+                  first_reason(&o));
+    cJSON_Delete(o.doc);
+  }
+}
+END_TEST
+
 static Suite *fault_server_suite(void) {
   Suite *s = suite_create("fault_server");
   TCase *tc = tcase_create("bench");
@@ -472,6 +570,9 @@ static Suite *fault_server_suite(void) {
   tcase_add_test(tc, silent_server_times_out);
   tcase_add_test(tc, reset_before_headers_is_a_transfer_error);
   tcase_add_test(tc, http_503_storm_without_body);
+  tcase_add_test(tc, redirect_is_named_with_its_status);
+  tcase_add_test(tc, gzip_body_is_decoded_as_the_reference_does);
+  tcase_add_test(tc, impossible_usage_counts_are_called_so);
   suite_add_tcase(s, tc);
   return s;
 }

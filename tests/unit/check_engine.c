@@ -2,6 +2,7 @@
  * generic knobs, validation), launch recognition in script words, the sim's
  * reading of other engines' flags, server info readers on captured text. */
 #include "engine/engine.h"
+#include "engine/engine_internal.h"
 
 #include <check.h>
 #include <math.h>
@@ -444,6 +445,47 @@ START_TEST(llamacpp_log_lines) {
 }
 END_TEST
 
+/* issues 22.4 and 19.6: decimal values only; a typo of a known flag is
+ * refused with a did-you-mean; --help text gives a binary's flag list. */
+START_TEST(knob_names_and_decimal_values) {
+  const struct eng_ops *sg = eng_find("sglang");
+  struct st_err err;
+  const char *bad[] = {"nan", "inf", "0x1p-1", "1e", ".", "2", "0", "-0.5", " 0.5", "0.5 "};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(eng_check_knob(sg, "mem-fraction-static", bad[i], &err) == -1, "%s", bad[i]);
+  const char *good[] = {"0.5", "5e-1", "1", ".25", "1.0", "+0.9"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+    ck_assert_msg(eng_check_knob(sg, "mem-fraction-static", good[i], &err) == 0, "%s: %s",
+                  good[i], err.msg);
+  ck_assert_int_eq(eng_check_knob(sg, "host", "0.0.0.0", &err), -1);
+  ck_assert_int_eq(eng_check_knob(sg, "port", "1", &err), -1);
+  ck_assert_int_eq(eng_check_knob(sg, "sim-speed", "0", &err), -1); /* the sim stands in */
+  ck_assert_int_eq(eng_check_knob(sg, "sim-speed", "2.5", &err), 0);
+  ck_assert_int_eq(eng_check_knob_name(sg, "mem-fraction-statc", NULL, 0, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "did you mean mem-fraction-static"));
+  ck_assert_int_eq(eng_check_knob_name(sg, "mem-fraction-static", NULL, 0, &err), 0);
+  ck_assert_int_eq(eng_check_knob_name(sg, "kv-cache", NULL, 0, &err), 0);
+  ck_assert_int_eq(eng_check_knob_name(sg, "enable-metrics", NULL, 0, &err), 0); /* far: passes */
+  char *argv[] = {"--enable-torch-compile", "--disable-radix-cache=1"};
+  ck_assert_int_eq(eng_check_knob_name(sg, "enable-torch-compile", argv, 2, &err), 0);
+  ck_assert_int_eq(eng_check_knob_name(sg, "enable-torch-compil", argv, 2, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "did you mean enable-torch-compile"));
+  char **flags = eng_help_flags_parse("-h,    --help, --usage   print usage\n"
+                                      "-c,    --ctx-size N      size (default: -1, -n 5)\n"
+                                      "--no-mmap                text-with-dash --x-\n");
+  const char *want[] = {"h", "help", "usage", "c", "ctx-size", "n", "no-mmap"};
+  size_t n = 0;
+  for (; flags[n]; n++)
+    ;
+  ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(flags[i], want[i]);
+    free(flags[i]);
+  }
+  free(flags);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("engine");
   TCase *tc = tcase_create("core");
@@ -457,6 +499,7 @@ int main(void) {
   tcase_add_test(tc, llamacpp_command_line_and_binary);
   tcase_add_test(tc, llamacpp_flags_knobs_and_spec);
   tcase_add_test(tc, llamacpp_log_lines);
+  tcase_add_test(tc, knob_names_and_decimal_values);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

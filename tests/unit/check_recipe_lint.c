@@ -406,6 +406,48 @@ START_TEST(twins_by_entry_name) {
 }
 END_TEST
 
+/* issue 22.6: loader and interpreter variables in a recipe's environment are
+ * shown before launch (a note, as the issue asks: said, never refused); others are not. */
+START_TEST(loader_env_is_a_finding) {
+  static const char yaml[] =
+      "trusted:\n"
+      "  model: m/M\n  model-prefix: m\n  runner: h200\n  precision: bf16\n"
+      "  framework: sglang\n  multinode: false\n"
+      "  scenarios:\n    fixed-seq-len:\n    - isl: 8\n      osl: 8\n"
+      "      search-space:\n      - { tp: 1, conc-list: [ 1 ] }\n"
+      "  server:\n    engine: sglang\n    env:\n      PYTHONNOUSERSITE: \"1\"\n"
+      "    argv:\n      - --model-path $MODEL\n"
+      "hostile:\n"
+      "  model: m/M\n  model-prefix: m\n  runner: h200\n  precision: bf16\n"
+      "  framework: sglang\n  multinode: false\n"
+      "  scenarios:\n    fixed-seq-len:\n    - isl: 8\n      osl: 8\n"
+      "      search-space:\n      - { tp: 1, conc-list: [ 1 ] }\n"
+      "  server:\n    engine: sglang\n    env:\n      LD_PRELOAD: /tmp/x.so\n"
+      "      PYTHONSTARTUP: /tmp/x.py\n"
+      "    argv:\n      - --model-path $MODEL\n";
+  struct recipe_set *set = recipe_set_new();
+  recipe_set_add_yaml_buffer(set, "trust.yaml", yaml, strlen(yaml));
+  ck_assert_uint_eq(recipe_set_diag_count(set), 0);
+  struct recipe_findings f;
+  recipe_lint(set, &f);
+  size_t n = 0;
+  for (size_t i = 0; i < f.n; i++)
+    if (strcmp(f.items[i].rule, "LOADER_ENV") == 0) {
+      n++;
+      ck_assert_str_eq(f.items[i].recipe, "hostile");
+      ck_assert_int_eq(f.items[i].severity, RECIPE_SEV_NOTE);
+      ck_assert_ptr_nonnull(strstr(f.items[i].message, "LD_PRELOAD, PYTHONSTARTUP"));
+    }
+  ck_assert_uint_eq(n, 1);
+  recipe_findings_fini(&f);
+  ck_assert(recipe_env_is_loader("LD_LIBRARY_PATH=/x"));
+  ck_assert(recipe_env_is_loader("BASH_ENV"));
+  ck_assert(!recipe_env_is_loader("PYTHONNOUSERSITE=1"));
+  ck_assert(!recipe_env_is_loader("LD_PRELOADX=1"));
+  recipe_set_free(set);
+}
+END_TEST
+
 /* A vLLM flag by the image's version: --disable-log-requests is a note where
  * it is deprecated and a warning where vLLM no longer has it, at the flag. */
 START_TEST(vllm_flag_by_image_version) {
@@ -801,6 +843,7 @@ int main(void) {
   tcase_add_test(tc, spec_v2_follows_the_image_version);
   tcase_add_test(tc, twins_by_entry_name);
   tcase_add_test(tc, vllm_flag_by_image_version);
+  tcase_add_test(tc, loader_env_is_a_finding);
   tcase_add_test(tc, legacy_checkout_layout);
   tcase_add_test(tc, launchers_resolve_as_they_run);
   tcase_add_test(tc, findings_point_at_the_line_to_change);

@@ -401,6 +401,76 @@ START_TEST(parse_errors_have_positions) {
 }
 END_TEST
 
+/* Sub-scripts parsed under s, all levels. */
+static size_t count_subs(const struct sh_script *s) {
+  size_t n = s->n_subs;
+  for (size_t i = 0; i < s->n_subs; i++)
+    n += count_subs(&s->subs[i].parsed);
+  return n;
+}
+
+static char *nested_subst(int depth) {
+  struct sbuf sb = {0};
+  sbuf_puts(&sb, "Z=");
+  for (int i = 0; i < depth; i++)
+    sbuf_puts(&sb, "$(echo ");
+  sbuf_puts(&sb, "x");
+  for (int i = 0; i < depth; i++)
+    sbuf_putc(&sb, ')');
+  sbuf_putc(&sb, '\n');
+  return sbuf_take(&sb);
+}
+
+/* issue 22.1: Z=$($($(... x ...))) cost 2^depth (each level indexed every
+ * body inside it again): 361 MB at depth 20, a crash past 25. Each body is now
+ * parsed once, and past SH_MAX_NESTING the script is refused with a position. */
+START_TEST(deep_command_substitution_is_linear_and_capped) {
+  for (int depth = 1; depth <= SH_MAX_NESTING; depth++) {
+    char *text = nested_subst(depth);
+    struct sh_script s;
+    struct st_err err;
+    ck_assert_msg(sh_parse(text, strlen(text), "t.sh", &s, &err) == 0, "depth %d: %s", depth,
+                  err.msg);
+    ck_assert_uint_eq(count_subs(&s), (size_t)depth); /* one per level, not 2^depth - 1 */
+    sh_script_fini(&s);
+    free(text);
+  }
+  const int deep[] = {SH_MAX_NESTING + 1, 500, 50000};
+  for (size_t k = 0; k < sizeof deep / sizeof deep[0]; k++) {
+    char *text = nested_subst(deep[k]);
+    struct sh_script s;
+    struct st_err err;
+    ck_assert_int_eq(sh_parse(text, strlen(text), "t.sh", &s, &err), -1);
+    char want[128];
+    snprintf(want, sizeof want, "t.sh:1:%d: substitutions, arrays and groups nested more than %d deep",
+             3 + 7 * SH_MAX_NESTING + 1, SH_MAX_NESTING);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    free(text);
+  }
+  /* quotes count as levels too: "$("$("... alternate */
+  struct sbuf sb = {0};
+  sbuf_puts(&sb, "Z=");
+  for (int i = 0; i < 200; i++)
+    sbuf_puts(&sb, "\"$(");
+  for (int i = 0; i < 200; i++)
+    sbuf_puts(&sb, ")\"");
+  struct sh_script s;
+  struct st_err err;
+  ck_assert_int_eq(sh_parse(sb.data, sb.len, "t.sh", &s, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "nested more than"));
+  sbuf_free(&sb);
+  /* a nested substitution still resolves */
+  struct sh_env env;
+  struct sh_result res;
+  run_text("A=$(echo $(echo $(echo 7)))\nsglang serve --tp \"$A\"\n", NULL, &env, &res);
+  char *w = joined(res.server.words, res.server.n_words);
+  ck_assert_str_eq(w, "[sglang] [serve] [--tp] [7]");
+  free(w);
+  sh_result_fini(&res);
+  sh_env_fini(&env);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("recipe_shell");
   TCase *tc = tcase_create("reader");
@@ -420,6 +490,7 @@ int main(void) {
   tcase_add_test(tc, echo_prints_and_launches_nothing);
   tcase_add_test(tc, many_variables_and_subshells);
   tcase_add_test(tc, interpretations_remembered_by_what_they_read);
+  tcase_add_test(tc, deep_command_substitution_is_linear_and_capped);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -108,6 +108,57 @@ START_TEST(choices_of_one_recipe) {
 }
 END_TEST
 
+/* issue 22.6: a recipe that gives the server loader or interpreter variables
+ * says so in the form before anything starts; a typo of a flag is refused
+ * with a did-you-mean (issue 19.6, the same check as --set). */
+START_TEST(trust_line_and_flag_typos) {
+  launchform_open(&f, off, NULL);
+  ck_assert_str_eq(f.trust, "");
+  char *fr = ut_frame(&launchform_screen, &f, NULL, NULL, 100, 32, true);
+  ut_assert_lacks(fr, "trust");
+  free(fr);
+  static const char yaml[] =
+      "hostile:\n"
+      "  model: m/M\n  model-prefix: m\n  runner: h200\n  precision: bf16\n"
+      "  framework: sglang\n  multinode: false\n"
+      "  scenarios:\n    fixed-seq-len:\n    - isl: 8\n      osl: 8\n"
+      "      search-space:\n      - { tp: 1, conc-list: [ 1 ] }\n"
+      "  server:\n    engine: sglang\n    env:\n      LD_PRELOAD: /tmp/x.so\n"
+      "    argv:\n      - --model-path $MODEL\n      - --mem-fraction-static 0.8\n";
+  struct recipe_set *hs = recipe_set_new();
+  recipe_set_add_yaml_buffer(hs, "trust.yaml", yaml, strlen(yaml));
+  launchform_open(&f, recipe_set_find(hs, "hostile"), NULL);
+  ck_assert_str_eq(f.trust, "LD_PRELOAD");
+  fr = ut_frame(&launchform_screen, &f, NULL, NULL, 100, 32, true);
+  ut_assert_has(fr, "sets LD_PRELOAD: code from outside the image runs in the server");
+  free(fr);
+  key(UI_KEY_TAB);
+  type("mem-fraction-statc=0.9");
+  ck_assert_ptr_nonnull(strstr(f.error, "did you mean mem-fraction-static"));
+  ck_assert_int_eq(key(UI_KEY_ENTER).kind, UI_CMD_NONE);
+  /* issue 19.6: prompts, isl, osl are the benchmark's, never server flags */
+  launchform_set_text(&f, "num-prompts=16 isl=512 osl=64 mem-fraction-static=0.7");
+  ck_assert_str_eq(f.error, "");
+  ck_assert_uint_eq(f.overrides.n, 1);
+  struct ui_cmd c = key(UI_KEY_ENTER);
+  ck_assert_int_eq(c.kind, UI_CMD_RUN);
+  ck_assert_uint_eq(c.launch.n_overrides, 1);
+  ck_assert_str_eq(c.launch.overrides[0], "mem-fraction-static=0.7");
+  ck_assert_int_eq(c.launch.num_prompts, 16);
+  ck_assert_int_eq(c.launch.isl, 512);
+  ck_assert_int_eq(c.launch.osl, 64);
+  fr = ut_frame(&launchform_screen, &f, NULL, NULL, 100, 32, true);
+  ut_assert_has(fr, "benchmark: num-prompts 16, isl 512, osl 64");
+  free(fr);
+  launchform_set_text(&f, "num-prompts=0");
+  ck_assert_ptr_nonnull(strstr(f.error, "num-prompts=0"));
+  launchform_set_text(&f, "duration=60");
+  ck_assert_ptr_nonnull(strstr(f.error, "duration=60"));
+  launchform_fini(&f);
+  recipe_set_free(hs);
+}
+END_TEST
+
 START_TEST(overrides_are_checked_before_the_launch) {
   launchform_open(&f, off, NULL);
   key(UI_KEY_TAB);
@@ -217,6 +268,7 @@ int main(void) {
   tcase_add_test(tc, engine_line_while_probing_and_after);
   tcase_add_test(tc, override_hint_in_the_engines_flags);
   tcase_add_test(tc, clicks_pick_and_focus);
+  tcase_add_test(tc, trust_line_and_flag_typos);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
