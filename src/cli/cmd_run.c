@@ -302,9 +302,9 @@ static int terminal_cols(int fd) {
 
 /* Runs every run to its end: the status lines (each second; in place on a
  * terminal), a line per saved point; last[i] gets each run's last picture. */
-static void watch_runs(struct run **runs, const char *const *tags, size_t n, bool quiet,
+static void watch_runs(FILE *out, struct run **runs, const char *const *tags, size_t n, bool quiet,
                        struct snap_run *last) {
-  struct live_lines ll = {.tty = isatty(STDOUT_FILENO), .cols = terminal_cols(STDOUT_FILENO)};
+  struct live_lines ll = {.tty = isatty(fileno(out)), .cols = terminal_cols(fileno(out))};
   uint64_t last_seq[2] = {0, 0};
   int points_seen[2] = {0, 0};
   int64_t next_print_ns = 0;
@@ -322,8 +322,8 @@ static void watch_runs(struct run **runs, const char *const *tags, size_t n, boo
       const struct snap_points *h = &last[i].points;
       int first_new = h->n - (h->n_written - points_seen[i]);
       for (int k = first_new < 0 ? 0 : first_new; !quiet && k < h->n; k++) {
-        live_clear(&ll, stdout);
-        point_line(stdout, tags[i], &last[i], &h->point[k]);
+        live_clear(&ll, out);
+        point_line(out, tags[i], &last[i], &h->point[k]);
       }
       points_seen[i] = h->n_written;
     }
@@ -334,14 +334,14 @@ static void watch_runs(struct run **runs, const char *const *tags, size_t n, boo
         sbuf_reset(&lines[i]);
         status_line(&lines[i], tags[i], &last[i]);
       }
-      live_show(&ll, stdout, lines, n);
+      live_show(&ll, out, lines, n);
     }
     if (!all_done)
       clock_sleep_us(100000);
   }
   if (!quiet) {
-    live_clear(&ll, stdout);
-    fflush(stdout);
+    live_clear(&ll, out);
+    fflush(out);
   }
   sbuf_free(&lines[0]);
   sbuf_free(&lines[1]);
@@ -357,8 +357,10 @@ static int exit_status_for(const struct run_outcome *o, bool allow_mislabel) {
   }
 }
 
-static void report_outcome(const char *tag, const struct run_outcome *o, bool allow_mislabel) {
-  FILE *out = o->status == RUN_STATUS_OK ? stdout : stderr;
+/* human: where the text goes (stderr with --json: stdout carries only the JSON). */
+static void report_outcome(FILE *human, const char *tag, const struct run_outcome *o,
+                           bool allow_mislabel) {
+  FILE *out = o->status == RUN_STATUS_OK ? human : stderr;
   if (o->status == RUN_STATUS_MISLABELLED) {
     fprintf(stderr, "\n%s!!! %s\n", tag, o->message);
     fprintf(stderr, "%s!!! the results are marked mislabelled%s\n\n", tag,
@@ -367,10 +369,10 @@ static void report_outcome(const char *tag, const struct run_outcome *o, bool al
     fprintf(out, "%srun %s: %s\n", tag, run_status_name(o->status), o->message);
   }
   if (o->simulated)
-    fprintf(stdout, "%s(simulated server: numbers come from servetop sim's model, not hardware)\n",
+    fprintf(human, "%s(simulated server: numbers come from servetop sim's model, not hardware)\n",
             tag);
   if (o->dir[0])
-    fprintf(stdout, "%srun folder: %s\n", tag, o->dir);
+    fprintf(human, "%srun folder: %s\n", tag, o->dir);
 }
 
 static void print_outcomes_json(const struct run_outcome *outs, const char *const *tags, size_t n) {
@@ -469,7 +471,7 @@ static int split_gpus(const char *gpus, char **first, char **second) {
   return 0;
 }
 
-static int compare_run_dirs(const char *a_dir, const char *b_dir) {
+static int compare_run_dirs(FILE *out, const char *a_dir, const char *b_dir) {
   struct run_compare_side a, b;
   struct st_err err = {{0}};
   int rc = EXIT_OK;
@@ -477,8 +479,8 @@ static int compare_run_dirs(const char *a_dir, const char *b_dir) {
     fprintf(stderr, "servetop run --ab: cannot compare: %s\n", err.msg);
     rc = EXIT_RUN_FAILED;
   } else {
-    printf("\n");
-    run_compare_print(stdout, &a, &b);
+    fprintf(out, "\n");
+    run_compare_print(out, &a, &b);
   }
   run_compare_side_fini(&a);
   run_compare_side_fini(&b);
@@ -545,7 +547,7 @@ static int report_runs(const struct run_opts *o, const char *const *tags,
   for (size_t i = 0; i < n; i++) {
     if (last)
       print_point_table(o->json ? stderr : stdout, tags[i], &last[i]);
-    report_outcome(tags[i], &outs[i], o->allow_mislabel);
+    report_outcome(o->json ? stderr : stdout, tags[i], &outs[i], o->allow_mislabel);
     int st = exit_status_for(&outs[i], o->allow_mislabel);
     if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
       rc = st;
@@ -576,7 +578,7 @@ static int run_headless(const struct run_opts *o, struct run_config *cfgs, const
       active_runs[i - first] = runs[i];
     }
     if (started)
-      watch_runs(&runs[first], &tags[first], n_batch, o->quiet, &last[first]);
+      watch_runs(o->json ? stderr : stdout, &runs[first], &tags[first], n_batch, o->quiet, &last[first]);
     for (size_t i = first; i < first + n_batch; i++) {
       if (!runs[i]) {
         rc = EXIT_RUN_FAILED;
@@ -724,7 +726,7 @@ int cmd_run_main(int argc, char **argv) {
     goto out;
   if (o.ab && outcomes[0].n_points_done > 0 && outcomes[1].n_points_done > 0 &&
       rc != EXIT_INTERRUPTED)
-    compare_run_dirs(outcomes[0].dir, outcomes[1].dir);
+    compare_run_dirs(o.json ? stderr : stdout, outcomes[0].dir, outcomes[1].dir);
   if (o.json)
     print_outcomes_json(outcomes, tags, n_runs);
 out:
@@ -870,12 +872,17 @@ int cmd_attach_main(int argc, char **argv) {
 /* ---------------------------------------------------------------- compare */
 int cmd_compare_main(int argc, char **argv) {
   bool json = false;
+  const char *results_dir = NULL;
   const struct opt_spec specs[] = {
       {"json", OPT_FLAG, &json, NULL, "machine-readable output", NULL, NULL},
+      {"results", OPT_STRING, &results_dir, "DIR",
+       "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {
-      .usage = "servetop compare A B [--json]",
-      .description = "A and B are result JSON files or run folders (every point of a sweep).\n"
+      .usage = "servetop compare A B [--json] [--results DIR]",
+      .description = "A and B are result JSON files or run folders (every point of a sweep), as\n"
+                     "paths or as the run names the past-runs list and `servetop run` print\n"
+                     "(20261205-101500-tiny-llamacpp-cpu-off), from any directory.\n"
                      "Says what each side is (speculative decoding, GPU count), then prints every\n"
                      "headline metric of A and B with B-A and B/A to 4 significant digits,\n"
                      "acceptance, and per concurrency the speculative-decoding speedup (MTP, or a\n"
@@ -893,9 +900,17 @@ int cmd_compare_main(int argc, char **argv) {
   if (n_pos != 2)
     return cli_usage_error("compare", "expected A and B");
   struct run_compare_side a, b;
+  memset(&a, 0, sizeof(a));
   memset(&b, 0, sizeof(b));
   int rc = EXIT_USAGE;
-  if (run_compare_side_load(pos[0], &a, &err) != 0 || run_compare_side_load(pos[1], &b, &err) != 0) {
+  char *path_a = run_resolve_path_alloc(pos[0], results_dir, &err);
+  char *path_b = path_a ? run_resolve_path_alloc(pos[1], results_dir, &err) : NULL;
+  if (!path_b) {
+    fprintf(stderr, "servetop compare: %s\n", err.msg);
+    free(path_a);
+    return EXIT_USAGE;
+  }
+  if (run_compare_side_load(path_a, &a, &err) != 0 || run_compare_side_load(path_b, &b, &err) != 0) {
     fprintf(stderr, "servetop compare: %s\n", err.msg);
   } else if (json) {
     char *text = run_compare_json_alloc(&a, &b);
@@ -908,22 +923,28 @@ int cmd_compare_main(int argc, char **argv) {
   }
   run_compare_side_fini(&a);
   run_compare_side_fini(&b);
+  free(path_a);
+  free(path_b);
   return rc;
 }
 
 /* ---------------------------------------------------------------- export */
 int cmd_export_main(int argc, char **argv) {
   bool inferencex = false;
-  const char *out_dir = NULL;
+  const char *out_dir = NULL, *results_dir = NULL;
   const struct opt_spec specs[] = {
       {"inferencex", OPT_FLAG, &inferencex, NULL, "InferenceX master-config entry + script",
        NULL, NULL},
       {"out", OPT_STRING, &out_dir, "DIR",
        "write <DIR>/master-entry.yaml and <DIR>/launch-server.sh instead of stdout", NULL, NULL},
+      {"results", OPT_STRING, &results_dir, "DIR",
+       "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {
-      .usage = "servetop export RUN --inferencex [--out DIR]",
-      .description = "Writes a run's tuned knobs (the recipe's server command with the run's --set\n"
+      .usage = "servetop export RUN --inferencex [--out DIR] [--results DIR]",
+      .description = "RUN is a run folder's path or its name (as the past-runs list and\n"
+                     "`servetop run` print it), from any directory.\n"
+                     "Writes a run's tuned knobs (the recipe's server command with the run's --set\n"
                      "overrides) as an InferenceX master-config entry, with the concurrencies the\n"
                      "run measured to the end as conc-list, and a launch-script fragment for the\n"
                      "server (flags that follow the concurrency as $CONC, as the recipe writes\n"
@@ -941,7 +962,13 @@ int cmd_export_main(int argc, char **argv) {
   if (n_pos != 1 || !inferencex)
     return cli_usage_error("export", "usage: servetop export RUN --inferencex [--out DIR]");
   char *yaml = NULL, *script = NULL;
-  int erc = run_export_inferencex(pos[0], &yaml, &script, &err);
+  char *run_dir = run_resolve_path_alloc(pos[0], results_dir, &err);
+  if (!run_dir) {
+    fprintf(stderr, "servetop export: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  int erc = run_export_inferencex(run_dir, &yaml, &script, &err);
+  free(run_dir);
   if (erc != 0) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
     return erc > 0 ? EXIT_RUN_FAILED : EXIT_USAGE;

@@ -227,5 +227,11 @@ char *run_default_results_dir_alloc(void);
  * empty list; -1 with err only when dir exists but cannot be read. */
 int run_list_past(const char *dir, struct run_summary_list *out, struct st_err *err);
 void run_summary_list_free(struct run_summary_list *list);
+/* What `compare` and `export` were given, as a path: arg itself when it names
+ * a file or folder, else (a name without '/', as the past-runs list and the
+ * headless output show it: "20261205-101500-tiny-llamacpp-cpu-off") that run
+ * folder under results_dir (NULL: the default), with or without its
+ * "result-concN.json" under it. NULL with err naming where it looked. */
+char *run_resolve_path_alloc(const char *arg, const char *results_dir, struct st_err *err);
 
 #endif

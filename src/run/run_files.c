@@ -43,11 +43,16 @@ int run_files_make_dir(struct run *run, struct st_err *err) {
   char stamp[32], name[160];
   strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm_utc);
   sanitize_name(run->cfg.recipe->name, name, sizeof(name));
+  /* A label the recipe name already ends with is not said twice ("-mtp-mtp"). */
+  const char *label = run->cfg.label;
+  size_t name_len = strlen(name), label_len = label ? strlen(label) : 0;
+  if (label && (!label[0] || (name_len > label_len && name[name_len - label_len - 1] == '-' &&
+                              strcmp(name + name_len - label_len, label) == 0)))
+    label = NULL;
   int rc = -1;
   for (int attempt = 1; attempt < 100; attempt++) {
     char leaf[320];
-    snprintf(leaf, sizeof(leaf), "%s-%s%s%s", stamp, name, run->cfg.label ? "-" : "",
-             run->cfg.label ? run->cfg.label : "");
+    snprintf(leaf, sizeof(leaf), "%s-%s%s%s", stamp, name, label ? "-" : "", label ? label : "");
     if (attempt > 1) {
       size_t len = strlen(leaf);
       snprintf(leaf + len, sizeof(leaf) - len, "-%d", attempt);
