@@ -123,7 +123,7 @@ static const char run_description[] =
         {"headless", OPT_FLAG, &(o)->headless, NULL,                                               \
          "a status line instead of the dashboard's run view (the default without a terminal)",    \
          NULL, NULL},                                                                              \
-        {"json", OPT_FLAG, &(o)->json, NULL, "print the outcome as JSON at the end", NULL, NULL},  \
+        {"json", OPT_FLAG, &(o)->json, NULL, "print the outcome as JSON at the end (stdout carries only the JSON; the rest goes to stderr)", NULL, NULL},  \
         {"quiet", OPT_FLAG, &(o)->quiet, NULL, "no status line", NULL, NULL},                      \
   }
 
@@ -793,7 +793,7 @@ int cmd_attach_main(int argc, char **argv) {
       {"seed", OPT_LONG, &o.seed, "N", "dataset seed (default 0)", NULL, &o.seed_seen},
       {"headless", OPT_FLAG, &o.headless, NULL,
        "a status line instead of the run view (the default without a terminal)", NULL, NULL},
-      {"json", OPT_FLAG, &o.json, NULL, "print the outcome as JSON at the end", NULL, NULL},
+      {"json", OPT_FLAG, &o.json, NULL, "print the outcome as JSON at the end (stdout carries only the JSON; the rest goes to stderr)", NULL, NULL},
       {"quiet", OPT_FLAG, &o.quiet, NULL, "no status line", NULL, NULL},
   };
   struct opt_parser parser = {
