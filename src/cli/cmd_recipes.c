@@ -269,6 +269,29 @@ int cmd_recipes_main(int argc, char **argv) {
   return EXIT_OK;
 }
 
+/* ---------------------------------------------------------------- no recipe */
+void cli_no_recipe(const char *cmd, const struct recipe_set *set, const char *name) {
+  bool multinode = false;
+  for (size_t i = 0; i < recipe_set_multinode_count(set) && !multinode; i++)
+    multinode = strcmp(recipe_set_multinode_at(set, i), name) == 0;
+  if (multinode)
+    fprintf(stderr, "servetop %s: %s is a multinode entry; servetop reads single-node "
+                    "recipes only\n", cmd, name);
+  else
+    fprintf(stderr, "servetop %s: no recipe '%s' (servetop recipes lists them)\n", cmd, name);
+  /* the names that hold what was typed: a prefix, a model, a GPU */
+  size_t found = 0;
+  for (size_t i = 0; i < recipe_set_count(set) && !multinode; i++) {
+    const char *have = recipe_set_at(set, i)->name;
+    if (strstr(have, name) && found++ < 8)
+      fprintf(stderr, "%s %s", found > 1 ? "," : "  did you mean:", have);
+  }
+  if (found > 8)
+    fprintf(stderr, " (%zu more)", found - 8);
+  if (found)
+    fprintf(stderr, "\n");
+}
+
 /* ---------------------------------------------------------------- show */
 /* Prints one shell word, quoted where a shell would expand or split it: the
  * printed command can be pasted into a shell without running anything in it. */
@@ -343,25 +366,7 @@ int cmd_show_main(int argc, char **argv) {
   int status = EXIT_OK;
   const struct recipe *r = recipe_set_find(set, pos[0]);
   if (!r) {
-    bool multinode = false;
-    for (size_t i = 0; i < recipe_set_multinode_count(set) && !multinode; i++)
-      multinode = strcmp(recipe_set_multinode_at(set, i), pos[0]) == 0;
-    if (multinode)
-      fprintf(stderr, "servetop show: %s is a multinode entry; servetop reads single-node "
-                      "recipes only\n", pos[0]);
-    else
-      fprintf(stderr, "servetop show: no recipe '%s' (servetop recipes lists them)\n", pos[0]);
-    /* the names that hold what was typed: a prefix, a model, a GPU */
-    size_t found = 0;
-    for (size_t i = 0; i < recipe_set_count(set) && !multinode; i++) {
-      const char *name = recipe_set_at(set, i)->name;
-      if (strstr(name, pos[0]) && found++ < 8)
-        fprintf(stderr, "%s %s", found > 1 ? "," : "  did you mean:", name);
-    }
-    if (found > 8)
-      fprintf(stderr, " (%zu more)", found - 8);
-    if (found)
-      fprintf(stderr, "\n");
+    cli_no_recipe("show", set, pos[0]);
     print_diags(set);
     status = EXIT_USAGE;
     goto out;

@@ -661,7 +661,7 @@ int cmd_run_main(int argc, char **argv) {
   if (o.ab_parallel)
     o.ab = true;
   if (o.llama_server && eng_set_program_path("llama-server", o.llama_server, &err) != 0) {
-    fprintf(stderr, "servetop run: --llama-server %s\n", err.msg);
+    fprintf(stderr, "servetop run: %s\n", err.msg);
     goto out;
   }
   set = load_recipes(&o);
@@ -669,7 +669,7 @@ int cmd_run_main(int argc, char **argv) {
     goto out;
   const struct recipe *recipes[2] = {recipe_set_find(set, pos[0]), NULL};
   if (!recipes[0]) {
-    fprintf(stderr, "servetop run: no recipe named '%s' (servetop recipes lists them)\n", pos[0]);
+    cli_no_recipe("run", set, pos[0]);
     goto out;
   }
   size_t n_runs = 1;
@@ -711,6 +711,10 @@ int cmd_run_main(int argc, char **argv) {
   for (size_t i = 0; i < n_runs; i++) {
     fill_config(&cfgs[i], &o, recipes[i], engines[i], labels[i], gpus[i]);
     cfgs[i].servetop_exe = NULL; /* /proc/self/exe: this binary */
+    if (run_check_server_cmd(&cfgs[i], &err) != 0) {
+      fprintf(stderr, "%sservetop run: %s: %s\n", tags[i], recipes[i]->name, err.msg);
+      goto out;
+    }
   }
   struct run_outcome outcomes[2];
   memset(outcomes, 0, sizeof(outcomes));

@@ -966,6 +966,8 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   int port = 0;
   if (cfg->attach_url && run_parse_http_url(cfg->attach_url, host, sizeof host, &port, err) != 0)
     return NULL;
+  if (run_check_server_cmd(cfg, err) != 0) /* before a folder is made or a port taken */
+    return NULL;
   struct run *run = xcalloc(1, sizeof(*run));
   run->cfg = *cfg;
   if (cfg->attach_url) /* told from what it serves once it answers */

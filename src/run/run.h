@@ -81,6 +81,11 @@ struct run; /* opaque */
 /* Starts the run's thread. Returns NULL with err set only when nothing could
  * start (bad config); everything later is reported by the outcome. */
 struct run *run_start(const struct run_config *cfg, struct st_err *err);
+/* The first point's server command built as run_start would build it, with
+ * nothing started and no folder made: -1 with err (a model file that is not
+ * there, a piece that does not resolve) for the caller to say before it starts
+ * anything. 0 for attached runs. */
+int run_check_server_cmd(const struct run_config *cfg, struct st_err *err);
 
 /* Latest snapshot, copied only when newer than *last_seq (see snap_slot_read). */
 bool run_snapshot(struct run *run, struct snap_run *out, uint64_t *last_seq);
