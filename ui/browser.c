@@ -101,6 +101,7 @@ void browser_init(struct browser *b, const struct recipe_set *set) {
   memset(b, 0, sizeof *b);
   b->set = set;
   recipe_lint(set, &b->findings);
+  recipe_findings_order(&b->findings); /* the problems view: errors before warnings */
   size_t n = recipe_set_count(set);
   bool *used = xcalloc(n + 1, sizeof *used);
   struct pair_sort *sorted = xcalloc(n + 1, sizeof *sorted);

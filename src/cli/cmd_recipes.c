@@ -530,6 +530,7 @@ int cmd_lint_main(int argc, char **argv) {
     return status;
   struct recipe_findings f;
   recipe_lint(set, &f);
+  recipe_findings_order(&f); /* errors, then warnings */
   if (o.json) {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < f.n; i++) {
@@ -541,6 +542,8 @@ int cmd_lint_main(int argc, char **argv) {
       cJSON_AddStringToObject(j, "recipe", x->recipe);
       cJSON_AddStringToObject(j, "file", x->file);
       cJSON_AddNumberToObject(j, "line", x->line);
+      if (x->col > 0)
+        cJSON_AddNumberToObject(j, "column", x->col);
       cJSON_AddStringToObject(j, "message", x->message);
       cJSON *rel = cJSON_AddArrayToObject(j, "related");
       for (size_t k = 0; k < x->n_related; k++) {
@@ -557,8 +560,13 @@ int cmd_lint_main(int argc, char **argv) {
   } else {
     for (size_t i = 0; i < f.n; i++) {
       const struct recipe_finding *x = &f.items[i];
-      printf("%s:%d: %s: %s [%s %s]%s%s\n", x->file, x->line, recipe_severity_name(x->severity),
-             x->message, x->rule, x->rule_id, x->recipe[0] ? " " : "", x->recipe);
+      /* file:line:col as `recipes` prints load problems, where the column is known */
+      char col[16] = "";
+      if (x->col > 0)
+        snprintf(col, sizeof col, ":%d", x->col);
+      printf("%s:%d%s: %s: %s [%s %s]%s%s\n", x->file, x->line, col,
+             recipe_severity_name(x->severity), x->message, x->rule, x->rule_id,
+             x->recipe[0] ? " " : "", x->recipe);
       for (size_t k = 0; k < x->n_related; k++)
         printf("  %s:%d: note: %s\n", x->related[k].file, x->related[k].line, x->related[k].what);
     }
