@@ -192,17 +192,30 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
                                : p->phase == SNAP_PHASE_DONE        ? THEME_OK
                                : p->phase == SNAP_PHASE_INTERRUPTED ? THEME_WARNING
                                                                     : THEME_TITLE;
-  x = ui_put(g, x, r.y, end, snap_run_phase_name(p->phase), phase_role, gl);
+  /* between points the label names the next point; a warm-up counts its own requests */
+  const char *phase = p->warmup                        ? "warming up"
+                      : p->phase == SNAP_PHASE_BETWEEN ? "next"
+                                                       : snap_run_phase_name(p->phase);
+  x = ui_put(g, x, r.y, end, phase, phase_role, gl);
   snprintf(buf, sizeof buf, " point %d/%d conc %d ", p->point_index + 1,
            p->n_points > 0 ? p->n_points : 1, rv->snap.concurrency.target);
   x = ui_put(g, x, r.y, end, buf, THEME_MAIN, gl);
-  char cut[40] = "";
+  char cut[40] = "", sweep[32] = "", c[16];
   if (p->cut_by_stop > 0)
     snprintf(cut, sizeof cut, " %lld cut at the end", (long long)p->cut_by_stop);
-  snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed%s %lld in flight %s ETA %s",
-           (long long)p->done, (long long)p->total, (long long)p->failed, cut,
-           (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
-           p->eta_valid ? ui_fmt_duration_s(p->eta_s, b, sizeof b) : "-");
+  double left_s = 0;
+  if (p->n_points > 1 && snap_run_remaining_s(&rv->snap, &left_s))
+    snprintf(sweep, sizeof sweep, ", sweep %s", ui_fmt_duration_s(left_s, c, sizeof c));
+  if (p->warmup)
+    snprintf(buf, sizeof buf, " warm-up %lld/%lld %lld failed %lld in flight %s%s%s",
+             (long long)p->done, (long long)p->total, (long long)p->failed,
+             (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
+             sweep[0] ? " ETA -" : "", sweep);
+  else
+    snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed%s %lld in flight %s ETA %s%s",
+             (long long)p->done, (long long)p->total, (long long)p->failed, cut,
+             (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
+             p->eta_valid ? ui_fmt_duration_s(p->eta_s, b, sizeof b) : "-", sweep);
   int text_w = ui_text_cells(buf);
   int bar_w = end - x - text_w - 1;
   if (bar_w > 40)

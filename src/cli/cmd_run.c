@@ -178,11 +178,16 @@ static void live_figures(struct sbuf *sb, const struct snap_run *s) {
 
 static void status_line(struct sbuf *sb, const char *tag, const struct snap_run *s) {
   const struct snap_progress *p = &s->progress;
+  /* between points the line names the next point; a warm-up counts its own requests */
   sbuf_printf(sb, "%s[%s%s] %s", tag, s->server.engine, s->server.simulated ? " SIMULATED" : "",
-              snap_run_phase_name(p->phase));
+              p->warmup ? "warming up" : p->phase == SNAP_PHASE_BETWEEN ? "next"
+                                                                       : snap_run_phase_name(p->phase));
   if (p->n_points > 1 || p->phase == SNAP_PHASE_MEASURING)
     sbuf_printf(sb, " point %d/%d", p->point_index + 1, p->n_points > 0 ? p->n_points : 1);
-  if (p->phase == SNAP_PHASE_MEASURING) {
+  if (p->warmup)
+    sbuf_printf(sb, " c=%d warm-up %lld/%lld", s->concurrency.target, (long long)p->done,
+                (long long)p->total);
+  if (p->phase == SNAP_PHASE_MEASURING && !p->warmup) {
     /* what a narrow terminal cuts last: progress, then the ETA */
     sbuf_printf(sb, " c=%d %lld/%lld done %lld failed", s->concurrency.target, (long long)p->done,
                 (long long)p->total, (long long)p->failed);

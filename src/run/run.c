@@ -277,6 +277,23 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   s->progress.eta_valid = live->window_req_per_s > 0 || left == 0;
   s->progress.eta_s = left > 0 && live->window_req_per_s > 0
                           ? (double)left / live->window_req_per_s : 0;
+  /* The last wave (every request left is in flight, none to send): the rate
+   * falls while they run together, so the ETA from it would grow; it counts
+   * down from what it was instead (a new rate may only bring it closer). */
+  if (left > 0 && live->in_flight >= left && s->progress.eta_valid) {
+    if (run->last_wave_eta_valid) {
+      double counted = run->last_wave_eta_s - (live->elapsed_s - run->last_wave_elapsed_s);
+      if (counted < 0)
+        counted = 0;
+      if (s->progress.eta_s > counted)
+        s->progress.eta_s = counted;
+    }
+    run->last_wave_eta_valid = true;
+    run->last_wave_eta_s = s->progress.eta_s;
+    run->last_wave_elapsed_s = live->elapsed_s;
+  } else {
+    run->last_wave_eta_valid = false;
+  }
   /* the window has no input-token figure: the point's mean input per request */
   double mean_input = live->completed > 0 ? (double)live->input_tokens / (double)live->completed : 0;
   double w = live->window_s;
@@ -443,6 +460,12 @@ static enum measure_action point_tick(void *ctx, const struct measure_tick *t, i
       note(run, "concurrency set to %d", new_conc);
     }
     fill_load_part(run, t->live);
+  } else if (t->phase == MEASURE_PHASE_WARMUP && t->live) {
+    run->snap.progress.done = t->live->completed;
+    run->snap.progress.failed = t->live->failed;
+    run->snap.progress.in_flight = t->live->in_flight;
+    run->snap.progress.total = t->live->total;
+    run->snap.progress.elapsed_s = t->live->elapsed_s;
   }
   run_publish(run); /* warmups too: server state and log tail keep moving */
   return act;
@@ -457,11 +480,19 @@ static void point_phase(void *ctx, enum measure_phase phase, const char *text) {
   case MEASURE_PHASE_PROMPTS:
     note(run, "concurrency %d: %s", p->conc, text);
     break;
-  case MEASURE_PHASE_WARMUP:
+  case MEASURE_PHASE_WARMUP: /* its own progress, not the point's "0/0" */
     note(run, "concurrency %d: %s", p->conc, text);
+    run->snap.concurrency.target = p->conc;
+    run->snap.progress.warmup = true;
+    run->snap.progress.done = run->snap.progress.failed = run->snap.progress.in_flight = 0;
+    run->snap.progress.cut_by_stop = 0;
+    run->snap.progress.total = p->num_warmups;
+    run->snap.progress.eta_valid = false;
     break;
   case MEASURE_PHASE_LOAD:
     run->snap.progress.phase = SNAP_PHASE_MEASURING;
+    run->snap.progress.warmup = false;
+    run->last_wave_eta_valid = false;
     run->snap.concurrency.n_marks = 0;
     snap_concurrency_mark(&run->snap.concurrency, 0.0, p->conc);
     memset(&run->snap.latency, 0, sizeof(run->snap.latency));
@@ -883,6 +914,11 @@ static void *run_main(void *arg) {
     struct point_plan plan;
     plan_point(run, &r->points[i], &plan);
     run->snap.progress.point_index = (int)i;
+    if (i > 0) { /* the label between points names the next one */
+      run->snap.progress.phase = SNAP_PHASE_BETWEEN;
+      run->snap.concurrency.target = plan.conc;
+      run_publish(run);
+    }
     for (;;) { /* repeats the point after a restart */
       if (run->stop_requested) {
         status = RUN_STATUS_INTERRUPTED;

@@ -95,6 +95,8 @@ struct snap_progress {
   double elapsed_s;               /* since the point's first dispatch */
   bool eta_valid;
   double eta_s;                   /* remaining, from the recent completion rate */
+  bool warmup;                    /* the point's warm-up runs: done/failed/in_flight/total
+                                     count the warm-up requests (not measured) */
   bool mislabelled;               /* recipe's spec-decoding label disagrees with the server */
   char message[SNAP_MESSAGE_BYTES]; /* last notable event ("server exited with status 1", ...) */
 };
