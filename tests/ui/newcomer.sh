@@ -1,7 +1,10 @@
 #!/bin/bash
 # What a newcomer trips on (issue 23), on the dashboard at 80x24: the problems
 # view lists every error before the first warning, an unterminated quote at the
-# line it was left open.
+# line it was left open (23.6); the run view's progress: warm-up k/N of its
+# own, the label of the next point with its concurrency, the sweep's ETA beside
+# the point's, the last wave's ETA only counting down (23.4); `gpus --watch`
+# redraws in place (nothing scrolls into the terminal's history).
 set -euo pipefail
 
 : "${TEST_DATA_DIR:?tests/data}"
@@ -9,7 +12,11 @@ UI_NAME=newcomer
 source "$(dirname "$0")/../lib/tmux.sh"
 
 RESULTS=$(mktemp -d)
-ui_cleanup_more() { rm -rf "$RESULTS"; }
+SIM_PID=""
+ui_cleanup_more() {
+  if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; fi
+  rm -rf "$RESULTS"
+}
 
 # ---------------------------------------------------------------- problems first (23.6)
 ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP" --inferencex "$TEST_DATA_DIR/recipe/ix-bad"
@@ -28,3 +35,49 @@ order=$(sevs | uniq | tr '\n' ' ')
 tm send-keys -t "$UI_SESSION" q q
 wait_for "EXIT=0"
 echo "ok: problems first"
+
+# ---------------------------------------------------------------- progress (23.4)
+# two points of 2 s requests: conc 2 then 4, 4 warm-ups each
+ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP" run fixed2-bf16-h200-sglang \
+  --configs "$TEST_DATA_DIR/ui/newcomer" --sweep --num-warmups 4
+wait_for "warming up point 1/2 conc 2" 30
+wait_for "warm-up 0/4" 
+wait_for "warm-up 2/4" 
+screen | grep -q " 0/0 " && fail "the warm-up shows 0/0"
+wait_for "measuring point 1/2 conc 2" 
+wait_for ", sweep " 
+# the last wave (2 of 4 left, both in flight): its ETA never grows
+etas=""
+for _ in $(seq 30); do
+  line=$(screen | sed -n 2p)
+  case $line in *"warming up point 2/2"*) break ;; esac
+  e=$(sed -n 's/.* 2\/4 ok .* ETA \([0-9]*\)s.*/\1/p' <<<"$line")
+  [ -n "$e" ] && etas="$etas $e"
+  sleep 0.3
+done
+prev=999
+for e in $etas; do
+  [ "$e" -le "$prev" ] || fail "the last wave's ETA grew:$etas"
+  prev=$e
+done
+[ -n "$etas" ] || fail "no ETA seen in the last wave"
+wait_for "warming up point 2/2 conc 4" 
+wait_for "measuring point 2/2 conc 4" 
+wait_for "done point 2/2" 30
+tm send-keys -t "$UI_SESSION" q
+wait_for "EXIT=0"
+echo "ok: progress tells the truth (last wave ETAs:$etas)"
+
+# ---------------------------------------------------------------- gpus --watch (23.4)
+"$SERVETOP" sim --port 0 --sim-port-file "$RESULTS/port" >/dev/null 2>&1 &
+SIM_PID=$!
+for _ in $(seq 100); do [ -s "$RESULTS/port" ] && break; sleep 0.1; done
+[ -s "$RESULTS/port" ] || fail "the sim did not start"
+ui_start 80 24 "$SERVETOP" gpus --watch --telemetry-interval 0.5 --telemetry sim \
+  --telemetry-url "http://127.0.0.1:$(cat "$RESULTS/port")"
+wait_for "telemetry: sim"
+sleep 2.5 # several frames
+history=$(tm display -p -t "$UI_SESSION" '#{history_size}')
+[ "$history" -eq 0 ] || fail "gpus --watch pushed $history lines into the history"
+[ "$(screen | grep -c 'telemetry: sim')" -eq 1 ] || fail "more than one frame on screen"
+echo "ok: gpus --watch redraws in place"
