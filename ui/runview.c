@@ -524,6 +524,13 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   }
   snprintf(buf, sizeof buf, "KV %s tok", ui_fmt_si((double)ld->max_total_num_tokens, v, sizeof v));
   x = ui_put(g, x, in.y + 2, end, buf, THEME_MAIN, gl);
+  if (ld->kv_asked_tokens > 0 && ld->kv_asked_tokens != ld->max_total_num_tokens) {
+    /* the engine made another size of the one asked (llama.cpp rounds -c) */
+    const struct eng_ops *e = eng_find(rv->snap.server.engine);
+    snprintf(buf, sizeof buf, " (asked %s; %s rounds)",
+             ui_fmt_si((double)ld->kv_asked_tokens, w, sizeof w), e ? e->title : "the engine");
+    x = ui_put(g, x, in.y + 2, end, buf, THEME_WARNING, gl);
+  }
   if (ld->max_total_num_tokens_was_valid &&
       ld->max_total_num_tokens_was != ld->max_total_num_tokens) {
     snprintf(buf, sizeof buf, " (was %s)",

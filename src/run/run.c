@@ -176,6 +176,13 @@ static void fill_server_part(struct run *run) {
   s->load.max_total_num_tokens_was = run->kv_capacity_was;
   s->load.kv_per_slot_valid = run->server.kv_per_slot_tokens > 0;
   s->load.kv_per_slot_tokens = run->server.kv_per_slot_tokens;
+  s->load.kv_asked_tokens = 0; /* what was asked, where the engine's KV knob counts tokens */
+  const struct eng_flag *kv_row = eng_knob_row(run->cfg.engine, ENG_KNOB_KV_CACHE);
+  const char *kv = run->rcmd_valid && kv_row && kv_row->value == ENG_VALUE_NATURAL
+                       ? recipe_cmd_knob(&run->rcmd, "kv-cache")
+                       : NULL;
+  if (kv && *kv)
+    s->load.kv_asked_tokens = strtoll(kv, NULL, 10) > 0 ? strtoll(kv, NULL, 10) : 0;
   int cap = run_batch_cap(run, &ls);
   s->load.batch_cap_valid = cap > 0;
   s->load.batch_cap = cap;

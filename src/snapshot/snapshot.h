@@ -217,6 +217,9 @@ struct snap_server_load {
   int64_t max_total_num_tokens_was; /* the capacity before the last restart with other knobs */
   bool kv_per_slot_valid;
   int64_t kv_per_slot_tokens;     /* KV one request can hold (a llama.cpp slot's n_ctx) */
+  int64_t kv_asked_tokens;        /* the KV knob of the command, where the engine takes it in
+                                     tokens (llama.cpp -c); 0: none or not tokens. Differs from
+                                     max_total_num_tokens when the engine rounds it */
   bool batch_cap_valid;
   int batch_cap;                  /* requests the server decodes at once (max-running-requests,
                                      max-num-seqs, slots); more wait in its queue */

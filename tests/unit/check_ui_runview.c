@@ -497,6 +497,28 @@ START_TEST(restart_capacity_and_news) {
 }
 END_TEST
 
+/* m 1024 on llama.cpp: the KV size it made is not the one asked, and it says so. */
+START_TEST(kv_size_the_engine_rounds) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  snprintf(s.server.engine, sizeof s.server.engine, "llamacpp");
+  s.server.simulated = false;
+  s.load.max_total_num_tokens = 2048;
+  s.load.kv_asked_tokens = 1024;
+  play(&rv, &s, 0, 1);
+  char *f = render(&rv, 120, 40, true);
+  assert_has(f, "KV 2.05k tok (asked 1.02k; llama.cpp rounds)");
+  free(f);
+  s.load.kv_asked_tokens = 2048; /* made as asked: nothing to say */
+  runview_push(&rv, &s);
+  f = render(&rv, 120, 40, true);
+  ck_assert_ptr_null(strstr(f, "asked"));
+  free(f);
+}
+END_TEST
+
 /* A server servetop did not launch: no restart keys, the footer says why. */
 START_TEST(attached_server_has_no_restart_keys) {
   static struct runview rv;
@@ -562,6 +584,7 @@ int main(void) {
   tcase_add_test(tc, restart_capacity_and_news);
   tcase_add_test(tc, attached_server_has_no_restart_keys);
   tcase_add_test(tc, per_request_acceptance_distribution);
+  tcase_add_test(tc, kv_size_the_engine_rounds);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
