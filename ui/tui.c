@@ -526,6 +526,7 @@ static void start_attach(struct dashboard *d, const struct run_attach_load *load
       cfg.results_dir = d->results_dir;
       cfg.recipe = recipe_set_at(set, 0);
       cfg.attach_url = url;
+      cfg.sweep = load->n_concs > 1; /* a concurrency list: one point each */
     }
     run = run_start(&cfg, &err);
   }
@@ -769,8 +770,8 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
     return true;
   case UI_CMD_ATTACH: {
     struct run_attach_load load = {.url = d->attach.url, .isl = d->attach.isl,
-                                   .osl = d->attach.osl, .concs = &d->attach.conc_value,
-                                   .n_concs = 1};
+                                   .osl = d->attach.osl, .concs = d->attach.concs,
+                                   .n_concs = d->attach.n_concs};
     start_attach(d, &load, NULL);
     return true;
   }

@@ -749,29 +749,6 @@ out:
 
 /* ---------------------------------------------------------------- attach */
 /* "1,2,4" -> concs; -1 with a message naming the flag. */
-static int parse_conc_list(const char *text, int *concs, size_t max, size_t *n, char *bad,
-                           size_t bad_n) {
-  *n = 0;
-  char *copy = xstrdup(text), *save = NULL;
-  int rc = 0;
-  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-    int c;
-    if (parse_int(w, &c) != 0 || c < 1 || *n == max) {
-      snprintf(bad, bad_n, "--conc-list %.100s: expected up to %zu whole numbers >= 1, "
-                           "comma-separated (1,2,4)", text, max);
-      rc = -1;
-      break;
-    }
-    concs[(*n)++] = c;
-  }
-  free(copy);
-  if (rc == 0 && *n == 0) {
-    snprintf(bad, bad_n, "--conc-list: empty");
-    rc = -1;
-  }
-  return rc;
-}
-
 int cmd_attach_main(int argc, char **argv) {
   struct run_opts o = {.num_warmups = -1};
   const char *conc_list = NULL, *model = NULL;
@@ -833,9 +810,11 @@ int cmd_attach_main(int argc, char **argv) {
   const char *problem = run_input_error(&o, bad, sizeof bad);
   if (!problem && conc_list && o.conc_seen)
     problem = "--conc N and --conc-list are exclusive";
-  if (!problem && conc_list && parse_conc_list(conc_list, concs, ST_ARRAY_LEN(concs), &n_concs,
-                                               bad, sizeof bad) != 0)
+  if (!problem && conc_list &&
+      run_parse_conc_list(conc_list, concs, ST_ARRAY_LEN(concs), &n_concs, &err) != 0) {
+    snprintf(bad, sizeof bad, "--conc-list %.480s", err.msg);
     problem = bad;
+  }
   if (!problem && factor < 0)
     problem = "--num-prompts-factor must be >= 1";
   char host[128];

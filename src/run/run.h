@@ -145,6 +145,10 @@ struct run_attach_load {
  * server measures with; NULL with err on a bad URL. */
 struct recipe_set *run_attach_recipes_alloc(const struct run_attach_load *load,
                                             struct st_err *err);
+/* "1,4,16" -> concs (up to max), as `servetop attach --conc-list` and the
+ * dashboard's attach form read it; -1 with err ("1,x: expected ...") when a
+ * word is not a whole number >= 1, there are more than max, or none. */
+int run_parse_conc_list(const char *text, int *concs, size_t max, size_t *n, struct st_err *err);
 
 /* ---------------------------------------------------------------- knob overrides
  * "KEY=VALUE" as `--set`, the launch form and the run view's `m` take it:

@@ -4,7 +4,8 @@
 # line it was left open (23.6); the run view's progress: warm-up k/N of its
 # own, the label of the next point with its concurrency, the sweep's ETA beside
 # the point's, the last wave's ETA only counting down (23.4); `gpus --watch`
-# redraws in place (nothing scrolls into the terminal's history).
+# redraws in place (nothing scrolls into the terminal's history); the attach
+# form takes a concurrency list as --conc-list does (23.8).
 set -euo pipefail
 
 : "${TEST_DATA_DIR:?tests/data}"
@@ -81,3 +82,21 @@ history=$(tm display -p -t "$UI_SESSION" '#{history_size}')
 [ "$history" -eq 0 ] || fail "gpus --watch pushed $history lines into the history"
 [ "$(screen | grep -c 'telemetry: sim')" -eq 1 ] || fail "more than one frame on screen"
 echo "ok: gpus --watch redraws in place"
+
+# ---------------------------------------------------------------- attach form: a list (23.8)
+PORT=$(cat "$RESULTS/port")
+ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP"
+wait_for "Recipes"
+tm send-keys -t "$UI_SESSION" A
+wait_for "Attach to a running server"
+for _ in $(seq 25); do tm send-keys -t "$UI_SESSION" BSpace; done
+tm send-keys -t "$UI_SESSION" "http://127.0.0.1:$PORT" Tab BSpace "1,x"
+wait_for "conc 1,x: expected up to 64 whole numbers >= 1"
+tm send-keys -t "$UI_SESSION" BSpace 2 Tab BSpace BSpace BSpace BSpace 64 Tab BSpace BSpace BSpace 16
+wait_for "the engine is told by what it serves"
+tm send-keys -t "$UI_SESSION" Enter
+wait_for "point 2/2 conc 2" 30
+wait_for "done point 2/2" 30
+tm send-keys -t "$UI_SESSION" q
+wait_for "EXIT="
+echo "ok: the attach form measures a concurrency list"
