@@ -156,6 +156,15 @@ bool abview_job_remaining_s(const struct abview *ab, double *out_s) {
       if (ab->arm[a].snap.server.ready_after_s > 0)
         ready = ab->arm[a].snap.server.ready_after_s;
     }
+  /* the first arm's first point: no point finished yet, that one projected */
+  for (int a = 0; a < 2 && !have_typical; a++) {
+    const struct snap_progress *p = &ab->arm[a].snap.progress;
+    if (ab->arm[a].have_snap && p->phase == SNAP_PHASE_MEASURING && !p->warmup && p->eta_valid &&
+        p->elapsed_s + p->eta_s > 0) {
+      typical = p->elapsed_s + p->eta_s;
+      have_typical = true;
+    }
+  }
   for (int a = 0; a < 2; a++) {
     if (!ab->recipe[a] || ab->past[a].loaded)
       continue;

@@ -424,6 +424,39 @@ START_TEST(job_eta_covers_both_arms) {
 }
 END_TEST
 
+/* The first arm's first point: nothing finished yet, the header has an ETA
+ * all the same (that point projected, the other arm at its length). */
+START_TEST(job_eta_during_the_first_arm) {
+  runview_init(&ab.arm[AB_OFF], ab.recipe[AB_OFF]);
+  runview_init(&ab.arm[AB_MTP], ab.recipe[AB_MTP]);
+  ab.n_points[AB_OFF] = ab.n_points[AB_MTP] = 2;
+  struct snap_run s;
+  snap_run_init(&s);
+  s.server.state = SNAP_SERVER_READY;
+  s.server.ready_after_s = 4;
+  s.progress.phase = SNAP_PHASE_MEASURING;
+  s.progress.n_points = 2;
+  s.progress.total = 20;
+  s.progress.done = 8;
+  s.progress.elapsed_s = 2;
+  s.progress.eta_valid = true;
+  s.progress.eta_s = 3;
+  runview_push(&ab.arm[AB_OFF], &s);
+  double left, off_left;
+  ck_assert(snap_run_remaining_s(&s, &off_left));
+  ck_assert(abview_job_remaining_s(&ab, &left));
+  ck_assert_double_eq_tol(left, off_left + 4 + 2 * (2 + 3), 1e-9);
+  ab.running = true;
+  char *f = render(100, 32, true);
+  assert_has(f, "(both arms)");
+  free(f);
+  s.progress.warmup = true; /* a warm-up has no ETA of the point: none is made up */
+  s.progress.eta_valid = false;
+  runview_push(&ab.arm[AB_OFF], &s);
+  ck_assert(!abview_job_remaining_s(&ab, &left));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_abview");
   TCase *tc = tcase_create("abview");
@@ -441,6 +474,7 @@ int main(void) {
   tcase_add_test(tc, live_points_are_browsed);
   tcase_add_test(tc, curve_has_only_points_measured_to_the_end);
   tcase_add_test(tc, job_eta_covers_both_arms);
+  tcase_add_test(tc, job_eta_during_the_first_arm);
   tcase_add_test(tc, finished_arm_follows_the_measuring_one);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
