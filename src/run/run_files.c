@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -340,6 +341,33 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   snap_points_add(&run->snap.points, &p);
 }
 
+/* The spec-decoding label a result carries: the recipe's; for an attached
+ * server (no recipe of its own) the method it was measured with, as the
+ * server reports it (llama.cpp's speculative slots: a draft model; SGLang's
+ * EAGLE / NEXTN: MTP), "none" when it reports none. */
+static const char *spec_label(struct run *run, char *buf, size_t buf_bytes) {
+  if (!run->cfg.attach_url)
+    return recipe_spec_name(run->cfg.recipe->spec);
+  pthread_mutex_lock(&run->lock);
+  char algo[sizeof run->server.spec_algorithm];
+  snprintf(algo, sizeof algo, "%s", run->server.spec_algorithm);
+  bool on = algo[0] != '\0' || run->log_state.spec_seen;
+  pthread_mutex_unlock(&run->lock);
+  if (!on)
+    return recipe_spec_name(run->cfg.recipe->spec);
+  const char *engine = run->cfg.engine ? run->cfg.engine->name : "";
+  if (strcmp(engine, "llamacpp") == 0 || strcasecmp(algo, "standalone") == 0)
+    return "draft_model";
+  if (!algo[0] || strncasecmp(algo, "eagle", 5) == 0 || strcasecmp(algo, "nextn") == 0 ||
+      strcasecmp(algo, "mtp") == 0)
+    return "mtp";
+  size_t n = 0;
+  for (; algo[n] && n + 1 < buf_bytes; n++)
+    buf[n] = (char)tolower((unsigned char)algo[n]);
+  buf[n] = '\0';
+  return buf;
+}
+
 int run_files_write_point(struct run *run, const char *result_json,
                           const struct run_point_extras *x, struct st_err *err) {
   cJSON *doc = cJSON_Parse(result_json);
@@ -348,7 +376,8 @@ int run_files_write_point(struct run *run, const char *result_json,
   cJSON *st = cJSON_AddObjectToObject(doc, "servetop_run");
   cJSON_AddStringToObject(st, "recipe", run->cfg.recipe->name);
   add_string_or_null(st, "label", run->cfg.label);
-  cJSON_AddStringToObject(st, "spec_decoding_label", recipe_spec_name(run->cfg.recipe->spec));
+  char method[64];
+  cJSON_AddStringToObject(st, "spec_decoding_label", spec_label(run, method, sizeof method));
   cJSON_AddNumberToObject(st, "point_index", x->point_index);
   cJSON_AddNumberToObject(st, "concurrency", x->conc);
   cJSON_AddStringToObject(st, "end", run_point_end_name(x->end));
@@ -413,7 +442,8 @@ int run_files_write_manifest(struct run *run, struct st_err *err) {
   add_string_or_null(doc, "recipe_file", r->file);
   cJSON_AddNumberToObject(doc, "recipe_line", r->line);
   add_string_or_null(doc, "label", run->cfg.label);
-  cJSON_AddStringToObject(doc, "spec_decoding_label", recipe_spec_name(r->spec));
+  char method[64];
+  cJSON_AddStringToObject(doc, "spec_decoding_label", spec_label(run, method, sizeof method));
   cJSON_AddStringToObject(doc, "status", run_status_name(out.status));
   cJSON_AddStringToObject(doc, "message", out.message);
   cJSON_AddBoolToObject(doc, "mislabelled", out.mislabelled);

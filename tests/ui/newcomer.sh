@@ -5,7 +5,8 @@
 # own, the label of the next point with its concurrency, the sweep's ETA beside
 # the point's, the last wave's ETA only counting down (23.4); `gpus --watch`
 # redraws in place (nothing scrolls into the terminal's history); the attach
-# form takes a concurrency list as --conc-list does (23.8).
+# form takes a concurrency list as --conc-list does (23.8); an attached server
+# with speculative decoding shows its method in past runs and compare (23.5).
 set -euo pipefail
 
 : "${TEST_DATA_DIR:?tests/data}"
@@ -14,8 +15,10 @@ source "$(dirname "$0")/../lib/tmux.sh"
 
 RESULTS=$(mktemp -d)
 SIM_PID=""
+SPEC_PID=""
 ui_cleanup_more() {
   if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; fi
+  if [ -n "$SPEC_PID" ]; then kill "$SPEC_PID" 2>/dev/null || true; wait "$SPEC_PID" 2>/dev/null || true; fi
   rm -rf "$RESULTS"
 }
 
@@ -100,3 +103,24 @@ wait_for "done point 2/2" 30
 tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT="
 echo "ok: the attach form measures a concurrency list"
+
+# ---------------------------------------------------------------- attached spec method (23.5)
+"$SERVETOP" sim --port 0 --sim-port-file "$RESULTS/spec.port" --enable-metrics --sim-speed 20 \
+  --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 \
+  --speculative-num-draft-tokens 4 >/dev/null 2>&1 &
+SPEC_PID=$!
+for _ in $(seq 100); do [ -s "$RESULTS/spec.port" ] && break; sleep 0.1; done
+[ -s "$RESULTS/spec.port" ] || fail "the speculative sim did not start"
+XDG_DATA_HOME="$RESULTS/spec" "$SERVETOP" attach "http://127.0.0.1:$(cat "$RESULTS/spec.port")" \
+  --conc 2 --num-prompts 4 --isl 64 --osl 16 --headless --quiet >/dev/null 2>&1 ||
+  fail "attach to the speculative sim failed"
+run_dir=$(ls -d "$RESULTS"/spec/servetop/runs/*attach*)
+"$SERVETOP" compare "$run_dir" "$run_dir" | grep -q "speculative decoding: MTP" ||
+  fail "compare does not name the attached server's method"
+ui_start 80 24 XDG_DATA_HOME="$RESULTS/spec" "$SERVETOP"
+wait_for "Recipes"
+tm send-keys -t "$UI_SESSION" L
+wait_for "Load a past run"
+screen | grep -E " ok +1 mtp +- +attach-127" >/dev/null || fail "past runs do not show mtp"
+tm send-keys -t "$UI_SESSION" Escape q q
+echo "ok: an attached server's speculative method in past runs and compare"
