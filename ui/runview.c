@@ -467,7 +467,28 @@ static void render_latency(const struct runview *rv, struct ui_grid *g, struct u
       cells[r * 7 + c] = text[r][c];
   }
   struct ui_rect table = {in.x + 1, in.y, in.w - 1, in.h};
-  ui_table(g, table, cols, 7, cells, NULL, 4, THEME_HEADER, gl->braille);
+  /* Too narrow for all seven (100 columns): p50 and p99 of both, so the whole
+   * point's percentiles show before 200 columns; narrower still (80): the
+   * window's three. */
+  static const size_t narrow[] = {0, 1, 3, 4, 6};
+  static const struct ui_table_col ncols[] = {
+      {"", 4, false}, {"p50", 6, true}, {"p99", 6, true}, {"run p50", 7, true}, {"run p99", 7, true},
+  };
+  int full_w = 0, narrow_w = 0;
+  for (size_t c = 0; c < 7; c++)
+    full_w += cols[c].width + (c ? 1 : 0);
+  for (size_t c = 0; c < ST_ARRAY_LEN(ncols); c++)
+    narrow_w += ncols[c].width + (c ? 1 : 0);
+  if (table.w < full_w && table.w >= narrow_w) {
+    const char *ncells[4 * ST_ARRAY_LEN(narrow)];
+    for (size_t c = 0; c < ST_ARRAY_LEN(narrow); c++) {
+      for (size_t r = 0; r < 4; r++)
+        ncells[r * ST_ARRAY_LEN(narrow) + c] = cells[r * 7 + narrow[c]];
+    }
+    ui_table(g, table, ncols, ST_ARRAY_LEN(narrow), ncells, NULL, 4, THEME_HEADER, gl->braille);
+  } else {
+    ui_table(g, table, cols, 7, cells, NULL, 4, THEME_HEADER, gl->braille);
+  }
   if (in.h >= 6) {
     char buf[64], v[16];
     snprintf(buf, sizeof buf, "tokens/chunk %s",

@@ -497,6 +497,24 @@ START_TEST(restart_capacity_and_news) {
 }
 END_TEST
 
+/* The latency panel at 100 columns: the whole point's percentiles beside the
+ * window's (p50 and p99 of each), not only at 200. */
+START_TEST(latency_whole_point_at_100_columns) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  play(&rv, &s, 0, 1);
+  char *f = render(&rv, 100, 32, true);
+  assert_has(f, "p50    p99 run p50 run p99");
+  assert_has(f, "TTFT 12.3ms 55.0ms  13.0ms  60.0ms");
+  free(f);
+  f = render(&rv, 200, 50, true);
+  assert_has(f, "run p90");
+  free(f);
+}
+END_TEST
+
 /* m 1024 on llama.cpp: the KV size it made is not the one asked, and it says so. */
 START_TEST(kv_size_the_engine_rounds) {
   static struct runview rv;
@@ -585,6 +603,7 @@ int main(void) {
   tcase_add_test(tc, attached_server_has_no_restart_keys);
   tcase_add_test(tc, per_request_acceptance_distribution);
   tcase_add_test(tc, kv_size_the_engine_rounds);
+  tcase_add_test(tc, latency_whole_point_at_100_columns);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
