@@ -278,14 +278,16 @@ static const char *const knob_keys[] = {
     "ctx-size", "parallel", "spec-draft-model", "spec-type", "spec-draft-n-max", "gpu-layers",
 };
 
-/* How the recipe's command spells knob key ("-c" for ctx-size); key itself
- * when no argument is that knob. */
+/* How the recipe's command spells knob key when it is a short flag ("-c" for
+ * ctx-size); key itself otherwise. */
 static const char *knob_spelling(const struct recipe_cmd *cmd, const char *key, char *buf,
                                  size_t buf_bytes) {
   const struct eng_ops *e = cmd->engine ? eng_find(cmd->engine) : NULL;
   for (size_t i = 0; e && i < cmd->argc; i++) {
     size_t prefix = 0;
-    if (str_starts_with(cmd->argv[i], "-") && eng_arg_matches(e, cmd->argv[i], key, &prefix)) {
+    /* a short flag as written (-c, -np, -md); long ones keep the key=value form */
+    if (str_starts_with(cmd->argv[i], "-") && !str_starts_with(cmd->argv[i], "--") &&
+        eng_arg_matches(e, cmd->argv[i], key, &prefix)) {
       snprintf(buf, buf_bytes, "%.*s", (int)prefix, cmd->argv[i]);
       return buf;
     }

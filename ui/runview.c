@@ -250,21 +250,46 @@ static void chart_with_axis(const struct runview *rv, struct ui_grid *g, struct 
     want = RUNVIEW_HISTORY;
   double values[RUNVIEW_SERIES_COUNT][RUNVIEW_HISTORY];
   struct ui_series series[RUNVIEW_SERIES_COUNT];
+  size_t n_have = 0;
   for (size_t i = 0; i < n_series; i++) {
     size_t n = runview_series_copy(rv, which[i], values[i], want);
     series[i] = (struct ui_series){values[i], n, roles[i]};
+    n_have = n > n_have ? n : n_have;
+  }
+  /* a short run uses the chart's width: its samples spread over all of it */
+  bool stretch = n_have >= 2 && n_have * 2 <= want;
+  for (size_t i = 0; i < n_series && stretch; i++) {
+    if (series[i].n != n_have)
+      continue;
+    for (size_t t = want; t-- > 0;) /* the source index is never above t */
+      values[i][t] = values[i][t * n_have / want];
+    series[i].n = want;
   }
   int ages[ST_ARRAY_LEN(rv->marks)];
   size_t n_ages = 0;
   for (size_t m = 0; m < rv->n_marks; m++)
-    if (rv->marks[m] < rv->n_samples)
-      ages[n_ages++] = (int)(rv->n_samples - 1 - rv->marks[m]);
+    if (rv->marks[m] < rv->n_samples) {
+      size_t age = rv->n_samples - 1 - rv->marks[m];
+      if (stretch && age < n_have) { /* the first column of that sample */
+        size_t src = n_have - 1 - age, first = (src * want + n_have - 1) / n_have;
+        age = want - 1 - first;
+      }
+      ages[n_ages++] = (int)age;
+    }
   struct ui_chart_opts opts = {.y_min = y_min, .y_max = y_min, .mark_ages = ages,
                                .n_marks = n_ages, .mark_role = THEME_CHART_MARK,
                                .level_valid = level >= 0, .level = level,
                                .level_role = THEME_WARNING};
   double top = ui_chart(g, area, series, n_series, &opts, gl);
   char label[16];
+  if (r.h >= 4 && n_have >= 2 && area.w >= 16) {
+    /* the time axis on the bottom line: how far back the left edge is, and now
+     * (a sample a second) */
+    char span[16], left[24];
+    snprintf(left, sizeof left, "-%s", ui_fmt_duration_s((double)(n_have - 1), span, sizeof span));
+    ui_grid_text(g, area.x, r.y + r.h - 1, area.w / 2, left, THEME_INACTIVE, gl->braille);
+    ui_grid_text(g, area.x + area.w - 3, r.y + r.h - 1, 3, "now", THEME_INACTIVE, gl->braille);
+  }
   ui_grid_text(g, r.x, r.y, AXIS_W - 1, ui_fmt_si(top, label, sizeof label), THEME_INACTIVE,
                gl->braille);
   if (r.h > 1)

@@ -68,6 +68,9 @@ done
 wait_for "warming up point 2/2 conc 4" 
 wait_for "measuring point 2/2 conc 4" 
 wait_for "done point 2/2" 30
+# the charts (23.7): a time axis (-Ns ... now); the short run spread over the
+# chart's width is checked by check_ui_runview (short_run_uses_the_width)
+screen | grep -E -- "│0 +-[0-9]+s .*now│" >/dev/null || fail "no time axis on the throughput chart"
 tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0"
 echo "ok: progress tells the truth (last wave ETAs:$etas)"
@@ -100,6 +103,9 @@ wait_for "the engine is told by what it serves"
 tm send-keys -t "$UI_SESSION" Enter
 wait_for "point 2/2 conc 2" 30
 wait_for "done point 2/2" 30
+# the charts (23.7): a time axis (-Ns ... now); the short run spread over the
+# chart's width is checked by check_ui_runview (short_run_uses_the_width)
+screen | grep -E -- "│0 +-[0-9]+s .*now│" >/dev/null || fail "no time axis on the throughput chart"
 tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT="
 echo "ok: the attach form measures a concurrency list"
@@ -124,3 +130,14 @@ wait_for "Load a past run"
 screen | grep -E " ok +1 mtp +- +attach-127" >/dev/null || fail "past runs do not show mtp"
 tm send-keys -t "$UI_SESSION" Escape q q
 echo "ok: an attached server's speculative method in past runs and compare"
+
+# ---------------------------------------------------------------- llama.cpp knobs (23.8)
+ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP"
+wait_for "Recipes"
+tm send-keys -t "$UI_SESSION" / tiny-llamacpp Enter Tab
+wait_for "tiny-llamacpp-cpu-draft"
+for _ in $(seq 8); do tm send-keys -t "$UI_SESSION" J; done
+wait_for "-c 4096   -np 4   -md tiny-draft.gguf"
+screen | grep -q "Knobs (none)" && fail "Knobs (none) on a llama.cpp recipe"
+tm send-keys -t "$UI_SESSION" q
+echo "ok: llama.cpp recipes list their knobs"

@@ -515,6 +515,30 @@ START_TEST(latency_whole_point_at_100_columns) {
 }
 END_TEST
 
+/* A run of a few seconds is drawn over the chart's whole width (not in its
+ * last columns), with a time axis: how far back the left edge is, and now. */
+START_TEST(short_run_uses_the_width) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  play(&rv, &s, 0, 5);
+  char *f = render(&rv, 80, 24, false);
+  assert_has(f, "-5s");
+  assert_has(f, "now|");
+  /* the throughput chart's first row (the total, at the top of the scale):
+   * drawn from its first column, after the border and the scale */
+  const char *line = f;
+  for (int row = 0; line && row < 4; row++) {
+    line = strchr(line, '\n');
+    line = line ? line + 1 : NULL;
+  }
+  bool drawn = line && strncmp(line, "|11.0k", 6) == 0 && line[7] != ' ';
+  ck_assert_msg(drawn, "the first column of the chart is blank:\n%s", f);
+  free(f);
+}
+END_TEST
+
 /* m 1024 on llama.cpp: the KV size it made is not the one asked, and it says so. */
 START_TEST(kv_size_the_engine_rounds) {
   static struct runview rv;
@@ -604,6 +628,7 @@ int main(void) {
   tcase_add_test(tc, per_request_acceptance_distribution);
   tcase_add_test(tc, kv_size_the_engine_rounds);
   tcase_add_test(tc, latency_whole_point_at_100_columns);
+  tcase_add_test(tc, short_run_uses_the_width);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
