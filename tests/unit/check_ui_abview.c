@@ -135,6 +135,42 @@ START_TEST(curve_points_per_gpu) {
 }
 END_TEST
 
+/* The sweep chart says per GPU where GPUs were counted (tp 8 on h200), marks
+ * each point with its concurrency; a CPU pair says per server. */
+START_TEST(curve_marks_concurrency_and_per_what) {
+  double x[8], y[8];
+  int conc[8];
+  ck_assert_int_eq(abview_curve_conc(&ab, AB_MTP, x, y, conc, 8), 2);
+  ck_assert(conc[0] == 4 && conc[1] == 8);
+  ck_assert(abview_arm_counts_gpus(&ab, AB_OFF) && abview_arm_counts_gpus(&ab, AB_MTP));
+  char *f = render(200, 50, true);
+  assert_has(f, "Throughput per GPU vs interactivity");
+  assert_has(f, "c4");
+  assert_has(f, "c8");
+  free(f);
+  /* the same pair on a CPU runner: no GPU was counted */
+  static const char cpu_yaml[] =
+      "pair-f16-cpu-llamacpp:\n  model: Org/Pair\n  model-prefix: pair\n  runner: cpu\n"
+      "  precision: f16\n  framework: llamacpp\n  multinode: false\n"
+      "  scenarios:\n    fixed-seq-len:\n    - isl: 128\n      osl: 64\n"
+      "      search-space:\n      - { tp: 1, conc-list: [1, 2] }\n"
+      "  server:\n    engine: llamacpp\n    argv:\n      - -c 4096\n";
+  struct recipe_set *cpu = recipe_set_new();
+  recipe_set_add_yaml_buffer(cpu, "cpu.yaml", cpu_yaml, sizeof cpu_yaml - 1);
+  ck_assert_int_eq(recipe_set_diag_count(cpu), 0);
+  const struct recipe *saved[2] = {ab.recipe[AB_OFF], ab.recipe[AB_MTP]};
+  ab.recipe[AB_OFF] = ab.recipe[AB_MTP] = recipe_set_at(cpu, 0);
+  ck_assert(!abview_arm_counts_gpus(&ab, AB_OFF));
+  f = render(200, 50, true);
+  assert_has(f, "Throughput per server vs interactivity");
+  assert_has(f, "tok/s/server");
+  free(f);
+  ab.recipe[AB_OFF] = saved[0];
+  ab.recipe[AB_MTP] = saved[1];
+  recipe_set_free(cpu);
+}
+END_TEST
+
 START_TEST(frames_at_80x24_and_200x50) {
   char *f = render(80, 24, true);
   assert_has(f, "off · pair-fp8-h200-sgla");  /* names are cut to the box */
@@ -463,6 +499,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, rows_compare_the_last_point);
   tcase_add_test(tc, curve_points_per_gpu);
+  tcase_add_test(tc, curve_marks_concurrency_and_per_what);
   tcase_add_test(tc, frames_at_80x24_and_200x50);
   tcase_add_test(tc, an_arm_not_loaded_says_so);
   tcase_add_test(tc, help_and_quit_prompt);
