@@ -141,3 +141,21 @@ wait_for "-c 4096   -np 4   -md tiny-draft.gguf"
 screen | grep -q "Knobs (none)" && fail "Knobs (none) on a llama.cpp recipe"
 tm send-keys -t "$UI_SESSION" q
 echo "ok: llama.cpp recipes list their knobs"
+
+# ---------------------------------------------------------------- a KV size llama.cpp rounds (23.8)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/servetop
+if "$SERVETOP" engines --json 2>/dev/null | python3 -c 'import json, sys
+sys.exit(0 if {e["name"]: e for e in json.load(sys.stdin)}["llamacpp"]["available"] else 1)' &&
+   [ -s "$cache/models/tiny-target.gguf" ]; then
+  # -c 1000 over 4 slots: llama.cpp makes 4 x 256
+  ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP" run tiny-llamacpp-cpu --conc 1 \
+    --num-prompts 400 --set kv-cache=1000
+  wait_for "KV 1.02k tok (asked 1.00k" 60
+  tm send-keys -t "$UI_SESSION" q
+  sleep 0.5
+  tm send-keys -t "$UI_SESSION" y
+  wait_for "EXIT=" 30
+  echo "ok: a KV size llama.cpp rounds says so"
+else
+  echo "note: no llama-server or tiny models (scripts/setup-llamacpp.sh): the KV rounding part skipped"
+fi
