@@ -169,11 +169,9 @@ bool abview_job_remaining_s(const struct abview *ab, double *out_s) {
     if (!ab->recipe[a] || ab->past[a].loaded)
       continue;
     double left;
-    if (ab->arm[a].have_snap) {
-      if (!snap_run_remaining_s(&ab->arm[a].snap, &left))
-        return false;
-    } else {
-      /* not started: its points at the other arm's typical length, its launch */
+    if (!ab->arm[a].have_snap || !snap_run_remaining_s(&ab->arm[a].snap, &left)) {
+      /* not started (or launching, nothing of its own yet): its points at the
+       * other arm's typical length, its launch */
       if (!have_typical)
         return false;
       left = ready + (ab->n_points[a] > 0 ? ab->n_points[a] : 1) * typical;

@@ -75,6 +75,19 @@ tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0"
 echo "ok: progress tells the truth (last wave ETAs:$etas)"
 
+# ---------------------------------------------------------------- A/B header ETA in the first arm (23.4)
+ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP" run fixed2-bf16-h200-sglang \
+  --configs "$TEST_DATA_DIR/ui/newcomer" --ab --conc 2 --num-prompts 8 --num-warmups 0
+wait_for "waiting for its run" 30
+wait_for "(both arms)" 30
+screen | grep -q "waiting for its run" || fail "the ETA came only once the MTP arm ran"
+screen | grep -E "A/B · running · ETA [0-9]+s \(both arms\)" >/dev/null || fail "no ETA in the header"
+tm send-keys -t "$UI_SESSION" q
+sleep 0.5
+tm send-keys -t "$UI_SESSION" y
+wait_for "EXIT=" 30
+echo "ok: the A/B header has an ETA during the first arm"
+
 # ---------------------------------------------------------------- gpus --watch (23.4)
 "$SERVETOP" sim --port 0 --sim-port-file "$RESULTS/port" >/dev/null 2>&1 &
 SIM_PID=$!
