@@ -320,7 +320,12 @@ static void render_conc_chart(const struct runview *rv, struct ui_grid *g, struc
     snprintf(buf, sizeof buf, "cap %d", ld->batch_cap);
   else
     buf[0] = '\0';
-  ui_put(g, x, r.y, end, buf, runview_over_cap(rv, &cap) ? THEME_WARNING : THEME_INACTIVE, gl);
+  x = ui_put(g, x, r.y, end, buf, runview_over_cap(rv, &cap) ? THEME_WARNING : THEME_INACTIVE, gl);
+  if (rv->n_marks > 0) { /* the legend of the marks on both charts, where there is room */
+    snprintf(buf, sizeof buf, " %s new point, conc or restart", gl->mark);
+    if (x + ui_text_cells(buf) <= end)
+      ui_put(g, x + 1, r.y, end, buf, THEME_CHART_MARK, gl);
+  }
   if (r.h < 2)
     return;
   static const enum runview_series which[] = {RUNVIEW_QUEUED, RUNVIEW_RUNNING, RUNVIEW_CONC};

@@ -536,6 +536,12 @@ START_TEST(short_run_uses_the_width) {
   bool drawn = line && strncmp(line, "|11.0k", 6) == 0 && line[7] != ' ';
   ck_assert_msg(drawn, "the first column of the chart is blank:\n%s", f);
   free(f);
+  /* the marks explain themselves where there is room */
+  s.progress.point_index = 1;
+  play(&rv, &s, 0, 2);
+  f = render(&rv, 160, 40, true);
+  assert_has(f, "new point, conc or restart");
+  free(f);
 }
 END_TEST
 
