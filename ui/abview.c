@@ -232,7 +232,19 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
   return n;
 }
 
+bool abview_arm_counts_gpus(const struct abview *ab, int arm) {
+  if (ab->past[arm].loaded)
+    return ab->past[arm].side.n_gpus > 0 && !ab->past[arm].side.on_cpu;
+  const struct recipe *r = ab->recipe[arm];
+  return r && !(r->runner && strcmp(r->runner, "cpu") == 0) && !(r->gpu && strcmp(r->gpu, "cpu") == 0);
+}
+
 size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size_t max_points) {
+  return abview_curve_conc(ab, arm, x, y, NULL, max_points);
+}
+
+size_t abview_curve_conc(const struct abview *ab, int arm, double *x, double *y, int *conc,
+                         size_t max_points) {
   const struct runview *rv = &ab->arm[arm];
   const struct recipe *r = ab->recipe[arm];
   size_t n = 0;
@@ -242,6 +254,8 @@ size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size
     for (size_t i = 0; i < side->n_results && n < max_points; i++) {
       x[n] = fig_get(&side->results[i].figs, FIG_INTERACTIVITY, FIG_VALUE);
       y[n] = fig_get(&side->results[i].figs, FIG_OUTPUT_TPUT, FIG_VALUE) / gpus;
+      if (conc)
+        conc[n] = side->results[i].max_concurrency;
       n++;
     }
     return n;
@@ -262,6 +276,8 @@ size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size
                    : 1;
     x[n] = fig_get(&p->figs, FIG_INTERACTIVITY, FIG_VALUE);
     y[n] = fig_get(&p->figs, FIG_OUTPUT_TPUT, FIG_VALUE) / (gpus > 0 ? gpus : 1);
+    if (conc)
+      conc[n] = p->conc;
     n++;
   }
   return n;
@@ -411,22 +427,27 @@ static void render_ratio(struct ui_grid *g, struct ui_rect box, const struct ab_
 
 static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect box,
                          const struct ui_glyphs *gl) {
-  ui_box(g, box, "Throughput per GPU vs interactivity (one point per concurrency)", THEME_BORDER,
-         THEME_TITLE, gl);
+  /* per GPU only where both arms counted their GPUs; a CPU run is per server */
+  bool per_gpu = abview_arm_counts_gpus(ab, AB_OFF) && abview_arm_counts_gpus(ab, AB_MTP);
+  ui_box(g, box,
+         per_gpu ? "Throughput per GPU vs interactivity (one point per concurrency)"
+                 : "Throughput per server vs interactivity (one point per concurrency)",
+         THEME_BORDER, THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
   if (in.h < 3 || in.w < 20)
     return;
   double x[2][SNAP_MAX_POINTS], y[2][SNAP_MAX_POINTS];
+  int conc[2][SNAP_MAX_POINTS];
   struct ui_xy_series s[2];
   size_t total = 0;
   for (int a = 0; a < 2; a++) {
-    size_t n = abview_curve(ab, a, x[a], y[a], SNAP_MAX_POINTS);
+    size_t n = abview_curve_conc(ab, a, x[a], y[a], conc[a], SNAP_MAX_POINTS);
     s[a] = (struct ui_xy_series){x[a], y[a], n, a == AB_MTP ? THEME_ARM_MTP : THEME_ARM_OFF};
     total += n;
   }
   int end = in.x + in.w;
   int x0 = in.x + 1;
-  x0 = ui_put(g, x0, in.y, end, "tok/s/gpu ", THEME_INACTIVE, gl);
+  x0 = ui_put(g, x0, in.y, end, per_gpu ? "tok/s/gpu " : "tok/s/server ", THEME_INACTIVE, gl);
   x0 = ui_put(g, x0 + 1, in.y, end, "off", THEME_ARM_OFF, gl);
   ui_put(g, x0 + 2, in.y, end, "MTP", THEME_ARM_MTP, gl);
   if (total == 0) {
@@ -438,6 +459,18 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   double x_max, y_max;
   ui_xy_chart(g, area, s, 2, 0, 0, gl, &x_max, &y_max);
   char label[32];
+  /* each point says its concurrency, beside its dot where that cell is free */
+  for (int a = 0; a < 2 && x_max > 0 && y_max > 0 && area.w > 2 && area.h > 1; a++)
+    for (size_t i = 0; i < s[a].n; i++) {
+      if (isnan(x[a][i]) || isnan(y[a][i]))
+        continue;
+      int cx = area.x + (int)lround(x[a][i] / x_max * (area.w - 1));
+      int cy = area.y + (area.h - 1) - (int)lround(y[a][i] / y_max * (area.h - 1));
+      snprintf(label, sizeof label, "c%d", conc[a][i]);
+      int lx = cx + 1 + (int)strlen(label) <= area.x + area.w ? cx + 1 : cx - (int)strlen(label);
+      ui_grid_text(g, lx, cy, (int)strlen(label), label,
+                   a == AB_MTP ? THEME_ARM_MTP : THEME_ARM_OFF, gl->braille);
+    }
   ui_grid_text(g, in.x + 1, area.y, AXIS - 2, ui_fmt_si(y_max, label, sizeof label), THEME_INACTIVE,
                gl->braille);
   ui_grid_text(g, in.x + 1, area.y + area.h - 1, AXIS - 2, "0", THEME_INACTIVE, gl->braille);

@@ -82,6 +82,12 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
  * y = output tok/s per GPU (the point's tp), one per finished point.
  * Returns the number written. */
 size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size_t max_points);
+/* The same, with each point's concurrency in conc (NULL: not wanted). */
+size_t abview_curve_conc(const struct abview *ab, int arm, double *x, double *y, int *conc,
+                         size_t max_points);
+/* True when the arm's throughput is divided by GPUs it counted (its recipe's
+ * tp on a GPU runner); false for a CPU run or an unknown count: per server. */
+bool abview_arm_counts_gpus(const struct abview *ab, int arm);
 
 /* Draws the A/B view but the footer. */
 void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout *l,

@@ -33,14 +33,20 @@ void attachform_check(struct attachform *f) {
   char host[128];
   int port;
   struct st_err err = {{0}};
-  int *values[] = {NULL, &f->conc_value, &f->isl, &f->osl};
+  int *values[] = {NULL, NULL, &f->isl, &f->osl};
   f->error[0] = '\0';
   f->url = f->text[ATTACH_URL];
   if (run_parse_http_url(f->url, host, sizeof host, &port, &err) != 0) {
     snprintf(f->error, sizeof f->error, "%.250s", err.msg);
     return;
   }
-  for (int i = ATTACH_CONC; i < ATTACH_FIELDS; i++)
+  /* a list, as servetop attach --conc-list reads it */
+  if (run_parse_conc_list(f->text[ATTACH_CONC], f->concs, ST_ARRAY_LEN(f->concs), &f->n_concs,
+                          &err) != 0) {
+    snprintf(f->error, sizeof f->error, "conc %.240s", err.msg);
+    return;
+  }
+  for (int i = ATTACH_ISL; i < ATTACH_FIELDS; i++)
     if (parse_int(f->text[i], values[i]) != 0 || *values[i] < 1) {
       snprintf(f->error, sizeof f->error, "%s must be a whole number >= 1, not '%.40s'", names[i],
                f->text[i]);
@@ -103,6 +109,8 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
       ui_put(g, fx, fy, end, "_", THEME_HOTKEY, gl);
     if (i >= ATTACH_ISL)
       ui_put(g, fx + 2, fy, end, "tokens a request", THEME_INACTIVE, gl);
+    else if (i == ATTACH_CONC)
+      ui_put(g, fx + 2, fy, end, "one or a list: 1,4,16", THEME_INACTIVE, gl);
   }
   if (f->error[0])
     ui_put(g, vx, y + 8, end, f->error, THEME_ERROR, gl);

@@ -1,6 +1,6 @@
 /* ui attach form: what A in the browser opens — the URL of an
  * OpenAI-compatible server servetop did not launch, the concurrency to load
- * it at and the request lengths — checked as they are typed
+ * it at (a list, "1,4,16", as --conc-list: one point each) and the request lengths — checked as they are typed
  * (run_parse_http_url). Enter asks the program to attach (UI_CMD_ATTACH):
  * the run view on that server, with the load generator, /metrics and
  * telemetry, and no restart keys. Drawn over the browser. Pure: no ncurses. */
@@ -19,7 +19,9 @@ struct attachform {
   char error[256];               /* why Enter cannot attach; "" = it can */
   /* the fields read (valid when error is "") */
   const char *url;
-  int conc_value, isl, osl;
+  int concs[64];                 /* the concurrency field: one point each ("1,4,16") */
+  size_t n_concs;
+  int isl, osl;
 };
 
 /* Opens the form with url (NULL: http://127.0.0.1:8000), concurrency 1 and

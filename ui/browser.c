@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "engine/engine.h"
 #include "problems.h"
 #include "ui_util.h"
 
@@ -101,6 +102,7 @@ void browser_init(struct browser *b, const struct recipe_set *set) {
   memset(b, 0, sizeof *b);
   b->set = set;
   recipe_lint(set, &b->findings);
+  recipe_findings_order(&b->findings); /* the problems view: errors before warnings */
   size_t n = recipe_set_count(set);
   bool *used = xcalloc(n + 1, sizeof *used);
   struct pair_sort *sorted = xcalloc(n + 1, sizeof *sorted);
@@ -272,7 +274,26 @@ static const char *const knob_keys[] = {
     "attention-backend", "speculative-algorithm", "speculative-num-steps",
     "speculative-eagle-topk", "speculative-num-draft-tokens", "gpu-memory-utilization",
     "max-num-seqs", "max-num-batched-tokens", "max-model-len",
+    /* llama.cpp's (shown as the recipe spells them: -c, -np, -md) */
+    "ctx-size", "parallel", "spec-draft-model", "spec-type", "spec-draft-n-max", "gpu-layers",
 };
+
+/* How the recipe's command spells knob key when it is a short flag ("-c" for
+ * ctx-size); key itself otherwise. */
+static const char *knob_spelling(const struct recipe_cmd *cmd, const char *key, char *buf,
+                                 size_t buf_bytes) {
+  const struct eng_ops *e = cmd->engine ? eng_find(cmd->engine) : NULL;
+  for (size_t i = 0; e && i < cmd->argc; i++) {
+    size_t prefix = 0;
+    /* a short flag as written (-c, -np, -md); long ones keep the key=value form */
+    if (str_starts_with(cmd->argv[i], "-") && !str_starts_with(cmd->argv[i], "--") &&
+        eng_arg_matches(e, cmd->argv[i], key, &prefix)) {
+      snprintf(buf, buf_bytes, "%.*s", (int)prefix, cmd->argv[i]);
+      return buf;
+    }
+  }
+  return key;
+}
 
 static void detail_command(struct browser *b, const struct recipe *r) {
   if (r->n_points == 0) {
@@ -317,7 +338,11 @@ static void detail_command(struct browser *b, const struct recipe *r) {
     const char *v = recipe_cmd_knob(&cmd, knob_keys[k]);
     if (!v)
       continue;
-    sbuf_printf(&sb, "%s%s%s%s", sb.len ? "   " : "  ", knob_keys[k], *v ? "=" : "", v);
+    char spelled[64];
+    const char *name = knob_spelling(&cmd, knob_keys[k], spelled, sizeof spelled);
+    const char *slash = strrchr(v, '/'); /* a model path: its file name says enough */
+    sbuf_printf(&sb, "%s%s%s%s", sb.len ? "   " : "  ", name, *v ? (name[0] == '-' ? " " : "=") : "",
+                slash && slash[1] ? slash + 1 : v);
   }
   if (sb.len)
     detail_add(b, THEME_MAIN, 4, sbuf_take(&sb));

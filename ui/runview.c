@@ -192,17 +192,30 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
                                : p->phase == SNAP_PHASE_DONE        ? THEME_OK
                                : p->phase == SNAP_PHASE_INTERRUPTED ? THEME_WARNING
                                                                     : THEME_TITLE;
-  x = ui_put(g, x, r.y, end, snap_run_phase_name(p->phase), phase_role, gl);
+  /* between points the label names the next point; a warm-up counts its own requests */
+  const char *phase = p->warmup                        ? "warming up"
+                      : p->phase == SNAP_PHASE_BETWEEN ? "next"
+                                                       : snap_run_phase_name(p->phase);
+  x = ui_put(g, x, r.y, end, phase, phase_role, gl);
   snprintf(buf, sizeof buf, " point %d/%d conc %d ", p->point_index + 1,
            p->n_points > 0 ? p->n_points : 1, rv->snap.concurrency.target);
   x = ui_put(g, x, r.y, end, buf, THEME_MAIN, gl);
-  char cut[40] = "";
+  char cut[40] = "", sweep[32] = "", c[16];
   if (p->cut_by_stop > 0)
     snprintf(cut, sizeof cut, " %lld cut at the end", (long long)p->cut_by_stop);
-  snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed%s %lld in flight %s ETA %s",
-           (long long)p->done, (long long)p->total, (long long)p->failed, cut,
-           (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
-           p->eta_valid ? ui_fmt_duration_s(p->eta_s, b, sizeof b) : "-");
+  double left_s = 0;
+  if (p->n_points > 1 && snap_run_remaining_s(&rv->snap, &left_s))
+    snprintf(sweep, sizeof sweep, ", sweep %s", ui_fmt_duration_s(left_s, c, sizeof c));
+  if (p->warmup)
+    snprintf(buf, sizeof buf, " warm-up %lld/%lld %lld failed %lld in flight %s%s%s",
+             (long long)p->done, (long long)p->total, (long long)p->failed,
+             (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
+             sweep[0] ? " ETA -" : "", sweep);
+  else
+    snprintf(buf, sizeof buf, " %lld/%lld ok %lld failed%s %lld in flight %s ETA %s%s",
+             (long long)p->done, (long long)p->total, (long long)p->failed, cut,
+             (long long)p->in_flight, ui_fmt_duration_s(p->elapsed_s, a, sizeof a),
+             p->eta_valid ? ui_fmt_duration_s(p->eta_s, b, sizeof b) : "-", sweep);
   int text_w = ui_text_cells(buf);
   int bar_w = end - x - text_w - 1;
   if (bar_w > 40)
@@ -237,21 +250,46 @@ static void chart_with_axis(const struct runview *rv, struct ui_grid *g, struct 
     want = RUNVIEW_HISTORY;
   double values[RUNVIEW_SERIES_COUNT][RUNVIEW_HISTORY];
   struct ui_series series[RUNVIEW_SERIES_COUNT];
+  size_t n_have = 0;
   for (size_t i = 0; i < n_series; i++) {
     size_t n = runview_series_copy(rv, which[i], values[i], want);
     series[i] = (struct ui_series){values[i], n, roles[i]};
+    n_have = n > n_have ? n : n_have;
+  }
+  /* a short run uses the chart's width: its samples spread over all of it */
+  bool stretch = n_have >= 2 && n_have * 2 <= want;
+  for (size_t i = 0; i < n_series && stretch; i++) {
+    if (series[i].n != n_have)
+      continue;
+    for (size_t t = want; t-- > 0;) /* the source index is never above t */
+      values[i][t] = values[i][t * n_have / want];
+    series[i].n = want;
   }
   int ages[ST_ARRAY_LEN(rv->marks)];
   size_t n_ages = 0;
   for (size_t m = 0; m < rv->n_marks; m++)
-    if (rv->marks[m] < rv->n_samples)
-      ages[n_ages++] = (int)(rv->n_samples - 1 - rv->marks[m]);
+    if (rv->marks[m] < rv->n_samples) {
+      size_t age = rv->n_samples - 1 - rv->marks[m];
+      if (stretch && age < n_have) { /* the first column of that sample */
+        size_t src = n_have - 1 - age, first = (src * want + n_have - 1) / n_have;
+        age = want - 1 - first;
+      }
+      ages[n_ages++] = (int)age;
+    }
   struct ui_chart_opts opts = {.y_min = y_min, .y_max = y_min, .mark_ages = ages,
                                .n_marks = n_ages, .mark_role = THEME_CHART_MARK,
                                .level_valid = level >= 0, .level = level,
                                .level_role = THEME_WARNING};
   double top = ui_chart(g, area, series, n_series, &opts, gl);
   char label[16];
+  if (r.h >= 4 && n_have >= 2 && area.w >= 16) {
+    /* the time axis on the bottom line: how far back the left edge is, and now
+     * (a sample a second) */
+    char span[16], left[24];
+    snprintf(left, sizeof left, "-%s", ui_fmt_duration_s((double)(n_have - 1), span, sizeof span));
+    ui_grid_text(g, area.x, r.y + r.h - 1, area.w / 2, left, THEME_INACTIVE, gl->braille);
+    ui_grid_text(g, area.x + area.w - 3, r.y + r.h - 1, 3, "now", THEME_INACTIVE, gl->braille);
+  }
   ui_grid_text(g, r.x, r.y, AXIS_W - 1, ui_fmt_si(top, label, sizeof label), THEME_INACTIVE,
                gl->braille);
   if (r.h > 1)
@@ -282,7 +320,12 @@ static void render_conc_chart(const struct runview *rv, struct ui_grid *g, struc
     snprintf(buf, sizeof buf, "cap %d", ld->batch_cap);
   else
     buf[0] = '\0';
-  ui_put(g, x, r.y, end, buf, runview_over_cap(rv, &cap) ? THEME_WARNING : THEME_INACTIVE, gl);
+  x = ui_put(g, x, r.y, end, buf, runview_over_cap(rv, &cap) ? THEME_WARNING : THEME_INACTIVE, gl);
+  if (rv->n_marks > 0) { /* the legend of the marks on both charts, where there is room */
+    snprintf(buf, sizeof buf, " %s new point, conc or restart", gl->mark);
+    if (x + ui_text_cells(buf) <= end)
+      ui_put(g, x + 1, r.y, end, buf, THEME_CHART_MARK, gl);
+  }
   if (r.h < 2)
     return;
   static const enum runview_series which[] = {RUNVIEW_QUEUED, RUNVIEW_RUNNING, RUNVIEW_CONC};
@@ -464,7 +507,28 @@ static void render_latency(const struct runview *rv, struct ui_grid *g, struct u
     r++;
   }
   struct ui_rect table = {in.x + 1, in.y, in.w - 1, in.h};
-  ui_table(g, table, cols, 7, cells, NULL, r, THEME_HEADER, gl->braille);
+  /* Too narrow for all seven (100 columns): p50 and p99 of both, so the whole
+   * point's percentiles show before 200 columns; narrower still (80): the
+   * window's three. */
+  static const size_t narrow[] = {0, 1, 3, 4, 6};
+  static const struct ui_table_col ncols[] = {
+      {"", 4, false}, {"p50", 6, true}, {"p99", 6, true}, {"run p50", 7, true}, {"run p99", 7, true},
+  };
+  int full_w = 0, narrow_w = 0;
+  for (size_t c = 0; c < 7; c++)
+    full_w += cols[c].width + (c ? 1 : 0);
+  for (size_t c = 0; c < ST_ARRAY_LEN(ncols); c++)
+    narrow_w += ncols[c].width + (c ? 1 : 0);
+  if (table.w < full_w && table.w >= narrow_w) {
+    const char *ncells[LATENCY_ROWS * ST_ARRAY_LEN(narrow)];
+    for (size_t c = 0; c < ST_ARRAY_LEN(narrow); c++) {
+      for (size_t row = 0; row < r; row++)
+        ncells[row * ST_ARRAY_LEN(narrow) + c] = cells[row * 7 + narrow[c]];
+    }
+    ui_table(g, table, ncols, ST_ARRAY_LEN(narrow), ncells, NULL, r, THEME_HEADER, gl->braille);
+  } else {
+    ui_table(g, table, cols, 7, cells, NULL, r, THEME_HEADER, gl->braille);
+  }
   if (in.h >= 6) {
     char buf[64], v[16];
     fig_format(v, sizeof v, &f->run, FIG_TOKENS_PER_CHUNK, FIG_STAT_MEAN);
@@ -520,6 +584,13 @@ static void render_server_load(const struct runview *rv, struct ui_grid *g, stru
   }
   snprintf(buf, sizeof buf, "KV %s tok", ui_fmt_si((double)ld->max_total_num_tokens, v, sizeof v));
   x = ui_put(g, x, in.y + 2, end, buf, THEME_MAIN, gl);
+  if (ld->kv_asked_tokens > 0 && ld->kv_asked_tokens != ld->max_total_num_tokens) {
+    /* the engine made another size of the one asked (llama.cpp rounds -c) */
+    const struct eng_ops *e = eng_find(rv->snap.server.engine);
+    snprintf(buf, sizeof buf, " (asked %s; %s rounds)",
+             ui_fmt_si((double)ld->kv_asked_tokens, w, sizeof w), e ? e->title : "the engine");
+    x = ui_put(g, x, in.y + 2, end, buf, THEME_WARNING, gl);
+  }
   if (ld->max_total_num_tokens_was_valid &&
       ld->max_total_num_tokens_was != ld->max_total_num_tokens) {
     snprintf(buf, sizeof buf, " (was %s)",

@@ -530,6 +530,7 @@ static void start_attach(struct dashboard *d, const struct run_attach_load *load
       sc.arm[0].results_dir = d->results_dir;
       sc.arm[0].recipe = recipe_set_at(set, 0);
       sc.arm[0].attach_url = url;
+      sc.arm[0].sweep = load->n_concs > 1; /* a concurrency list: one point each */
     }
     started = begin_session(d, &sc, false, base != NULL, &err);
   }
@@ -685,8 +686,8 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
     return true;
   case UI_CMD_ATTACH: {
     struct run_attach_load load = {.url = d->attach.url, .isl = d->attach.isl,
-                                   .osl = d->attach.osl, .concs = &d->attach.conc_value,
-                                   .n_concs = 1};
+                                   .osl = d->attach.osl, .concs = d->attach.concs,
+                                   .n_concs = d->attach.n_concs};
     start_attach(d, &load, NULL);
     return true;
   }

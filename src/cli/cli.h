@@ -33,6 +33,10 @@ int cli_parse_options(const struct opt_parser *p, const char *cmd, int argc, cha
                       char **pos, size_t max_pos, size_t *n_pos);
 /* Prints "servetop CMD: <message>" to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) ST_PRINTF(2, 3);
+/* "servetop CMD: no recipe 'NAME' (...)" and the did-you-mean of the names
+ * that hold NAME (show and run say the same), to stderr. */
+struct recipe_set;
+void cli_no_recipe(const char *cmd, const struct recipe_set *set, const char *name);
 
 /* The load's figures on one line (the headless status line of `run`, bench's
  * progress line): every figure of the model shown there (FIG_SHOW_STATUS), in

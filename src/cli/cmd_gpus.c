@@ -19,18 +19,18 @@ static void on_interrupt(int sig) {
   interrupted = 1;
 }
 
-static void print_mib(bool valid, uint64_t bytes, int width) {
+static void print_mib(FILE *out, bool valid, uint64_t bytes, int width) {
   if (valid)
-    printf(" %*.0f", width, (double)bytes / (1024.0 * 1024.0));
+    fprintf(out, " %*.0f", width, (double)bytes / (1024.0 * 1024.0));
   else
-    printf(" %*s", width, "-");
+    fprintf(out, " %*s", width, "-");
 }
 
-static void print_num(bool valid, double v, int width, int decimals) {
+static void print_num(FILE *out, bool valid, double v, int width, int decimals) {
   if (valid)
-    printf(" %*.*f", width, decimals, v);
+    fprintf(out, " %*.*f", width, decimals, v);
   else
-    printf(" %*s", width, "-");
+    fprintf(out, " %*s", width, "-");
 }
 
 static const char *state_label(enum tm_backend_state s) {
@@ -43,61 +43,61 @@ static const char *state_label(enum tm_backend_state s) {
   return "?";
 }
 
-static void print_text(const struct tm_snapshot *snap, const struct tm_backend_status *report,
+static void print_text(FILE *out, const struct tm_snapshot *snap, const struct tm_backend_status *report,
                        size_t n_report) {
   bool none = strcmp(snap->backend, "none") == 0;
   if (none)
-    printf("telemetry: none (no backend is available; reasons below)\n");
+    fprintf(out, "telemetry: none (no backend is available; reasons below)\n");
   else
-    printf("telemetry: %s%s%s\n", snap->backend, snap->simulated ? " (SIMULATED values)" : "",
+    fprintf(out, "telemetry: %s%s%s\n", snap->backend, snap->simulated ? " (SIMULATED values)" : "",
            snap->stale ? " (STALE)" : "");
   if (snap->error[0] && !none)
-    printf("error: %s\n", snap->error);
+    fprintf(out, "error: %s\n", snap->error);
   if (snap->note[0])
-    printf("note: %s\n", snap->note);
+    fprintf(out, "note: %s\n", snap->note);
   if (snap->n_gpus > 0) {
-    printf("%3s  %-26s %10s %10s %9s %10s %10s %6s %8s %8s\n", "GPU", "NAME", "USED MiB",
+    fprintf(out, "%3s  %-26s %10s %10s %9s %10s %10s %6s %8s %8s\n", "GPU", "NAME", "USED MiB",
            "TOTAL MiB", "RSVD MiB", "SERVER MiB", "REST MiB", "UTIL%", "POWER W", "LIMIT W");
     for (int i = 0; i < snap->n_gpus; i++) {
       const struct tm_gpu *g = &snap->gpus[i];
       char name[TM_NAME_LEN + TM_HOST_LEN + 2];
       snprintf(name, sizeof name, "%s%s%s", g->host, g->host[0] ? ":" : "",
                g->name[0] ? g->name : "-");
-      printf("%3d  %-26.26s", g->index, name);
-      print_mib(g->valid & TM_GPU_MEM_USED, g->mem_used_bytes, 10);
-      print_mib(g->valid & TM_GPU_MEM_TOTAL, g->mem_total_bytes, 10);
-      print_mib(g->valid & TM_GPU_MEM_RESERVED, g->mem_reserved_bytes, 9);
-      print_mib(g->valid & TM_GPU_SERVER_MEM, g->server_mem_bytes, 10);
-      print_mib(g->valid & TM_GPU_SERVER_MEM, g->other_mem_bytes, 10);
-      print_num(g->valid & TM_GPU_UTIL, g->util_pct, 6, 0);
-      print_num(g->valid & TM_GPU_POWER, g->power_w, 8, 1);
-      print_num(g->valid & TM_GPU_POWER_LIMIT, g->power_limit_w, 8, 1);
-      printf("\n");
+      fprintf(out, "%3d  %-26.26s", g->index, name);
+      print_mib(out, g->valid & TM_GPU_MEM_USED, g->mem_used_bytes, 10);
+      print_mib(out, g->valid & TM_GPU_MEM_TOTAL, g->mem_total_bytes, 10);
+      print_mib(out, g->valid & TM_GPU_MEM_RESERVED, g->mem_reserved_bytes, 9);
+      print_mib(out, g->valid & TM_GPU_SERVER_MEM, g->server_mem_bytes, 10);
+      print_mib(out, g->valid & TM_GPU_SERVER_MEM, g->other_mem_bytes, 10);
+      print_num(out, g->valid & TM_GPU_UTIL, g->util_pct, 6, 0);
+      print_num(out, g->valid & TM_GPU_POWER, g->power_w, 8, 1);
+      print_num(out, g->valid & TM_GPU_POWER_LIMIT, g->power_limit_w, 8, 1);
+      fprintf(out, "\n");
     }
   }
   if (snap->procs_listed) {
-    printf("processes:%s\n", snap->n_procs == 0 ? " none" : "");
+    fprintf(out, "processes:%s\n", snap->n_procs == 0 ? " none" : "");
     if (snap->n_procs > 0)
-      printf("%3s %9s  %-20s %10s  %s\n", "GPU", "PID", "NAME", "MEM MiB", "SERVER");
+      fprintf(out, "%3s %9s  %-20s %10s  %s\n", "GPU", "PID", "NAME", "MEM MiB", "SERVER");
     for (int i = 0; i < snap->n_procs; i++) {
       const struct tm_proc *p = &snap->procs[i];
       if (p->gpu_index >= 0)
-        printf("%3d", p->gpu_index);
+        fprintf(out, "%3d", p->gpu_index);
       else
-        printf("%3s", "-");
-      printf(" %9ld  %-20.20s", (long)p->pid, p->name[0] ? p->name : "-");
-      print_mib(p->mem_valid, p->mem_bytes, 10);
-      printf("  %s\n", snap->server_pid > 0 ? (p->in_server_tree ? "yes" : "no") : "-");
+        fprintf(out, "%3s", "-");
+      fprintf(out, " %9ld  %-20.20s", (long)p->pid, p->name[0] ? p->name : "-");
+      print_mib(out, p->mem_valid, p->mem_bytes, 10);
+      fprintf(out, "  %s\n", snap->server_pid > 0 ? (p->in_server_tree ? "yes" : "no") : "-");
     }
     if (snap->procs_truncated)
-      printf("(more processes than listed)\n");
+      fprintf(out, "(more processes than listed)\n");
   }
   if (n_report > 0) {
-    printf("backends:\n");
+    fprintf(out, "backends:\n");
     for (size_t i = 0; i < n_report; i++) {
       bool has_reason = report[i].state == TM_BACKEND_UNAVAILABLE ||
                         report[i].state == TM_BACKEND_NOT_PROBED;
-      printf("  %-11s %s%s%s\n", report[i].name, state_label(report[i].state),
+      fprintf(out, "  %-11s %s%s%s\n", report[i].name, state_label(report[i].state),
              has_reason ? ": " : "", has_reason ? report[i].reason : "");
     }
   }
@@ -203,7 +203,7 @@ int cmd_gpus_main(int argc, char **argv) {
     if (json)
       print_json(snap, report, n_report, false);
     else
-      print_text(snap, report, n_report);
+      print_text(stdout, snap, report, n_report);
   } else {
     struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_interrupt;
@@ -222,12 +222,31 @@ int cmd_gpus_main(int argc, char **argv) {
         continue;
       }
       printed_seq = snap->seq;
-      if (clear)
-        printf("\033[H\033[2J");
-      if (json)
+      if (json) {
         print_json(snap, report, n_report, true);
-      else
-        print_text(snap, report, n_report);
+      } else if (clear) {
+        /* in place: from the top, each line erased to its end, then what is
+         * below; a whole-screen clear would push every frame into scrollback */
+        char *frame = NULL;
+        size_t frame_bytes = 0;
+        FILE *mem = open_memstream(&frame, &frame_bytes);
+        if (mem) {
+          print_text(mem, snap, report, n_report);
+          fclose(mem);
+          fputs("\033[H", stdout);
+          for (char *line = frame, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+            nl = strchr(line, '\n');
+            fwrite(line, 1, nl ? (size_t)(nl - line) : strlen(line), stdout);
+            fputs(nl ? "\033[K\n" : "\033[K", stdout);
+            if (!nl)
+              break;
+          }
+          fputs("\033[J", stdout);
+        }
+        free(frame);
+      } else {
+        print_text(stdout, snap, report, n_report);
+      }
       fflush(stdout);
       printed++;
       if (count == 0 || printed < count)

@@ -260,6 +260,29 @@ int cmd_recipes_main(int argc, char **argv) {
   return EXIT_OK;
 }
 
+/* ---------------------------------------------------------------- no recipe */
+void cli_no_recipe(const char *cmd, const struct recipe_set *set, const char *name) {
+  bool multinode = false;
+  for (size_t i = 0; i < recipe_set_multinode_count(set) && !multinode; i++)
+    multinode = strcmp(recipe_set_multinode_at(set, i), name) == 0;
+  if (multinode)
+    fprintf(stderr, "servetop %s: %s is a multinode entry; servetop reads single-node "
+                    "recipes only\n", cmd, name);
+  else
+    fprintf(stderr, "servetop %s: no recipe '%s' (servetop recipes lists them)\n", cmd, name);
+  /* the names that hold what was typed: a prefix, a model, a GPU */
+  size_t found = 0;
+  for (size_t i = 0; i < recipe_set_count(set) && !multinode; i++) {
+    const char *have = recipe_set_at(set, i)->name;
+    if (strstr(have, name) && found++ < 8)
+      fprintf(stderr, "%s %s", found > 1 ? "," : "  did you mean:", have);
+  }
+  if (found > 8)
+    fprintf(stderr, " (%zu more)", found - 8);
+  if (found)
+    fprintf(stderr, "\n");
+}
+
 /* ---------------------------------------------------------------- show */
 /* Prints one shell word, quoted where a shell would expand or split it: the
  * printed command can be pasted into a shell without running anything in it. */
@@ -338,25 +361,7 @@ int cmd_show_main(int argc, char **argv) {
   int status = EXIT_OK;
   const struct recipe *r = recipe_set_find(set, pos[0]);
   if (!r) {
-    bool multinode = false;
-    for (size_t i = 0; i < recipe_set_multinode_count(set) && !multinode; i++)
-      multinode = strcmp(recipe_set_multinode_at(set, i), pos[0]) == 0;
-    if (multinode)
-      fprintf(stderr, "servetop show: %s is a multinode entry; servetop reads single-node "
-                      "recipes only\n", pos[0]);
-    else
-      fprintf(stderr, "servetop show: no recipe '%s' (servetop recipes lists them)\n", pos[0]);
-    /* the names that hold what was typed: a prefix, a model, a GPU */
-    size_t found = 0;
-    for (size_t i = 0; i < recipe_set_count(set) && !multinode; i++) {
-      const char *name = recipe_set_at(set, i)->name;
-      if (strstr(name, pos[0]) && found++ < 8)
-        fprintf(stderr, "%s %s", found > 1 ? "," : "  did you mean:", name);
-    }
-    if (found > 8)
-      fprintf(stderr, " (%zu more)", found - 8);
-    if (found)
-      fprintf(stderr, "\n");
+    cli_no_recipe("show", set, pos[0]);
     print_diags(set);
     status = EXIT_USAGE;
     goto out;
@@ -527,6 +532,7 @@ int cmd_lint_main(int argc, char **argv) {
     return status;
   struct recipe_findings f;
   recipe_lint(set, &f);
+  recipe_findings_order(&f); /* errors, then warnings */
   if (o.json) {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < f.n; i++) {
@@ -538,6 +544,8 @@ int cmd_lint_main(int argc, char **argv) {
       cJSON_AddStringToObject(j, "recipe", x->recipe);
       cJSON_AddStringToObject(j, "file", x->file);
       cJSON_AddNumberToObject(j, "line", x->line);
+      if (x->col > 0)
+        cJSON_AddNumberToObject(j, "column", x->col);
       cJSON_AddStringToObject(j, "message", x->message);
       cJSON *rel = cJSON_AddArrayToObject(j, "related");
       for (size_t k = 0; k < x->n_related; k++) {
@@ -554,8 +562,13 @@ int cmd_lint_main(int argc, char **argv) {
   } else {
     for (size_t i = 0; i < f.n; i++) {
       const struct recipe_finding *x = &f.items[i];
-      printf("%s:%d: %s: %s [%s %s]%s%s\n", x->file, x->line, recipe_severity_name(x->severity),
-             x->message, x->rule, x->rule_id, x->recipe[0] ? " " : "", x->recipe);
+      /* file:line:col as `recipes` prints load problems, where the column is known */
+      char col[16] = "";
+      if (x->col > 0)
+        snprintf(col, sizeof col, ":%d", x->col);
+      printf("%s:%d%s: %s: %s [%s %s]%s%s\n", x->file, x->line, col,
+             recipe_severity_name(x->severity), x->message, x->rule, x->rule_id,
+             x->recipe[0] ? " " : "", x->recipe);
       for (size_t k = 0; k < x->n_related; k++)
         printf("  %s:%d: note: %s\n", x->related[k].file, x->related[k].line, x->related[k].what);
     }

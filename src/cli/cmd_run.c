@@ -135,7 +135,7 @@ static const char run_description[] =
         {"headless", OPT_FLAG, &(o)->headless, NULL,                                               \
          "a status line instead of the dashboard's run view (the default without a terminal)",    \
          NULL, NULL},                                                                              \
-        {"json", OPT_FLAG, &(o)->json, NULL, "print the outcome as JSON at the end", NULL, NULL},  \
+        {"json", OPT_FLAG, &(o)->json, NULL, "print the outcome as JSON at the end (stdout carries only the JSON; the rest goes to stderr)", NULL, NULL},  \
         {"quiet", OPT_FLAG, &(o)->quiet, NULL, "no status line", NULL, NULL},                      \
   }
 
@@ -179,11 +179,16 @@ static void live_figures(struct sbuf *sb, const struct snap_run *s) {
 
 static void status_line(struct sbuf *sb, const char *tag, const struct snap_run *s) {
   const struct snap_progress *p = &s->progress;
+  /* between points the line names the next point; a warm-up counts its own requests */
   sbuf_printf(sb, "%s[%s%s] %s", tag, s->server.engine, s->server.simulated ? " SIMULATED" : "",
-              snap_run_phase_name(p->phase));
+              p->warmup ? "warming up" : p->phase == SNAP_PHASE_BETWEEN ? "next"
+                                                                       : snap_run_phase_name(p->phase));
   if (p->n_points > 1 || p->phase == SNAP_PHASE_MEASURING)
     sbuf_printf(sb, " point %d/%d", p->point_index + 1, p->n_points > 0 ? p->n_points : 1);
-  if (p->phase == SNAP_PHASE_MEASURING) {
+  if (p->warmup)
+    sbuf_printf(sb, " c=%d warm-up %lld/%lld", s->concurrency.target, (long long)p->done,
+                (long long)p->total);
+  if (p->phase == SNAP_PHASE_MEASURING && !p->warmup) {
     /* what a narrow terminal cuts last: progress, then the ETA */
     sbuf_printf(sb, " c=%d %lld/%lld done %lld failed", s->concurrency.target, (long long)p->done,
                 (long long)p->total, (long long)p->failed);
@@ -336,8 +341,10 @@ static int exit_status_for(const struct run_outcome *o, bool allow_mislabel) {
   }
 }
 
-static void report_outcome(const char *tag, const struct run_outcome *o, bool allow_mislabel) {
-  FILE *out = o->status == RUN_STATUS_OK ? stdout : stderr;
+/* human: where the text goes (stderr with --json: stdout carries only the JSON). */
+static void report_outcome(FILE *human, const char *tag, const struct run_outcome *o,
+                           bool allow_mislabel) {
+  FILE *out = o->status == RUN_STATUS_OK ? human : stderr;
   if (o->status == RUN_STATUS_MISLABELLED) {
     fprintf(stderr, "\n%s!!! %s\n", tag, o->message);
     fprintf(stderr, "%s!!! the results are marked mislabelled%s\n\n", tag,
@@ -346,10 +353,10 @@ static void report_outcome(const char *tag, const struct run_outcome *o, bool al
     fprintf(out, "%srun %s: %s\n", tag, run_status_name(o->status), o->message);
   }
   if (o->simulated)
-    fprintf(stdout, "%s(simulated server: numbers come from servetop sim's model, not hardware)\n",
+    fprintf(human, "%s(simulated server: numbers come from servetop sim's model, not hardware)\n",
             tag);
   if (o->dir[0])
-    fprintf(stdout, "%srun folder: %s\n", tag, o->dir);
+    fprintf(human, "%srun folder: %s\n", tag, o->dir);
 }
 
 static void print_outcomes_json(const struct run_outcome *outs, const char *const *tags, size_t n) {
@@ -448,7 +455,7 @@ static int split_gpus(const char *gpus, char **first, char **second) {
   return 0;
 }
 
-static int compare_run_dirs(const char *a_dir, const char *b_dir) {
+static int compare_run_dirs(FILE *out, const char *a_dir, const char *b_dir) {
   struct run_compare_side a, b;
   struct st_err err = {{0}};
   int rc = EXIT_OK;
@@ -456,8 +463,8 @@ static int compare_run_dirs(const char *a_dir, const char *b_dir) {
     fprintf(stderr, "servetop run --ab: cannot compare: %s\n", err.msg);
     rc = EXIT_RUN_FAILED;
   } else {
-    printf("\n");
-    run_compare_print(stdout, &a, &b);
+    fprintf(out, "\n");
+    run_compare_print(out, &a, &b);
   }
   run_compare_side_fini(&a);
   run_compare_side_fini(&b);
@@ -549,7 +556,7 @@ static int report_runs(const struct run_opts *o, const char *const *tags,
   for (size_t i = 0; i < n; i++) {
     if (last)
       print_point_table(o->json ? stderr : stdout, tags[i], &last[i]);
-    report_outcome(tags[i], &outs[i], o->allow_mislabel);
+    report_outcome(o->json ? stderr : stdout, tags[i], &outs[i], o->allow_mislabel);
     int st = exit_status_for(&outs[i], o->allow_mislabel);
     if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
       rc = st;
@@ -563,7 +570,8 @@ static int report_runs(const struct run_opts *o, const char *const *tags,
  * are over; outs gets each arm's outcome. Returns the exit status. */
 static int watch_session(const struct run_opts *o, struct run_session *s,
                          const char *const *tags, struct run_outcome *outs) {
-  struct live_lines ll = {.tty = isatty(STDOUT_FILENO), .cols = terminal_cols(STDOUT_FILENO)};
+  FILE *out = o->json ? stderr : stdout; /* --json: stdout holds the JSON document alone */
+  struct live_lines ll = {.tty = isatty(fileno(out)), .cols = terminal_cols(fileno(out))};
   struct snap_run *last = xcalloc(RUN_SESSION_MAX_ARMS, sizeof *last);
   uint64_t seq[RUN_SESSION_MAX_ARMS] = {0, 0};
   int points_seen[RUN_SESSION_MAX_ARMS] = {0, 0};
@@ -583,8 +591,8 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
       const struct snap_points *h = &last[i].points;
       int first_new = h->n - (h->n_written - points_seen[i]);
       for (int k = first_new < 0 ? 0 : first_new; !o->quiet && k < h->n; k++) {
-        live_clear(&ll, stdout);
-        point_line(stdout, tags[i], &last[i], &h->point[k]);
+        live_clear(&ll, out);
+        point_line(out, tags[i], &last[i], &h->point[k]);
       }
       points_seen[i] = h->n_written;
     }
@@ -596,7 +604,7 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
         continue;
       if (a->state == RUN_ARM_ENDED) {
         if (!o->quiet)
-          live_clear(&ll, stdout);
+          live_clear(&ll, out);
         run_session_snapshot(s, i, &last[i], NULL); /* the last picture: every saved point */
         outs[i] = a->outcome;
         int arm_rc = report_runs(o, &tags[i], &outs[i], &last[i], 1);
@@ -605,7 +613,7 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
         settled[i] = true;
       } else if (a->state == RUN_ARM_NOT_STARTED) {
         if (a->start_error[0]) {
-          live_clear(&ll, stdout);
+          live_clear(&ll, out);
           fprintf(stderr, "%sservetop run: %s\n", tags[i], a->start_error);
           rc = EXIT_RUN_FAILED;
         }
@@ -627,13 +635,13 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
         status_line(&lines[n], tags[i], &last[i]);
         n++;
       }
-      live_show(&ll, stdout, lines, n);
+      live_show(&ll, out, lines, n);
     }
     clock_sleep_us(100000);
   }
   if (!o->quiet) {
-    live_clear(&ll, stdout);
-    fflush(stdout);
+    live_clear(&ll, out);
+    fflush(out);
   }
   sbuf_free(&lines[0]);
   sbuf_free(&lines[1]);
@@ -731,7 +739,7 @@ int cmd_run_main(int argc, char **argv) {
   if (o.ab_parallel)
     o.ab = true;
   if (o.llama_server && eng_set_program_path("llama-server", o.llama_server, &err) != 0) {
-    fprintf(stderr, "servetop run: --llama-server %s\n", err.msg);
+    fprintf(stderr, "servetop run: %s\n", err.msg);
     goto out;
   }
   set = load_recipes(&o);
@@ -758,8 +766,7 @@ int cmd_run_main(int argc, char **argv) {
       fprintf(stderr, "  %s:%d:%d: %s\n", d->file, d->line, d->col, d->message); /* field in it */
     }
     if (!named) {
-      fprintf(stderr, "servetop run: no recipe named '%s' (servetop recipes lists them)\n",
-              pos[0]);
+      cli_no_recipe("run", set, pos[0]);
       for (size_t i = 0; i < recipe_set_diag_count(set) && whole; i++) {
         const struct recipe_diag *d = recipe_set_diag_at(set, i);
         if (!d->entry)
@@ -808,6 +815,10 @@ int cmd_run_main(int argc, char **argv) {
   for (size_t i = 0; i < n_runs; i++) {
     fill_config(&cfgs[i], &o, recipes[i], engines[i], labels[i], gpus[i]);
     cfgs[i].servetop_exe = NULL; /* /proc/self/exe: this binary */
+    if (run_check_server_cmd(&cfgs[i], &err) != 0) {
+      fprintf(stderr, "%sservetop run: %s: %s\n", tags[i], recipes[i]->name, err.msg);
+      goto out;
+    }
   }
   struct run_outcome outcomes[2];
   memset(outcomes, 0, sizeof(outcomes));
@@ -823,7 +834,7 @@ int cmd_run_main(int argc, char **argv) {
     goto out;
   if (o.ab && outcomes[0].n_points_done > 0 && outcomes[1].n_points_done > 0 &&
       rc != EXIT_INTERRUPTED)
-    compare_run_dirs(outcomes[0].dir, outcomes[1].dir);
+    compare_run_dirs(o.json ? stderr : stdout, outcomes[0].dir, outcomes[1].dir);
   if (o.json)
     print_outcomes_json(outcomes, tags, n_runs);
 out:
@@ -837,34 +848,6 @@ out:
 
 /* ---------------------------------------------------------------- attach */
 /* "1,2,4" -> concs; -1 with a message naming the flag. */
-static int parse_conc_list(const char *text, int *concs, size_t max, size_t *n, char *bad,
-                           size_t bad_n) {
-  *n = 0;
-  size_t len = strlen(text);
-  if (len == 0 || text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,")) {
-    snprintf(bad, bad_n, "--conc-list %.100s: an empty item (write 1,2,4)", text);
-    return -1;
-  }
-  char *copy = xstrdup(text), *save = NULL;
-  int rc = 0;
-  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-    int c;
-    if (parse_int(w, &c) != 0 || c < 1 || *n == max) {
-      snprintf(bad, bad_n, "--conc-list %.100s: expected up to %zu whole numbers >= 1, "
-                           "comma-separated (1,2,4)", text, max);
-      rc = -1;
-      break;
-    }
-    concs[(*n)++] = c;
-  }
-  free(copy);
-  if (rc == 0 && *n == 0) {
-    snprintf(bad, bad_n, "--conc-list: empty");
-    rc = -1;
-  }
-  return rc;
-}
-
 int cmd_attach_main(int argc, char **argv) {
   struct run_opts o = {.num_warmups = -1};
   const char *conc_list = NULL, *model = NULL;
@@ -897,7 +880,7 @@ int cmd_attach_main(int argc, char **argv) {
       {"seed", OPT_LONG, &o.seed, "N", "dataset seed (default 0)", NULL, &o.seed_seen},
       {"headless", OPT_FLAG, &o.headless, NULL,
        "a status line instead of the run view (the default without a terminal)", NULL, NULL},
-      {"json", OPT_FLAG, &o.json, NULL, "print the outcome as JSON at the end", NULL, NULL},
+      {"json", OPT_FLAG, &o.json, NULL, "print the outcome as JSON at the end (stdout carries only the JSON; the rest goes to stderr)", NULL, NULL},
       {"quiet", OPT_FLAG, &o.quiet, NULL, "no status line", NULL, NULL},
   };
   struct opt_parser parser = {
@@ -928,9 +911,11 @@ int cmd_attach_main(int argc, char **argv) {
   const char *problem = run_input_error(&o, bad, sizeof bad);
   if (!problem && conc_list && o.conc_seen)
     problem = "--conc N and --conc-list are exclusive";
-  if (!problem && conc_list && parse_conc_list(conc_list, concs, ST_ARRAY_LEN(concs), &n_concs,
-                                               bad, sizeof bad) != 0)
+  if (!problem && conc_list &&
+      run_parse_conc_list(conc_list, concs, ST_ARRAY_LEN(concs), &n_concs, &err) != 0) {
+    snprintf(bad, sizeof bad, "--conc-list %.480s", err.msg);
     problem = bad;
+  }
   if (!problem && (factor < 0 || (factor_seen && factor < 1)))
     problem = "--num-prompts-factor must be >= 1";
   if (!problem && http_set_proxy(o.proxy, &err) != 0) {
@@ -980,12 +965,17 @@ int cmd_attach_main(int argc, char **argv) {
 /* ---------------------------------------------------------------- compare */
 int cmd_compare_main(int argc, char **argv) {
   bool json = false;
+  const char *results_dir = NULL;
   const struct opt_spec specs[] = {
       {"json", OPT_FLAG, &json, NULL, "machine-readable output", NULL, NULL},
+      {"results", OPT_STRING, &results_dir, "DIR",
+       "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {
-      .usage = "servetop compare A B [--json]",
-      .description = "A and B are result JSON files or run folders (every point of a sweep).\n"
+      .usage = "servetop compare A B [--json] [--results DIR]",
+      .description = "A and B are result JSON files or run folders (every point of a sweep), as\n"
+                     "paths or as the run names the past-runs list and `servetop run` print\n"
+                     "(20261205-101500-tiny-llamacpp-cpu-off), from any directory.\n"
                      "Says what each side is (speculative decoding, GPU count), then prints every\n"
                      "headline metric of A and B with B-A and B/A to 4 significant digits,\n"
                      "acceptance, and per concurrency the speculative-decoding speedup (MTP, or a\n"
@@ -1003,9 +993,17 @@ int cmd_compare_main(int argc, char **argv) {
   if (n_pos != 2)
     return cli_usage_error("compare", "expected A and B");
   struct run_compare_side a, b;
+  memset(&a, 0, sizeof(a));
   memset(&b, 0, sizeof(b));
   int rc = EXIT_USAGE;
-  if (run_compare_side_load(pos[0], &a, &err) != 0 || run_compare_side_load(pos[1], &b, &err) != 0) {
+  char *path_a = run_resolve_path_alloc(pos[0], results_dir, &err);
+  char *path_b = path_a ? run_resolve_path_alloc(pos[1], results_dir, &err) : NULL;
+  if (!path_b) {
+    fprintf(stderr, "servetop compare: %s\n", err.msg);
+    free(path_a);
+    return EXIT_USAGE;
+  }
+  if (run_compare_side_load(path_a, &a, &err) != 0 || run_compare_side_load(path_b, &b, &err) != 0) {
     fprintf(stderr, "servetop compare: %s\n", err.msg);
   } else if (json) {
     char *text = run_compare_json_alloc(&a, &b);
@@ -1018,22 +1016,28 @@ int cmd_compare_main(int argc, char **argv) {
   }
   run_compare_side_fini(&a);
   run_compare_side_fini(&b);
+  free(path_a);
+  free(path_b);
   return rc;
 }
 
 /* ---------------------------------------------------------------- export */
 int cmd_export_main(int argc, char **argv) {
   bool inferencex = false;
-  const char *out_dir = NULL;
+  const char *out_dir = NULL, *results_dir = NULL;
   const struct opt_spec specs[] = {
       {"inferencex", OPT_FLAG, &inferencex, NULL, "InferenceX master-config entry + script",
        NULL, NULL},
       {"out", OPT_STRING, &out_dir, "DIR",
        "write <DIR>/master-entry.yaml and <DIR>/launch-server.sh instead of stdout", NULL, NULL},
+      {"results", OPT_STRING, &results_dir, "DIR",
+       "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {
-      .usage = "servetop export RUN --inferencex [--out DIR]",
-      .description = "Writes a run's tuned knobs (the recipe's server command with the run's --set\n"
+      .usage = "servetop export RUN --inferencex [--out DIR] [--results DIR]",
+      .description = "RUN is a run folder's path or its name (as the past-runs list and\n"
+                     "`servetop run` print it), from any directory.\n"
+                     "Writes a run's tuned knobs (the recipe's server command with the run's --set\n"
                      "overrides) as an InferenceX master-config entry, with the concurrencies the\n"
                      "run measured to the end as conc-list, and a launch-script fragment for the\n"
                      "server (flags that follow the concurrency as $CONC, as the recipe writes\n"
@@ -1051,7 +1055,13 @@ int cmd_export_main(int argc, char **argv) {
   if (n_pos != 1 || !inferencex)
     return cli_usage_error("export", "usage: servetop export RUN --inferencex [--out DIR]");
   char *yaml = NULL, *script = NULL;
-  int erc = run_export_inferencex(pos[0], &yaml, &script, &err);
+  char *run_dir = run_resolve_path_alloc(pos[0], results_dir, &err);
+  if (!run_dir) {
+    fprintf(stderr, "servetop export: %s\n", err.msg);
+    return EXIT_USAGE;
+  }
+  int erc = run_export_inferencex(run_dir, &yaml, &script, &err);
+  free(run_dir);
   if (erc != 0) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
     return erc > 0 ? EXIT_RUN_FAILED : EXIT_USAGE;

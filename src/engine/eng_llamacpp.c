@@ -189,10 +189,20 @@ static int llamacpp_program_words(struct launch_cmd *cmd, const struct eng_targe
   static const char *const model_flags[] = {"m", "md"};
   for (size_t i = 0; i < ST_ARRAY_LEN(model_flags); i++) {
     const char *model = arg_value(t->server_args, t->n_server_args, model_flags[i]);
-    if (model && *model && !path_exists(model))
-      return err_setf(err, "llama.cpp model %s not found (-%s): scripts/setup-llamacpp.sh writes "
-                           "the tiny target and draft models",
+    if (model && *model && !path_exists(model)) {
+      /* the setup script's pairs are <size>-target.gguf / <size>-draft.gguf */
+      const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+      size_t size_len = strcspn(base, "-");
+      bool setup_pair = base[size_len] == '-' && (strcmp(base + size_len, "-target.gguf") == 0 ||
+                                                  strcmp(base + size_len, "-draft.gguf") == 0);
+      if (setup_pair)
+        return err_setf(err, "llama.cpp model %s not found (-%s): scripts/setup-llamacpp.sh "
+                             "--models %.*s writes it (and its %s)",
+                        model, model_flags[i], (int)size_len, base,
+                        strcmp(base + size_len, "-target.gguf") == 0 ? "draft" : "target");
+      return err_setf(err, "llama.cpp model %s not found (-%s): give the path of a GGUF model",
                       model, model_flags[i]);
+    }
   }
   launch_cmd_add_arg(cmd, path);
   return 0;

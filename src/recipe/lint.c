@@ -56,6 +56,7 @@ static struct recipe_finding *add(struct recipe_findings *out, const struct rule
   f->recipe = xstrdup(recipe ? recipe : "");
   f->file = xstrdup(file ? file : "");
   f->line = line;
+  f->col = 0;
   f->message = msg;
   f->related = NULL;
   f->n_related = 0;
@@ -1188,8 +1189,10 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
   struct lint_ctx cx = {0};
   for (size_t i = 0; i < set->n_diags; i++) {
     const struct recipe_diag *d = &set->diags[i];
-    add(out, str_ends_with(d->file, ".sh") ? &R_SCRIPT_SYNTAX : &R_SCHEMA, RECIPE_SEV_ERROR,
-        d->entry, d->file, d->line, "%s", d->message);
+    struct recipe_finding *f =
+        add(out, str_ends_with(d->file, ".sh") ? &R_SCRIPT_SYNTAX : &R_SCHEMA, RECIPE_SEV_ERROR,
+            d->entry, d->file, d->line, "%s", d->message);
+    f->col = d->col;
   }
   for (size_t i = 0; i < set->n_recipes; i++) {
     const struct recipe_priv *p = set->recipes[i];

@@ -246,6 +246,7 @@ struct recipe_finding {
   const char *recipe;        /* recipe or entry name, "" for file-level findings */
   const char *file;          /* the line to change */
   int line;
+  int col;                   /* 1-based column where known (a load error's), else 0 */
   const char *message;
   struct recipe_location *related; /* owned; the master-config line comes here */
   size_t n_related;
@@ -261,6 +262,10 @@ struct recipe_findings {
 void recipe_lint(const struct recipe_set *set, struct recipe_findings *out);
 void recipe_findings_fini(struct recipe_findings *f);
 size_t recipe_findings_errors(const struct recipe_findings *f);
+/* Problems first: errors, then warnings, then notes, each in the order found
+ * (a stable sort). `servetop lint` and the dashboard's problems view show
+ * findings in this order. */
+void recipe_findings_order(struct recipe_findings *f);
 const char *recipe_severity_name(enum recipe_severity sev);
 
 #endif

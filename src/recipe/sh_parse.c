@@ -5,6 +5,7 @@
 #include "recipe/recipe_internal.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,19 @@ struct lexer {
   bool case_pattern;    /* after "case ... in" or ";;": '|' separates patterns */
   char *heredoc_delim;  /* pending heredoc: body starts at the next line */
   bool heredoc_strip_tabs;
+  int span_line, span_col, span_end_line, span_end_col; /* the last quote that spanned lines */
 };
+
+/* A quoted string opened at (l, c) has just closed: one that ran over a line
+ * end is remembered, as the likely place of a quote left open. */
+static void quote_closed(struct lexer *lx, int l, int c) {
+  if (lx->line == l)
+    return;
+  lx->span_line = l;
+  lx->span_col = c;
+  lx->span_end_line = lx->line;
+  lx->span_end_col = lx->col;
+}
 
 static void adv(struct lexer *lx) {
   if (lx->s[lx->i] == '\n') {
@@ -96,6 +109,21 @@ static int scan_error(struct lexer *lx, int line, int col, const char *what) {
   return err_setf(lx->err, "%s:%d:%d: %s", lx->file, line, col, what);
 }
 
+/* An unterminated quote at (l, c): where bash sees it open, unless an earlier
+ * quoted string ran over a line end: that one is where the quote was most
+ * likely left open (it closed on the quote meant to open the next string). */
+static int unterminated(struct lexer *lx, int l, int c, const char *kind) {
+  if (lx->span_line > 0 && lx->span_line < l)
+    return err_setf(lx->err,
+                    "%s:%d:%d: unterminated %s quote: the quote opened here runs to %d:%d, so "
+                    "the one at %d:%d never closes",
+                    lx->file, lx->span_line, lx->span_col, kind, lx->span_end_line,
+                    lx->span_end_col - 1, l, c);
+  char what[64];
+  snprintf(what, sizeof what, "unterminated %s quote", kind);
+  return scan_error(lx, l, c, what);
+}
+
 static int scan_single_quote(struct lexer *lx) {
   int l = lx->line, c = lx->col;
   put(lx, '\'');
@@ -105,9 +133,10 @@ static int scan_single_quote(struct lexer *lx) {
     adv(lx);
   }
   if (lx->i >= lx->len)
-    return scan_error(lx, l, c, "unterminated single quote");
+    return unterminated(lx, l, c, "single");
   put(lx, '\'');
   adv(lx);
+  quote_closed(lx, l, c);
   return 0;
 }
 
@@ -149,9 +178,10 @@ static int scan_double_quote(struct lexer *lx, int depth) {
     adv(lx);
   }
   if (lx->i >= lx->len)
-    return scan_error(lx, l, c, "unterminated double quote");
+    return unterminated(lx, l, c, "double");
   put(lx, '"');
   adv(lx);
+  quote_closed(lx, l, c);
   return 0;
 }
 

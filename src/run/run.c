@@ -168,6 +168,13 @@ static void fill_server_part(struct run *run) {
   s->load.max_total_num_tokens_was = run->kv_capacity_was;
   s->load.kv_per_slot_valid = run->server.kv_per_slot_tokens > 0;
   s->load.kv_per_slot_tokens = run->server.kv_per_slot_tokens;
+  s->load.kv_asked_tokens = 0; /* what was asked, where the engine's KV knob counts tokens */
+  const struct eng_flag *kv_row = eng_knob_row(run->cfg.engine, ENG_KNOB_KV_CACHE);
+  const char *kv = run->rcmd_valid && kv_row && kv_row->value == ENG_VALUE_NATURAL
+                       ? recipe_cmd_knob(&run->rcmd, "kv-cache")
+                       : NULL;
+  if (kv && *kv)
+    s->load.kv_asked_tokens = strtoll(kv, NULL, 10) > 0 ? strtoll(kv, NULL, 10) : 0;
   int cap = run_batch_cap(run, &ls);
   s->load.batch_cap_valid = cap > 0;
   s->load.batch_cap = cap;
@@ -263,6 +270,23 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
                                 : 0;
   s->progress.eta_valid = window_req_per_s > 0 || left == 0;
   s->progress.eta_s = left > 0 && window_req_per_s > 0 ? (double)left / window_req_per_s : 0;
+  /* The last wave (every request left is in flight, none to send): the rate
+   * falls while they run together, so the ETA from it would grow; it counts
+   * down from what it was instead (a new rate may only bring it closer). */
+  if (left > 0 && live->in_flight >= left && s->progress.eta_valid) {
+    if (run->last_wave_eta_valid) {
+      double counted = run->last_wave_eta_s - (live->elapsed_s - run->last_wave_elapsed_s);
+      if (counted < 0)
+        counted = 0;
+      if (s->progress.eta_s > counted)
+        s->progress.eta_s = counted;
+    }
+    run->last_wave_eta_valid = true;
+    run->last_wave_eta_s = s->progress.eta_s;
+    run->last_wave_elapsed_s = live->elapsed_s;
+  } else {
+    run->last_wave_eta_valid = false;
+  }
   s->figures.window = live->window;
   s->figures.run = live->point;
   s->figures.window_span_s = live->window_s;
@@ -398,6 +422,12 @@ static enum measure_action point_tick(void *ctx, const struct measure_tick *t, i
       note(run, "concurrency set to %d", new_conc);
     }
     fill_load_part(run, t->live);
+  } else if (t->phase == MEASURE_PHASE_WARMUP && t->live) {
+    run->snap.progress.done = t->live->completed;
+    run->snap.progress.failed = t->live->failed;
+    run->snap.progress.in_flight = t->live->in_flight;
+    run->snap.progress.total = t->live->total;
+    run->snap.progress.elapsed_s = t->live->elapsed_s;
   }
   run_publish(run); /* warmups too: server state and log tail keep moving */
   return act;
@@ -412,11 +442,19 @@ static void point_phase(void *ctx, enum measure_phase phase, const char *text) {
   case MEASURE_PHASE_PROMPTS:
     note(run, "concurrency %d: %s", p->conc, text);
     break;
-  case MEASURE_PHASE_WARMUP:
+  case MEASURE_PHASE_WARMUP: /* its own progress, not the point's "0/0" */
     note(run, "concurrency %d: %s", p->conc, text);
+    run->snap.concurrency.target = p->conc;
+    run->snap.progress.warmup = true;
+    run->snap.progress.done = run->snap.progress.failed = run->snap.progress.in_flight = 0;
+    run->snap.progress.cut_by_stop = 0;
+    run->snap.progress.total = p->num_warmups;
+    run->snap.progress.eta_valid = false;
     break;
   case MEASURE_PHASE_LOAD:
     run->snap.progress.phase = SNAP_PHASE_MEASURING;
+    run->snap.progress.warmup = false;
+    run->last_wave_eta_valid = false;
     run->snap.concurrency.n_marks = 0;
     snap_concurrency_mark(&run->snap.concurrency, 0.0, p->conc);
     fig_set_clear(&run->snap.figures.window);
@@ -838,6 +876,11 @@ static void *run_main(void *arg) {
     struct point_plan plan;
     plan_point(run, &r->points[i], &plan);
     run->snap.progress.point_index = (int)i;
+    if (i > 0) { /* the label between points names the next one */
+      run->snap.progress.phase = SNAP_PHASE_BETWEEN;
+      run->snap.concurrency.target = plan.conc;
+      run_publish(run);
+    }
     for (;;) { /* repeats the point after a restart */
       if (run->stop_requested) {
         status = RUN_STATUS_INTERRUPTED;
@@ -952,6 +995,8 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   char host[128] = "127.0.0.1";
   int port = 0;
   if (cfg->attach_url && run_parse_http_url(cfg->attach_url, host, sizeof host, &port, err) != 0)
+    return NULL;
+  if (run_check_server_cmd(cfg, err) != 0) /* before a folder is made or a port taken */
     return NULL;
   struct run *run = xcalloc(1, sizeof(*run));
   run->cfg = *cfg;

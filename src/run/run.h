@@ -82,6 +82,11 @@ struct run_session; /* opaque: see "session" below */
 /* Starts the run's thread. Returns NULL with err set only when nothing could
  * start (bad config); everything later is reported by the outcome. */
 struct run *run_start(const struct run_config *cfg, struct st_err *err);
+/* The first point's server command built as run_start would build it, with
+ * nothing started and no folder made: -1 with err (a model file that is not
+ * there, a piece that does not resolve) for the caller to say before it starts
+ * anything. 0 for attached runs. */
+int run_check_server_cmd(const struct run_config *cfg, struct st_err *err);
 
 /* Latest snapshot, copied only when newer than *last_seq (see snap_slot_read). */
 bool run_snapshot(struct run *run, struct snap_run *out, uint64_t *last_seq);
@@ -243,6 +248,10 @@ struct run_attach_load {
  * server measures with; NULL with err on a bad URL. */
 struct recipe_set *run_attach_recipes_alloc(const struct run_attach_load *load,
                                             struct st_err *err);
+/* "1,4,16" -> concs (up to max), as `servetop attach --conc-list` and the
+ * dashboard's attach form read it; -1 with err ("1,x: expected ...") when a
+ * word is not a whole number >= 1, there are more than max, or none. */
+int run_parse_conc_list(const char *text, int *concs, size_t max, size_t *n, struct st_err *err);
 
 /* ---------------------------------------------------------------- knob overrides
  * "KEY=VALUE" as `--set`, the launch form and the run view's `m` take it:
@@ -338,5 +347,11 @@ char *run_default_results_dir_alloc(void);
  * empty list; -1 with err only when dir exists but cannot be read. */
 int run_list_past(const char *dir, struct run_summary_list *out, struct st_err *err);
 void run_summary_list_free(struct run_summary_list *list);
+/* What `compare` and `export` were given, as a path: arg itself when it names
+ * a file or folder, else (a name without '/', as the past-runs list and the
+ * headless output show it: "20261205-101500-tiny-llamacpp-cpu-off") that run
+ * folder under results_dir (NULL: the default), with or without its
+ * "result-concN.json" under it. NULL with err naming where it looked. */
+char *run_resolve_path_alloc(const char *arg, const char *results_dir, struct st_err *err);
 
 #endif

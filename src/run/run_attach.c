@@ -85,3 +85,25 @@ struct recipe_set *run_attach_recipes_alloc(const struct run_attach_load *load,
   }
   return set;
 }
+
+int run_parse_conc_list(const char *text, int *concs, size_t max, size_t *n, struct st_err *err) {
+  *n = 0;
+  size_t len = strlen(text);
+  if (len == 0 || text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,"))
+    return err_setf(err, "%.100s: an empty item (write 1,2,4)", text);
+  char *copy = xstrdup(text), *save = NULL;
+  int rc = 0;
+  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    int c;
+    if (parse_int(w, &c) != 0 || c < 1 || *n == max) {
+      rc = err_setf(err, "%.100s: expected up to %zu whole numbers >= 1, comma-separated (1,2,4)",
+                    text, max);
+      break;
+    }
+    concs[(*n)++] = c;
+  }
+  free(copy);
+  if (rc == 0 && *n == 0)
+    rc = err_setf(err, "empty");
+  return rc;
+}

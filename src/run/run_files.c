@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -43,11 +44,16 @@ int run_files_make_dir(struct run *run, struct st_err *err) {
   char stamp[32], name[160];
   strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm_utc);
   sanitize_name(run->cfg.recipe->name, name, sizeof(name));
+  /* A label the recipe name already ends with is not said twice ("-mtp-mtp"). */
+  const char *label = run->cfg.label;
+  size_t name_len = strlen(name), label_len = label ? strlen(label) : 0;
+  if (label && (!label[0] || (name_len > label_len && name[name_len - label_len - 1] == '-' &&
+                              strcmp(name + name_len - label_len, label) == 0)))
+    label = NULL;
   int rc = -1;
   for (int attempt = 1; attempt < 100; attempt++) {
     char leaf[320];
-    snprintf(leaf, sizeof(leaf), "%s-%s%s%s", stamp, name, run->cfg.label ? "-" : "",
-             run->cfg.label ? run->cfg.label : "");
+    snprintf(leaf, sizeof(leaf), "%s-%s%s%s", stamp, name, label ? "-" : "", label ? label : "");
     if (attempt > 1) {
       size_t len = strlen(leaf);
       snprintf(leaf + len, sizeof(leaf) - len, "-%d", attempt);
@@ -305,6 +311,33 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   snap_points_add(&run->snap.points, &p);
 }
 
+/* The spec-decoding label a result carries: the recipe's; for an attached
+ * server (no recipe of its own) the method it was measured with, as the
+ * server reports it (llama.cpp's speculative slots: a draft model; SGLang's
+ * EAGLE / NEXTN: MTP), "none" when it reports none. */
+static const char *spec_label(struct run *run, char *buf, size_t buf_bytes) {
+  if (!run->cfg.attach_url)
+    return recipe_spec_name(run->cfg.recipe->spec);
+  pthread_mutex_lock(&run->lock);
+  char algo[sizeof run->server.spec_algorithm];
+  snprintf(algo, sizeof algo, "%s", run->server.spec_algorithm);
+  bool on = algo[0] != '\0' || run->log_state.spec_seen;
+  pthread_mutex_unlock(&run->lock);
+  if (!on)
+    return recipe_spec_name(run->cfg.recipe->spec);
+  const char *engine = run->cfg.engine ? run->cfg.engine->name : "";
+  if (strcmp(engine, "llamacpp") == 0 || strcasecmp(algo, "standalone") == 0)
+    return "draft_model";
+  if (!algo[0] || strncasecmp(algo, "eagle", 5) == 0 || strcasecmp(algo, "nextn") == 0 ||
+      strcasecmp(algo, "mtp") == 0)
+    return "mtp";
+  size_t n = 0;
+  for (; algo[n] && n + 1 < buf_bytes; n++)
+    buf[n] = (char)tolower((unsigned char)algo[n]);
+  buf[n] = '\0';
+  return buf;
+}
+
 int run_files_write_point(struct run *run, const struct measure_result *res,
                           const struct run_point_extras *x, struct st_err *err) {
   cJSON *doc = cJSON_Parse(res->json);
@@ -313,7 +346,8 @@ int run_files_write_point(struct run *run, const struct measure_result *res,
   cJSON *st = cJSON_AddObjectToObject(doc, "servetop_run");
   cJSON_AddStringToObject(st, "recipe", run->cfg.recipe->name);
   add_string_or_null(st, "label", run->cfg.label);
-  cJSON_AddStringToObject(st, "spec_decoding_label", recipe_spec_name(run->cfg.recipe->spec));
+  char method[64];
+  cJSON_AddStringToObject(st, "spec_decoding_label", spec_label(run, method, sizeof method));
   cJSON_AddNumberToObject(st, "point_index", x->point_index);
   cJSON_AddNumberToObject(st, "concurrency", x->conc);
   cJSON_AddStringToObject(st, "end", run_point_end_name(x->end));
@@ -378,7 +412,8 @@ int run_files_write_manifest(struct run *run, struct st_err *err) {
   add_string_or_null(doc, "recipe_file", r->file);
   cJSON_AddNumberToObject(doc, "recipe_line", r->line);
   add_string_or_null(doc, "label", run->cfg.label);
-  cJSON_AddStringToObject(doc, "spec_decoding_label", recipe_spec_name(r->spec));
+  char method[64];
+  cJSON_AddStringToObject(doc, "spec_decoding_label", spec_label(run, method, sizeof method));
   cJSON_AddStringToObject(doc, "status", run_status_name(out.status));
   cJSON_AddStringToObject(doc, "message", out.message);
   cJSON_AddBoolToObject(doc, "mislabelled", out.mislabelled);

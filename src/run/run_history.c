@@ -98,3 +98,23 @@ void run_summary_list_free(struct run_summary_list *list) {
   free(list->runs);
   memset(list, 0, sizeof *list);
 }
+
+char *run_resolve_path_alloc(const char *arg, const char *results_dir, struct st_err *err) {
+  if (path_exists(arg))
+    return xstrdup(arg);
+  char *dflt = results_dir ? NULL : run_default_results_dir_alloc();
+  const char *base = results_dir ? results_dir : dflt;
+  char *found = NULL;
+  if (arg[0] && !strchr(arg, '/')) {
+    char *under = path_join_alloc(base, arg);
+    if (path_exists(under))
+      found = under;
+    else
+      free(under);
+  }
+  if (!found)
+    err_setf(err, "%.200s: no such file, and no run folder of that name in %.200s%s", arg, base,
+             results_dir ? "" : " (--results DIR: another results directory)");
+  free(dflt);
+  return found;
+}

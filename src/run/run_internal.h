@@ -94,6 +94,8 @@ struct run {
   int log_write_errno;
   struct sig_scraper *scraper;    /* the point's /metrics scraper while its load runs (measure's) */
   bool point_accept_final;        /* snap.spec holds the saved result's acceptance */
+  bool last_wave_eta_valid;       /* the ETA once every request left is in flight: it */
+  double last_wave_eta_s, last_wave_elapsed_s; /* only counts down from there */
   struct tm_sampler *telemetry;
   struct tm_snapshot *tm_snap;    /* reused buffer for tm_latest (about 19 KB) */
   struct tm_series *gpu_series;   /* per-second GPU samples of the point being measured */

@@ -94,6 +94,22 @@ int run_server_prepare(struct run *run, const struct recipe_point *point, struct
   return rc;
 }
 
+int run_check_server_cmd(const struct run_config *cfg, struct st_err *err) {
+  if (cfg->attach_url || !cfg->engine || !cfg->recipe || cfg->recipe->n_points == 0)
+    return 0;
+  struct run *probe = xcalloc(1, sizeof *probe);
+  probe->cfg = *cfg;
+  probe->port = cfg->port > 0 ? cfg->port : 1; /* no port is taken for a check */
+  struct launch_cmd cmd;
+  launch_cmd_init(&cmd);
+  int rc = run_server_prepare(probe, &cfg->recipe->points[0], &cmd, err);
+  launch_cmd_fini(&cmd);
+  if (probe->rcmd_valid)
+    recipe_cmd_fini(&probe->rcmd);
+  free(probe);
+  return rc;
+}
+
 struct ready_wait {
   struct launcher *launcher;
   int64_t timeout_ms;

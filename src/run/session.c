@@ -32,15 +32,22 @@ bool run_arms_remaining_s(const struct snap_run *const *arms, const int *n_point
       if (arms[a]->server.ready_after_s > 0)
         ready = arms[a]->server.ready_after_s;
     }
+  /* the first arm's first point: no point finished yet, that one projected */
+  for (size_t a = 0; a < n && !have_typical; a++) {
+    const struct snap_progress *p = arms[a] ? &arms[a]->progress : NULL;
+    if (p && p->phase == SNAP_PHASE_MEASURING && !p->warmup && p->eta_valid &&
+        p->elapsed_s + p->eta_s > 0) {
+      typical = p->elapsed_s + p->eta_s;
+      have_typical = true;
+    }
+  }
   for (size_t a = 0; a < n; a++) {
     if (skip && skip[a])
       continue;
     double left;
-    if (arms[a]) {
-      if (!snap_run_remaining_s(arms[a], &left))
-        return false;
-    } else {
-      /* not started: its points at the other arm's typical length, its launch */
+    if (!arms[a] || !snap_run_remaining_s(arms[a], &left)) {
+      /* not started (or launching, nothing of its own yet): its points at the
+       * other arm's typical length, its launch */
       if (!have_typical)
         return false;
       left = ready + (n_points[a] > 0 ? n_points[a] : 1) * typical;

@@ -97,6 +97,8 @@ struct snap_progress {
   double elapsed_s;               /* since the point's first dispatch */
   bool eta_valid;
   double eta_s;                   /* remaining, from the recent completion rate */
+  bool warmup;                    /* the point's warm-up runs: done/failed/in_flight/total
+                                     count the warm-up requests (not measured) */
   bool mislabelled;               /* recipe's spec-decoding label disagrees with the server */
   char message[SNAP_MESSAGE_BYTES]; /* last notable event ("server exited with status 1", ...) */
 };
@@ -190,6 +192,9 @@ struct snap_server_load {
   int64_t max_total_num_tokens_was; /* the capacity before the last restart with other knobs */
   bool kv_per_slot_valid;
   int64_t kv_per_slot_tokens;     /* KV one request can hold (a llama.cpp slot's n_ctx) */
+  int64_t kv_asked_tokens;        /* the KV knob of the command, where the engine takes it in
+                                     tokens (llama.cpp -c); 0: none or not tokens. Differs from
+                                     max_total_num_tokens when the engine rounds it */
   bool batch_cap_valid;
   int batch_cap;                  /* requests the server decodes at once (max-running-requests,
                                      max-num-seqs, slots); more wait in its queue */

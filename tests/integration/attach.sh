@@ -36,6 +36,18 @@ if find_llama_server; then
   check "attach to llama-server: exit 0 ($out)" test "$rc" -eq 0
   check "llama.cpp told from its /metrics" grep -q "\[llamacpp\] point 1/1 c=4 done: 8/8" <<<"$out"
   check "llama-server still runs" kill -0 "$LLAMA_PID"
+  # with a draft model: the method measured is named in past runs and compare
+  # (the attached run has no recipe label of its own: issue 23.5)
+  start_llama llama-draft -m "$LLAMA_TARGET" -md "$LLAMA_DRAFT" --spec-type draft-simple \
+    --alias tiny-target -c 2048 -np 2 -t 1 -td 1
+  out=$("$SERVETOP" attach "http://127.0.0.1:$PORT" --conc 2 --isl 32 --osl 16 --num-prompts 4 \
+    --headless --results "$RESULTS/draft" 2>&1) && rc=0 || rc=$?
+  check "attach to llama-server with a draft model: exit 0 ($out)" test "$rc" -eq 0
+  ddir=$(ls -d "$RESULTS"/draft/*attach* 2>/dev/null | head -1)
+  check "its manifest names the method (draft_model)" \
+    grep -qE '"spec_decoding_label":[[:space:]]+"draft_model"' "$ddir/manifest.json"
+  check "compare names it" grep -q "speculative decoding: draft model" \
+    <<<"$("$SERVETOP" compare "$ddir" "$ddir" 2>&1)"
 else
   echo "note: no $LLAMA_MISSING (scripts/setup-llamacpp.sh): its part skipped"
 fi

@@ -35,7 +35,7 @@ expect_usage "--num-prompts 0" "--num-prompts" "${RUN[@]}" --num-prompts 0
 expect_usage "--port 70000" "--port" "${RUN[@]}" --port 70000
 expect_usage "--label with a slash" "--label" "${RUN[@]}" --label ../x
 expect_usage "--engine unknown" "--engine nope" "${RUN[@]}" --engine nope
-expect_usage "unknown recipe" "no recipe named" "$SERVETOP" run nope --configs "$RECIPES"
+expect_usage "unknown recipe" "no recipe 'nope'" "$SERVETOP" run nope --configs "$RECIPES"
 expect_usage "missing configs dir" "$WORK/none" "$SERVETOP" run x --configs "$WORK/none"
 : >"$WORK/a-file"
 expect_usage "--results is a file" "--results $WORK/a-file: not a directory" \

@@ -69,7 +69,22 @@ grep -q "no recipe files" "$tmp/err" || fail "lint: empty folder message"
 expect_rc 2 "$SERVETOP" recipes --configs "$tmp/empty"
 expect_rc 1 "$SERVETOP" lint --configs "$data/native-bad"
 grep -q "MTP_CHAT_TEMPLATE" "$tmp/out" || fail "native lint: no MTP_CHAT_TEMPLATE"
-grep -q "broken.yaml:9: error: YAML syntax" "$tmp/out" || fail "native lint: syntax error line"
+grep -qE "broken.yaml:9:[0-9]+: error: YAML syntax" "$tmp/out" || fail "native lint: syntax error line"
+# lint prints a place as recipes does (file:line:col where the column is known)
+place=$(grep -oE "^[^ ]*broken.yaml:[0-9:]+" "$tmp/out")
+"$SERVETOP" recipes --configs "$data/native-bad" >/dev/null 2>"$tmp/recipes.err"
+grep -qF "$place YAML syntax" "$tmp/recipes.err" || fail "lint and recipes name the place alike ($place)"
+# problems first: every error before the first warning (text and --json)
+expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-bad"
+grep -oE "^[^ ]+: (error|warning|note):" "$tmp/out" | awk '{print $2}' | uniq | tr '\n' ' ' |
+  grep -qx "error: warning: " || fail "lint: errors before warnings"
+grep -qE "kimik3_fp8_h200.sh:3:46: error: unterminated double quote" "$tmp/out" ||
+  fail "lint: an unterminated quote at the line it opens"
+expect_rc 1 "$SERVETOP" lint --inferencex "$data/ix-bad" --json
+python3 -c 'import json, sys
+sev = [f["severity"] for f in json.load(open(sys.argv[1]))]
+assert sev == sorted(sev, key=["error", "warning", "note"].index), sev' "$tmp/out" ||
+  fail "lint --json: errors before warnings"
 # the wrong kind of folder says what to give instead
 expect_rc 2 "$SERVETOP" lint --configs "$data/ix-good"
 grep -q "an InferenceX checkout, not a folder of servetop recipes; read it with --inferencex" \

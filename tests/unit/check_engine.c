@@ -315,8 +315,16 @@ START_TEST(llamacpp_command_line_and_binary) {
   struct launch_cmd cmd;
   launch_cmd_init(&cmd);
   ck_assert_int_eq(eng_build_cmd(e, &cmd, &t, &err), -1);
-  ck_assert_msg(strstr(err.msg, "/nonexistent/draft.gguf") && strstr(err.msg, "setup-llamacpp.sh"),
+  ck_assert_msg(strstr(err.msg, "/nonexistent/draft.gguf") && strstr(err.msg, "GGUF"),
                 "%s", err.msg);
+  launch_cmd_fini(&cmd);
+  /* one of the setup script's pairs: which --models writes it */
+  char *args4[] = {"-m", prog, "-md", "/nonexistent/small-draft.gguf"};
+  t = (struct eng_target){.server_args = args4, .n_server_args = 4, .port = 9};
+  launch_cmd_init(&cmd);
+  ck_assert_int_eq(eng_build_cmd(e, &cmd, &t, &err), -1);
+  ck_assert_msg(strstr(err.msg, "scripts/setup-llamacpp.sh --models small writes it"), "%s",
+                err.msg);
   launch_cmd_fini(&cmd);
   unlink(prog);
   free(prog);

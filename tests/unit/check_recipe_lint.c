@@ -225,7 +225,7 @@ START_TEST(every_rule_fires_on_the_bad_checkout) {
          "fixed_seq_len/qwen3.5_fp8_b200_sglang.sh", 6);
   expect(&f, "MAX_NUM_SEQS_LT_CONC", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_ERROR,
          "fixed_seq_len/qwen3.5_fp8_b200_vllm.sh", 5);
-  expect(&f, "SCRIPT_SYNTAX", "", RECIPE_SEV_ERROR, "fixed_seq_len/kimik3_fp8_h200.sh", 4);
+  expect(&f, "SCRIPT_SYNTAX", "", RECIPE_SEV_ERROR, "fixed_seq_len/kimik3_fp8_h200.sh", 3);
   expect_related(find_at(&f, "MAX_RUNNING_REQUESTS_LT_CONC", "fixed_seq_len/qwen3.5_fp8_h100.sh", 5),
                  nv, 62); /* the search-space row whose conc is too high */
   expect(&f, "VLLM_EP_CONDITIONAL", "qwen3.5-fp8-b200-vllm", RECIPE_SEV_WARNING,

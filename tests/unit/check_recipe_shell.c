@@ -398,6 +398,13 @@ START_TEST(parse_errors_have_positions) {
   expect_parse_error("X=\"abc\n", "t.sh:1:3: unterminated double quote");
   expect_parse_error("ARGS=(--tp 8\n--ep 8\n", "t.sh:1:6: unterminated '(' (array or substitution)");
   expect_parse_error("echo ${X\n", "t.sh:1:7: unterminated '${'");
+  /* a quote left open closes on the next string's opening quote: the error
+   * names the line where it was left open, not where bash gives up */
+  expect_parse_error("serve --model \"$MODEL \\\n  --tp \"$TP\"\n",
+                     "t.sh:1:15: unterminated double quote: the quote opened here runs to 2:8, "
+                     "so the one at 2:12 never closes");
+  expect_parse_error("echo 'a\nb' 'c\n", "t.sh:1:6: unterminated single quote: the quote "
+                                           "opened here runs to 2:2, so the one at 2:4 never closes");
 }
 END_TEST
 

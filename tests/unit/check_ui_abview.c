@@ -136,6 +136,42 @@ START_TEST(curve_points_per_gpu) {
 }
 END_TEST
 
+/* The sweep chart says per GPU where GPUs were counted (tp 8 on h200), marks
+ * each point with its concurrency; a CPU pair says per server. */
+START_TEST(curve_marks_concurrency_and_per_what) {
+  double x[8], y[8];
+  int conc[8];
+  ck_assert_int_eq(abview_curve_conc(&ab, AB_MTP, x, y, conc, 8), 2);
+  ck_assert(conc[0] == 4 && conc[1] == 8);
+  ck_assert(abview_arm_counts_gpus(&ab, AB_OFF) && abview_arm_counts_gpus(&ab, AB_MTP));
+  char *f = render(200, 50, true);
+  assert_has(f, "Throughput per GPU vs interactivity");
+  assert_has(f, "c4");
+  assert_has(f, "c8");
+  free(f);
+  /* the same pair on a CPU runner: no GPU was counted */
+  static const char cpu_yaml[] =
+      "pair-f16-cpu-llamacpp:\n  model: Org/Pair\n  model-prefix: pair\n  runner: cpu\n"
+      "  precision: f16\n  framework: llamacpp\n  multinode: false\n"
+      "  scenarios:\n    fixed-seq-len:\n    - isl: 128\n      osl: 64\n"
+      "      search-space:\n      - { tp: 1, conc-list: [1, 2] }\n"
+      "  server:\n    engine: llamacpp\n    argv:\n      - -c 4096\n";
+  struct recipe_set *cpu = recipe_set_new();
+  recipe_set_add_yaml_buffer(cpu, "cpu.yaml", cpu_yaml, sizeof cpu_yaml - 1);
+  ck_assert_int_eq(recipe_set_diag_count(cpu), 0);
+  const struct recipe *saved[2] = {ab.recipe[AB_OFF], ab.recipe[AB_MTP]};
+  ab.recipe[AB_OFF] = ab.recipe[AB_MTP] = recipe_set_at(cpu, 0);
+  ck_assert(!abview_arm_counts_gpus(&ab, AB_OFF));
+  f = render(200, 50, true);
+  assert_has(f, "Throughput per server vs interactivity");
+  assert_has(f, "tok/s/server");
+  free(f);
+  ab.recipe[AB_OFF] = saved[0];
+  ab.recipe[AB_MTP] = saved[1];
+  recipe_set_free(cpu);
+}
+END_TEST
+
 START_TEST(frames_at_80x24_and_200x50) {
   char *f = render(80, 24, true);
   assert_has(f, "off · pair-fp8-h200-sgla");  /* names are cut to the box */
@@ -427,12 +463,46 @@ START_TEST(job_eta_covers_both_arms) {
 }
 END_TEST
 
+/* The first arm's first point: nothing finished yet, the header has an ETA
+ * all the same (that point projected, the other arm at its length). */
+START_TEST(job_eta_during_the_first_arm) {
+  runview_init(&ab.arm[AB_OFF], ab.recipe[AB_OFF]);
+  runview_init(&ab.arm[AB_MTP], ab.recipe[AB_MTP]);
+  ab.n_points[AB_OFF] = ab.n_points[AB_MTP] = 2;
+  struct snap_run s;
+  snap_run_init(&s);
+  s.server.state = SNAP_SERVER_READY;
+  s.server.ready_after_s = 4;
+  s.progress.phase = SNAP_PHASE_MEASURING;
+  s.progress.n_points = 2;
+  s.progress.total = 20;
+  s.progress.done = 8;
+  s.progress.elapsed_s = 2;
+  s.progress.eta_valid = true;
+  s.progress.eta_s = 3;
+  runview_push(&ab.arm[AB_OFF], &s);
+  double left, off_left;
+  ck_assert(snap_run_remaining_s(&s, &off_left));
+  ck_assert(abview_job_remaining_s(&ab, &left));
+  ck_assert_double_eq_tol(left, off_left + 4 + 2 * (2 + 3), 1e-9);
+  ab.running = true;
+  char *f = render(100, 32, true);
+  assert_has(f, "(both arms)");
+  free(f);
+  s.progress.warmup = true; /* a warm-up has no ETA of the point: none is made up */
+  s.progress.eta_valid = false;
+  runview_push(&ab.arm[AB_OFF], &s);
+  ck_assert(!abview_job_remaining_s(&ab, &left));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ui_abview");
   TCase *tc = tcase_create("abview");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, rows_compare_the_last_point);
   tcase_add_test(tc, curve_points_per_gpu);
+  tcase_add_test(tc, curve_marks_concurrency_and_per_what);
   tcase_add_test(tc, frames_at_80x24_and_200x50);
   tcase_add_test(tc, an_arm_not_loaded_says_so);
   tcase_add_test(tc, help_and_quit_prompt);
@@ -444,6 +514,7 @@ int main(void) {
   tcase_add_test(tc, live_points_are_browsed);
   tcase_add_test(tc, curve_has_only_points_measured_to_the_end);
   tcase_add_test(tc, job_eta_covers_both_arms);
+  tcase_add_test(tc, job_eta_during_the_first_arm);
   tcase_add_test(tc, finished_arm_follows_the_measuring_one);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -501,6 +501,76 @@ START_TEST(restart_capacity_and_news) {
 }
 END_TEST
 
+/* The latency panel at 100 columns: the whole point's percentiles beside the
+ * window's (p50 and p99 of each), not only at 200. */
+START_TEST(latency_whole_point_at_100_columns) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  play(&rv, &s, 0, 1);
+  char *f = render(&rv, 100, 32, true);
+  assert_has(f, "p50    p99 run p50 run p99");
+  assert_has(f, "TTFT 12.3ms 55.0ms  13.0ms  60.0ms");
+  free(f);
+  f = render(&rv, 200, 50, true);
+  assert_has(f, "run p90");
+  free(f);
+}
+END_TEST
+
+/* A run of a few seconds is drawn over the chart's whole width (not in its
+ * last columns), with a time axis: how far back the left edge is, and now. */
+START_TEST(short_run_uses_the_width) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  play(&rv, &s, 0, 5);
+  char *f = render(&rv, 80, 24, false);
+  assert_has(f, "-5s");
+  assert_has(f, "now|");
+  /* the throughput chart's first row (the total, at the top of the scale):
+   * drawn from its first column, after the border and the scale */
+  const char *line = f;
+  for (int row = 0; line && row < 4; row++) {
+    line = strchr(line, '\n');
+    line = line ? line + 1 : NULL;
+  }
+  bool drawn = line && strncmp(line, "|11.0k", 6) == 0 && line[7] != ' ';
+  ck_assert_msg(drawn, "the first column of the chart is blank:\n%s", f);
+  free(f);
+  /* the marks explain themselves where there is room */
+  s.progress.point_index = 1;
+  play(&rv, &s, 0, 2);
+  f = render(&rv, 160, 40, true);
+  assert_has(f, "new point, conc or restart");
+  free(f);
+}
+END_TEST
+
+/* m 1024 on llama.cpp: the KV size it made is not the one asked, and it says so. */
+START_TEST(kv_size_the_engine_rounds) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  snprintf(s.server.engine, sizeof s.server.engine, "llamacpp");
+  s.server.simulated = false;
+  s.load.max_total_num_tokens = 2048;
+  s.load.kv_asked_tokens = 1024;
+  play(&rv, &s, 0, 1);
+  char *f = render(&rv, 120, 40, true);
+  assert_has(f, "KV 2.05k tok (asked 1.02k; llama.cpp rounds)");
+  free(f);
+  s.load.kv_asked_tokens = 2048; /* made as asked: nothing to say */
+  runview_push(&rv, &s);
+  f = render(&rv, 120, 40, true);
+  ck_assert_ptr_null(strstr(f, "asked"));
+  free(f);
+}
+END_TEST
+
 /* A server servetop did not launch: no restart keys, the footer says why. */
 START_TEST(attached_server_has_no_restart_keys) {
   static struct runview rv;
@@ -566,6 +636,9 @@ int main(void) {
   tcase_add_test(tc, restart_capacity_and_news);
   tcase_add_test(tc, attached_server_has_no_restart_keys);
   tcase_add_test(tc, per_request_acceptance_distribution);
+  tcase_add_test(tc, kv_size_the_engine_rounds);
+  tcase_add_test(tc, latency_whole_point_at_100_columns);
+  tcase_add_test(tc, short_run_uses_the_width);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
