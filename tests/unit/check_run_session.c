@@ -45,9 +45,16 @@ START_TEST(remaining_of_sequential_and_parallel_arms) {
   const struct snap_run *arms[2] = {done, NULL};
   ck_assert(run_arms_remaining_s(arms, points, NULL, 2, false, &left));
   ck_assert_double_eq_tol(left, 3 + 2 * 5, 1e-9);
-  /* nothing finished anywhere: no estimate for the arm not started */
+  /* nothing finished anywhere (issue 23.4: an ETA during the first arm): the
+   * point measuring now, projected (6 s gone + 4 s left), is the typical one;
+   * this arm 4 + 10 s, the arm not started 2 points of 10 s */
   const struct snap_run *early[2] = {busy, NULL};
+  ck_assert(run_arms_remaining_s(early, points, NULL, 2, false, &left));
+  ck_assert_double_eq_tol(left, 4 + 10 + 2 * 10, 1e-9);
+  /* ...and none while the first point is still warming up */
+  busy->progress.warmup = true;
   ck_assert(!run_arms_remaining_s(early, points, NULL, 2, false, &left));
+  busy->progress.warmup = false;
   /* ...unless that arm is left out (a past run in its column) */
   bool skip[2] = {false, true};
   ck_assert(run_arms_remaining_s(early, points, skip, 2, false, &left));
