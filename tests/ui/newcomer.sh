@@ -26,16 +26,16 @@ ui_cleanup_more() {
 ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP" --inferencex "$TEST_DATA_DIR/recipe/ix-bad"
 wait_for "Recipes"
 tm send-keys -t "$UI_SESSION" p
-wait_for "19 errors, 2 warnings"
+wait_for "19 errors, 2 warnings, 1 note"
 # the rows' severities top to bottom, then after End: no error below a warning
 sevs() { screen | sed -n 's/^│ \(error\|warning\|note\) .*/\1/p'; }
 first=$(sevs | head -1)
 [ "$first" = error ] || fail "the first row is '$first', not an error"
 screen | grep -q 'kimik3_fp8_h200.sh:3 ' || fail "the unterminated quote is not at line 3"
 tm send-keys -t "$UI_SESSION" End
-wait_for "3-21/21"
+wait_for "4-22/22"
 order=$(sevs | uniq | tr '\n' ' ')
-[ "$order" = "error warning " ] || fail "rows after End go '$order', not errors then warnings"
+[ "$order" = "error warning note " ] || fail "rows after End go '$order', not errors then warnings"
 tm send-keys -t "$UI_SESSION" q q
 wait_for "EXIT=0"
 echo "ok: problems first"
