@@ -459,7 +459,7 @@ static const struct ui_key_help keys[] = {
     {"x", "clear the selected column's past run", NULL, NULL, 0, 0},
     {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
     {"mouse", "click selects a column or a past point; wheel: [ ]", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"q", "quit; asks first and stops the server when one is up", "quit", NULL, 'q', 0},
 };
 
