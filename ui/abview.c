@@ -526,6 +526,15 @@ static void footer(void *self, struct ui_footer *f) {
 
 /* ---------------------------------------------------------------- input */
 
+/* b and q: while an arm runs, ask first (y stops it); else go at once. */
+static void leave_or_ask(struct abview *ab, struct ui_ctx *ctx, enum ui_cmd_kind go,
+                         enum runview_confirm ask) {
+  if (ab->running)
+    ab->confirm = ask;
+  else
+    ctx->cmd.kind = go;
+}
+
 static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   struct abview *ab = self;
   if (ab->confirm != RUNVIEW_CONFIRM_NONE) {
@@ -567,17 +576,11 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
     ab->shown_conc = 0;
     break;
   case 'b':
-    if (ab->running)
-      ab->confirm = RUNVIEW_CONFIRM_BACK;
-    else
-      ctx->cmd.kind = UI_CMD_HOME;
+    leave_or_ask(ab, ctx, UI_CMD_HOME, RUNVIEW_CONFIRM_BACK);
     break;
   case 'q':
   case 'Q':
-    if (ab->running)
-      ab->confirm = RUNVIEW_CONFIRM_QUIT;
-    else
-      ctx->cmd.kind = UI_CMD_QUIT;
+    leave_or_ask(ab, ctx, UI_CMD_QUIT, RUNVIEW_CONFIRM_QUIT);
     break;
   default: return false;
   }
