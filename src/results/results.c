@@ -566,9 +566,9 @@ static cJSON *signals_object(const struct sig_summary *sig, const struct lg_resu
                                          "and before the first dispatch to one after the last "
                                          "request ended");
   json_add_number_or_null(win, "from_s", sig->first_mono_ns != 0,
-                     (double)(sig->first_mono_ns - run->start_mono_ns) / 1e9);
+                          (double)(sig->first_mono_ns - run->start_mono_ns) / 1e9);
   json_add_number_or_null(win, "to_s", sig->last_mono_ns != 0,
-                     (double)(sig->last_mono_ns - run->start_mono_ns) / 1e9);
+                          (double)(sig->last_mono_ns - run->start_mono_ns) / 1e9);
   cJSON *acc = cJSON_AddObjectToObject(o, "acceptance");
   if (sig->spec_enabled_valid)
     cJSON_AddBoolToObject(acc, "spec_enabled", sig->spec_enabled);
@@ -590,14 +590,16 @@ static cJSON *signals_object(const struct sig_summary *sig, const struct lg_resu
   for (int p = 0; p < sig->n_positions; p++)
     cJSON_AddItemToArray(pos, cJSON_CreateNumber(sig->per_position_rate[p]));
   json_add_number_or_null(acc, "server_lifetime_accept_length_start",
-                     sig->server_info_accept_length_start_valid,
-                     sig->server_info_accept_length_start);
+                          sig->server_info_accept_length_start_valid,
+                          sig->server_info_accept_length_start);
   json_add_number_or_null(acc, "server_lifetime_accept_length_end",
-                     sig->server_info_accept_length_end_valid, sig->server_info_accept_length_end);
+                          sig->server_info_accept_length_end_valid,
+                          sig->server_info_accept_length_end);
   cJSON *info = cJSON_AddObjectToObject(o, "server_info");
-  json_add_number_or_null(info, "speculative_num_steps", sig->spec_num_steps >= 0, sig->spec_num_steps);
+  json_add_number_or_null(info, "speculative_num_steps", sig->spec_num_steps >= 0,
+                          sig->spec_num_steps);
   json_add_number_or_null(info, "speculative_num_draft_tokens", sig->spec_num_draft_tokens >= 0,
-                     sig->spec_num_draft_tokens);
+                          sig->spec_num_draft_tokens);
   json_add_number_or_null(info, "stream_interval", sig->stream_interval >= 0, sig->stream_interval);
 
   cJSON *series = cJSON_AddArrayToObject(o, "scrapes_series");
@@ -890,9 +892,9 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddNumberToObject(pra, "draft_tokens", (double)m->accept_draft_tokens);
   cJSON_AddNumberToObject(pra, "accepted_tokens", (double)m->accept_accepted_tokens);
   json_add_number_or_null(pra, "accept_rate", m->accept_draft_tokens > 0,
-                     m->accept_draft_tokens > 0
-                         ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens
-                         : 0);
+                          m->accept_draft_tokens > 0
+                              ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens
+                              : 0);
   cJSON_AddItemToObject(pra, "rate_distribution", stat_object(&m->accept_rate, s, ""));
   cJSON *add = cJSON_AddObjectToObject(st, "additions");
   cJSON_AddItemToObject(add, "itl_per_token", stat_object(&m->itl_per_token, s, "_ms"));

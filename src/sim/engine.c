@@ -73,8 +73,7 @@ void sim_engine_pump(struct sim_server *srv, struct sim_req *req) {
 /* ---------------------------------------------------------------- model mode: lists */
 /* The waiting and running lists are both doubly linked with a head, a tail
  * and a count; these two do the linking for either. */
-static void list_append(struct sim_req **head, struct sim_req **tail, int *n,
-                        struct sim_req *req) {
+static void list_append(struct sim_req **head, struct sim_req **tail, int *n, struct sim_req *req) {
   req->prev = *tail;
   req->next = NULL;
   if (*tail)
@@ -85,8 +84,7 @@ static void list_append(struct sim_req **head, struct sim_req **tail, int *n,
   (*n)++;
 }
 
-static void list_unlink(struct sim_req **head, struct sim_req **tail, int *n,
-                        struct sim_req *req) {
+static void list_unlink(struct sim_req **head, struct sim_req **tail, int *n, struct sim_req *req) {
   if (req->prev)
     req->prev->next = req->next;
   else

@@ -90,9 +90,10 @@ cJSON *tm_backend_report_to_json(const struct tm_backend_status *st, size_t n) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", st[i].name);
     cJSON_AddStringToObject(o, "status", state_name(st[i].state));
-    json_add_text_or_null(o, "reason", st[i].state == TM_BACKEND_USED || st[i].state == TM_BACKEND_AVAILABLE
-                             ? NULL
-                             : st[i].reason);
+    json_add_text_or_null(o, "reason",
+                          st[i].state == TM_BACKEND_USED || st[i].state == TM_BACKEND_AVAILABLE
+                              ? NULL
+                              : st[i].reason);
     cJSON_AddItemToArray(arr, o);
   }
   return arr;
