@@ -582,8 +582,7 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   case 'Q':
     leave_or_ask(ab, ctx, UI_CMD_QUIT, RUNVIEW_CONFIRM_QUIT);
     break;
-  default:
-    return false;
+  default: return false;
   }
   return true;
 }

@@ -424,9 +424,8 @@ static void search_config(struct search *s, struct tune_config_result *c) {
     if (take_probe(s, c, r, mid, &pt, &lo, &lo_pt, &hi, best))
       return;
   }
-  c->status = r == -2   ? TUNE_CFG_START_FAILED
-              : r == -3 ? TUNE_CFG_OUT_OF_BUDGET
-                        : TUNE_CFG_BEST_FOUND;
+  c->status = r == -2 ? TUNE_CFG_START_FAILED : r == -3 ? TUNE_CFG_OUT_OF_BUDGET
+                                                        : TUNE_CFG_BEST_FOUND;
   if (c->status == TUNE_CFG_START_FAILED)
     c->best_conc = 0; /* it died mid-search: nothing it measured counts */
 }
