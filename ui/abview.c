@@ -492,7 +492,7 @@ static const struct ui_key_help keys[] = {
     {"x", "clear the selected column's past run", NULL, NULL, 0, 0},
     {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
     {"mouse", "click selects a column or a past point; wheel: [ ]", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"q", "quit; asks first and stops the server when one is up", "quit", NULL, 'q', 0},
 };
 
@@ -559,6 +559,15 @@ static void footer(void *self, struct ui_footer *f) {
 
 /* ---------------------------------------------------------------- input */
 
+/* b and q: while an arm runs, ask first (y stops it); else go at once. */
+static void leave_or_ask(struct abview *ab, struct ui_ctx *ctx, enum ui_cmd_kind go,
+                         enum runview_confirm ask) {
+  if (ab->running)
+    ab->confirm = ask;
+  else
+    ctx->cmd.kind = go;
+}
+
 static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   struct abview *ab = self;
   if (ab->confirm != RUNVIEW_CONFIRM_NONE) {
@@ -600,17 +609,11 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
     ab->shown_conc = 0;
     break;
   case 'b':
-    if (ab->running)
-      ab->confirm = RUNVIEW_CONFIRM_BACK;
-    else
-      ctx->cmd.kind = UI_CMD_HOME;
+    leave_or_ask(ab, ctx, UI_CMD_HOME, RUNVIEW_CONFIRM_BACK);
     break;
   case 'q':
   case 'Q':
-    if (ab->running)
-      ab->confirm = RUNVIEW_CONFIRM_QUIT;
-    else
-      ctx->cmd.kind = UI_CMD_QUIT;
+    leave_or_ask(ab, ctx, UI_CMD_QUIT, RUNVIEW_CONFIRM_QUIT);
     break;
   default: return false;
   }

@@ -47,11 +47,7 @@ struct ui_probe *ui_probe_start(const struct recipe *const *recipes, size_t n, u
   p->fn = fn ? fn : ui_probe_engine;
   atomic_init(&p->done, false);
   /* the worker takes no signals: SIGINT / SIGTERM / SIGHUP stay the UI thread's */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  p->thread_started = pthread_create(&p->thread, NULL, probe_main, p) == 0;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  p->thread_started = thread_start_unsignalled(&p->thread, probe_main, p);
   if (!p->thread_started)
     probe_main(p); /* no thread: answer here rather than never */
   return p;

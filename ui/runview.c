@@ -699,7 +699,7 @@ static const struct ui_key_help keys[] = {
     {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
     {"PgUp/PgDn Home/End", "scroll the log pane back / forward, oldest / newest", NULL, NULL, 0, 0},
     {"mouse", "wheel scrolls the log pane; a click on it: full log", NULL, NULL, 0, 0},
-    {"?", "this help (any key closes it)", "help", NULL, '?', 0},
+    UI_KEY_HELP_ROW,
     {"q", "quit; asks first and stops the server when it is up", "quit", NULL, 'q', 0},
 };
 

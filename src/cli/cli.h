@@ -31,12 +31,31 @@ enum { EXIT_OK = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2 };
 enum { CLI_GO_ON = -1 };
 int cli_parse_options(const struct opt_parser *p, const char *cmd, int argc, char **argv,
                       char **pos, size_t max_pos, size_t *n_pos);
+/* cli_parse_options for a subcommand (argv[0] is its name) that takes exactly
+ * n_want positional arguments into pos (room for max_pos): other counts print
+ * "servetop CMD: <wrong>" and give EXIT_USAGE. */
+int cli_parse_positionals(const struct opt_parser *p, const char *cmd, int argc, char **argv,
+                          char **pos, size_t max_pos, size_t n_want, const char *wrong);
 /* Prints "servetop CMD: <message>" to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) ST_PRINTF(2, 3);
 /* "servetop CMD: no recipe 'NAME' (...)" and the did-you-mean of the names
  * that hold NAME (show and run say the same), to stderr. */
 struct recipe_set;
 void cli_no_recipe(const char *cmd, const struct recipe_set *set, const char *name);
+
+/* One input check of a command: bad, and the message that names its flag. */
+struct cli_check {
+  bool bad;
+  const char *what;
+};
+/* The first bad check's message, copied into buf (returned); NULL when none is bad. */
+const char *cli_first_bad(const struct cli_check *checks, size_t n_checks, char *buf, size_t n);
+/* "FLAG PATH: not a directory" into buf (returned) when path names something
+ * that is not a directory; NULL when path is NULL, absent or a directory. */
+const char *cli_not_a_directory(const char *flag, const char *path, char *buf, size_t n);
+/* Sets --proxy for every request (http_set_proxy); on a bad value "--proxy <why>"
+ * into buf (returned), else NULL. */
+const char *cli_proxy_error(const char *proxy, char *buf, size_t n);
 
 /* The load's figures on one line (the headless status line of `run`, bench's
  * progress line): every figure of the model shown there (FIG_SHOW_STATUS), in

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,10 +243,7 @@ static void on_phase(void *ctx, enum measure_phase p, const char *note) {
 /* The first bad value, as one message naming its flag (NULL: all fine).
  * Every check runs before anything is sent. */
 static const char *bench_input_error(const struct bench_opts *o, char *buf, size_t n) {
-  const struct {
-    bool bad;
-    const char *what;
-  } checks[] = {
+  const struct cli_check checks[] = {
       {o->port < 1 || o->port > 65535, "--port must be from 1 to 65535"},
       {o->base_url && strncmp(o->base_url, "http://", 7) != 0 &&
            strncmp(o->base_url, "https://", 8) != 0,
@@ -267,11 +263,8 @@ static const char *bench_input_error(const struct bench_opts *o, char *buf, size
       {!(o->drain_timeout_s >= 0), "--drain-timeout must be >= 0 seconds"},
       {!(o->scrape_interval_s > 0), "--scrape-interval must be > 0 seconds"},
   };
-  for (size_t i = 0; i < ST_ARRAY_LEN(checks); i++)
-    if (checks[i].bad) {
-      snprintf(buf, n, "%s", checks[i].what);
-      return buf;
-    }
+  if (cli_first_bad(checks, ST_ARRAY_LEN(checks), buf, n))
+    return buf;
   if (o->base_url) { /* a port past the scheme and host: 1..65535 */
     const char *hp = strstr(o->base_url, "://") + 3;
     size_t hlen = strcspn(hp, "/?#");
@@ -301,12 +294,7 @@ static const char *bench_input_error(const struct bench_opts *o, char *buf, size
       return buf;
     }
   }
-  struct stat st;
-  if (o->result_dir && stat(o->result_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-    snprintf(buf, n, "--result-dir %s: not a directory", o->result_dir);
-    return buf;
-  }
-  return NULL;
+  return cli_not_a_directory("--result-dir", o->result_dir, buf, n);
 }
 
 /* ---------------------------------------------------------------- main */
@@ -421,12 +409,8 @@ int cmd_bench_main(int argc, char **argv) {
     goto out;
   }
   char bad[256];
-  if (bench_input_error(&o, bad, sizeof bad)) {
+  if (bench_input_error(&o, bad, sizeof bad) || cli_proxy_error(o.proxy, bad, sizeof bad)) {
     fprintf(stderr, "servetop bench: %s\n", bad);
-    goto out;
-  }
-  if (http_set_proxy(o.proxy, &err) != 0) {
-    fprintf(stderr, "servetop bench: --proxy %s\n", err.msg);
     goto out;
   }
   struct measure_spec spec;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 enum { EXIT_RUN_FAILED = 1, EXIT_INTERRUPTED = 130 };
@@ -497,10 +496,7 @@ static bool run_gpus_problem(const char *gpus, char *buf, size_t n) {
 }
 
 static const char *run_input_error(const struct run_opts *o, char *buf, size_t n) {
-  const struct {
-    bool bad;
-    const char *what;
-  } checks[] = {
+  const struct cli_check checks[] = {
       {o->conc_seen && o->conc < 1, "--conc must be >= 1"},
       {o->conc_seen && o->sweep, "--conc N and --sweep are exclusive (one point, or all)"},
       {o->num_prompts_seen && o->num_prompts < 1, "--num-prompts must be >= 1"},
@@ -512,11 +508,8 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       {o->request_timeout_seen && !(o->request_timeout_s > 0), "--request-timeout must be > 0 seconds"},
       {o->seed_seen && o->seed < 0, "--seed must be >= 0"},
   };
-  for (size_t i = 0; i < ST_ARRAY_LEN(checks); i++)
-    if (checks[i].bad) {
-      snprintf(buf, n, "%s", checks[i].what);
-      return buf;
-    }
+  if (cli_first_bad(checks, ST_ARRAY_LEN(checks), buf, n))
+    return buf;
   if (o->gpus && run_gpus_problem(o->gpus, buf, n))
     return buf;
   for (const char *c = o->label; c && *c; c++)
@@ -525,12 +518,7 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
                o->label);
       return buf;
     }
-  struct stat st;
-  if (o->results_dir && stat(o->results_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-    snprintf(buf, n, "--results %.300s: not a directory", o->results_dir);
-    return buf;
-  }
-  return NULL;
+  return cli_not_a_directory("--results", o->results_dir, buf, n);
 }
 
 /* Every --set against the recipe (run_check_overrides), before anything starts. */
@@ -728,12 +716,8 @@ int cmd_run_main(int argc, char **argv) {
   if (rc != CLI_GO_ON)
     goto out;
   rc = EXIT_USAGE; /* until the run has an outcome */
-  if (run_input_error(&o, bad, sizeof bad)) {
+  if (run_input_error(&o, bad, sizeof bad) || cli_proxy_error(o.proxy, bad, sizeof bad)) {
     fprintf(stderr, "servetop run: %s\n", bad);
-    goto out;
-  }
-  if (http_set_proxy(o.proxy, &err) != 0) {
-    fprintf(stderr, "servetop run: --proxy %s\n", err.msg);
     goto out;
   }
   if (o.ab_parallel)
@@ -897,14 +881,11 @@ int cmd_attach_main(int argc, char **argv) {
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[2];
-  size_t n_pos = 0;
   struct st_err err = {{0}};
-  int prc = cli_parse_options(&parser, "attach", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos),
-                              &n_pos);
+  int prc = cli_parse_positionals(&parser, "attach", argc, argv, pos, ST_ARRAY_LEN(pos), 1,
+                                  "expected one URL");
   if (prc != CLI_GO_ON)
     return prc;
-  if (n_pos != 1)
-    return cli_usage_error("attach", "expected one URL");
   char bad[512];
   int concs[64];
   size_t n_concs = 0;
@@ -918,10 +899,8 @@ int cmd_attach_main(int argc, char **argv) {
   }
   if (!problem && (factor < 0 || (factor_seen && factor < 1)))
     problem = "--num-prompts-factor must be >= 1";
-  if (!problem && http_set_proxy(o.proxy, &err) != 0) {
-    snprintf(bad, sizeof bad, "--proxy %.480s", err.msg);
-    problem = bad;
-  }
+  if (!problem)
+    problem = cli_proxy_error(o.proxy, bad, sizeof bad);
   char host[128];
   int port;
   if (!problem && run_parse_http_url(pos[0], host, sizeof host, &port, &err) != 0) {
@@ -984,14 +963,11 @@ int cmd_compare_main(int argc, char **argv) {
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[3];
-  size_t n_pos = 0;
   struct st_err err = {{0}};
-  int prc = cli_parse_options(&parser, "compare", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos),
-                              &n_pos);
+  int prc = cli_parse_positionals(&parser, "compare", argc, argv, pos, ST_ARRAY_LEN(pos), 2,
+                                  "expected A and B");
   if (prc != CLI_GO_ON)
     return prc;
-  if (n_pos != 2)
-    return cli_usage_error("compare", "expected A and B");
   struct run_compare_side a, b;
   memset(&a, 0, sizeof(a));
   memset(&b, 0, sizeof(b));
@@ -1046,14 +1022,13 @@ int cmd_export_main(int argc, char **argv) {
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[2];
-  size_t n_pos = 0;
   struct st_err err = {{0}};
-  int prc = cli_parse_options(&parser, "export", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos),
-                              &n_pos);
+  static const char usage[] = "usage: servetop export RUN --inferencex [--out DIR]";
+  int prc = cli_parse_positionals(&parser, "export", argc, argv, pos, ST_ARRAY_LEN(pos), 1, usage);
   if (prc != CLI_GO_ON)
     return prc;
-  if (n_pos != 1 || !inferencex)
-    return cli_usage_error("export", "usage: servetop export RUN --inferencex [--out DIR]");
+  if (!inferencex)
+    return cli_usage_error("export", "%s", usage);
   char *yaml = NULL, *script = NULL;
   char *run_dir = run_resolve_path_alloc(pos[0], results_dir, &err);
   if (!run_dir) {

@@ -368,19 +368,11 @@ struct sig_scraper *sig_scraper_start(const struct sig_config *cfg) {
   s->start_ns = clock_mono_ns();
   s->conn = http_conn_new();
   pthread_mutex_init(&s->mu, NULL);
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&s->cv, &attr);
-  pthread_condattr_destroy(&attr);
+  clock_cond_init_mono(&s->cv);
   scrape_once(s, true); /* the "start" point, before the caller starts any load */
   /* Signals stay with the main thread (its SIGINT handler may touch state
    * this thread does not own). */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  s->thread_started = pthread_create(&s->thread, NULL, scraper_main, s) == 0;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  s->thread_started = thread_start_unsignalled(&s->thread, scraper_main, s);
   if (!s->thread_started)
     snprintf(s->sum.metrics_unavailable_reason, sizeof(s->sum.metrics_unavailable_reason),
              "could not start the scraper");

@@ -474,11 +474,7 @@ struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *e
 
   l = xcalloc(1, sizeof(*l));
   pthread_mutex_init(&l->lock, NULL);
-  pthread_condattr_t cond_attr; /* timed waits below use CLOCK_MONOTONIC deadlines */
-  pthread_condattr_init(&cond_attr);
-  pthread_condattr_setclock(&cond_attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&l->changed, &cond_attr);
-  pthread_condattr_destroy(&cond_attr);
+  clock_cond_init_mono(&l->changed); /* timed waits below use CLOCK_MONOTONIC deadlines */
   pthread_mutex_init(&l->stop_lock, NULL);
   l->host = xstrdup(opts->host ? opts->host : "127.0.0.1");
   l->port = opts->port;

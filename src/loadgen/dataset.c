@@ -15,20 +15,7 @@
 /* ---------------------------------------------------------------- body building */
 void lg_json_escape_append(struct sbuf *sb, const char *s) {
   sbuf_putc(sb, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '"': sbuf_puts(sb, "\\\""); break;
-    case '\\': sbuf_puts(sb, "\\\\"); break;
-    case '\n': sbuf_puts(sb, "\\n"); break;
-    case '\r': sbuf_puts(sb, "\\r"); break;
-    case '\t': sbuf_puts(sb, "\\t"); break;
-    default:
-      if (*p < 0x20)
-        sbuf_printf(sb, "\\u%04x", *p);
-      else
-        sbuf_putc(sb, (char)*p);
-    }
-  }
+  sbuf_put_json_escaped(sb, s, strlen(s));
   sbuf_putc(sb, '"');
 }
 

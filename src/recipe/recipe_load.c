@@ -39,6 +39,19 @@ static const char *kind_name(const struct ynode *n) {
   return n->kind == YN_MAP ? "a mapping" : n->kind == YN_SEQ ? "a list" : "a scalar";
 }
 
+/* A required list under parent: a diag when node is missing (missing says so)
+ * or is not a list (expected: what it must be). Returns whether it is a list. */
+static bool required_list(struct ctx *c, const struct ynode *parent, const struct ynode *node,
+                          const char *field, const char *missing, const char *expected) {
+  if (!node)
+    diag(c, parent, field, "%s", missing);
+  else if (node->kind != YN_SEQ)
+    diag(c, node, field, "expected %s, got %s", expected, kind_name(node));
+  else
+    return true;
+  return false;
+}
+
 /* Unknown keys (pydantic extra='forbid'), and duplicate keys. */
 static void check_keys(struct ctx *c, const struct ynode *map, const char *path,
                        const char *const *allowed) {
@@ -323,11 +336,8 @@ static void load_server(struct ctx *c, const struct ynode *srv, const char *path
   if (!argv)
     argv = ymap_get(srv, "args");
   char *field = xasprintf("%s.argv", path);
-  if (!argv) {
-    diag(c, srv, field, "missing required key (the server's arguments)");
-  } else if (argv->kind != YN_SEQ) {
-    diag(c, argv, field, "expected a list of strings, got %s", kind_name(argv));
-  } else {
+  if (required_list(c, srv, argv, field, "missing required key (the server's arguments)",
+                    "a list of strings")) {
     for (size_t i = 0; i < argv->n_kids; i++) {
       if (argv->kids[i]->kind != YN_SCALAR) {
         diag(c, argv->kids[i], field, "expected a string, got %s", kind_name(argv->kids[i]));
@@ -488,11 +498,7 @@ static void load_scenario_list(struct ctx *c, const struct ynode *list, const ch
     }
     const struct ynode *ss = ymap_get(item, "search-space");
     char *spath = xasprintf("%s.search-space", ipath);
-    if (!ss) {
-      diag(c, item, spath, "missing required key");
-    } else if (ss->kind != YN_SEQ) {
-      diag(c, ss, spath, "expected a list, got %s", kind_name(ss));
-    } else {
+    if (required_list(c, item, ss, spath, "missing required key", "a list")) {
       for (size_t r = 0; r < ss->n_kids; r++) {
         char *rpath = xasprintf("%s[%zu]", spath, r);
         struct row row;
@@ -889,20 +895,21 @@ static int load_dir_files(struct recipe_set *set, const char *dir, const char *s
   return (int)n;
 }
 
-int recipe_set_add_configs_dir(struct recipe_set *set, const char *dir, struct st_err *err) {
-  int n = load_dir_files(set, dir, ".yaml", true, err);
+/* load_dir_files where finding no file is an error: "DIR: <none>". */
+static int load_dir_some(struct recipe_set *set, const char *dir, const char *suffix,
+                         bool servetop, const char *none, struct st_err *err) {
+  int n = load_dir_files(set, dir, suffix, servetop, err);
   if (n < 0)
     return -1;
   if (n == 0)
-    return err_setf(err, "%s: no recipe files (*.yaml) in this directory", dir);
+    return err_setf(err, "%s: %s", dir, none);
   return 0;
 }
 
+int recipe_set_add_configs_dir(struct recipe_set *set, const char *dir, struct st_err *err) {
+  return load_dir_some(set, dir, ".yaml", true, "no recipe files (*.yaml) in this directory", err);
+}
+
 int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err *err) {
-  int n = load_dir_files(set, dir, "-master.yaml", false, err);
-  if (n < 0)
-    return -1;
-  if (n == 0)
-    return err_setf(err, "%s: no *-master.yaml files", dir);
-  return 0;
+  return load_dir_some(set, dir, "-master.yaml", false, "no *-master.yaml files", err);
 }

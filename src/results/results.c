@@ -545,13 +545,6 @@ static cJSON *stat_object(const struct results_stat *st, const struct results_se
   return o;
 }
 
-static void add_number_or_null(cJSON *o, const char *key, bool valid, double v) {
-  if (valid && isfinite(v))
-    cJSON_AddNumberToObject(o, key, v);
-  else
-    cJSON_AddNullToObject(o, key);
-}
-
 static cJSON *signals_object(const struct sig_summary *sig, const struct lg_result *run) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "engine", sig->engine ? sig->engine->name : "unknown");
@@ -572,20 +565,20 @@ static cJSON *signals_object(const struct sig_summary *sig, const struct lg_resu
   cJSON_AddStringToObject(win, "covers", "the measured requests: from a scrape after the warmups "
                                          "and before the first dispatch to one after the last "
                                          "request ended");
-  add_number_or_null(win, "from_s", sig->first_mono_ns != 0,
-                     (double)(sig->first_mono_ns - run->start_mono_ns) / 1e9);
-  add_number_or_null(win, "to_s", sig->last_mono_ns != 0,
-                     (double)(sig->last_mono_ns - run->start_mono_ns) / 1e9);
+  json_add_number_or_null(win, "from_s", sig->first_mono_ns != 0,
+                          (double)(sig->first_mono_ns - run->start_mono_ns) / 1e9);
+  json_add_number_or_null(win, "to_s", sig->last_mono_ns != 0,
+                          (double)(sig->last_mono_ns - run->start_mono_ns) / 1e9);
   cJSON *acc = cJSON_AddObjectToObject(o, "acceptance");
   if (sig->spec_enabled_valid)
     cJSON_AddBoolToObject(acc, "spec_enabled", sig->spec_enabled);
   else
     cJSON_AddNullToObject(acc, "spec_enabled");
   cJSON_AddStringToObject(acc, "algorithm", sig->spec_algorithm);
-  add_number_or_null(acc, "accept_length", sig->accept_length_valid, sig->accept_length);
+  json_add_number_or_null(acc, "accept_length", sig->accept_length_valid, sig->accept_length);
   if (sig->accept_length_valid)
     cJSON_AddStringToObject(acc, "accept_length_method", sig->accept_length_method);
-  add_number_or_null(acc, "accept_rate", sig->accept_rate_valid, sig->accept_rate);
+  json_add_number_or_null(acc, "accept_rate", sig->accept_rate_valid, sig->accept_rate);
   if (sig->accept_rate_valid)
     cJSON_AddStringToObject(acc, "accept_rate_method", sig->accept_rate_method);
   if (sig->counter_deltas_valid) { /* the server's own counters over the window */
@@ -596,28 +589,30 @@ static cJSON *signals_object(const struct sig_summary *sig, const struct lg_resu
   cJSON *pos = cJSON_AddArrayToObject(acc, "per_position_rate");
   for (int p = 0; p < sig->n_positions; p++)
     cJSON_AddItemToArray(pos, cJSON_CreateNumber(sig->per_position_rate[p]));
-  add_number_or_null(acc, "server_lifetime_accept_length_start",
-                     sig->server_info_accept_length_start_valid,
-                     sig->server_info_accept_length_start);
-  add_number_or_null(acc, "server_lifetime_accept_length_end",
-                     sig->server_info_accept_length_end_valid, sig->server_info_accept_length_end);
+  json_add_number_or_null(acc, "server_lifetime_accept_length_start",
+                          sig->server_info_accept_length_start_valid,
+                          sig->server_info_accept_length_start);
+  json_add_number_or_null(acc, "server_lifetime_accept_length_end",
+                          sig->server_info_accept_length_end_valid,
+                          sig->server_info_accept_length_end);
   cJSON *info = cJSON_AddObjectToObject(o, "server_info");
-  add_number_or_null(info, "speculative_num_steps", sig->spec_num_steps >= 0, sig->spec_num_steps);
-  add_number_or_null(info, "speculative_num_draft_tokens", sig->spec_num_draft_tokens >= 0,
-                     sig->spec_num_draft_tokens);
-  add_number_or_null(info, "stream_interval", sig->stream_interval >= 0, sig->stream_interval);
+  json_add_number_or_null(info, "speculative_num_steps", sig->spec_num_steps >= 0,
+                          sig->spec_num_steps);
+  json_add_number_or_null(info, "speculative_num_draft_tokens", sig->spec_num_draft_tokens >= 0,
+                          sig->spec_num_draft_tokens);
+  json_add_number_or_null(info, "stream_interval", sig->stream_interval >= 0, sig->stream_interval);
 
   cJSON *series = cJSON_AddArrayToObject(o, "scrapes_series");
   for (size_t i = 0; i < sig->n_points; i++) {
     const struct sig_point *pt = &sig->points[i];
     cJSON *row = cJSON_CreateObject();
     cJSON_AddNumberToObject(row, "t_s", pt->t_s);
-    add_number_or_null(row, "accept_length", true, pt->accept_length);
-    add_number_or_null(row, "accept_rate", true, pt->accept_rate);
-    add_number_or_null(row, "kv_usage_frac", true, pt->kv_usage_frac);
-    add_number_or_null(row, "num_running", true, pt->num_running);
-    add_number_or_null(row, "num_queued", true, pt->num_queued);
-    add_number_or_null(row, "generation_tokens_total", true, pt->gen_tokens_total);
+    json_add_number_or_null(row, "accept_length", true, pt->accept_length);
+    json_add_number_or_null(row, "accept_rate", true, pt->accept_rate);
+    json_add_number_or_null(row, "kv_usage_frac", true, pt->kv_usage_frac);
+    json_add_number_or_null(row, "num_running", true, pt->num_running);
+    json_add_number_or_null(row, "num_queued", true, pt->num_queued);
+    json_add_number_or_null(row, "generation_tokens_total", true, pt->gen_tokens_total);
     cJSON_AddItemToArray(series, row);
   }
   return o;
@@ -747,10 +742,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   else
     cJSON_AddStringToObject(root, "request_rate", "inf");
   cJSON_AddNumberToObject(root, "burstiness", s->burstiness);
-  if (s->max_concurrency > 0)
-    cJSON_AddNumberToObject(root, "max_concurrency", s->max_concurrency);
-  else
-    cJSON_AddNullToObject(root, "max_concurrency");
+  json_add_number_or_null(root, "max_concurrency", s->max_concurrency > 0, s->max_concurrency);
   /* Benchmark result. */
   cJSON_AddNumberToObject(root, "duration", m->duration_s);
   cJSON_AddNumberToObject(root, "benchmark_start_time_unix", run->start_unix_s);
@@ -823,10 +815,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
     const struct lg_prompts_info *pr = s->prompts;
     cJSON *po = cJSON_AddObjectToObject(client, "prompts");
     cJSON_AddStringToObject(po, "path", pr->path ? pr->path : "");
-    if (pr->tokenizer)
-      cJSON_AddStringToObject(po, "tokenizer_endpoints", pr->tokenizer);
-    else
-      cJSON_AddNullToObject(po, "tokenizer_endpoints");
+    json_add_string_or_null(po, "tokenizer_endpoints", pr->tokenizer);
     if (s->no_tokenizer_reason)
       cJSON_AddStringToObject(po, "no_tokenizer_reason", s->no_tokenizer_reason);
     if (pr->chat_template) {
@@ -902,10 +891,10 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddNumberToObject(pra, "requests", (double)m->accept_requests);
   cJSON_AddNumberToObject(pra, "draft_tokens", (double)m->accept_draft_tokens);
   cJSON_AddNumberToObject(pra, "accepted_tokens", (double)m->accept_accepted_tokens);
-  add_number_or_null(pra, "accept_rate", m->accept_draft_tokens > 0,
-                     m->accept_draft_tokens > 0
-                         ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens
-                         : 0);
+  json_add_number_or_null(pra, "accept_rate", m->accept_draft_tokens > 0,
+                          m->accept_draft_tokens > 0
+                              ? (double)m->accept_accepted_tokens / (double)m->accept_draft_tokens
+                              : 0);
   cJSON_AddItemToObject(pra, "rate_distribution", stat_object(&m->accept_rate, s, ""));
   cJSON *add = cJSON_AddObjectToObject(st, "additions");
   cJSON_AddItemToObject(add, "itl_per_token", stat_object(&m->itl_per_token, s, "_ms"));

@@ -365,14 +365,8 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
 static cJSON *side_json(const struct run_compare_side *s) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "path", s->path);
-  if (s->name)
-    cJSON_AddStringToObject(o, "name", s->name);
-  else
-    cJSON_AddNullToObject(o, "name");
-  if (s->spec_label)
-    cJSON_AddStringToObject(o, "spec_decoding", s->spec_label);
-  else
-    cJSON_AddNullToObject(o, "spec_decoding");
+  json_add_string_or_null(o, "name", s->name);
+  json_add_string_or_null(o, "spec_decoding", s->spec_label);
   if (s->n_gpus > 0)
     cJSON_AddNumberToObject(o, "n_gpus", s->n_gpus);
   else if (s->on_cpu)
@@ -384,13 +378,6 @@ static cJSON *side_json(const struct run_compare_side *s) {
   for (size_t i = 0; i < s->n_results; i++)
     cJSON_AddItemToArray(concs, cJSON_CreateNumber(s->results[i].max_concurrency));
   return o;
-}
-
-static void add_number_or_null(cJSON *o, const char *key, bool valid, double v) {
-  if (valid && isfinite(v))
-    cJSON_AddNumberToObject(o, key, v);
-  else
-    cJSON_AddNullToObject(o, key);
 }
 
 char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b) {
@@ -413,10 +400,10 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
       bool ha = metric_value(a, pairs[p].a, &rows[r], &va);
       bool hb = metric_value(b, pairs[p].b, &rows[r], &vb);
       cJSON *m = cJSON_AddObjectToObject(metrics, rows[r].key);
-      add_number_or_null(m, "a", ha, va);
-      add_number_or_null(m, "b", hb, vb);
-      add_number_or_null(m, "delta", ha && hb, vb - va);
-      add_number_or_null(m, "ratio", ha && hb && va != 0, va != 0 ? vb / va : 0);
+      json_add_number_or_null(m, "a", ha, va);
+      json_add_number_or_null(m, "b", hb, vb);
+      json_add_number_or_null(m, "delta", ha && hb, vb - va);
+      json_add_number_or_null(m, "ratio", ha && hb && va != 0, va != 0 ? vb / va : 0);
       cJSON_AddBoolToObject(m, "higher_is_better", rows[r].higher_is_better);
     }
     /* spec_speedup for any method; mtp_speedup (as before) only for MTP */
@@ -429,14 +416,14 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
       cJSON_AddStringToObject(s, "spec_method", su.spec_label);
       cJSON_AddStringToObject(s, "baseline_method", su.base_label);
       cJSON_AddBoolToObject(s, "per_gpu", su.per_gpu);
-      add_number_or_null(s, "throughput", su.throughput_valid, su.throughput);
-      add_number_or_null(s, "interactivity", su.interactivity_valid, su.interactivity);
+      json_add_number_or_null(s, "throughput", su.throughput_valid, su.throughput);
+      json_add_number_or_null(s, "interactivity", su.interactivity_valid, su.interactivity);
       if (strcmp(su.spec_label, "mtp") == 0) {
         cJSON *m = cJSON_AddObjectToObject(po, "mtp_speedup");
         cJSON_AddStringToObject(m, "mtp_side", side);
         cJSON_AddBoolToObject(m, "per_gpu", su.per_gpu);
-        add_number_or_null(m, "throughput", su.throughput_valid, su.throughput);
-        add_number_or_null(m, "interactivity", su.interactivity_valid, su.interactivity);
+        json_add_number_or_null(m, "throughput", su.throughput_valid, su.throughput);
+        json_add_number_or_null(m, "interactivity", su.interactivity_valid, su.interactivity);
       } else {
         cJSON_AddNullToObject(po, "mtp_speedup");
       }

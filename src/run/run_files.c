@@ -103,12 +103,6 @@ static cJSON *string_array(char *const *items, size_t n) {
   return arr;
 }
 
-static void add_string_or_null(cJSON *obj, const char *key, const char *value) {
-  if (value && *value)
-    cJSON_AddStringToObject(obj, key, value);
-  else
-    cJSON_AddNullToObject(obj, key);
-}
 
 /* The server arguments with the sweep's concurrency as the expression the
  * recipe writes ("$CONC"), not one point's number: the command resolved once
@@ -160,17 +154,17 @@ int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddNumberToObject(doc, "schema_version", 1);
   cJSON_AddStringToObject(doc, "name", r->name);
-  add_string_or_null(doc, "entry", r->entry);
-  add_string_or_null(doc, "file", r->file);
+  json_add_text_or_null(doc, "entry", r->entry);
+  json_add_text_or_null(doc, "file", r->file);
   cJSON_AddNumberToObject(doc, "line", r->line);
-  add_string_or_null(doc, "model", r->model);
-  add_string_or_null(doc, "model_prefix", r->model_prefix);
-  add_string_or_null(doc, "precision", r->precision);
-  add_string_or_null(doc, "runner", r->runner);
-  add_string_or_null(doc, "framework", r->framework);
-  add_string_or_null(doc, "engine", r->engine);
-  add_string_or_null(doc, "image", r->image);
-  add_string_or_null(doc, "script_path", r->script_path);
+  json_add_text_or_null(doc, "model", r->model);
+  json_add_text_or_null(doc, "model_prefix", r->model_prefix);
+  json_add_text_or_null(doc, "precision", r->precision);
+  json_add_text_or_null(doc, "runner", r->runner);
+  json_add_text_or_null(doc, "framework", r->framework);
+  json_add_text_or_null(doc, "engine", r->engine);
+  json_add_text_or_null(doc, "image", r->image);
+  json_add_text_or_null(doc, "script_path", r->script_path);
   cJSON_AddStringToObject(doc, "spec_decoding", recipe_spec_name(r->spec));
   cJSON_AddNumberToObject(doc, "isl", r->isl); /* the scenario's (export writes these) */
   cJSON_AddNumberToObject(doc, "osl", r->osl);
@@ -189,8 +183,8 @@ int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,
   }
   cJSON_AddItemToObject(doc, "overrides", string_array(run->cfg.overrides, run->cfg.n_overrides));
   cJSON *server = cJSON_AddObjectToObject(doc, "server");
-  add_string_or_null(server, "recipe_engine", run->rcmd.engine);
-  add_string_or_null(server, "program", run->rcmd.program);
+  json_add_text_or_null(server, "recipe_engine", run->rcmd.engine);
+  json_add_text_or_null(server, "program", run->rcmd.program);
   cJSON_AddItemToObject(server, "argv", string_array(run->rcmd.argv, run->rcmd.argc));
   cJSON *derived;
   cJSON *tmpl = argv_template_json(run, point, &derived);
@@ -228,15 +222,15 @@ static cJSON *server_json(struct run *run) {
   cJSON *s = cJSON_CreateObject();
   cJSON_AddStringToObject(s, "engine", run->cfg.engine->name);
   cJSON_AddBoolToObject(s, "simulated", run->cfg.engine->simulated);
-  add_string_or_null(s, "command", run->server_cmd_line);
+  json_add_text_or_null(s, "command", run->server_cmd_line);
   cJSON_AddNumberToObject(s, "port", run->port);
-  add_string_or_null(s, "model_id", run->server.model_id);
+  json_add_text_or_null(s, "model_id", run->server.model_id);
   pthread_mutex_lock(&run->lock);
   struct eng_log_state ls = run->log_state;
   struct run_server_info info = run->server;
   pthread_mutex_unlock(&run->lock);
   cJSON_AddBoolToObject(s, "spec_reported", info.spec_known || ls.spec_seen);
-  add_string_or_null(s, "speculative_algorithm", info.spec_algorithm);
+  json_add_text_or_null(s, "speculative_algorithm", info.spec_algorithm);
   cJSON_AddBoolToObject(s, "spec_in_log", ls.spec_seen);
   if (info.max_total_num_tokens > 0)
     cJSON_AddNumberToObject(s, "max_total_num_tokens", (double)info.max_total_num_tokens);
@@ -345,7 +339,7 @@ int run_files_write_point(struct run *run, const struct measure_result *res,
     return err_setf(err, "run: the results module produced JSON that does not parse");
   cJSON *st = cJSON_AddObjectToObject(doc, "servetop_run");
   cJSON_AddStringToObject(st, "recipe", run->cfg.recipe->name);
-  add_string_or_null(st, "label", run->cfg.label);
+  json_add_text_or_null(st, "label", run->cfg.label);
   char method[64];
   cJSON_AddStringToObject(st, "spec_decoding_label", spec_label(run, method, sizeof method));
   cJSON_AddNumberToObject(st, "point_index", x->point_index);
@@ -409,9 +403,9 @@ int run_files_write_manifest(struct run *run, struct st_err *err) {
   cJSON_AddStringToObject(doc, "kind", "servetop-run");
   cJSON_AddStringToObject(doc, "servetop_version", SERVETOP_VERSION);
   cJSON_AddStringToObject(doc, "recipe", r->name);
-  add_string_or_null(doc, "recipe_file", r->file);
+  json_add_text_or_null(doc, "recipe_file", r->file);
   cJSON_AddNumberToObject(doc, "recipe_line", r->line);
-  add_string_or_null(doc, "label", run->cfg.label);
+  json_add_text_or_null(doc, "label", run->cfg.label);
   char method[64];
   cJSON_AddStringToObject(doc, "spec_decoding_label", spec_label(run, method, sizeof method));
   cJSON_AddStringToObject(doc, "status", run_status_name(out.status));
@@ -419,7 +413,7 @@ int run_files_write_manifest(struct run *run, struct st_err *err) {
   cJSON_AddBoolToObject(doc, "mislabelled", out.mislabelled);
   cJSON_AddNumberToObject(doc, "started_unix_s", run->started_unix_s);
   cJSON_AddNumberToObject(doc, "ended_unix_s", clock_real_s());
-  add_string_or_null(doc, "gpus", run->cfg.gpus);
+  json_add_text_or_null(doc, "gpus", run->cfg.gpus);
   cJSON_AddItemToObject(doc, "overrides", string_array(run->cfg.overrides, run->cfg.n_overrides));
   cJSON_AddItemToObject(doc, "server", server_json(run));
   cJSON *points = cJSON_AddArrayToObject(doc, "results");

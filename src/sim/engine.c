@@ -71,53 +71,47 @@ void sim_engine_pump(struct sim_server *srv, struct sim_req *req) {
 }
 
 /* ---------------------------------------------------------------- model mode: lists */
-static void waiting_push(struct sim_server *srv, struct sim_req *req) {
-  req->prev = srv->waiting_tail;
+/* The waiting and running lists are both doubly linked with a head, a tail
+ * and a count; these two do the linking for either. */
+static void list_append(struct sim_req **head, struct sim_req **tail, int *n, struct sim_req *req) {
+  req->prev = *tail;
   req->next = NULL;
-  if (srv->waiting_tail)
-    srv->waiting_tail->next = req;
+  if (*tail)
+    (*tail)->next = req;
   else
-    srv->waiting_head = req;
-  srv->waiting_tail = req;
-  srv->n_waiting++;
+    *head = req;
+  *tail = req;
+  (*n)++;
+}
+
+static void list_unlink(struct sim_req **head, struct sim_req **tail, int *n, struct sim_req *req) {
+  if (req->prev)
+    req->prev->next = req->next;
+  else
+    *head = req->next;
+  if (req->next)
+    req->next->prev = req->prev;
+  else
+    *tail = req->prev;
+  req->prev = req->next = NULL;
+  (*n)--;
+}
+
+static void waiting_push(struct sim_server *srv, struct sim_req *req) {
+  list_append(&srv->waiting_head, &srv->waiting_tail, &srv->n_waiting, req);
 }
 
 static void waiting_remove(struct sim_server *srv, struct sim_req *req) {
-  if (req->prev)
-    req->prev->next = req->next;
-  else
-    srv->waiting_head = req->next;
-  if (req->next)
-    req->next->prev = req->prev;
-  else
-    srv->waiting_tail = req->prev;
-  req->prev = req->next = NULL;
-  srv->n_waiting--;
+  list_unlink(&srv->waiting_head, &srv->waiting_tail, &srv->n_waiting, req);
 }
 
+/* append, so prefill order follows arrival order */
 static void running_push(struct sim_server *srv, struct sim_req *req) {
-  /* append, so prefill order follows arrival order */
-  req->next = NULL;
-  req->prev = srv->running_tail;
-  if (srv->running_tail)
-    srv->running_tail->next = req;
-  else
-    srv->running_head = req;
-  srv->running_tail = req;
-  srv->n_running++;
+  list_append(&srv->running_head, &srv->running_tail, &srv->n_running, req);
 }
 
 static void running_remove(struct sim_server *srv, struct sim_req *req) {
-  if (req->prev)
-    req->prev->next = req->next;
-  else
-    srv->running_head = req->next;
-  if (req->next)
-    req->next->prev = req->prev;
-  else
-    srv->running_tail = req->prev;
-  req->prev = req->next = NULL;
-  srv->n_running--;
+  list_unlink(&srv->running_head, &srv->running_tail, &srv->n_running, req);
 }
 
 /* A retracted request goes back to the front of the queue (it arrived before anything

@@ -14,20 +14,14 @@ static void add_bytes(cJSON *o, const char *key, bool valid, uint64_t bytes) {
     cJSON_AddNullToObject(o, key);
 }
 
-static void add_str(cJSON *o, const char *key, const char *s) {
-  if (s && s[0])
-    cJSON_AddStringToObject(o, key, s);
-  else
-    cJSON_AddNullToObject(o, key);
-}
 
 static cJSON *gpu_to_json(const struct tm_gpu *g) {
   cJSON *o = cJSON_CreateObject();
   uint32_t v = g->valid;
   cJSON_AddNumberToObject(o, "index", g->index);
-  add_str(o, "name", g->name);
-  add_str(o, "uuid", g->uuid);
-  add_str(o, "host", g->host);
+  json_add_text_or_null(o, "name", g->name);
+  json_add_text_or_null(o, "uuid", g->uuid);
+  json_add_text_or_null(o, "host", g->host);
   add_bytes(o, "mem_used_bytes", v & TM_GPU_MEM_USED, g->mem_used_bytes);
   add_bytes(o, "mem_total_bytes", v & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
   add_bytes(o, "mem_reserved_bytes", v & TM_GPU_MEM_RESERVED, g->mem_reserved_bytes);
@@ -54,8 +48,8 @@ cJSON *tm_snapshot_to_json(const struct tm_snapshot *snap) {
   cJSON_AddStringToObject(o, "backend", snap->backend);
   cJSON_AddBoolToObject(o, "simulated", snap->simulated);
   cJSON_AddBoolToObject(o, "stale", snap->stale);
-  add_str(o, "error", snap->error);
-  add_str(o, "note", snap->note);
+  json_add_text_or_null(o, "error", snap->error);
+  json_add_text_or_null(o, "note", snap->note);
   json_add_number_or_null(o, "taken_unix_s", snap->seq > 0, snap->taken_real_s);
   json_add_number_or_null(o, "server_pid", snap->server_pid > 0, snap->server_pid);
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
@@ -68,7 +62,7 @@ cJSON *tm_snapshot_to_json(const struct tm_snapshot *snap) {
       cJSON *po = cJSON_CreateObject();
       cJSON_AddNumberToObject(po, "pid", p->pid);
       json_add_number_or_null(po, "gpu_index", p->gpu_index >= 0, p->gpu_index);
-      add_str(po, "name", p->name);
+      json_add_text_or_null(po, "name", p->name);
       add_bytes(po, "mem_bytes", p->mem_valid, p->mem_bytes);
       cJSON_AddBoolToObject(po, "in_server_tree", p->in_server_tree);
       cJSON_AddItemToArray(procs, po);
@@ -96,9 +90,10 @@ cJSON *tm_backend_report_to_json(const struct tm_backend_status *st, size_t n) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", st[i].name);
     cJSON_AddStringToObject(o, "status", state_name(st[i].state));
-    add_str(o, "reason", st[i].state == TM_BACKEND_USED || st[i].state == TM_BACKEND_AVAILABLE
-                             ? NULL
-                             : st[i].reason);
+    json_add_text_or_null(o, "reason",
+                          st[i].state == TM_BACKEND_USED || st[i].state == TM_BACKEND_AVAILABLE
+                              ? NULL
+                              : st[i].reason);
     cJSON_AddItemToArray(arr, o);
   }
   return arr;
@@ -172,9 +167,9 @@ size_t tm_series_len(const struct tm_series *s) { return s->n_points; }
 static cJSON *series_ident_to_json(const struct tm_gpu *g) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "index", g->index);
-  add_str(o, "name", g->name);
-  add_str(o, "uuid", g->uuid);
-  add_str(o, "host", g->host);
+  json_add_text_or_null(o, "name", g->name);
+  json_add_text_or_null(o, "uuid", g->uuid);
+  json_add_text_or_null(o, "host", g->host);
   add_bytes(o, "mem_total_bytes", g->valid & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
   return o;
 }
@@ -193,7 +188,7 @@ static cJSON *series_gpu_to_json(const struct series_gpu_point *gp) {
 cJSON *tm_series_to_json(const struct tm_series *s) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "schema_version", 1);
-  add_str(o, "backend", s->n_points ? s->backend : NULL);
+  json_add_text_or_null(o, "backend", s->n_points ? s->backend : NULL);
   cJSON_AddBoolToObject(o, "simulated", s->simulated);
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
   for (int i = 0; i < s->n_gpus; i++)

@@ -19,8 +19,8 @@ const char *tune_figure_key(enum tune_figure f) {
   return (unsigned)f < TUNE_N_FIGURES ? figure_keys[f] : "?";
 }
 
-/* A whole-string positive finite number. */
-static bool parse_positive(const char *s, size_t len, double *out) {
+/* A whole-string finite number. */
+static bool parse_number(const char *s, size_t len, double *out) {
   char buf[64];
   if (len == 0 || len >= sizeof buf)
     return false;
@@ -29,7 +29,16 @@ static bool parse_positive(const char *s, size_t len, double *out) {
   char *end;
   errno = 0;
   double v = strtod(buf, &end);
-  if (errno || *end || !isfinite(v) || v <= 0 || isspace((unsigned char)buf[0]))
+  if (errno || *end || !isfinite(v) || isspace((unsigned char)buf[0]))
+    return false;
+  *out = v;
+  return true;
+}
+
+/* A whole-string positive finite number. */
+static bool parse_positive(const char *s, size_t len, double *out) {
+  double v;
+  if (!parse_number(s, len, &v) || v <= 0)
     return false;
   *out = v;
   return true;
@@ -98,21 +107,6 @@ static int decimals_of(const char *s, size_t len) {
   for (const char *q = dot + 1; q < s + len && isdigit((unsigned char)*q); q++)
     n++;
   return n;
-}
-
-static bool parse_number(const char *s, size_t len, double *out) {
-  char buf[64];
-  if (len == 0 || len >= sizeof buf)
-    return false;
-  memcpy(buf, s, len);
-  buf[len] = '\0';
-  char *end;
-  errno = 0;
-  double v = strtod(buf, &end);
-  if (errno || *end || !isfinite(v) || isspace((unsigned char)buf[0]))
-    return false;
-  *out = v;
-  return true;
 }
 
 enum { TUNE_KNOB_MAX_VALUES = 1000 };
@@ -376,6 +370,24 @@ static bool prune_at(struct search *s, struct tune_config_result *c, int lo,
   return true;
 }
 
+/* One probe's answer r at concurrency conc: where the SLO holds (r == 1) it is
+ * the best so far and raises lo; else it lowers hi. Returns true when the
+ * config is pruned there (nothing more to probe). */
+static bool take_probe(struct search *s, struct tune_config_result *c, int r, int conc,
+                       const struct tune_point *pt, int *lo, struct tune_point *lo_pt, int *hi,
+                       double best) {
+  if (r == 1) {
+    *lo = conc;
+    c->best_conc = conc;
+    c->goodput = pt->throughput;
+    *lo_pt = *pt;
+    return false;
+  }
+  *hi = conc;
+  c->fail_conc = conc;
+  return prune_at(s, c, *lo, lo_pt, *hi, pt, best);
+}
+
 /* Bracket (doubling) and bisect: the highest concurrency whose SLO holds. */
 static void search_config(struct search *s, struct tune_config_result *c) {
   double best = best_goodput(s);
@@ -399,35 +411,18 @@ static void search_config(struct search *s, struct tune_config_result *c) {
     r = probe(s, c, next, &pt);
     if (r < 0)
       break;
-    if (r == 1) {
-      lo = next;
-      c->best_conc = lo;
-      c->goodput = pt.throughput;
-      lo_pt = pt;
-    } else {
-      hi = next;
-      c->fail_conc = hi;
-      if (prune_at(s, c, lo, &lo_pt, hi, &pt, best))
-        return;
+    if (take_probe(s, c, r, next, &pt, &lo, &lo_pt, &hi, best))
+      return;
+    if (r != 1)
       break;
-    }
   }
   while (r >= 0 && hi > 0 && hi - lo > 1) {
     int mid = lo + (hi - lo) / 2;
     r = probe(s, c, mid, &pt);
     if (r < 0)
       break;
-    if (r == 1) {
-      lo = mid;
-      c->best_conc = lo;
-      c->goodput = pt.throughput;
-      lo_pt = pt;
-    } else {
-      hi = mid;
-      c->fail_conc = hi;
-      if (prune_at(s, c, lo, &lo_pt, hi, &pt, best))
-        return;
-    }
+    if (take_probe(s, c, r, mid, &pt, &lo, &lo_pt, &hi, best))
+      return;
   }
   c->status = r == -2 ? TUNE_CFG_START_FAILED : r == -3 ? TUNE_CFG_OUT_OF_BUDGET
                                                         : TUNE_CFG_BEST_FOUND;

@@ -11,6 +11,10 @@ void json_add_string_or_null(cJSON *o, const char *key, const char *s) {
     cJSON_AddNullToObject(o, key);
 }
 
+void json_add_text_or_null(cJSON *o, const char *key, const char *s) {
+  json_add_string_or_null(o, key, s && *s ? s : NULL);
+}
+
 void json_add_number_or_null(cJSON *o, const char *key, bool valid, double v) {
   if (valid && isfinite(v))
     cJSON_AddNumberToObject(o, key, v);

@@ -60,6 +60,12 @@ void clock_sleep_us(int64_t us);       /* restarts on EINTR */
  * clock_mono_ns deadlines, immune to wall-clock steps). */
 void clock_cond_init_mono(pthread_cond_t *cv);
 
+/* ---------------------------------------------------------------- threads */
+/* pthread_create with every signal blocked in the new thread, so that signals
+ * stay with the caller (its handlers may touch state the new thread does not
+ * own). The caller's own mask is unchanged. Returns whether the thread started. */
+bool thread_start_unsignalled(pthread_t *thread, void *(*fn)(void *), void *arg);
+
 /* ---------------------------------------------------------------- logging */
 enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 void log_set_level(enum log_level min_level);
@@ -147,6 +153,8 @@ int parse_bool(const char *s, bool *out);
 struct cJSON;
 /* key: s, or null when s is NULL. */
 void json_add_string_or_null(struct cJSON *o, const char *key, const char *s);
+/* key: s, or null when s is NULL or empty. */
+void json_add_text_or_null(struct cJSON *o, const char *key, const char *s);
 /* key: v, or null when !valid or v is not finite. */
 void json_add_number_or_null(struct cJSON *o, const char *key, bool valid, double v);
 

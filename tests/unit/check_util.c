@@ -4,6 +4,8 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,11 +70,37 @@ START_TEST(json_unknown_members_are_null) {
   json_add_number_or_null(o, "invalid", false, 1);
   json_add_number_or_null(o, "nan", true, NAN);
   json_add_number_or_null(o, "inf", true, INFINITY);
+  json_add_text_or_null(o, "t", "y");
+  json_add_text_or_null(o, "t_empty", "");
+  json_add_text_or_null(o, "t_none", NULL);
   char *text = cJSON_PrintUnformatted(o);
   ck_assert_str_eq(text, "{\"s\":\"x\",\"empty\":\"\",\"none\":null,\"n\":2.5,\"invalid\":null,"
-                         "\"nan\":null,\"inf\":null}");
+                         "\"nan\":null,\"inf\":null,\"t\":\"y\",\"t_empty\":null,\"t_none\":null}");
   cJSON_free(text);
   cJSON_Delete(o);
+}
+END_TEST
+
+static void *report_mask(void *arg) {
+  sigset_t *mask = arg;
+  pthread_sigmask(SIG_BLOCK, NULL, mask);
+  return NULL;
+}
+
+/* A helper thread takes no signals; the starter's own mask stays as it was. */
+START_TEST(helper_threads_leave_signals_to_the_starter) {
+  sigset_t before, after, in_thread;
+  sigemptyset(&in_thread);
+  pthread_sigmask(SIG_BLOCK, NULL, &before);
+  ck_assert(!sigismember(&before, SIGTERM));
+  pthread_t t;
+  ck_assert(thread_start_unsignalled(&t, report_mask, &in_thread));
+  pthread_join(t, NULL);
+  pthread_sigmask(SIG_BLOCK, NULL, &after);
+  ck_assert(sigismember(&in_thread, SIGINT));
+  ck_assert(sigismember(&in_thread, SIGTERM));
+  ck_assert(!sigismember(&after, SIGINT));
+  ck_assert(!sigismember(&after, SIGTERM));
 }
 END_TEST
 
@@ -267,6 +295,7 @@ int main(void) {
   tcase_add_test(tc, shell_words);
   tcase_add_test(tc, json_string_escapes);
   tcase_add_test(tc, json_unknown_members_are_null);
+  tcase_add_test(tc, helper_threads_leave_signals_to_the_starter);
   tcase_add_test(tc, strict_numbers);
   tcase_add_test(tc, options_table);
   tcase_add_test(tc, help_is_wrapped_to_80_columns);
