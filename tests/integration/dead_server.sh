@@ -44,7 +44,11 @@ def need(cond, what):
         print("  not so:", what); ok = False
 need(d["completed"] >= 8, "some requests completed before the kill")
 need("connect_error" not in fails, "no connect_error: refused requests were never received")
-need(st["failed"] <= conc, "failures at most the requests in flight when it died")
+# in flight when it died (conc), plus a request or two whose connection the
+# dying process's listening socket still took (the kernel accepted it, then
+# reset it: the server may have been handed it, so it stays a failure)
+need(st["failed"] <= 2 * conc, "failures: about the requests in flight when it died")
+need(set(fails) <= {"transfer_error"}, "the failures are the cut streams")
 need(cut.get("not_sent", 0) >= n // 2, "the rest not sent")
 need(st.get("not_sent_server_gone") == cut.get("not_sent"), "every not-sent one: server gone")
 need(d["completed"] + sum(fails.values()) + sum(cut.values()) == n, "every request accounted for")
