@@ -6,6 +6,7 @@
 #include "metrics/metrics.h"
 #include "ui_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static const struct ui_key_help keys[] = {
@@ -29,18 +30,27 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   const struct helpview *h = self;
   if (!h->of || ctx->layout->too_small)
     return;
+  /* the keys first (whole at 80 columns), then the glossary in the text
+   * column: "label: meaning", cut with "…" where the screen is narrow */
   size_t n = h->of->n_keys + 1 + FIG_N;
   struct ui_key_help *rows = calloc(n, sizeof(*rows));
-  if (!rows)
+  char(*text)[160] = calloc(FIG_N, sizeof(*text));
+  if (!rows || !text) {
+    free(rows);
+    free(text);
     return;
+  }
   for (size_t i = 0; i < h->of->n_keys; i++)
     rows[i] = h->of->keys[i];
   size_t k = h->of->n_keys;
-  rows[k++] = (struct ui_key_help){"", "figures:", NULL, NULL, 0, 0};
-  for (int id = 0; id < FIG_N; id++)
-    rows[k++] = (struct ui_key_help){fig_desc((enum fig_id)id)->label,
-                                     fig_desc((enum fig_id)id)->meaning, NULL, NULL, 0, 0};
+  rows[k++] = (struct ui_key_help){"", "Figures (docs/figures.md):", NULL, NULL, 0, 0};
+  for (int id = 0; id < FIG_N; id++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)id);
+    snprintf(text[id], sizeof text[id], "%s: %s", d->label, d->meaning);
+    rows[k++] = (struct ui_key_help){"", text[id], NULL, NULL, 0, 0};
+  }
   ui_help_box(g, ctx->layout->cols, ctx->layout->rows, h->of->help_title, rows, k, ctx->gl);
+  free(text);
   free(rows);
 }
 
