@@ -470,6 +470,11 @@ void results_print_accounting(FILE *out, const struct lg_result *run,
                   ? "sent calibrated text to the chat endpoint instead"
                   : "sent the reference's token ids as token-id arrays instead (exact lengths)");
   }
+  if (m->tokens_per_chunk.n > 0) /* beside ITL: the reference's ITL is per chunk */
+    fprintf(out, "servetop: tokens per chunk mean %.2f, median %.2f (ITL above is per chunk; "
+                 "per token: mean %.2f ms, median %.2f ms)\n",
+            m->tokens_per_chunk.mean_ms, m->tokens_per_chunk.median_ms, m->itl_per_token.mean_ms,
+            m->itl_per_token.median_ms);
   if (m->n_input_server > 0)
     fprintf(out, "servetop: input tokens client %lld, server %lld (%lld of %lld requests differ)\n",
             (long long)m->input_tokens_client, (long long)m->input_tokens_server,
