@@ -503,6 +503,12 @@ START_TEST(llama_server_draft_converges) {
   /* a real CPU engine: its rate moves, so the windows are checked against
    * the records only; per-request acceptance is exact at the end */
   check_point("llama-server draft", &c, &res, false, 0, false);
+  /* no count per chunk: the window says it estimates until the completed
+   * requests show one token per chunk */
+  bool estimated = false;
+  for (size_t i = 0; i < c.n; i++)
+    estimated = estimated || (c.s[i].live.output_estimated && c.s[i].live.completed == 0);
+  ck_assert_msg(estimated, "llama-server: the first window's output not labelled an estimate");
   ck_assert_int_gt(res.metrics.accept_requests, 0);
   ck_assert(res.have_signals && res.signals.counter_deltas_valid);
   /* the scraper's window is the measured requests': the counters' deltas are
