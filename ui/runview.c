@@ -353,8 +353,9 @@ static void render_throughput(const struct runview *rv, struct ui_grid *g, struc
   int end = in.x + in.w, x = in.x + 1;
   for (size_t i = 0; i < ST_ARRAY_LEN(rates); i++) {
     double val = fig_get(&t->window, rates[i].id, FIG_VALUE);
-    snprintf(buf, sizeof buf, "%s%s %s", rates[i].name,
-             isfinite(val) ? ui_fmt_si(val, v, sizeof v) : "-", fig_desc(rates[i].id)->unit);
+    snprintf(buf, sizeof buf, "%s%s %s%s", rates[i].name,
+             isfinite(val) ? ui_fmt_si(val, v, sizeof v) : "-", fig_desc(rates[i].id)->unit,
+             t->window_output_estimated && rates[i].id != FIG_REQ_TPUT ? " (est.)" : "");
     x = ui_put(g, x, in.y, end, buf, rates[i].role, gl) + 2;
   }
   if (t->server_gen_valid) {
@@ -473,11 +474,13 @@ static void latency_cell(const struct fig_set *set, enum fig_id id, enum fig_sta
                          size_t n) {
   if (!fig_has(set, id, stat))
     snprintf(buf, n, "-");
+  else if (strcmp(fig_desc(id)->unit, "ms") != 0) /* tokens per chunk */
+    fig_format(buf, n, set, id, stat);
   else
     ui_fmt_ms(fig_get(set, id, stat), buf, n);
 }
 
-enum { LATENCY_ROWS = 4 };
+enum { LATENCY_ROWS = 5 };
 
 static void render_latency(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                            const struct ui_glyphs *gl) {
@@ -528,12 +531,6 @@ static void render_latency(const struct runview *rv, struct ui_grid *g, struct u
     ui_table(g, table, ncols, ST_ARRAY_LEN(narrow), ncells, NULL, r, THEME_HEADER, gl->braille);
   } else {
     ui_table(g, table, cols, 7, cells, NULL, r, THEME_HEADER, gl->braille);
-  }
-  if (in.h >= 6) {
-    char buf[64], v[16];
-    fig_format(v, sizeof v, &f->run, FIG_TOKENS_PER_CHUNK, FIG_STAT_MEAN);
-    snprintf(buf, sizeof buf, "tokens/chunk %s", v);
-    ui_put(g, in.x + 1, in.y + 5, in.x + in.w, buf, THEME_INACTIVE, gl);
   }
 }
 

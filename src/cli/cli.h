@@ -60,10 +60,11 @@ const char *cli_proxy_error(const char *proxy, char *buf, size_t n);
 /* The load's figures on one line (the headless status line of `run`, bench's
  * progress line): every figure of the model shown there (FIG_SHOW_STATUS), in
  * the table's order, each after sep: a rate as "<brief> <window> <unit>
- * (<span>s), <point> (point)" (window NULL: the point's only), a
- * distribution as "<brief> p50 <point> <unit>". */
+ * (<span>s), <point> (point)" (window NULL: the point's only; the window's
+ * output rate followed by " (est.)" when window_estimated: see
+ * lg_live.output_estimated), a distribution as "<brief> p50 <point> <unit>". */
 struct fig_set;
 void cli_figures_line(struct sbuf *sb, const char *sep, const struct fig_set *window,
-                      double window_span_s, const struct fig_set *point);
+                      double window_span_s, bool window_estimated, const struct fig_set *point);
 
 #endif

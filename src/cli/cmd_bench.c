@@ -90,6 +90,7 @@ struct progress_figures {
   double elapsed_s;
   struct fig_set window;          /* the figures model: the last LG_LIVE_WINDOW_S s */
   double window_s;
+  bool window_estimated;          /* the window's output counts estimated chunks: "(est.)" */
   struct fig_set point;           /* the whole point so far (the result's at the end) */
   bool accept_valid;
   double accept_length;           /* run-scoped, as the result saves it */
@@ -116,6 +117,7 @@ static void figures_from_live(const struct lg_live *live, struct sig_scraper *sc
   f->elapsed_s = live->elapsed_s;
   f->window = live->window;
   f->window_s = live->window_s;
+  f->window_estimated = live->output_estimated;
   f->point = live->point;
   if (scraper) {
     struct sig_live sig;
@@ -162,7 +164,7 @@ static void print_progress(struct bench_ui *ui, const struct progress_figures *f
   if (f->draft_valid)
     snprintf(draft, sizeof(draft), "  drafts accepted %.1f%%", f->draft_rate * 100.0);
   struct sbuf figs = {0};
-  cli_figures_line(&figs, "  ", &f->window, f->window_s, &f->point);
+  cli_figures_line(&figs, "  ", &f->window, f->window_s, f->window_estimated, &f->point);
   fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  %s%s%s%s%s",
           ui->tty ? "\r" : "", (long long)f->completed, (long long)f->total,
           (long long)f->failed, (long long)f->in_flight, eta, figs.data ? figs.data : "", accept,

@@ -165,7 +165,8 @@ static void format_duration(char *buf, size_t len, double s) {
 
 /* The live line's figures (whole point so far; they converge to the result). */
 static void live_figures(struct sbuf *sb, const struct snap_run *s) {
-  cli_figures_line(sb, " | ", &s->figures.window, s->figures.window_span_s, &s->figures.run);
+  cli_figures_line(sb, " | ", &s->figures.window, s->figures.window_span_s,
+                   s->figures.window_output_estimated, &s->figures.run);
   /* the point's own acceptance, by the result's method over its window so
    * far (the result's figure once it ends); none before the point has one */
   if (s->spec.accept_length_valid)
@@ -228,7 +229,7 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
   char d[16];
   format_duration(d, sizeof d, p->duration_s);
   struct sbuf figs = {0};
-  cli_figures_line(&figs, " | ", NULL, 0, &p->figs);
+  cli_figures_line(&figs, " | ", NULL, 0, false, &p->figs);
   fprintf(out, "%s[%s%s] point %d/%d c=%d %s: %lld/%lld done %lld failed in %s%s", tag,
           s->server.engine, s->server.simulated ? " SIMULATED" : "", p->point_index + 1,
           s->progress.n_points > 0 ? s->progress.n_points : 1, p->conc, p->end,

@@ -52,7 +52,8 @@ static char *completions_body_alloc(const char *model, const char *text, const i
   }
   sbuf_printf(&sb,
               ", \"temperature\": 0.0, \"best_of\": 1, \"max_tokens\": %u, \"logprobs\": null, "
-              "\"stream\": true, \"stream_options\": {\"include_usage\": true}%s}",
+              "\"stream\": true, \"stream_options\": {\"include_usage\": true, "
+              "\"continuous_usage_stats\": true}%s}",
               max_tokens, ignore_eos ? ", \"ignore_eos\": true" : "");
   *len_out = sb.len;
   return sbuf_take(&sb);
@@ -67,7 +68,8 @@ static char *chat_body_alloc(const char *model, const char *text, uint32_t max_t
   lg_json_escape_append(&sb, text);
   sbuf_printf(&sb, "}], \"temperature\": 0.0, \"max_completion_tokens\": %u", max_tokens);
   if (stream)
-    sbuf_puts(&sb, ", \"stream\": true, \"stream_options\": {\"include_usage\": true}");
+    sbuf_puts(&sb, ", \"stream\": true, \"stream_options\": {\"include_usage\": true, "
+                   "\"continuous_usage_stats\": true}");
   else
     sbuf_printf(&sb, ", \"max_tokens\": %u, \"stream\": false", max_tokens);
   if (ignore_eos)

@@ -59,6 +59,13 @@ struct xfer {
   int64_t live_second[LG_LIVE_WINDOW_S];
   uint32_t live_chunks[LG_LIVE_WINDOW_S];
   uint32_t live_chunks_total;  /* over the whole request */
+  /* Continuous usage (stream_options.continuous_usage_stats: SGLang, vLLM,
+   * the sim): every content chunk carries the cumulative completion_tokens.
+   * Such a request's live_chunks count tokens, credited as they arrive
+   * (settled at once), not chunks pending an estimate. */
+  uint32_t live_carrying;      /* token-carrying chunks (tokens per chunk) */
+  int64_t usage_tokens;        /* latest cumulative count on a content chunk; -1: none */
+  bool by_usage;               /* this stream carries continuous usage */
   bool status_checked;
   bool parse_failed;
   bool usage_impossible;      /* the last usage's completion_tokens was no count (-2) */
@@ -69,7 +76,9 @@ struct xfer {
 };
 
 /* Live latencies, one histogram per metric. */
-enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_SEND_LAG, LAT_N };
+/* LAT_TPC: a completed request's tokens per chunk (the result's: output tokens /
+ * its chunks), x 1000 so the µs histogram keeps its fraction. */
+enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_SEND_LAG, LAT_TPC, LAT_N };
 struct live_lat {
   struct live_hist h[LAT_N];
 };
@@ -255,22 +264,37 @@ static struct live_second *live_slot_at(struct lg_worker *w, int64_t t_ns) {
 static void live_chunk(struct xfer *x, bool carries) {
   if (!carries)
     return;
+  x->live_carrying++;
+  uint32_t units = 1;
+  if (x->by_usage) { /* the server's own count: the tokens this chunk added */
+    int64_t delta = x->usage_tokens - (int64_t)x->live_chunks_total;
+    if (delta <= 0)
+      return;
+    units = delta > UINT32_MAX - x->live_chunks_total ? 0 : (uint32_t)delta;
+  }
   struct live_second *slot = live_slot_at(x->worker, x->now_ns);
   int i = (int)(slot->second % LG_LIVE_WINDOW_S);
   if (x->live_second[i] != slot->second) {
     x->live_second[i] = slot->second;
     x->live_chunks[i] = 0;
   }
-  x->live_chunks[i]++;
-  x->live_chunks_total++;
-  slot->pending++;
-  x->worker->point_pending++;
+  x->live_chunks[i] += units;
+  x->live_chunks_total += units;
+  if (x->by_usage) {
+    slot->settled += units;
+    x->worker->point_settled += units;
+  } else {
+    slot->pending += units;
+    x->worker->point_pending += units;
+  }
 }
 
 /* The request ended: its output tokens (0 for a failure) are spread evenly
  * over its token-carrying chunks by the result's own rule (fig_spread_by_second,
  * the time_series' fig_spread_tokens by second), into the seconds still in
- * the window. */
+ * the window. A continuous-usage request's tokens were credited as they came:
+ * they are replaced by the same spread over them (a no-op when the final
+ * count is the streamed one; 0 for a failure, as the result counts it). */
 static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_tokens) {
   int order[LG_LIVE_WINDOW_S] = {0}; /* the request's tracked seconds, oldest first */
   uint32_t chunks[LG_LIVE_WINDOW_S] = {0};
@@ -292,18 +316,25 @@ static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_toke
   for (size_t k = 0; k < n; k++) {
     int i = order[k];
     if (w->live[i].second == x->live_second[i]) {
-      w->live[i].pending -= x->live_chunks[i];
+      if (x->by_usage)
+        w->live[i].settled -= x->live_chunks[i];
+      else
+        w->live[i].pending -= x->live_chunks[i];
       w->live[i].settled += (double)tokens[k];
     }
     x->live_second[i] = -1;
   }
-  w->point_pending -= x->live_chunks_total;
+  if (x->by_usage)
+    w->point_settled -= x->live_chunks_total;
+  else
+    w->point_pending -= x->live_chunks_total;
   w->point_settled += (double)output_tokens;
-  if (output_tokens > 0 && x->live_chunks_total > 0) {
+  if (output_tokens > 0 && x->live_carrying > 0) {
     w->ratio_tokens += (double)output_tokens;
-    w->ratio_chunks += x->live_chunks_total;
+    w->ratio_chunks += x->live_carrying;
   }
   x->live_chunks_total = 0;
+  x->live_carrying = 0;
 }
 
 static void live_record_us(struct lg_worker *w, struct live_second *slot, int metric,
@@ -324,6 +355,8 @@ static void live_record_completion(struct lg_worker *w, const struct lg_record *
                    (uint64_t)((rec->e2el_ns - rec->ttft_ns) / 1000 / (rec->output_tokens - 1)));
   for (uint32_t i = 0; i < rec->n_chunk_gaps; i++)
     live_record_us(w, slot, LAT_ITL, rec->chunk_gaps_us[i]);
+  live_record_us(w, slot, LAT_TPC,
+                 (uint64_t)llround(1000.0 * rec->output_tokens / (rec->n_chunk_gaps + 1.0)));
   if (rec->draft_tokens > 0 && rec->draft_accepted >= 0) { /* as results_compute */
     struct live_accept *a = &w->accept;
     double rate = (double)rec->draft_accepted / (double)rec->draft_tokens;
@@ -401,7 +434,17 @@ static int on_sse_line(void *ctx, const char *payload, size_t len) {
   }
   if (kind == LG_CHUNK_DONE)
     return 0;
-  if (chunk.has_usage) {
+  /* Continuous usage: a content chunk that does not end the stream carries
+   * the count so far (llama.cpp's usage comes only on its finishing chunk).
+   * Such counts feed the live figures only: the result's count is, as the
+   * reference's, the last usage object outside them. */
+  if (kind == LG_CHUNK_CHOICES && chunk.has_usage && chunk.completion_tokens >= 0 &&
+      !chunk.has_finish_reason)
+    x->by_usage = true;
+  if (x->by_usage && kind == LG_CHUNK_CHOICES && chunk.has_usage) {
+    if (chunk.completion_tokens > x->usage_tokens)
+      x->usage_tokens = chunk.completion_tokens;
+  } else if (chunk.has_usage) {
     /* The last usage object decides: a count, or a usage without one. */
     if (chunk.completion_tokens >= 0 && chunk.completion_tokens <= INT32_MAX) {
       rec->output_tokens = (int32_t)chunk.completion_tokens;
@@ -591,6 +634,9 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++)
     x->live_second[i] = -1;
   x->live_chunks_total = 0;
+  x->live_carrying = 0;
+  x->usage_tokens = -1;
+  x->by_usage = false;
   x->status_checked = false;
   x->parse_failed = false;
   x->usage_impossible = false;
@@ -675,6 +721,11 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
   enum lg_failure failure = classify(x, result);
   rec->failure = (uint8_t)failure;
   live_settle(w, x, failure == LG_OK ? rec->output_tokens : 0);
+  long os_errno = 0;
+  if (failure == LG_FAIL_CONNECT && result == CURLE_COULDNT_CONNECT &&
+      curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+      os_errno == ECONNREFUSED)
+    rec->flags |= LG_REC_REFUSED;
   curl_off_t connect_us = 0;
   if (curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
     rec->connect_us = connect_us > UINT32_MAX ? UINT32_MAX : (uint32_t)connect_us;
@@ -1245,6 +1296,7 @@ static void live_latencies(struct fig_set *dst, const struct live_lat *src) {
   fig_set_from_hist_us(dst, FIG_ITL, &src->h[LAT_ITL]);
   fig_set_from_hist_us(dst, FIG_E2EL, &src->h[LAT_E2EL]);
   fig_set_from_hist_us(dst, FIG_SEND_LAG, &src->h[LAT_SEND_LAG]);
+  fig_set_from_hist_us(dst, FIG_TOKENS_PER_CHUNK, &src->h[LAT_TPC]); /* x 1000: as is */
 }
 
 /* The rates of the model over a span: output tokens, (those + input tokens),
@@ -1306,14 +1358,19 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
       sum->accept.bins[k] += p->accept.bins[k];
     all_finished = all_finished && p->finished;
   }
-  /* Pending chunks count one token while the first window fills (never
-   * above the truth there), then the point's tokens per chunk. */
+  /* Pending chunks (streams without continuous usage: llama.cpp, or a
+   * server that ignores it) count one token while the first window fills
+   * (never above the truth there), then the point's tokens per chunk: an
+   * estimate, said so (output_estimated). Continuous-usage streams are
+   * counted by the server's own numbers as they arrive. */
   double per_chunk = sum->window_s >= LG_LIVE_WINDOW_S - 1 && ratio_chunks > 0
                          ? ratio_tokens / (double)ratio_chunks
                          : 1.0;
   double window_tokens = 0, window_completed = 0;
+  int64_t window_pending = 0;
   for (int i = 0; i < run->n_workers; i++) {
     const struct pub_window *q = &win[i];
+    window_pending += q->pending;
     sum->point_settled += q->point_settled + per_chunk * (double)q->point_pending;
     /* A loop's window starting in the same second is inside the latest one
      * (it misses at most its last 100 ms, or nothing once it has exited);
@@ -1353,6 +1410,8 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   live_latencies(&out->point, &sum->point);
   fig_set_derive(&out->window, 0);
   fig_set_derive(&out->point, 0);
+  out->output_estimated = !all_finished && window_pending > 0 &&
+                          !(per_chunk == 1.0 && ratio_chunks > 0 && ratio_tokens == ratio_chunks);
   out->accept_requests = sum->accept.requests;
   out->accept_draft_tokens = sum->accept.draft_tokens;
   out->accept_accepted_tokens = sum->accept.accepted_tokens;
@@ -1361,6 +1420,36 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   out->finished = all_finished;
   free(p);
   free(sum);
+}
+
+/* A dead server: a request whose connection was refused (nothing listening,
+ * no byte sent) after the last request the server answered was dispatched
+ * never reached a server: it is not sent (LG_SERVER_GONE), not a failure, so
+ * the failure rate counts requests the server got. A refusal followed by an
+ * answer (a server that came back), or a server that never answered at all
+ * (a wrong port, a dead proxy), stays a connect_error. Whether the
+ * launcher saw the process die or, attached, nothing answers again, the
+ * records say the same. Returns how many were reclassified. */
+static size_t cut_server_gone(struct lg_record *records, size_t n) {
+  int64_t last_answered = INT64_MIN; /* dispatch of the latest request that got a response */
+  for (size_t i = 0; i < n; i++)
+    if (records[i].failure != LG_FAIL_NOT_SENT && records[i].http_status != 0 &&
+        records[i].dispatch_ns > last_answered)
+      last_answered = records[i].dispatch_ns;
+  size_t cut = 0;
+  if (last_answered == INT64_MIN) /* never answered: not gone, never there (a failure) */
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    struct lg_record *r = &records[i];
+    if (r->failure != LG_FAIL_CONNECT || !(r->flags & LG_REC_REFUSED) ||
+        r->dispatch_ns <= last_answered)
+      continue;
+    r->failure = LG_FAIL_NOT_SENT;
+    free(r->detail);
+    r->detail = xstrdup(LG_SERVER_GONE ": connection refused after the last request it answered");
+    cut++;
+  }
+  return cut;
 }
 
 void lg_run_finish(struct lg_run *run, struct lg_result *out) {
@@ -1373,6 +1462,7 @@ void lg_run_finish(struct lg_run *run, struct lg_result *out) {
     out->body_bytes += w->body_bytes;
     live_hist_add(&out->callback_delay, &w->callback_delay);
   }
+  cut_server_gone(run->records, run->cfg.n_prompts);
   out->records = run->records;
   out->n_records = run->cfg.n_prompts;
   out->start_mono_ns = run->start_ns;

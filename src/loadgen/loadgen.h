@@ -197,7 +197,9 @@ enum lg_failure {
   LG_FAIL_NO_USAGE,      /* the stream ended without a usage chunk */
   LG_FAIL_USAGE_NO_COUNT,/* the last usage object had no completion_tokens */
   LG_FAIL_INTERRUPTED,   /* still in flight when the run was stopped */
-  LG_FAIL_NOT_SENT,      /* never dispatched (run stopped first) */
+  LG_FAIL_NOT_SENT,      /* never dispatched (run stopped first), or refused by a dead server:
+                            its connection refused after the last request the server answered
+                            (detail LG_SERVER_GONE; lg_run_finish) */
   LG_FAIL_N_KINDS
 };
 const char *lg_failure_name(enum lg_failure f);
@@ -207,9 +209,13 @@ enum {
   LG_REC_STREAM_ERROR = 1u << 1, /* a `data: {"error": ...}` line arrived */
   LG_REC_FINISH_SEEN = 1u << 2,  /* a choice carried a finish_reason */
   LG_REC_USAGE_NO_COUNT = 1u << 3,/* the last usage object had no completion_tokens */
-  LG_REC_LAST_CHUNK_NO_TOKEN = 1u << 4 /* the last token chunk was finish-only, without text
+  LG_REC_LAST_CHUNK_NO_TOKEN = 1u << 4, /* the last token chunk was finish-only, without text
                                            (llama.cpp's): it carries no token */
+  LG_REC_REFUSED = 1u << 5       /* the connection was refused (ECONNREFUSED): no byte sent */
 };
+/* The detail of a request a dead server never received (LG_FAIL_NOT_SENT). */
+#define LG_SERVER_GONE "server gone"
+
 
 /* One request, as compact as the figures allow (88 bytes + 4 per chunk gap).
  * Times are nanoseconds; scheduled/dispatch are offsets from the run start. */
@@ -303,6 +309,13 @@ struct lg_live {
   double accept_rate_sum;      /* sum of accepted / drafted per request */
   int64_t accept_rate_bins[LG_ACCEPT_BINS]; /* per-request rate in [k/10, (k+1)/10) (1.0: last) */
   bool finished;               /* every loop has exited */
+  /* The window's output figure counts chunks of streams without continuous
+   * usage (stream_options.continuous_usage_stats: SGLang, vLLM and the sim
+   * send it; llama.cpp does not) at an estimated tokens per chunk (1 while
+   * the first window fills, then the completed requests' own): screens
+   * label it "(est.)". False when every streaming token is the server's count,
+   * or every completed request so far had exactly one token per chunk. */
+  bool output_estimated;
 };
 
 struct lg_run;

@@ -7,10 +7,11 @@
 #include <string.h>
 
 #define FIG_DESC_ROW(id_, name_, json_style_, json_, label_, brief_, title_, unit_, format_,    \
-                     kind_, combine_, higher_, shown_)                                         \
+                     kind_, combine_, higher_, shown_, meaning_)                               \
   [id_] = {.id = id_, .name = name_, .json_style = json_style_, .json = json_, .label = label_, \
            .brief = brief_, .title = title_, .unit = unit_, .format = format_, .kind = kind_,  \
-           .combine = combine_, .higher_is_better = higher_, .shown = shown_},
+           .combine = combine_, .higher_is_better = higher_, .shown = shown_,                 \
+           .meaning = meaning_},
 static const struct fig_desc fig_rows[FIG_N] = {FIG_TABLE(FIG_DESC_ROW)};
 #undef FIG_DESC_ROW
 

@@ -184,60 +184,75 @@ enum fig_stat {
 };
 
 /* X(id, name, json_style, json, label, brief, title, unit, format, kind, combine,
- *   higher_is_better, shown)
+ *   higher_is_better, shown, meaning)
  *  name:  the figure's word in compare's JSON (stats: <stat>_<name>_ms)
  *  label: short, on screens ("TTFT", "output tok/s"; a distribution's with its stat: "TTFT p50")
  *  brief: one word on one-line summaries ("out", "TTFT")
  *  title: compare's row title (a scalar's with its unit; a distribution's is label + stat + unit)
- *  format: printf format of one value on the status line and screens */
+ *  format: printf format of one value on the status line and screens
+ *  meaning: one line for the glossary (the dashboard's `?` help, docs/figures.md) */
 #define FIG_TABLE(X)                                                                              \
   X(FIG_REQ_TPUT, "request_throughput", FIG_JSON_NUMBER, "request_throughput",                    \
     "req/s", "req", "request throughput (req/s)", "req/s", "%.2f",                                \
-    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE)                               \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE,                               \
+    "completed requests per second")                                                              \
   X(FIG_OUTPUT_TPUT, "output_throughput", FIG_JSON_NUMBER, "output_throughput",                   \
     "output tok/s", "out", "output throughput (tok/s)", "tok/s", "%.0f",                          \
     FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true,                                                 \
-    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_POINTS)                                         \
+    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_POINTS,                                         \
+    "generated tokens/s (server's count); live 10 s, \"(est.)\": chunks x est. tok/chunk")                                            \
   X(FIG_TOTAL_TPUT, "total_token_throughput", FIG_JSON_NUMBER, "total_token_throughput",          \
     "total tok/s", "total", "total throughput (tok/s)", "tok/s", "%.0f",                          \
-    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE)                               \
+    FIG_SCALAR, FIG_COMBINE_COUNT_PER_SPAN, true, FIG_SHOW_COMPARE,                               \
+    "prompt plus generated tokens per second")                                                    \
   X(FIG_OUTPUT_TPUT_PER_GPU, "output_throughput_per_gpu", FIG_JSON_NONE, NULL,                    \
     "output tok/s/GPU", "out/GPU", "output tok/s per GPU", "tok/s", "%.0f",                       \
-    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE)                                      \
+    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE,                                      \
+    "output tok/s divided by the GPUs the server uses")                                           \
   X(FIG_INTERACTIVITY, "interactivity", FIG_JSON_NONE, NULL,                                      \
     "tok/s/user", "interactivity", "interactivity (tok/s/user)", "tok/s/user", "%.1f",            \
-    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE)                                      \
+    FIG_SCALAR, FIG_COMBINE_DERIVED, true, FIG_SHOW_COMPARE,                                      \
+    "one user's decode speed: 1000 / TPOT p50")                                                   \
   X(FIG_TTFT, "ttft", FIG_JSON_REF_STATS, "ttft",                                                 \
     "TTFT", "TTFT", "TTFT", "ms", "%.1f",                                                         \
     FIG_DIST, FIG_COMBINE_SAMPLES, false,                                                         \
-    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)                      \
+    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS,                      \
+    "time to first token: request sent to first token chunk")                                     \
   X(FIG_TPOT, "tpot", FIG_JSON_REF_STATS, "tpot",                                                 \
     "TPOT", "TPOT", "TPOT", "ms", "%.1f",                                                         \
     FIG_DIST, FIG_COMBINE_SAMPLES, false,                                                         \
-    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)                      \
+    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_SHOW_POINTS,                      \
+    "time per output token after the first: (E2EL - TTFT) / (tokens - 1)")                        \
   X(FIG_ITL, "itl", FIG_JSON_REF_STATS, "itl",                                                    \
     "ITL", "ITL", "ITL", "ms", "%.1f",                                                            \
-    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY)                    \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY,  \
+    "gap between token chunks: per chunk, not per token (see tok/chunk)")                         \
   X(FIG_E2EL, "e2el", FIG_JSON_REF_STATS, "e2el",                                                 \
     "E2EL", "E2EL", "E2EL", "ms", "%.1f",                                                         \
-    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY | FIG_SHOW_POINTS)  \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_LATENCY | FIG_SHOW_POINTS,  \
+    "end-to-end latency: request sent to its last token chunk")                                   \
   X(FIG_TOKENS_PER_CHUNK, "tokens_per_chunk", FIG_JSON_STAT_OBJECT,                               \
     "servetop/additions/tokens_per_chunk",                                                        \
     "tok/chunk", "tok/chunk", "tokens per chunk", "", "%.2f",                                     \
-    FIG_DIST, FIG_COMBINE_RATIO, true, 0)                                                         \
+    FIG_DIST, FIG_COMBINE_SAMPLES, true, FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY,   \
+    "tokens per streamed chunk (stream interval, spec. steps); ITL/this ~ per token")             \
   X(FIG_SEND_LAG, "send_lag", FIG_JSON_STAT_OBJECT, "servetop/additions/send_lag",                \
     "send lag", "send lag", "send lag (ms)", "ms", "%.1f",                                        \
-    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_STATUS)                                        \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_STATUS,                                        \
+    "how late the client sent a request against its schedule (client health)")                    \
   X(FIG_ACCEPT_LENGTH, "accept_length", FIG_JSON_NUMBER,                                          \
     "servetop/server/acceptance/accept_length",                                                   \
     "accept len", "accept", "accept length (tokens/step)", "tokens/step", "%.2f",                 \
-    FIG_SCALAR, FIG_COMBINE_SERVER, true, FIG_SHOW_COMPARE)                                       \
+    FIG_SCALAR, FIG_COMBINE_SERVER, true, FIG_SHOW_COMPARE,                                       \
+    "speculative decoding: tokens per verify step, the server's own figure")                      \
   X(FIG_COMPLETED, "completed", FIG_JSON_NUMBER, "completed",                                     \
     "completed", "done", "completed requests", "", "%.0f",                                        \
-    FIG_SCALAR, FIG_COMBINE_COUNT, true, FIG_SHOW_COMPARE)                                        \
+    FIG_SCALAR, FIG_COMBINE_COUNT, true, FIG_SHOW_COMPARE,                                        \
+    "requests that completed")                                                                    \
   X(FIG_DURATION, "duration_s", FIG_JSON_NUMBER, "duration",                                      \
     "duration", "time", "duration (s)", "s", "%.1f",                                              \
-    FIG_SCALAR, FIG_COMBINE_SPAN, false, FIG_SHOW_COMPARE)
+    FIG_SCALAR, FIG_COMBINE_SPAN, false, FIG_SHOW_COMPARE,                                        \
+    "first request sent to the last one's end")
 
 #define FIG_ENUM_ROW(id, ...) id,
 enum fig_id { FIG_TABLE(FIG_ENUM_ROW) FIG_N };
@@ -257,6 +272,7 @@ struct fig_desc {
   enum fig_combine combine;
   bool higher_is_better;
   unsigned shown;                 /* FIG_SHOW_* */
+  const char *meaning;            /* one line: what it means (the glossary) */
 };
 
 struct fig_value {

@@ -259,6 +259,9 @@ void results_compute(const struct lg_result *run, const struct results_settings 
       lag[n_lag++] = (double)(r->dispatch_ns - r->scheduled_ns) / 1e6;
     if (results_failure_cut_by_stop((enum lg_failure)r->failure)) {
       out->cut_by_stop++;
+      if (r->failure == LG_FAIL_NOT_SENT && r->detail &&
+          strncmp(r->detail, LG_SERVER_GONE, strlen(LG_SERVER_GONE)) == 0)
+        out->not_sent_server_gone++;
       continue;
     }
     if (r->failure != LG_OK) {
@@ -467,6 +470,11 @@ void results_print_accounting(FILE *out, const struct lg_result *run,
                   ? "sent calibrated text to the chat endpoint instead"
                   : "sent the reference's token ids as token-id arrays instead (exact lengths)");
   }
+  if (m->tokens_per_chunk.n > 0) /* beside ITL: the reference's ITL is per chunk */
+    fprintf(out, "servetop: tokens per chunk mean %.2f, median %.2f (ITL above is per chunk; "
+                 "per token: mean %.2f ms, median %.2f ms)\n",
+            m->tokens_per_chunk.mean_ms, m->tokens_per_chunk.median_ms, m->itl_per_token.mean_ms,
+            m->itl_per_token.median_ms);
   if (m->n_input_server > 0)
     fprintf(out, "servetop: input tokens client %lld, server %lld (%lld of %lld requests differ)\n",
             (long long)m->input_tokens_client, (long long)m->input_tokens_server,
@@ -482,6 +490,9 @@ void results_print_accounting(FILE *out, const struct lg_result *run,
                  "not failures, not in the failure rate\n",
             (long long)m->cut_by_stop, (long long)m->failures_by_kind[LG_FAIL_INTERRUPTED],
             (long long)m->failures_by_kind[LG_FAIL_NOT_SENT]);
+  if (m->not_sent_server_gone > 0)
+    fprintf(out, "servetop: %lld of the never sent: " LG_SERVER_GONE " (connection refused after "
+                 "the last request it answered)\n", (long long)m->not_sent_server_gone);
   if (m->failed == 0)
     return;
   fprintf(out, "servetop: %lld of %lld requests failed:", (long long)m->failed, /* of those sent */
@@ -884,6 +895,9 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
     }
   }
   cJSON_AddItemToObject(st, "failure_examples", why);
+  /* why requests were not sent, when a dead server refused them */
+  if (m->not_sent_server_gone > 0)
+    cJSON_AddNumberToObject(st, "not_sent_server_gone", (double)m->not_sent_server_gone);
   /* llama.cpp's per-request acceptance (timings.draft_n / draft_n_accepted
    * of each completed request's final chunk). */
   cJSON *pra = cJSON_AddObjectToObject(st, "per_request_acceptance");

@@ -98,6 +98,7 @@ struct results_metrics {
                                      num_prompts when the load ran to its end) */
   int64_t cut_by_stop;            /* in flight or never sent when the run was stopped: not
                                      failures (failures_by_kind has them by kind) */
+  int64_t not_sent_server_gone;   /* of the never sent: refused by a dead server (LG_SERVER_GONE) */
   struct results_stat stat[RESULTS_N_METRICS];
   /* servetop additions */
   struct results_stat itl_per_token;  /* chunk gap / tokens in that chunk (request's mean) */

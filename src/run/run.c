@@ -290,6 +290,7 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   s->figures.window = live->window;
   s->figures.run = live->point;
   s->figures.window_span_s = live->window_s;
+  s->figures.window_output_estimated = live->output_estimated;
   s->figures.run_span_s = live->elapsed_s;
   s->figures.run_exact = false;
   set_request_accept(&s->spec.per_request, live->accept_requests, live->accept_draft_tokens,

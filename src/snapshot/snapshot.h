@@ -120,6 +120,7 @@ struct snap_figures {
   struct fig_set run;
   bool run_exact;                 /* run is the result's: the point has ended */
   double window_span_s;           /* time the window rates are divided by (<= SNAP_WINDOW_S) */
+  bool window_output_estimated;   /* window output counts chunks x an estimated tokens/chunk */
   double run_span_s;              /* first dispatch to now, or to the last request's end */
   bool server_gen_valid;
   double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */

@@ -162,7 +162,7 @@ struct window_stats {
 
 /* Every live figure of the point against the records and the result. */
 static void check_point(const char *name, const struct samples *c, const struct measure_result *res,
-                        bool one_token_per_chunk, double steady_tolerance) {
+                        bool one_token_per_chunk, double steady_tolerance, bool continuous) {
   const struct lg_result *run = &res->run;
   const struct results_metrics *m = &res->metrics;
   ck_assert_msg(c->n >= 3, "%s: only %zu ticks", name, c->n);
@@ -231,7 +231,9 @@ static void check_point(const char *name, const struct samples *c, const struct 
     double slack = 2.0 * conc + 1.0;
     /* never above the truth while the first window fills (a streaming
      * chunk counts one token); with one token per chunk, equal throughout */
-    if (one_token_per_chunk || l->window_s < LG_LIVE_WINDOW_S - 1)
+    /* (a continuous-usage stream is counted by the server's own numbers as
+     * its chunks arrive: against this truth's even spread it may lead) */
+    if (one_token_per_chunk || (!continuous && l->window_s < LG_LIVE_WINDOW_S - 1))
       ck_assert_msg(live_tokens <= truth + slack, "%s: window [%.3f, %.3f]: live %.1f tokens > "
                   "truth %.1f", name, l->window_from_s, to_s, live_tokens, truth);
     if (one_token_per_chunk)
@@ -339,7 +341,7 @@ START_TEST(sim_fixed_latency_converges) {
   struct st_err err = {{0}};
   ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
   ck_assert_int_eq(res.metrics.completed, 104);
-  check_point("sim fixed 50/10 ms", &c, &res, true, 0.005);
+  check_point("sim fixed 50/10 ms", &c, &res, true, 0.005, true);
   measure_result_fini(&res);
   free(c.s);
   server_stop(&srv);
@@ -360,12 +362,125 @@ START_TEST(sim_spec_decoding_never_above) {
   struct st_err err = {{0}};
   ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
   /* several tokens per chunk: the live window lags, never leads */
-  check_point("sim EAGLE", &c, &res, false, 0);
+  check_point("sim EAGLE", &c, &res, false, 0, true);
   ck_assert(res.have_signals && res.signals.accept_length_valid);
   check_live_acceptance("sim EAGLE", srv.base_url, 128, 256);
   measure_result_fini(&res);
   free(c.s);
   server_stop(&srv);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- stream intervals
+ * Live output counts tokens, not chunks, at any stream interval (issue 19.1):
+ * the sim sends a request's first token alone, then one chunk per `interval`
+ * tokens (SGLang's rule), each chunk with the count so far (continuous usage,
+ * which servetop asks for). With 201 output tokens every chunk after the
+ * first carries exactly `interval` tokens, so the records give the exact
+ * tokens of every window. Every window is checked against them: within 5%
+ * while the first window fills (from 1 s on), within 2% once full; and a
+ * full window while every stream is busy against the final figure, within
+ * 2% beyond the records' own distance from it. Before the fix the first
+ * window read 1/interval of the truth. */
+static double truth_tokens_first1(const struct lg_result *r, double from_s, double to_s) {
+  double tokens = 0;
+  for (size_t i = 0; i < r->n_records; i++) {
+    const struct lg_record *rec = &r->records[i];
+    if (rec->failure != LG_OK)
+      continue;
+    uint32_t n = rec->n_chunk_gaps + 1;
+    double rest = n > 1 ? (double)(rec->output_tokens - 1) / (double)(n - 1) : 0;
+    int64_t t_ns = rec->dispatch_ns + rec->ttft_ns;
+    for (uint32_t k = 0; k < n; k++) {
+      if (k > 0)
+        t_ns += (int64_t)rec->chunk_gaps_us[k - 1] * 1000;
+      double t = (double)t_ns / 1e9;
+      if (t >= from_s && t <= to_s)
+        tokens += k == 0 ? (n > 1 ? 1.0 : (double)rec->output_tokens) : rest;
+    }
+  }
+  return tokens;
+}
+
+static void stream_interval_case(int interval) {
+  const char *exe = getenv("SERVETOP");
+  ck_assert_ptr_nonnull(exe);
+  char iv[16];
+  snprintf(iv, sizeof iv, "%d", interval);
+  const char *argv[] = {exe, "sim", "--model", "llama-3.1-8b", "--enable-metrics",
+                        "--sim-fixed-ttft-ms", "50", "--sim-fixed-tpot-ms", "10",
+                        "--stream-interval", iv, NULL};
+  struct server srv;
+  server_start(&srv, argv, false);
+  struct samples c = {0};
+  struct measure_spec spec;
+  /* 8 streams x 201 tokens (about 2 s each), 6 waves: windows fill */
+  spec_for(&spec, srv.base_url, 8, 48, 64, 201, 1.0);
+  struct measure_hooks hooks = {.ctx = &c, .tick = keep_live};
+  struct measure_result res;
+  struct st_err err = {{0}};
+  ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(res.metrics.completed, 48);
+  ck_assert_int_eq(res.metrics.total_output, 48 * 201);
+  double final = res.metrics.output_throughput;
+  double first_max = 0, full_max = 0, steady_max = 0, steady_truth_max = 0;
+  int n_first = 0, n_full = 0, n_steady = 0;
+  bool estimated_ever = false;
+  for (size_t i = 0; i < c.n; i++) {
+    const struct lg_live *l = &c.s[i].live;
+    if (l->finished || l->window_s < 1.0)
+      continue;
+    estimated_ever = estimated_ever || l->output_estimated;
+    double live = fig_get(&l->window, FIG_OUTPUT_TPUT, FIG_VALUE);
+    double truth = truth_tokens_first1(&res.run, l->window_from_s, l->window_from_s + l->window_s) /
+                   l->window_s;
+    double rel = fabs(live - truth) / truth;
+    if (l->window_s < LG_LIVE_WINDOW_S - 1) {
+      n_first++;
+      first_max = rel > first_max ? rel : first_max;
+      ck_assert_msg(rel <= 0.05, "interval %d: first window [%.2f +%.2f s]: live %.1f tok/s, "
+                    "truth %.1f", interval, l->window_from_s, l->window_s, live, truth);
+    } else {
+      n_full++;
+      full_max = rel > full_max ? rel : full_max;
+      ck_assert_msg(rel <= 0.02, "interval %d: window [%.2f +%.2f s]: live %.1f tok/s, "
+                    "truth %.1f", interval, l->window_from_s, l->window_s, live, truth);
+      if (l->dispatched < l->total) {
+        double vs_final = fabs(live - final) / final, truth_vs_final = fabs(truth - final) / final;
+        n_steady++;
+        steady_max = vs_final > steady_max ? vs_final : steady_max;
+        steady_truth_max = truth_vs_final > steady_truth_max ? truth_vs_final : steady_truth_max;
+        ck_assert_msg(vs_final <= truth_vs_final + 0.02, "interval %d: full window %.1f tok/s, "
+                      "final %.1f (the records' own %.1f)", interval, live, final, truth);
+      }
+    }
+  }
+  printf("stream interval %d: final %.1f tok/s; %d first-window ticks within %.2f%% of the "
+         "records, %d full within %.2f%%; %d steady full windows within %.2f%% of the final "
+         "(the records' own: %.2f%%)\n",
+         interval, final, n_first, 100 * first_max, n_full, 100 * full_max, n_steady,
+         100 * steady_max, 100 * steady_truth_max);
+  ck_assert_int_gt(n_first, 0);
+  ck_assert_int_gt(n_full, 0);
+  ck_assert_int_gt(n_steady, 0);
+  /* every token came with the server's count: nothing was estimated */
+  ck_assert_msg(!estimated_ever, "interval %d: window labelled estimated", interval);
+  /* tokens per chunk, live and final: 201 tokens in 1 + 200 / interval chunks */
+  const struct lg_live *end = &c.s[c.n - 1].live;
+  double tpc = 201.0 / (1.0 + 200.0 / interval);
+  ck_assert_msg(fabs(fig_get(&end->point, FIG_TOKENS_PER_CHUNK, FIG_STAT_P50) - tpc) <= tpc / 64,
+                "interval %d: live tok/chunk %.3f, want %.3f", interval,
+                fig_get(&end->point, FIG_TOKENS_PER_CHUNK, FIG_STAT_P50), tpc);
+  ck_assert(fabs(fig_get(&res.metrics.figs, FIG_TOKENS_PER_CHUNK, FIG_STAT_MEAN) - tpc) < 1e-9);
+  measure_result_fini(&res);
+  free(c.s);
+  server_stop(&srv);
+}
+
+START_TEST(sim_stream_interval_counts_tokens) {
+  stream_interval_case(1);
+  stream_interval_case(10);
+  stream_interval_case(50);
 }
 END_TEST
 
@@ -387,7 +502,13 @@ START_TEST(llama_server_draft_converges) {
   ck_assert_msg(measure_point(&spec, &hooks, &res, &err) == 0, "%s", err.msg);
   /* a real CPU engine: its rate moves, so the windows are checked against
    * the records only; per-request acceptance is exact at the end */
-  check_point("llama-server draft", &c, &res, false, 0);
+  check_point("llama-server draft", &c, &res, false, 0, false);
+  /* no count per chunk: the window says it estimates until the completed
+   * requests show one token per chunk */
+  bool estimated = false;
+  for (size_t i = 0; i < c.n; i++)
+    estimated = estimated || (c.s[i].live.output_estimated && c.s[i].live.completed == 0);
+  ck_assert_msg(estimated, "llama-server: the first window's output not labelled an estimate");
   ck_assert_int_gt(res.metrics.accept_requests, 0);
   ck_assert(res.have_signals && res.signals.counter_deltas_valid);
   /* the scraper's window is the measured requests': the counters' deltas are
@@ -426,6 +547,10 @@ int main(void) {
   tcase_add_test(sim, sim_fixed_latency_converges);
   tcase_add_test(sim, sim_spec_decoding_never_above);
   suite_add_tcase(s, sim);
+  TCase *intervals = tcase_create("stream-interval");
+  tcase_set_timeout(intervals, 240);
+  tcase_add_test(intervals, sim_stream_interval_counts_tokens);
+  suite_add_tcase(s, intervals);
   char why[5000] = "";
   bool required = getenv("SERVETOP_REQUIRE_LLAMA_SERVER") &&
                   strcmp(getenv("SERVETOP_REQUIRE_LLAMA_SERVER"), "1") == 0;

@@ -317,7 +317,7 @@ START_TEST(random_workload_lengths_and_ids) {
     ck_assert_uint_eq(strlen(p->body), p->body_len);
     ck_assert_ptr_nonnull(strstr(p->body, "\"model\": \"m\\\"odel\""));
     ck_assert_ptr_nonnull(strstr(p->body, "\"ignore_eos\": true"));
-    ck_assert_ptr_nonnull(strstr(p->body, "\"stream_options\": {\"include_usage\": true}"));
+    ck_assert_ptr_nonnull(strstr(p->body, "\"stream_options\": {\"include_usage\": true, \"continuous_usage_stats\": true}"));
     char max_tokens[48];
     snprintf(max_tokens, sizeof(max_tokens), "\"max_tokens\": %u,", p->output_len);
     ck_assert_ptr_nonnull(strstr(p->body, max_tokens));

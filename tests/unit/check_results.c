@@ -527,6 +527,28 @@ START_TEST(empty_run_is_zero_not_nan) {
 }
 END_TEST
 
+/* The glossary in docs/figures.md is the figures table's: every row's label,
+ * unit, meaning and name, as one table line (the `?` help is generated from
+ * the same columns). */
+START_TEST(figures_glossary_in_docs) {
+  FILE *f = fopen(PROJECT_DIR "/docs/figures.md", "r");
+  ck_assert_msg(f != NULL, "docs/figures.md");
+  char *doc = xcalloc(1, 65536);
+  size_t len = fread(doc, 1, 65535, f);
+  fclose(f);
+  doc[len] = '\0';
+  for (int i = 0; i < FIG_N; i++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)i);
+    ck_assert_msg(d->meaning && *d->meaning, "%s: no meaning", d->name);
+    char line[512];
+    snprintf(line, sizeof line, "| %s | %s | %s | %s |", d->label, *d->unit ? d->unit : "-",
+             d->meaning, d->name);
+    ck_assert_msg(strstr(doc, line) != NULL, "docs/figures.md lacks the row: %s", line);
+  }
+  free(doc);
+}
+END_TEST
+
 static Suite *results_suite(void) {
   Suite *s = suite_create("results");
   TCase *tc = tcase_create("results");
@@ -538,6 +560,7 @@ static Suite *results_suite(void) {
   tcase_add_test(tc, empty_run_is_zero_not_nan);
   tcase_add_test(tc, cut_by_stop_is_not_a_failure);
   tcase_add_test(tc, live_window_tokens_equal_the_time_series);
+  tcase_add_test(tc, figures_glossary_in_docs);
   suite_add_tcase(s, tc);
   return s;
 }
