@@ -274,13 +274,6 @@ static char **env_merge_alloc(const struct launch_cmd *cmd, const char *launch_i
   return envp;
 }
 
-static void strv_free(char **v) {
-  if (!v)
-    return;
-  for (size_t i = 0; v[i]; i++)
-    free(v[i]);
-  free(v);
-}
 
 static void mark_ready_locked(struct launcher *l, enum launch_ready_by by) {
   if (l->status.state != LAUNCH_STARTING)
@@ -503,7 +496,7 @@ struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *e
   if (sup == 0)
     supervisor_main(&args);
 
-  strv_free(envp);
+  str_vec_free(envp, STR_VEC_TO_NULL);
   close(life[0]);
   close(status[1]);
   close(out[1]);
@@ -529,7 +522,7 @@ struct launcher *launcher_start(const struct launch_opts *opts, struct st_err *e
   return l;
 
 fail:
-  strv_free(envp);
+  str_vec_free(envp, STR_VEC_TO_NULL);
   int fds[] = {log_fd, devnull_fd, life[0], life[1], status[0], status[1], out[0], out[1]};
   for (size_t i = 0; i < ST_ARRAY_LEN(fds); i++)
     if (fds[i] >= 0)

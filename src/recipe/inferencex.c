@@ -26,26 +26,26 @@ static void add_label(struct recipe_set *set, const struct ynode *key, const str
   set->label_runner_lines =
       xreallocarray(set->label_runner_lines, set->n_labels, sizeof *set->label_runner_lines);
   set->n_label_runners = xreallocarray(set->n_label_runners, set->n_labels, sizeof(size_t));
-  set->labels[i] = (char *)set_str(set, label);
+  set->labels[i] = (char *)recipe_set_str(set, label);
   set->label_lines[i] = key->line;
   set->label_runners[i] = NULL;
   set->label_runner_lines[i] = NULL;
   set->n_label_runners[i] = 0;
   if (list->kind != YN_SEQ) {
-    set_diag(set, file, list->line, list->col, NULL, label,
+    recipe_set_diag(set, file, list->line, list->col, NULL, label,
              "%s: expected a list of runner names", label);
     return;
   }
   for (size_t k = 0; k < list->n_kids; k++) {
     const struct ynode *r = list->kids[k];
     if (r->kind != YN_SCALAR) {
-      set_diag(set, file, r->line, r->col, NULL, label, "%s: runner names must be strings", label);
+      recipe_set_diag(set, file, r->line, r->col, NULL, label, "%s: runner names must be strings", label);
       continue;
     }
     size_t n = set->n_label_runners[i]++;
     set->label_runners[i] = xreallocarray(set->label_runners[i], n + 1, sizeof(char *));
     set->label_runner_lines[i] = xreallocarray(set->label_runner_lines[i], n + 1, sizeof(int));
-    set->label_runners[i][n] = (char *)set_str(set, r->scalar);
+    set->label_runners[i][n] = (char *)recipe_set_str(set, r->scalar);
     set->label_runner_lines[i][n] = r->line;
   }
 }
@@ -56,19 +56,19 @@ static void load_runners(struct recipe_set *set, const char *path) {
   struct st_err err;
   char *data = file_read_regular(path, FILE_INPUT_MAX_BYTES, &len, &err);
   if (!data) {
-    set_diag(set, path, 0, 0, NULL, NULL, "%s", err.msg);
+    recipe_set_diag(set, path, 0, 0, NULL, NULL, "%s", err.msg);
     return;
   }
   struct ynode *root = ytree_parse(data, len, path, &err);
   free(data);
   if (!root) {
-    set_diag(set, path, 0, 0, NULL, NULL, "%s", err.msg);
+    recipe_set_diag(set, path, 0, 0, NULL, NULL, "%s", err.msg);
     return;
   }
   set->have_runners = true;
-  set->runners_file = (char *)set_str(set, path);
-  const struct ynode *labels = ymap_get(root, "labels");
-  const struct ynode *hw = ymap_get(root, "hardware");
+  set->runners_file = (char *)recipe_set_str(set, path);
+  const struct ynode *labels = ytree_map_get(root, "labels");
+  const struct ynode *hw = ytree_map_get(root, "hardware");
   const struct ynode *flat = labels ? labels : root;
   set->runners_flat = !labels;
   if (flat->kind == YN_MAP) {
@@ -84,10 +84,10 @@ static void load_runners(struct recipe_set *set, const char *path) {
       const struct ynode *spec = hw->kids[i + 1];
       static const char *const int_keys[] = {"available-cpu-dram-mib", "gpus-per-node"};
       for (size_t k = 0; k < ST_ARRAY_LEN(int_keys); k++) {
-        const struct ynode *v = ymap_get(spec, int_keys[k]);
+        const struct ynode *v = ytree_map_get(spec, int_keys[k]);
         long x;
-        if (v && yscalar_long(v, &x) < 0) /* YAML 1.1: 3_091_589 is an int */
-          set_diag(set, path, v->line, v->col, NULL, int_keys[k],
+        if (v && ytree_scalar_long(v, &x) < 0) /* YAML 1.1: 3_091_589 is an int */
+          recipe_set_diag(set, path, v->line, v->col, NULL, int_keys[k],
                    "hardware.%s.%s: expected an integer, got '%s'",
                    hw->kids[i]->kind == YN_SCALAR ? hw->kids[i]->scalar : "?", int_keys[k],
                    v->kind == YN_SCALAR ? v->scalar : "non-scalar");
@@ -118,7 +118,7 @@ static bool is_regular_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-bool path_is_directory(const char *path) {
+bool recipe_path_is_directory(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -393,7 +393,7 @@ static void load_workflow(struct recipe_set *set, const char *root) {
   struct ix_workflow *wf = xcalloc(1, sizeof *wf);
   set->workflow = wf;
   char *fixed = path_join_alloc(root, "benchmarks/single_node/fixed_seq_len");
-  wf->fixed_subdir = path_is_directory(fixed) ? "fixed_seq_len/" : ""; /* before #1571: '' */
+  wf->fixed_subdir = recipe_path_is_directory(fixed) ? "fixed_seq_len/" : ""; /* before #1571: '' */
   free(fixed);
   char *path = path_join_alloc(root, ".github/workflows/benchmark-tmpl.yml");
   size_t len;
@@ -403,19 +403,19 @@ static void load_workflow(struct recipe_set *set, const char *root) {
   free(data);
   if (!doc) {
     if (path_exists(path))
-      set_diag(set, path, 0, 0, NULL, NULL, "%s (SCENARIO_SUBDIR inferred from the folders)",
+      recipe_set_diag(set, path, 0, 0, NULL, NULL, "%s (SCENARIO_SUBDIR inferred from the folders)",
                err.msg);
     free(path);
     return;
   }
   wf->file = path;
-  const struct ynode *env = ymap_get(doc, "env");
+  const struct ynode *env = ytree_map_get(doc, "env");
   for (size_t i = 0; env && env->kind == YN_MAP && i + 1 < env->n_kids; i += 2) {
     if (env->kids[i]->kind != YN_SCALAR || env->kids[i + 1]->kind != YN_SCALAR)
       continue;
-    strv_push(&wf->names, &wf->n, env->kids[i]->scalar);
+    recipe_strv_push(&wf->names, &wf->n, env->kids[i]->scalar);
     size_t n = wf->n - 1;
-    strv_push(&wf->values, &n, env->kids[i + 1]->scalar);
+    recipe_strv_push(&wf->values, &n, env->kids[i + 1]->scalar);
   }
   ytree_free(doc);
   for (size_t i = 0; i < ST_ARRAY_LEN(workflow_owned); i++) {
@@ -517,16 +517,16 @@ static void workflow_cache(struct recipe_set *set, struct recipe_priv *p) {
   struct recipe_priv plain = *p; /* servetop's defaults alone */
   plain.workflow = NULL;
   struct sh_env env = {0};
-  point_env(&plain.pub, &plain.pub.points[0], &env);
+  recipe_point_env(&plain.pub, &plain.pub.points[0], &env);
   size_t n;
   struct gin *in = workflow_inputs(p, &p->pub.points[0], &env, true, &n);
-  struct wf_value *cache = set_block(set, (wf->n ? wf->n : 1) * sizeof *cache);
+  struct wf_value *cache = recipe_set_block(set, (wf->n ? wf->n : 1) * sizeof *cache);
   for (size_t k = 0; k < wf->n; k++) {
     bool per_point = false;
     char *v = strstr(wf->values[k], "${{") ? workflow_value_alloc(wf->values[k], in, n, &per_point)
                                             : xstrdup(wf->values[k]);
     cache[k].per_point = per_point;
-    cache[k].value = v ? set_str(set, v) : NULL;
+    cache[k].value = v ? recipe_set_str(set, v) : NULL;
     free(v);
   }
   free(in);
@@ -553,8 +553,8 @@ static void list_bench_files(struct recipe_set *set, const char *root, const cha
     char *sub = xasprintf("%s/%s", rel, e->d_name);
     char *full = path_join_alloc(root, sub);
     if (str_ends_with(e->d_name, ".sh") && is_regular_file(full))
-      strv_push(&set->bench_files, &set->n_bench_files, sub);
-    else if (path_is_directory(full) && strcmp(e->d_name, "multi_node") != 0)
+      recipe_strv_push(&set->bench_files, &set->n_bench_files, sub);
+    else if (recipe_path_is_directory(full) && strcmp(e->d_name, "multi_node") != 0)
       list_bench_files(set, root, sub, depth + 1);
     free(full);
     free(sub);
@@ -568,7 +568,7 @@ static void bench_from_script(struct recipe_set *set, struct recipe_priv *p) {
   if (!p->script || r->n_points == 0)
     return;
   struct sh_env env = {0};
-  point_env(r, &r->points[0], &env);
+  recipe_point_env(r, &r->points[0], &env);
   struct sh_result own;
   const struct sh_result *res = sh_run_memo(p->memo, p->script, &env, &own);
   sh_env_fini(&env);
@@ -579,11 +579,11 @@ static void bench_from_script(struct recipe_set *set, struct recipe_priv *p) {
     for (size_t i = 1; i < res->bench.n_words; i++) {
       const char *w = res->bench.words[i];
       const char *next = i + 1 < res->bench.n_words ? res->bench.words[i + 1] : NULL;
-      b->extra_argv[b->n_extra_argv++] = (char *)set_str(set, w);
+      b->extra_argv[b->n_extra_argv++] = (char *)recipe_set_str(set, w);
       if (strcmp(w, "--use-chat-template") == 0 || strcmp(w, "--dsv4") == 0)
         b->use_chat_template = true;
       else if (strcmp(w, "--backend") == 0 && next)
-        b->backend = set_str(set, next);
+        b->backend = recipe_set_str(set, next);
       else if (strcmp(w, "--random-range-ratio") == 0 && next)
         parse_double(next, &b->random_range_ratio);
       else if (strcmp(w, "--num-warmups") == 0 && next)
@@ -600,7 +600,7 @@ static void bench_from_script(struct recipe_set *set, struct recipe_priv *p) {
 }
 
 /* ---------------------------------------------------------------- fitting scripts */
-bool path_has_dir(const char *path, const char *dir) {
+bool recipe_path_has_dir(const char *path, const char *dir) {
   size_t n = strlen(dir);
   for (const char *p = strstr(path, dir); p; p = strstr(p + 1, dir))
     if ((p == path || p[-1] == '/') && p[n] == '/')
@@ -627,10 +627,10 @@ static bool script_fits(const struct recipe_set *set, const struct recipe *r, co
   size_t n = strlen(prefix);
   if (strncmp(base, prefix, n) != 0 || (base[n] != '_' && base[n] != '.'))
     return false;
-  if (path_has_dir(path, "deprecated") != deprecated || path_has_dir(path, "speedbench") ||
-      path_has_dir(path, "multi_node"))
+  if (recipe_path_has_dir(path, "deprecated") != deprecated || recipe_path_has_dir(path, "speedbench") ||
+      recipe_path_has_dir(path, "multi_node"))
     return false;
-  if ((scenario == RECIPE_SCENARIO_AGENTIC) != path_has_dir(path, "agentic"))
+  if ((scenario == RECIPE_SCENARIO_AGENTIC) != recipe_path_has_dir(path, "agentic"))
     return false;
   bool mtp = false, other_fw = false;
   const char *p = base + n;
@@ -671,7 +671,7 @@ static const struct sh_result *run_launcher(const struct recipe_priv *p,
   struct recipe_priv as = *p; /* the same entry with the other spec-decoding */
   as.pub.spec = spec;
   struct sh_env env = {.root_dir = root, .unset_is_empty = true};
-  point_env(&as.pub, &as.pub.points[0], &env);
+  recipe_point_env(&as.pub, &as.pub.points[0], &env);
   sh_env_set(&env, "RUNNER_NAME", runner);
   sh_env_set(&env, "RUNNER_TYPE", p->pub.runner);
   sh_env_set(&env, "IS_MULTINODE", "false");
@@ -715,36 +715,36 @@ static void resolve_recipe_routes(struct recipe_set *set, struct recipe_priv *p,
     memset(rt, 0, sizeof *rt);
     memset(rx, 0, sizeof *rx);
     char *family = xstrndup(runner, plen);
-    rt->family = set_str(set, family);
-    rt->runner = set_str(set, runner);
+    rt->family = recipe_set_str(set, family);
+    rt->runner = recipe_set_str(set, runner);
     char *rel = xasprintf("runners/launch_%s.sh", family);
     char *full = path_join_alloc(root, rel);
-    const struct sh_script *ls = is_regular_file(full) ? set_script(set, full, full) : NULL;
+    const struct sh_script *ls = is_regular_file(full) ? recipe_set_script(set, full, full) : NULL;
     if (is_regular_file(full)) {
-      rt->launcher = set_str(set, rel);
-      rx->launcher_file = set_str(set, full);
+      rt->launcher = recipe_set_str(set, rel);
+      rx->launcher_file = recipe_set_str(set, full);
     }
     if (ls) {
       struct sh_result own;
       const struct sh_result *res = run_launcher(p, ls, root, runner, r->spec, &own);
       if (res->bench_script) {
-        rt->script = set_str(set, res->bench_script);
+        rt->script = recipe_set_str(set, res->bench_script);
         rt->launcher_line = res->bench_script_built_line;
         rt->run_line = res->bench_script_line;
         rt->exists = route_exists(root, res->bench_script);
         rx->env_listed = res->bench_env_listed;
         if (res->n_bench_env) {
-          rx->env = set_block(set, res->n_bench_env * sizeof *rx->env);
+          rx->env = recipe_set_block(set, res->n_bench_env * sizeof *rx->env);
           for (size_t q = 0; q < res->n_bench_env; q++)
-            rx->env[q] = set_str(set, res->bench_env[q]);
+            rx->env[q] = recipe_set_str(set, res->bench_env[q]);
           rx->n_env = res->n_bench_env;
         }
       }
       if (res->n_probes) {
-        const char **tried = set_block(set, res->n_probes * sizeof *tried);
-        int *lines = set_block(set, res->n_probes * sizeof *lines);
+        const char **tried = recipe_set_block(set, res->n_probes * sizeof *tried);
+        int *lines = recipe_set_block(set, res->n_probes * sizeof *lines);
         for (size_t q = 0; q < res->n_probes; q++) {
-          tried[q] = set_str(set, res->probes[q]);
+          tried[q] = recipe_set_str(set, res->probes[q]);
           lines[q] = res->probe_lines[q];
         }
         rt->tried = tried;
@@ -758,7 +758,7 @@ static void resolve_recipe_routes(struct recipe_set *set, struct recipe_priv *p,
       if (r->spec == RECIPE_SPEC_MTP || !rt->exists) {
         res = run_launcher(p, ls, root, runner, other, &own);
         if (res->bench_script) {
-          rx->alt = set_str(set, res->bench_script);
+          rx->alt = recipe_set_str(set, res->bench_script);
           rx->alt_exists = route_exists(root, res->bench_script);
         }
         sh_result_fini(&own);
@@ -776,10 +776,10 @@ static void resolve_recipe_routes(struct recipe_set *set, struct recipe_priv *p,
     if (!routes[k].exists)
       continue;
     char *full = path_join_alloc(root, routes[k].script);
-    p->route_scripts[k] = set_script(set, full, full);
+    p->route_scripts[k] = recipe_set_script(set, full, full);
     if (!r->script_path) {
       r->script_path = routes[k].script;
-      r->script_file = set_str(set, full);
+      r->script_file = recipe_set_str(set, full);
       p->script = p->route_scripts[k];
     }
     free(full);
@@ -792,7 +792,7 @@ void ix_resolve_routes(struct recipe_set *set, const char *root) {
     struct recipe *r = &p->pub;
     if (r->origin != RECIPE_ORIGIN_INFERENCEX || p->checkout || r->n_points == 0)
       continue;
-    p->checkout = set_str(set, root);
+    p->checkout = recipe_set_str(set, root);
     p->workflow = set->workflow;
     workflow_cache(set, p);
     size_t only;
@@ -804,8 +804,8 @@ void ix_resolve_routes(struct recipe_set *set, const char *root) {
           ix_fitting_script(set, r, RECIPE_SCENARIO_FIXED_SEQ_LEN, RECIPE_SPEC_MTP, true);
       if (fixed) {
         char *full = path_join_alloc(root, fixed);
-        p->fixed_mtp_file = set_str(set, full);
-        p->fixed_mtp_script = set_script(set, full, full);
+        p->fixed_mtp_file = recipe_set_str(set, full);
+        p->fixed_mtp_script = recipe_set_script(set, full, full);
         free(full);
       }
     }
@@ -831,7 +831,7 @@ int recipe_set_add_inferencex(struct recipe_set *set, const char *dir, struct st
   if (path_exists(runners))
     load_runners(set, runners);
   else
-    set_diag(set, runners, 0, 0, NULL, NULL, "missing: runner labels cannot be checked or routed");
+    recipe_set_diag(set, runners, 0, 0, NULL, NULL, "missing: runner labels cannot be checked or routed");
   free(runners);
   free(cfg);
   load_workflow(set, dir);

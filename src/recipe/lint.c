@@ -372,7 +372,7 @@ static int flag_value_line(const struct recipe_priv *p, const struct recipe_poin
       !flag_value_var(p->script, flag_name, flag_line, var, var_bytes))
     return 0;
   struct sh_env env = {0};
-  point_env(&p->pub, pt, &env);
+  recipe_point_env(&p->pub, pt, &env);
   env.stop = SH_STOP_AFTER_SERVER;
   struct sh_result res;
   sh_run(p->script, &env, &res);
@@ -615,7 +615,7 @@ static void script_required_env(const struct sh_script *s, char ***names, size_t
         name = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || *q == '_' ||
                (q > w && *q >= '0' && *q <= '9');
       if (name)
-        strv_push(names, n, w);
+        recipe_strv_push(names, n, w);
     }
   }
 }
@@ -804,8 +804,8 @@ static void lint_routes(struct lint_ctx *cx, const struct recipe_set *set,
       lint_missing_route(set, p, i, rt->script, rt->launcher_line, out);
       continue;
     }
-    bool in_agentic = path_has_dir(rt->script, "agentic");
-    bool in_fixed = path_has_dir(rt->script, "fixed_seq_len");
+    bool in_agentic = recipe_path_has_dir(rt->script, "agentic");
+    bool in_fixed = recipe_path_has_dir(rt->script, "fixed_seq_len");
     if (r->scenario == RECIPE_SCENARIO_AGENTIC && !in_agentic)
       relate_entry(add(out, &R_ROUTE_SCENARIO, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE,
                        rt->launcher_line,
@@ -813,7 +813,7 @@ static void lint_routes(struct lint_ctx *cx, const struct recipe_set *set,
                        rt->script, rt->family),
                    r);
     else if (r->scenario == RECIPE_SCENARIO_FIXED_SEQ_LEN &&
-             (in_agentic || (!in_fixed && path_has_dir(rt->script, "speedbench"))))
+             (in_agentic || (!in_fixed && recipe_path_has_dir(rt->script, "speedbench"))))
       relate_entry(add(out, &R_ROUTE_SCENARIO, RECIPE_SEV_ERROR, r->name, LAUNCHER_FILE,
                        rt->launcher_line,
                        "entry %s: fixed-seq-len runs %s on %s, outside fixed_seq_len/", r->entry,
@@ -866,7 +866,7 @@ static void lint_routes(struct lint_ctx *cx, const struct recipe_set *set,
         relate_entry(f, r);
       }
       sbuf_free(&missing);
-      strv_free(need, n_need);
+      str_vec_free(need, n_need);
     }
     /* a non-MTP script reached by an MTP entry: the launcher line above is
      * the finding, its symptoms in the script are not repeated */
@@ -941,7 +941,7 @@ static bool eval_capped(const struct recipe *r, const struct sh_script *s) {
     if (r->points[i].conc > top->conc)
       top = &r->points[i];
   struct sh_env env = {0};
-  point_env(r, top, &env);
+  recipe_point_env(r, top, &env);
   sh_env_set(&env, "RUN_EVAL", "true");
   struct sh_result res;
   sh_run(s, &env, &res);
@@ -1221,7 +1221,7 @@ void recipe_lint(const struct recipe_set *set, struct recipe_findings *out) {
        * judged against this scenario's sweep */
       bool other_scenario =
           r->script_path && (r->scenario == RECIPE_SCENARIO_AGENTIC) !=
-                                path_has_dir(r->script_path, "agentic");
+                                recipe_path_has_dir(r->script_path, "agentic");
       if (p->script && !other_scenario)
         lint_points(&cx, p, out);
     } else {

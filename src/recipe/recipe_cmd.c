@@ -18,7 +18,7 @@ static void env_int(struct sh_env *env, const char *name, long v) {
 }
 
 /* What InferenceX's benchmark workflow and launchers export to a script. */
-void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_env *env) {
+void recipe_point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_env *env) {
   sh_env_set(env, "MODEL", r->model);
   sh_env_set(env, "MODEL_PREFIX", r->model_prefix);
   sh_env_set(env, "PRECISION", r->precision);
@@ -87,7 +87,7 @@ static void expand_shell_words(struct sh_env *env, const char *item, const char 
                                char ***argv, size_t *argc) {
   struct sh_script words;
   if (sh_parse(item, strlen(item), file, &words, NULL) < 0) {
-    strv_push(argv, argc, item); /* unbalanced quotes: kept as written */
+    recipe_strv_push(argv, argc, item); /* unbalanced quotes: kept as written */
     return;
   }
   for (size_t c = 0; c < words.n_cmds; c++)
@@ -118,7 +118,7 @@ int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *scr
   if (!point)
     point = &r->points[0];
   struct sh_env env = {0};
-  point_env(r, point, &env);
+  recipe_point_env(r, point, &env);
   if (r->origin == RECIPE_ORIGIN_SERVETOP) {
     /* servetop's own: where the llama.cpp setup script puts models and binaries */
     char *cache = path_cache_dir_alloc();
@@ -134,10 +134,10 @@ int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *scr
       char *quoted = xasprintf("\"%s\"", eq + 1);
       sh_expand_word(&env, quoted, &f, &nf);
       char *kv = xasprintf("%.*s=%s", (int)(eq - p->tmpl_env[i]), p->tmpl_env[i], nf ? f[0] : "");
-      strv_push(&out->env, &out->n_env, kv);
+      recipe_strv_push(&out->env, &out->n_env, kv);
       free(kv);
       free(quoted);
-      strv_free(f, nf);
+      str_vec_free(f, nf);
     }
     for (size_t i = 0; i < p->n_tmpl_argv; i++)
       expand_shell_words(&env, p->tmpl_argv[i], r->file, &out->argv, &out->argc);
@@ -166,11 +166,11 @@ int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *scr
   out->engine = xstrdup(res->server_engine ? res->server_engine : r->engine);
   out->program = join_words(res->server.words, res->program_words);
   for (size_t i = res->program_words; i < res->server.n_words; i++)
-    strv_push(&out->argv, &out->argc, res->server.words[i]);
+    recipe_strv_push(&out->argv, &out->argc, res->server.words[i]);
   for (size_t i = 0; i < res->server.n_env; i++)
-    strv_push(&out->env, &out->n_env, res->server.env[i]);
+    recipe_strv_push(&out->env, &out->n_env, res->server.env[i]);
   for (size_t i = 1; i < res->bench.n_words; i++)
-    strv_push(&out->bench_argv, &out->n_bench_argv, res->bench.words[i]);
+    recipe_strv_push(&out->bench_argv, &out->n_bench_argv, res->bench.words[i]);
   out->conditional = res->server.conditional;
   out->file = script_file;
   out->line = res->server.line;
@@ -182,9 +182,9 @@ int recipe_server_cmd_script(const struct recipe *r, const struct sh_script *scr
 void recipe_cmd_fini(struct recipe_cmd *cmd) {
   free(cmd->engine);
   free(cmd->program);
-  strv_free(cmd->argv, cmd->argc);
-  strv_free(cmd->env, cmd->n_env);
-  strv_free(cmd->bench_argv, cmd->n_bench_argv);
+  str_vec_free(cmd->argv, cmd->argc);
+  str_vec_free(cmd->env, cmd->n_env);
+  str_vec_free(cmd->bench_argv, cmd->n_bench_argv);
   memset(cmd, 0, sizeof *cmd);
 }
 
@@ -223,7 +223,7 @@ void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *va
       } else {
         cmd->argv[i] = flag;
         if (*value) { /* a flag that gains a value */
-          strv_push(&cmd->argv, &cmd->argc, value); /* grows the vector, then moved */
+          recipe_strv_push(&cmd->argv, &cmd->argc, value); /* grows the vector, then moved */
           char *moved = cmd->argv[cmd->argc - 1];
           memmove(&cmd->argv[i + 2], &cmd->argv[i + 1], (cmd->argc - i - 2) * sizeof *cmd->argv);
           cmd->argv[i + 1] = moved;
@@ -244,10 +244,10 @@ void recipe_cmd_set_knob(struct recipe_cmd *cmd, const char *key, const char *va
      * a generic knob), "--key" when the engine has no row for it */
     const struct eng_flag *row = eng_flag_lookup(e, key, strlen(key));
     char *flag = row ? xstrdup(eng_flag_spelling(row, key, strlen(key))) : xasprintf("--%s", key);
-    strv_push(&cmd->argv, &cmd->argc, flag);
+    recipe_strv_push(&cmd->argv, &cmd->argc, flag);
     free(flag);
     if (*value)
-      strv_push(&cmd->argv, &cmd->argc, value);
+      recipe_strv_push(&cmd->argv, &cmd->argc, value);
   }
   cmd->has_unresolved = false;
   finish_unresolved(cmd);

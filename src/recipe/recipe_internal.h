@@ -29,10 +29,10 @@ struct ynode *ytree_parse(const char *data, size_t len, const char *file, struct
 struct ynode *ytree_parse_ex(const char *data, size_t len, const char *file,
                              bool alias_placeholders, struct st_err *err);
 void ytree_free(struct ynode *node);
-const struct ynode *ymap_get(const struct ynode *map, const char *key);
-size_t ymap_len(const struct ynode *map);
+const struct ynode *ytree_map_get(const struct ynode *map, const char *key);
+size_t ytree_map_len(const struct ynode *map);
 /* YAML 1.1 integers: digits with optional '_' separators and sign. */
-int yscalar_long(const struct ynode *node, long *out);
+int ytree_scalar_long(const struct ynode *node, long *out);
 
 /* ---------------------------------------------------------------- shell reader
  * Reads a bash script statically: tokens with their lines, then an
@@ -198,9 +198,8 @@ bool sh_is_unresolved(const char *s);
 #define SH_UNRESOLVED_PREFIX "<unresolved: "
 
 /* ---------------------------------------------------------------- vectors */
-void strv_push(char ***v, size_t *n, const char *s);      /* pushes a copy */
-void strv_push_owned(char ***v, size_t *n, char *s);      /* takes s */
-void strv_free(char **v, size_t n);
+void recipe_strv_push(char ***v, size_t *n, const char *s);      /* pushes a copy */
+void recipe_strv_push_owned(char ***v, size_t *n, char *s);      /* takes s */
 
 /* ---------------------------------------------------------------- set internals */
 /* The server block of a servetop recipe, or the parsed launch script. */
@@ -303,30 +302,30 @@ struct recipe_set {
   struct sh_memo *memo;           /* interpretations of its scripts and launchers */
 };
 
-const char *set_str(struct recipe_set *set, const char *s);  /* copy owned by the set */
-void *set_block(struct recipe_set *set, size_t size);        /* zeroed, owned by the set */
-const char *set_strf(struct recipe_set *set, const char *fmt, ...) ST_PRINTF(2, 3);
+const char *recipe_set_str(struct recipe_set *set, const char *s);  /* copy owned by the set */
+void *recipe_set_block(struct recipe_set *set, size_t size);        /* zeroed, owned by the set */
+const char *recipe_set_strf(struct recipe_set *set, const char *fmt, ...) ST_PRINTF(2, 3);
 /* entry: the entry the problem concerns (NULL: the file); field: key path. */
-void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *entry,
+void recipe_set_diag(struct recipe_set *set, const char *file, int line, int col, const char *entry,
               const char *field, const char *fmt, ...) ST_PRINTF(7, 8);
 /* A diagnostic from a parser's error text "file:line:col: what" (file as
  * given): the location goes into line and col, the message is the "what". */
-void set_diag_located(struct recipe_set *set, const char *file, const char *located_msg);
-struct recipe_priv *set_add_recipe(struct recipe_set *set);
+void recipe_set_diag_located(struct recipe_set *set, const char *file, const char *located_msg);
+struct recipe_priv *recipe_set_add_recipe(struct recipe_set *set);
 /* The parsed script at path (cached); NULL with a diagnostic when unreadable. */
-const struct sh_script *set_script(struct recipe_set *set, const char *path, const char *display);
+const struct sh_script *recipe_set_script(struct recipe_set *set, const char *path, const char *display);
 
 /* Shared by both loaders: parse one master-config style entry (search-space,
  * scenarios) into recipes; native = servetop format (server:/benchmark:). */
-void entry_load(struct recipe_set *set, const char *file, const struct ynode *key,
+void recipe_entry_load(struct recipe_set *set, const char *file, const struct ynode *key,
                 const struct ynode *val, bool native);
 /* The schema generation of a set of InferenceX master-config trees. */
 void ix_schema_detect(const struct ynode *const *roots, size_t n, struct ix_schema *out);
 /* The GPU from a runner label: "cluster:h200-dgxc" -> "h200". */
-const char *gpu_from_runner(struct recipe_set *set, const char *runner);
+const char *recipe_gpu_from_runner(struct recipe_set *set, const char *runner);
 /* Workflow env for a point (MODEL, TP, EP_SIZE, CONC, ...): servetop's
  * defaults, then the checkout's workflow env: block where it has one. */
-void point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_env *env);
+void recipe_point_env(const struct recipe *r, const struct recipe_point *pt, struct sh_env *env);
 /* recipe_server_cmd for one of the recipe's scripts (InferenceX: any of its
  * routes; servetop recipes ignore script). with_bench false: the reading
  * stops at the server launch and bench_argv stays empty, so sweep points
@@ -349,9 +348,9 @@ int ix_load_master_files(struct recipe_set *set, const char *dir, struct st_err 
  * SIZE_MAX, or with the legacy flat file the one runner the entry names. */
 int ix_label_index(const struct recipe_set *set, const char *label, size_t *runner);
 /* Is dir one of path's folders? */
-bool path_has_dir(const char *path, const char *dir);
+bool recipe_path_has_dir(const char *path, const char *dir);
 /* Is path a directory (following links)? */
-bool path_is_directory(const char *path);
+bool recipe_path_is_directory(const char *path);
 /* A script of the checkout that serves r by its name, for that scenario and
  * spec-decoding: <model-prefix>_<precision>_<gpu>[_<framework>][_mtp]...sh in
  * the scenario's folder (NULL: none). deprecated: a retired script (under

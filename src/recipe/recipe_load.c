@@ -29,7 +29,7 @@ static void diag(struct ctx *c, const struct ynode *at, const char *field, const
   va_start(ap, fmt);
   char *msg = xvasprintf(fmt, ap);
   va_end(ap);
-  set_diag(c->set, c->file, at ? at->line : 0, at ? at->col : 0, c->entry, field, "%s: %s", field,
+  recipe_set_diag(c->set, c->file, at ? at->line : 0, at ? at->col : 0, c->entry, field, "%s: %s", field,
            msg);
   free(msg);
   c->bad = true;
@@ -85,7 +85,7 @@ static void check_keys(struct ctx *c, const struct ynode *map, const char *path,
 
 static const char *get_str(struct ctx *c, const struct ynode *map, const char *path,
                            const char *key, bool required) {
-  const struct ynode *v = ymap_get(map, key);
+  const struct ynode *v = ytree_map_get(map, key);
   if (!v) {
     if (required) {
       char *field = xasprintf("%s.%s", path, key);
@@ -100,19 +100,19 @@ static const char *get_str(struct ctx *c, const struct ynode *map, const char *p
     free(field);
     return NULL;
   }
-  return set_str(c->set, v->scalar);
+  return recipe_set_str(c->set, v->scalar);
 }
 
 /* 1: present and valid, 0: absent, -1: invalid (diagnosed). */
 static int get_int(struct ctx *c, const struct ynode *map, const char *path, const char *key,
                    long min, int *out) {
-  const struct ynode *v = ymap_get(map, key);
+  const struct ynode *v = ytree_map_get(map, key);
   if (!v)
     return 0;
   long x;
   char *field = xasprintf("%s.%s", path, key);
   int rc = 1;
-  if (v->kind != YN_SCALAR || yscalar_long(v, &x) < 0) {
+  if (v->kind != YN_SCALAR || ytree_scalar_long(v, &x) < 0) {
     diag(c, v, field, "expected an integer, got %s%s%s%s", v->kind == YN_SCALAR ? "'" : "",
          v->kind == YN_SCALAR ? v->scalar : kind_name(v), v->kind == YN_SCALAR ? "'" : "", "");
     rc = -1;
@@ -130,7 +130,7 @@ static int get_int(struct ctx *c, const struct ynode *map, const char *path, con
  * absent, -1 invalid (diagnosed "expected <what>, got ..."). */
 static int get_plain(struct ctx *c, const struct ynode *map, const char *path, const char *key,
                      const char *what, bool (*parse)(const char *s, void *out), void *out) {
-  const struct ynode *v = ymap_get(map, key);
+  const struct ynode *v = ytree_map_get(map, key);
   if (!v)
     return 0;
   if (v->kind != YN_SCALAR || v->quoted || !parse(v->scalar, out)) {
@@ -209,8 +209,8 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
   for (size_t i = 0; i + 1 < row->n_kids; i += 2)
     if (row->kids[i]->kind == YN_SCALAR && row->kids[i + 1]->kind == YN_SCALAR) {
       out->inputs = xreallocarray(out->inputs, out->n_inputs + 2, sizeof *out->inputs);
-      out->inputs[out->n_inputs++] = set_str(c->set, row->kids[i]->scalar);
-      out->inputs[out->n_inputs++] = set_str(c->set, row->kids[i + 1]->scalar);
+      out->inputs[out->n_inputs++] = recipe_set_str(c->set, row->kids[i]->scalar);
+      out->inputs[out->n_inputs++] = recipe_set_str(c->set, row->kids[i + 1]->scalar);
     }
   if (!multinode) {
     if (get_int(c, row, path, "tp", 1, &out->tp) == 0)
@@ -220,13 +220,13 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
     get_int(c, row, path, "dcp-size", 1, &out->dcp);
     get_bool(c, row, path, "dp-attn", &out->dp_attn);
     if (out->dcp > 0 && out->tp % out->dcp != 0)
-      diag(c, ymap_get(row, "dcp-size"), path, "dcp-size %d does not divide tp %d", out->dcp,
+      diag(c, ytree_map_get(row, "dcp-size"), path, "dcp-size %d does not divide tp %d", out->dcp,
            out->tp);
     for (size_t k = 0; k < 2; k++) {
       const char *wk = k ? "decode" : "prefill";
-      if (ymap_get(row, wk)) {
+      if (ytree_map_get(row, wk)) {
         char *field = xasprintf("%s.%s", path, wk);
-        diag(c, ymap_get(row, wk), field, "worker blocks are only valid with multinode: true");
+        diag(c, ytree_map_get(row, wk), field, "worker blocks are only valid with multinode: true");
         free(field);
       }
     }
@@ -239,7 +239,7 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
       out->spec = RECIPE_SPEC_DRAFT_MODEL;
     else if (strcmp(spec, "none") != 0) {
       char *field = xasprintf("%s.spec-decoding", path);
-      diag(c, ymap_get(row, "spec-decoding"), field,
+      diag(c, ytree_map_get(row, "spec-decoding"), field,
            "must be one of mtp, draft_model, none; got '%s'", spec);
       free(field);
     }
@@ -247,8 +247,8 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
   out->kv_offloading = get_str(c, row, path, "kv-offloading", false);
   if (!out->kv_offloading)
     out->kv_offloading = get_str(c, row, path, "offloading", false); /* before #1970 */
-  const struct ynode *list = ymap_get(row, "conc-list");
-  bool has_start = ymap_get(row, "conc-start") != NULL, has_end = ymap_get(row, "conc-end") != NULL;
+  const struct ynode *list = ytree_map_get(row, "conc-list");
+  bool has_start = ytree_map_get(row, "conc-start") != NULL, has_end = ytree_map_get(row, "conc-end") != NULL;
   if (list && (has_start || has_end)) {
     diag(c, list, path, "conc-list cannot be combined with conc-start/conc-end");
   } else if (list) {
@@ -258,7 +258,7 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
     } else {
       for (size_t i = 0; i < list->n_kids; i++) {
         long v;
-        if (yscalar_long(list->kids[i], &v) < 0 || v <= 0 || v > 1000000) {
+        if (ytree_scalar_long(list->kids[i], &v) < 0 || v <= 0 || v > 1000000) {
           diag(c, list->kids[i], field, "expected a positive integer, got %s",
                list->kids[i]->kind == YN_SCALAR ? list->kids[i]->scalar : kind_name(list->kids[i]));
           continue;
@@ -275,7 +275,7 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
     if (rs == 0 || re == 0)
       diag(c, row, path, "conc-start and conc-end go together");
     else if (rs > 0 && re > 0 && start > end)
-      diag(c, ymap_get(row, "conc-start"), path, "conc-start %d > conc-end %d", start, end);
+      diag(c, ytree_map_get(row, "conc-start"), path, "conc-start %d > conc-end %d", start, end);
     else if (rs > 0 && re > 0)
       expand_range(start, end, &out->concs, &out->n_concs);
   } else {
@@ -299,12 +299,12 @@ static void load_server(struct ctx *c, const struct ynode *srv, const char *path
   const struct eng_ops *known = eng_find(engine);
   if (engine && !(known && known->recipe_engine)) {
     char *field = xasprintf("%s.engine", path);
-    diag(c, ymap_get(srv, "engine"), field, "must be %s, got '%s'", eng_names(true), engine);
+    diag(c, ytree_map_get(srv, "engine"), field, "must be %s, got '%s'", eng_names(true), engine);
     free(field);
   }
   p->tmpl_engine = (char *)engine;
   p->server_line = srv->line;
-  const struct ynode *env = ymap_get(srv, "env");
+  const struct ynode *env = ytree_map_get(srv, "env");
   if (env) {
     char *field = xasprintf("%s.env", path);
     if (env->kind == YN_MAP) {
@@ -315,7 +315,7 @@ static void load_server(struct ctx *c, const struct ynode *srv, const char *path
           continue;
         }
         char *kv = xasprintf("%s=%s", k->scalar, v->scalar);
-        strv_push(&p->tmpl_env, &p->n_tmpl_env, kv);
+        recipe_strv_push(&p->tmpl_env, &p->n_tmpl_env, kv);
         free(kv);
       }
     } else if (env->kind == YN_SEQ) {
@@ -325,16 +325,16 @@ static void load_server(struct ctx *c, const struct ynode *srv, const char *path
           diag(c, v, field, "expected \"KEY=VALUE\" strings");
           continue;
         }
-        strv_push(&p->tmpl_env, &p->n_tmpl_env, v->scalar);
+        recipe_strv_push(&p->tmpl_env, &p->n_tmpl_env, v->scalar);
       }
     } else {
       diag(c, env, field, "expected a mapping or a list of KEY=VALUE, got %s", kind_name(env));
     }
     free(field);
   }
-  const struct ynode *argv = ymap_get(srv, "argv");
+  const struct ynode *argv = ytree_map_get(srv, "argv");
   if (!argv)
-    argv = ymap_get(srv, "args");
+    argv = ytree_map_get(srv, "args");
   char *field = xasprintf("%s.argv", path);
   if (required_list(c, srv, argv, field, "missing required key (the server's arguments)",
                     "a list of strings")) {
@@ -345,7 +345,7 @@ static void load_server(struct ctx *c, const struct ynode *srv, const char *path
       }
       p->tmpl_argv_lines = xreallocarray(p->tmpl_argv_lines, p->n_tmpl_argv + 1, sizeof(int));
       p->tmpl_argv_lines[p->n_tmpl_argv] = argv->kids[i]->line;
-      strv_push(&p->tmpl_argv, &p->n_tmpl_argv, argv->kids[i]->scalar);
+      recipe_strv_push(&p->tmpl_argv, &p->n_tmpl_argv, argv->kids[i]->scalar);
     }
   }
   free(field);
@@ -361,11 +361,11 @@ static void load_benchmark(struct ctx *c, const struct ynode *b, const char *pat
   }
   check_keys(c, b, path, keys);
   /* findings about the chat template point at its line */
-  const struct ynode *chat = ymap_get(b, "use-chat-template");
+  const struct ynode *chat = ytree_map_get(b, "use-chat-template");
   out->line = chat ? chat->line : b->line;
   get_double(c, b, path, "random-range-ratio", &out->random_range_ratio);
   if (out->random_range_ratio < 0 || out->random_range_ratio > 1)
-    diag(c, ymap_get(b, "random-range-ratio"), path, "random-range-ratio must be in [0, 1]");
+    diag(c, ytree_map_get(b, "random-range-ratio"), path, "random-range-ratio must be in [0, 1]");
   get_bool(c, b, path, "use-chat-template", &out->use_chat_template);
   get_int(c, b, path, "num-prompts-factor", 1, &out->num_prompts_factor);
   get_int(c, b, path, "num-warmups", 0, &out->num_warmups);
@@ -383,13 +383,13 @@ static const char *const entry_keys_native[] = {
     "scenarios", "disagg", "router", "kv-p2p-transfer", "seq-len-configs", "server", "benchmark",
     "description", NULL};
 
-const char *gpu_from_runner(struct recipe_set *set, const char *runner) {
+const char *recipe_gpu_from_runner(struct recipe_set *set, const char *runner) {
   if (!runner)
     return NULL;
   const char *p = str_starts_with(runner, "cluster:") ? runner + 8 : runner;
   size_t n = strcspn(p, "-_");
   char *g = xstrndup(p, n);
-  const char *out = set_str(set, g);
+  const char *out = recipe_set_str(set, g);
   free(g);
   return out;
 }
@@ -427,8 +427,8 @@ static void scalar_inputs(struct recipe_set *set, const struct ynode *map, const
   for (size_t i = 0; map->kind == YN_MAP && i + 1 < map->n_kids; i += 2)
     if (map->kids[i]->kind == YN_SCALAR && map->kids[i + 1]->kind == YN_SCALAR) {
       *kv = xreallocarray(*kv, *n + 2, sizeof **kv);
-      (*kv)[(*n)++] = set_str(set, map->kids[i]->scalar);
-      (*kv)[(*n)++] = set_str(set, map->kids[i + 1]->scalar);
+      (*kv)[(*n)++] = recipe_set_str(set, map->kids[i]->scalar);
+      (*kv)[(*n)++] = recipe_set_str(set, map->kids[i + 1]->scalar);
     }
 }
 
@@ -436,7 +436,7 @@ static void scalar_inputs(struct recipe_set *set, const struct ynode *map, const
  * (a row value wins: the last pair of a key is the one read). */
 static void add_row_points(struct recipe_set *set, struct group *g, const struct row *r,
                            const char *const *outer, size_t n_outer) {
-  const char **in = set_block(set, (n_outer + r->n_inputs + 1) * sizeof *in);
+  const char **in = recipe_set_block(set, (n_outer + r->n_inputs + 1) * sizeof *in);
   memcpy(in, outer, n_outer * sizeof *in);
   memcpy(in + n_outer, r->inputs, r->n_inputs * sizeof *in);
   in[n_outer + r->n_inputs] = NULL;
@@ -494,9 +494,9 @@ static void load_scenario_list(struct ctx *c, const struct ynode *list, const ch
     } else {
       double du = 0;
       if (get_double(c, item, ipath, "dram-utilization", &du) > 0 && (du <= 0 || du > 1))
-        diag(c, ymap_get(item, "dram-utilization"), ipath, "dram-utilization must be in (0, 1]");
+        diag(c, ytree_map_get(item, "dram-utilization"), ipath, "dram-utilization must be in (0, 1]");
     }
-    const struct ynode *ss = ymap_get(item, "search-space");
+    const struct ynode *ss = ytree_map_get(item, "search-space");
     char *spath = xasprintf("%s.search-space", ipath);
     if (required_list(c, item, ss, spath, "missing required key", "a list")) {
       for (size_t r = 0; r < ss->n_kids; r++) {
@@ -505,7 +505,7 @@ static void load_scenario_list(struct ctx *c, const struct ynode *list, const ch
         c->set->counts.points++;
         if (load_row(c, ss->kids[r], rpath, multinode, &row) && !multinode) {
           if (scen == RECIPE_SCENARIO_AGENTIC && row.kv_offloading &&
-              strcmp(row.kv_offloading, "dram") == 0 && !ymap_get(item, "dram-utilization"))
+              strcmp(row.kv_offloading, "dram") == 0 && !ytree_map_get(item, "dram-utilization"))
             diag(c, ss->kids[r], rpath, "kv-offloading: dram requires dram-utilization");
           add_row_points(c->set, group_for(gs, n_gs, scen, isl, osl, row.spec, item->line), &row,
                          outer, n_outer);
@@ -521,7 +521,7 @@ static void load_scenario_list(struct ctx *c, const struct ynode *list, const ch
   }
 }
 
-void entry_load(struct recipe_set *set, const char *file, const struct ynode *key,
+void recipe_entry_load(struct recipe_set *set, const char *file, const struct ynode *key,
                 const struct ynode *val, bool native) {
   const char *name = key->scalar;
   struct ctx c = {.set = set, .file = file, .entry = name,
@@ -547,7 +547,7 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
   get_bool(&c, val, name, "disagg", &disagg);
   if (mp && strchr(mp, '_')) {
     char *field = xasprintf("%s.model-prefix", name);
-    diag(&c, ymap_get(val, "model-prefix"), field,
+    diag(&c, ytree_map_get(val, "model-prefix"), field,
          "must not contain '_' (MODEL_CODE is EXP_NAME up to the first '_')");
     free(field);
   }
@@ -565,8 +565,8 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
   const char **inputs = NULL; /* the entry's scalars, as the workflow reads them */
   size_t n_inputs = 0;
   scalar_inputs(set, val, &inputs, &n_inputs);
-  const struct ynode *scen = ymap_get(val, "scenarios");
-  const struct ynode *legacy = ymap_get(val, "seq-len-configs");
+  const struct ynode *scen = ytree_map_get(val, "scenarios");
+  const struct ynode *legacy = ytree_map_get(val, "seq-len-configs");
   if (scen && legacy)
     diag(&c, legacy, name, "scenarios and seq-len-configs are exclusive");
   else if (legacy && !c.schema->seq_len_configs_ok)
@@ -581,8 +581,8 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     } else {
       check_keys(&c, scen, spath, scen_keys);
       /* both types in one entry are valid (validation.py: at least one) */
-      const struct ynode *fx = ymap_get(scen, "fixed-seq-len");
-      const struct ynode *ag = ymap_get(scen, "agentic-coding");
+      const struct ynode *fx = ytree_map_get(scen, "fixed-seq-len");
+      const struct ynode *ag = ytree_map_get(scen, "agentic-coding");
       if (fx) {
         char *p = xasprintf("%s.fixed-seq-len", spath);
         load_scenario_list(&c, fx, p, RECIPE_SCENARIO_FIXED_SEQ_LEN, multinode, &gs, &n_gs,
@@ -614,14 +614,14 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
 
   if (multinode) {
     set->multinode = xreallocarray(set->multinode, set->n_multinode + 1, sizeof(char *));
-    set->multinode[set->n_multinode++] = (char *)set_str(set, name);
+    set->multinode[set->n_multinode++] = (char *)recipe_set_str(set, name);
   }
   /* the engine/benchmark for the recipes of this entry */
   struct recipe_priv tmpl = {0};
   struct recipe_bench bench = {.random_range_ratio = 0.8, .num_prompts_factor = 10,
                                .num_warmups = -1, .backend = "vllm"};
   if (native) {
-    const struct ynode *srv = ymap_get(val, "server");
+    const struct ynode *srv = ytree_map_get(val, "server");
     char *p = xasprintf("%s.server", name);
     if (!srv)
       diag(&c, val, p, "missing required key (servetop recipes say how to start the server)");
@@ -631,7 +631,7 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
       if (val->kids[k + 1] == srv)
         tmpl.server_line = val->kids[k]->line; /* the `server:` key, not its first child */
     free(p);
-    const struct ynode *b = ymap_get(val, "benchmark");
+    const struct ynode *b = ytree_map_get(val, "benchmark");
     if (b) {
       p = xasprintf("%s.benchmark", name);
       load_benchmark(&c, b, p, &bench);
@@ -648,16 +648,16 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
       free(gs[i].pt_inputs);
     }
     free(gs);
-    strv_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
-    strv_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
+    str_vec_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
+    str_vec_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
     free(tmpl.tmpl_argv_lines);
     return;
   }
   for (size_t i = 0; i < n_gs; i++) {
     struct group *g = &gs[i];
-    struct recipe_priv *p = set_add_recipe(set);
+    struct recipe_priv *p = recipe_set_add_recipe(set);
     struct recipe *r = &p->pub;
-    r->entry = set_str(set, name);
+    r->entry = recipe_set_str(set, name);
     /* distinct names when one entry gives several recipes */
     bool many_scen = false, many_spec = false;
     for (size_t k = 0; k < n_gs; k++) {
@@ -674,14 +674,14 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     }
     if (many_spec)
       sbuf_printf(&nm, ":%s", recipe_spec_name(g->spec));
-    r->name = set_str(set, nm.data);
+    r->name = recipe_set_str(set, nm.data);
     sbuf_free(&nm);
     r->origin = native ? RECIPE_ORIGIN_SERVETOP : RECIPE_ORIGIN_INFERENCEX;
     r->model = model;
     r->model_prefix = mp;
     r->precision = precision;
     r->runner = runner;
-    r->gpu = gpu_from_runner(set, runner);
+    r->gpu = recipe_gpu_from_runner(set, runner);
     r->framework = framework;
     /* InferenceX: the engine its framework launches (the engine table's),
      * else the framework as written ("trt", "dynamo-sglang"...); a launch
@@ -691,7 +691,7 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
                       : fw_engine                ? fw_engine->name
                       : framework                ? framework
                                                  : "unknown";
-    r->engine = set_str(set, eng);
+    r->engine = recipe_set_str(set, eng);
     r->image = image;
     r->multinode = false;
     r->disagg = disagg;
@@ -703,10 +703,10 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     r->n_points = g->n_pts;
     p->point_inputs = g->pt_inputs;
     r->bench = bench;
-    r->bench.backend = set_str(set, bench.backend);
-    r->file = set_str(set, file);
+    r->bench.backend = recipe_set_str(set, bench.backend);
+    r->file = recipe_set_str(set, file);
     r->line = key->line;
-    const struct ynode *rn = ymap_get(val, "runner");
+    const struct ynode *rn = ytree_map_get(val, "runner");
     r->runner_line = rn ? rn->line : key->line;
     r->scenario_line = g->line;
     if (g->scen == RECIPE_SCENARIO_AGENTIC)
@@ -716,22 +716,22 @@ void entry_load(struct recipe_set *set, const char *file, const struct ynode *ke
     else if (g->isl == 8192 && g->osl == 1024)
       p->seq_tag = "8k1k";
     else
-      p->seq_tag = set_strf(set, "%d_%d", g->isl, g->osl); /* InferenceX's exp-name form */
+      p->seq_tag = recipe_set_strf(set, "%d_%d", g->isl, g->osl); /* InferenceX's exp-name form */
     if (native) {
       p->tmpl_engine = (char *)r->engine;
       p->server_line = tmpl.server_line;
       for (size_t k = 0; k < tmpl.n_tmpl_env; k++)
-        strv_push(&p->tmpl_env, &p->n_tmpl_env, tmpl.tmpl_env[k]);
+        recipe_strv_push(&p->tmpl_env, &p->n_tmpl_env, tmpl.tmpl_env[k]);
       p->tmpl_argv_lines = xcalloc(tmpl.n_tmpl_argv + 1, sizeof(int));
       for (size_t k = 0; k < tmpl.n_tmpl_argv; k++) {
         p->tmpl_argv_lines[k] = tmpl.tmpl_argv_lines[k];
-        strv_push(&p->tmpl_argv, &p->n_tmpl_argv, tmpl.tmpl_argv[k]);
+        recipe_strv_push(&p->tmpl_argv, &p->n_tmpl_argv, tmpl.tmpl_argv[k]);
       }
     }
   }
   free(gs);
-  strv_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
-  strv_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
+  str_vec_free(tmpl.tmpl_env, tmpl.n_tmpl_env);
+  str_vec_free(tmpl.tmpl_argv, tmpl.n_tmpl_argv);
   free(tmpl.tmpl_argv_lines);
 }
 
@@ -744,7 +744,7 @@ static struct ynode *parse_doc(struct recipe_set *set, const char *file, const c
   struct ynode *root = ytree_parse(data, len, file, &err);
   set->counts.files++;
   if (!root) {
-    set_diag_located(set, file, err.msg);
+    recipe_set_diag_located(set, file, err.msg);
     set->counts.files_failed++;
   }
   return root;
@@ -753,7 +753,7 @@ static struct ynode *parse_doc(struct recipe_set *set, const char *file, const c
 static void load_root(struct recipe_set *set, const char *file, const struct ynode *root,
                       bool native) {
   if (root->kind != YN_MAP) {
-    set_diag(set, file, root->line, root->col, NULL, NULL,
+    recipe_set_diag(set, file, root->line, root->col, NULL, NULL,
              "expected a mapping of entry name to entry at the top level");
     set->counts.files_failed++;
     return;
@@ -761,7 +761,7 @@ static void load_root(struct recipe_set *set, const char *file, const struct yno
   for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
     const struct ynode *k = root->kids[i];
     if (k->kind != YN_SCALAR) {
-      set_diag(set, file, k->line, k->col, NULL, NULL, "entry names must be scalars");
+      recipe_set_diag(set, file, k->line, k->col, NULL, NULL, "entry names must be scalars");
       continue;
     }
     bool dup = false;
@@ -772,16 +772,16 @@ static void load_root(struct recipe_set *set, const char *file, const struct yno
     if (dup) {
       set->counts.entries++;
       set->counts.entries_failed++;
-      set_diag(set, file, k->line, k->col, k->scalar, k->scalar, "%s: duplicate entry name",
+      recipe_set_diag(set, file, k->line, k->col, k->scalar, k->scalar, "%s: duplicate entry name",
                k->scalar);
       continue;
     }
-    entry_load(set, file, k, root->kids[i + 1], native);
+    recipe_entry_load(set, file, k, root->kids[i + 1], native);
   }
 }
 
 static bool is_agentx_row(const struct ynode *row) {
-  return row->kind == YN_MAP && (ymap_get(row, "kv-offloading") || ymap_get(row, "kv-offload-backend"));
+  return row->kind == YN_MAP && (ytree_map_get(row, "kv-offloading") || ytree_map_get(row, "kv-offload-backend"));
 }
 
 void ix_schema_detect(const struct ynode *const *roots, size_t n, struct ix_schema *out) {
@@ -794,19 +794,19 @@ void ix_schema_detect(const struct ynode *const *roots, size_t n, struct ix_sche
       const struct ynode *e = root->kids[i + 1];
       if (e->kind != YN_MAP)
         continue;
-      out->multinode_required = out->multinode_required || ymap_get(e, "multinode");
-      const struct ynode *runner = ymap_get(e, "runner");
+      out->multinode_required = out->multinode_required || ytree_map_get(e, "multinode");
+      const struct ynode *runner = ytree_map_get(e, "runner");
       agentx = agentx || (runner && runner->kind == YN_SCALAR &&
                           str_starts_with(runner->scalar, "cluster:"));
-      const struct ynode *scen = ymap_get(e, "scenarios");
+      const struct ynode *scen = ytree_map_get(e, "scenarios");
       if (!scen)
         continue;
       out->seq_len_configs_ok = false;
-      const struct ynode *ag = ymap_get(scen, "agentic-coding");
+      const struct ynode *ag = ytree_map_get(scen, "agentic-coding");
       for (size_t k = 0; ag && ag->kind == YN_SEQ && k < ag->n_kids; k++) {
         const struct ynode *item = ag->kids[k];
-        agentx = agentx || ymap_get(item, "dram-utilization");
-        const struct ynode *ss = ymap_get(item, "search-space");
+        agentx = agentx || ytree_map_get(item, "dram-utilization");
+        const struct ynode *ss = ytree_map_get(item, "search-space");
         for (size_t r = 0; ss && ss->kind == YN_SEQ && r < ss->n_kids; r++)
           agentx = agentx || is_agentx_row(ss->kids[r]);
       }
@@ -848,7 +848,7 @@ static int list_dir(const char *dir, const char *suffix, char ***out, size_t *n,
   struct dirent *e;
   while ((e = readdir(d)) != NULL)
     if (e->d_name[0] != '.' && str_ends_with(e->d_name, suffix))
-      strv_push(out, n, e->d_name);
+      recipe_strv_push(out, n, e->d_name);
   closedir(d);
   if (*n)
     qsort(*out, *n, sizeof **out, cmp_str);
@@ -875,7 +875,7 @@ static int load_dir_files(struct recipe_set *set, const char *dir, const char *s
     if (!data) {
       set->counts.files++;
       set->counts.files_failed++;
-      set_diag(set, paths[i], 0, 0, NULL, NULL, "%s", ferr.msg);
+      recipe_set_diag(set, paths[i], 0, 0, NULL, NULL, "%s", ferr.msg);
     } else {
       roots[i] = parse_doc(set, paths[i], data, len);
     }
@@ -891,7 +891,7 @@ static int load_dir_files(struct recipe_set *set, const char *dir, const char *s
   }
   free(roots);
   free(paths);
-  strv_free(names, n);
+  str_vec_free(names, n);
   return (int)n;
 }
 

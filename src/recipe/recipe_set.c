@@ -21,8 +21,8 @@ void recipe_set_free(struct recipe_set *set) {
     free((void *)p->pub.routes);
     free(p->route_scripts);
     free(p->pub.bench.extra_argv);
-    strv_free(p->tmpl_env, p->n_tmpl_env);
-    strv_free(p->tmpl_argv, p->n_tmpl_argv);
+    str_vec_free(p->tmpl_env, p->n_tmpl_env);
+    str_vec_free(p->tmpl_argv, p->n_tmpl_argv);
     free(p->tmpl_argv_lines);
     free((void *)p->point_inputs);
     free(p->route_x);
@@ -30,7 +30,7 @@ void recipe_set_free(struct recipe_set *set) {
   }
   free(set->recipes);
   free(set->diags);
-  strv_free(set->strings, set->n_strings);
+  str_vec_free(set->strings, set->n_strings);
   for (size_t i = 0; i < set->n_blocks; i++)
     free(set->blocks[i]);
   free(set->blocks);
@@ -42,7 +42,7 @@ void recipe_set_free(struct recipe_set *set) {
     }
   }
   free(set->scripts);
-  strv_free(set->script_paths, set->n_scripts);
+  str_vec_free(set->script_paths, set->n_scripts);
   for (size_t i = 0; i < set->n_labels; i++) {
     free(set->label_runners[i]);
     free(set->label_runner_lines[i]);
@@ -52,10 +52,10 @@ void recipe_set_free(struct recipe_set *set) {
   free(set->label_runners);
   free(set->label_runner_lines);
   free(set->n_label_runners);
-  strv_free(set->bench_files, set->n_bench_files);
+  str_vec_free(set->bench_files, set->n_bench_files);
   if (set->workflow) {
-    strv_free(set->workflow->names, set->workflow->n);
-    strv_free(set->workflow->values, set->workflow->n);
+    str_vec_free(set->workflow->names, set->workflow->n);
+    str_vec_free(set->workflow->values, set->workflow->n);
     free(set->workflow->file);
     free(set->workflow);
   }
@@ -63,7 +63,7 @@ void recipe_set_free(struct recipe_set *set) {
   free(set);
 }
 
-const char *set_str(struct recipe_set *set, const char *s) {
+const char *recipe_set_str(struct recipe_set *set, const char *s) {
   if (!s)
     return NULL;
   if (set->n_strings == set->cap_strings) {
@@ -74,23 +74,23 @@ const char *set_str(struct recipe_set *set, const char *s) {
   return set->strings[set->n_strings++];
 }
 
-void *set_block(struct recipe_set *set, size_t size) {
+void *recipe_set_block(struct recipe_set *set, size_t size) {
   set->blocks = xreallocarray(set->blocks, set->n_blocks + 1, sizeof *set->blocks);
   set->blocks[set->n_blocks] = xcalloc(1, size ? size : 1);
   return set->blocks[set->n_blocks++];
 }
 
-const char *set_strf(struct recipe_set *set, const char *fmt, ...) {
+const char *recipe_set_strf(struct recipe_set *set, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char *s = xvasprintf(fmt, ap);
   va_end(ap);
-  const char *owned = set_str(set, s);
+  const char *owned = recipe_set_str(set, s);
   free(s);
   return owned;
 }
 
-void set_diag(struct recipe_set *set, const char *file, int line, int col, const char *entry,
+void recipe_set_diag(struct recipe_set *set, const char *file, int line, int col, const char *entry,
               const char *field, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -98,25 +98,25 @@ void set_diag(struct recipe_set *set, const char *file, int line, int col, const
   va_end(ap);
   set->diags = xreallocarray(set->diags, set->n_diags + 1, sizeof *set->diags);
   struct recipe_diag *d = &set->diags[set->n_diags++];
-  d->file = set_str(set, file);
+  d->file = recipe_set_str(set, file);
   d->line = line;
   d->col = col;
-  d->field = set_str(set, field);
-  d->entry = set_str(set, entry);
-  d->message = set_str(set, msg);
+  d->field = recipe_set_str(set, field);
+  d->entry = recipe_set_str(set, entry);
+  d->message = recipe_set_str(set, msg);
   free(msg);
 }
 
-void set_diag_located(struct recipe_set *set, const char *file, const char *located_msg) {
+void recipe_set_diag_located(struct recipe_set *set, const char *file, const char *located_msg) {
   int line = 0, col = 0;
   const char *p = located_msg + strlen(file);
   if (*p == ':')
     sscanf(p, ":%d:%d:", &line, &col);
   const char *msg = strstr(p, ": ");
-  set_diag(set, file, line, col, NULL, NULL, "%s", msg ? msg + 2 : located_msg);
+  recipe_set_diag(set, file, line, col, NULL, NULL, "%s", msg ? msg + 2 : located_msg);
 }
 
-struct recipe_priv *set_add_recipe(struct recipe_set *set) {
+struct recipe_priv *recipe_set_add_recipe(struct recipe_set *set) {
   set->recipes = xreallocarray(set->recipes, set->n_recipes + 1, sizeof *set->recipes);
   struct recipe_priv *p = xcalloc(1, sizeof *p);
   p->memo = set->memo;
@@ -124,7 +124,7 @@ struct recipe_priv *set_add_recipe(struct recipe_set *set) {
   return p;
 }
 
-const struct sh_script *set_script(struct recipe_set *set, const char *path, const char *display) {
+const struct sh_script *recipe_set_script(struct recipe_set *set, const char *path, const char *display) {
   for (size_t i = 0; i < set->n_scripts; i++)
     if (strcmp(set->script_paths[i], path) == 0)
       return set->scripts[i];
@@ -133,11 +133,11 @@ const struct sh_script *set_script(struct recipe_set *set, const char *path, con
   struct sh_script *s = NULL;
   char *data = file_read_regular(path, FILE_INPUT_MAX_BYTES, &len, &err);
   if (!data) {
-    set_diag(set, display, 0, 0, NULL, NULL, "%s", err.msg);
+    recipe_set_diag(set, display, 0, 0, NULL, NULL, "%s", err.msg);
   } else {
     s = xcalloc(1, sizeof *s);
     if (sh_parse(data, len, display, s, &err) < 0) {
-      set_diag_located(set, display, err.msg); /* keeps err's line and column */
+      recipe_set_diag_located(set, display, err.msg); /* keeps err's line and column */
       free(s);
       s = NULL;
     }
@@ -286,7 +286,7 @@ static int source_problem(const char *dir, bool inferencex, struct st_err *err) 
   const char *flag = inferencex ? "--inferencex" : "--configs";
   if (!path_exists(dir))
     return err_setf(err, "%s %s: no such directory", flag, dir);
-  if (!path_is_directory(dir))
+  if (!recipe_path_is_directory(dir))
     return err_setf(err, "%s %s: a file, not a directory (%s takes the folder that holds %s)",
                     flag, dir, flag, inferencex ? "configs/, runners/ and benchmarks/"
                                                 : "the recipe files");

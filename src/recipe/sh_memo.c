@@ -60,12 +60,12 @@ static void var_copy_into(struct sh_var *out, const struct sh_var *v) {
   out->values = NULL;
   out->n_values = 0;
   for (size_t k = 0; k < v->n_values; k++)
-    strv_push(&out->values, &out->n_values, v->values[k]);
+    recipe_strv_push(&out->values, &out->n_values, v->values[k]);
 }
 
 static void var_free(struct sh_var *v) {
   free(v->name);
-  strv_free(v->values, v->n_values);
+  str_vec_free(v->values, v->n_values);
 }
 
 void sh_reads_note(struct sh_reads *r, const struct sh_var *v) {
@@ -78,7 +78,7 @@ void sh_reads_miss(struct sh_reads *r, const char *name, size_t len) {
   for (size_t i = 0; i < r->n_missed; i++)
     if (strncmp(r->missed[i], name, len) == 0 && r->missed[i][len] == '\0')
       return;
-  strv_push_owned(&r->missed, &r->n_missed, xstrndup(name, len));
+  recipe_strv_push_owned(&r->missed, &r->n_missed, xstrndup(name, len));
 }
 
 static int by_origin(const void *a, const void *b) {
@@ -215,9 +215,9 @@ static struct memo_shape *shape_for(struct sh_memo *m, const struct sh_script *s
   sh->unset_is_empty = env->unset_is_empty;
   sh->stop = env->stop;
   for (size_t i = 0; i < r->n_vars; i++)
-    strv_push(&sh->names, &sh->n_names, r->vars[i].name);
+    recipe_strv_push(&sh->names, &sh->n_names, r->vars[i].name);
   for (size_t i = 0; i < r->n_missed; i++)
-    strv_push(&sh->missed, &sh->n_missed, r->missed[i]);
+    recipe_strv_push(&sh->missed, &sh->n_missed, r->missed[i]);
   m->shapes = xreallocarray(m->shapes, m->n_shapes + 1, sizeof *m->shapes);
   m->shapes[m->n_shapes++] = sh;
   return sh;
@@ -275,7 +275,7 @@ const struct sh_result *sh_run_memo(struct sh_memo *m, const struct sh_script *s
     var_free(&reads.vars[i]);
   free(reads.vars);
   free(reads.seen);
-  strv_free(reads.missed, reads.n_missed);
+  str_vec_free(reads.missed, reads.n_missed);
   return out;
 }
 
@@ -301,8 +301,8 @@ void sh_memo_free(struct sh_memo *m) {
     }
     free(sh->entries);
     free(sh->root_dir);
-    strv_free(sh->names, sh->n_names);
-    strv_free(sh->missed, sh->n_missed);
+    str_vec_free(sh->names, sh->n_names);
+    str_vec_free(sh->missed, sh->n_missed);
     free(sh);
   }
   free(m->shapes);

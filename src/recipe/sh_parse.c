@@ -520,18 +520,13 @@ void sh_script_fini(struct sh_script *s) {
  * two (at least 4), so a push reallocates only when n reaches one and is
  * amortized O(1) without a capacity field. Shrinking keeps the memory, so the
  * rule stays true. Every vector pushed here must only grow through here. */
-void strv_push_owned(char ***v, size_t *n, char *s) {
+void recipe_strv_push_owned(char ***v, size_t *n, char *s) {
   if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0))
     *v = xreallocarray(*v, *n < 4 ? 4 : *n * 2, sizeof **v);
   (*v)[(*n)++] = s;
 }
 
-void strv_push(char ***v, size_t *n, const char *s) {
-  strv_push_owned(v, n, xstrdup(s));
+void recipe_strv_push(char ***v, size_t *n, const char *s) {
+  recipe_strv_push_owned(v, n, xstrdup(s));
 }
 
-void strv_free(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(v[i]);
-  free(v);
-}

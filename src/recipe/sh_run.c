@@ -132,7 +132,7 @@ static struct sh_var *var_get_or_add(struct sh_env *env, const char *name) {
 }
 
 static void var_clear(struct sh_var *v) {
-  strv_free(v->values, v->n_values);
+  str_vec_free(v->values, v->n_values);
   v->values = NULL;
   v->n_values = 0;
 }
@@ -154,7 +154,7 @@ static struct sh_var *vars_copy(const struct sh_var *vars, size_t n) {
     out[i].values = NULL;
     out[i].n_values = 0;
     for (size_t k = 0; k < vars[i].n_values; k++)
-      strv_push(&out[i].values, &out[i].n_values, vars[i].values[k]);
+      recipe_strv_push(&out[i].values, &out[i].n_values, vars[i].values[k]);
   }
   return out;
 }
@@ -170,7 +170,7 @@ void sh_env_set(struct sh_env *env, const char *name, const char *value) {
   }
   var_clear(v);
   v->is_array = false;
-  strv_push(&v->values, &v->n_values, value);
+  recipe_strv_push(&v->values, &v->n_values, value);
 }
 
 void sh_env_unset(struct sh_env *env, const char *name) {
@@ -343,7 +343,7 @@ static void f_put(struct fields *f, const char *s, size_t n) {
 static void f_break(struct fields *f) {
   if (!f->have_cur)
     return;
-  strv_push_owned(&f->v, &f->n, f->cur.data ? sbuf_take(&f->cur) : xstrdup(""));
+  recipe_strv_push_owned(&f->v, &f->n, f->cur.data ? sbuf_take(&f->cur) : xstrdup(""));
   f->have_cur = false;
 }
 
@@ -915,7 +915,7 @@ static void expand_words(struct interp *in, const struct sh_word *w, size_t n, c
                          size_t *n_out) {
   for (size_t i = 0; i < n; i++) {
     if (is_literal(w[i].raw)) {
-      strv_push(out, n_out, w[i].raw);
+      recipe_strv_push(out, n_out, w[i].raw);
       continue;
     }
     struct fields f = {0};
@@ -968,7 +968,7 @@ static enum tri eval_primary(struct interp *in, char **w, size_t n) {
     if (op[1] != '\0' && strchr("fdesrx", op[1]) && op[2] == '\0') {
       if (in->rec && strstr(a, "benchmarks/")) {
         struct sh_result *r = in->rec;
-        strv_push(&r->probes, &r->n_probes, a);
+        recipe_strv_push(&r->probes, &r->n_probes, a);
         r->probe_lines = xreallocarray(r->probe_lines, r->n_probes, sizeof *r->probe_lines);
         r->probe_lines[r->n_probes - 1] = in->cur_line;
       }
@@ -1121,14 +1121,14 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
                              append ? "+=" : "=", line);
       if (!append)
         var_clear(v);
-      strv_push(&v->values, &v->n_values, mark);
+      recipe_strv_push(&v->values, &v->n_values, mark);
       free(mark);
     } else {
       for (size_t i = 0; i < n_elems; i++)
-        strv_push_owned(&v->values, &v->n_values, elems[i]);
+        recipe_strv_push_owned(&v->values, &v->n_values, elems[i]);
       n_elems = 0; /* moved */
     }
-    strv_free(elems, n_elems);
+    str_vec_free(elems, n_elems);
     free(name);
     return;
   }
@@ -1152,7 +1152,7 @@ static void assign(struct interp *in, const char *raw, int line, bool exported, 
   } else {
     var_clear(v);
     v->is_array = false;
-    strv_push_owned(&v->values, &v->n_values, val); /* room for a later X+=(...) */
+    recipe_strv_push_owned(&v->values, &v->n_values, val); /* room for a later X+=(...) */
   }
   free(name);
 }
@@ -1175,8 +1175,8 @@ static size_t strip_redirects(const struct sh_word *w, size_t n, struct sh_word 
 }
 
 static void launch_fini(struct sh_launch *l) {
-  strv_free(l->env, l->n_env);
-  strv_free(l->words, l->n_words);
+  str_vec_free(l->env, l->n_env);
+  str_vec_free(l->words, l->n_words);
   memset(l, 0, sizeof *l);
 }
 
@@ -1184,9 +1184,9 @@ void sh_result_fini(struct sh_result *r) {
   launch_fini(&r->server);
   launch_fini(&r->bench);
   free(r->bench_script);
-  strv_free(r->probes, r->n_probes);
+  str_vec_free(r->probes, r->n_probes);
   free(r->probe_lines);
-  strv_free(r->bench_env, r->n_bench_env);
+  str_vec_free(r->bench_env, r->n_bench_env);
   memset(r, 0, sizeof *r);
 }
 
@@ -1195,7 +1195,7 @@ static void collect_exports(struct interp *in, char ***env, size_t *n_env) {
     struct sh_var *v = &in->env->vars[i];
     if (v->exported && v->n_values > 0) {
       char *kv = join3(v->name, "=", 1, v->values[0]);
-      strv_push(env, n_env, kv);
+      recipe_strv_push(env, n_env, kv);
       free(kv);
     }
   }
@@ -1241,7 +1241,7 @@ static int built_line(const struct interp *in, const struct sh_word *w, size_t n
  * --env-file, which cannot be read statically: then all are assumed);
  * anything else (bash, srun --export=ALL, enroot) passes the environment. */
 static void note_passed_env(struct sh_result *r, char **w, size_t n) {
-  strv_free(r->bench_env, r->n_bench_env);
+  str_vec_free(r->bench_env, r->n_bench_env);
   r->bench_env = NULL;
   r->n_bench_env = 0;
   r->bench_env_listed = false;
@@ -1266,7 +1266,7 @@ static void note_passed_env(struct sh_result *r, char **w, size_t n) {
       name = a + 2;
     if (name) {
       char *nm = xstrndup(name, strcspn(name, "="));
-      strv_push_owned(&r->bench_env, &r->n_bench_env, nm);
+      recipe_strv_push_owned(&r->bench_env, &r->n_bench_env, nm);
     }
   }
   r->bench_env_listed = true;
@@ -1341,7 +1341,7 @@ static void run_string(struct interp *in, const char *text, enum tri m, int line
   }
   free(before);
   free(child.frames);
-  strv_free(child.fn_names, child.n_fns);
+  str_vec_free(child.fn_names, child.n_fns);
   free(child.fn_first);
   free(child.fn_end);
   sh_result_fini(&dummy);
@@ -1419,10 +1419,10 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
       size_t n_ev = 0;
       for (size_t i = first + 1; i < end; i++) {
         /* operators stay words; operands expand to one string */
-        strv_push_owned(&ev, &n_ev, expand_string(in, w[i].raw));
+        recipe_strv_push_owned(&ev, &n_ev, expand_string(in, w[i].raw));
       }
       enum tri t = eval_test_words(in, ev, n_ev, dbl);
-      strv_free(ev, n_ev);
+      str_vec_free(ev, n_ev);
       return t;
     }
     if (strcmp(cmd, "true") == 0 || strcmp(cmd, ":") == 0)
@@ -1492,10 +1492,10 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
         in->capture_unknown = true;
     } else {
       in->capture_unknown = true;
-      strv_free(ew, n_ew);
+      str_vec_free(ew, n_ew);
       return T_UNKNOWN;
     }
-    strv_free(ew, n_ew);
+    str_vec_free(ew, n_ew);
     return T_TRUE;
   }
   /* record what the reader looks for */
@@ -1516,7 +1516,7 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     collect_exports(in, &rec->env, &rec->n_env);
     for (size_t i = 0; i < first; i++) {
       char *kv = expand_string(in, w[i].raw);
-      strv_push(&rec->env, &rec->n_env, kv);
+      recipe_strv_push(&rec->env, &rec->n_env, kv);
       free(kv);
     }
     /* `env K=V prog`: the assignments belong to env */
@@ -1524,14 +1524,14 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
     if (n_ew > 0 && strcmp(ew[0], "env") == 0) {
       skip = 1;
       while (skip < n_ew && strchr(ew[skip], '=') && is_name_char(ew[skip][0], true)) {
-        strv_push(&rec->env, &rec->n_env, ew[skip]);
+        recipe_strv_push(&rec->env, &rec->n_env, ew[skip]);
         skip++;
       }
       if (rec == &in->res->server)
         in->res->program_words -= skip;
     }
     for (size_t i = skip; i < n_ew; i++)
-      strv_push(&rec->words, &rec->n_words, ew[i]);
+      recipe_strv_push(&rec->words, &rec->n_words, ew[i]);
     rec->line = c->line;
     rec->conditional = m != T_TRUE;
     const struct sh_result *r = in->res;
@@ -1551,7 +1551,7 @@ static enum tri simple_command(struct interp *in, const struct sh_cmd *c, const 
       break;
     }
   }
-  strv_free(ew, n_ew);
+  str_vec_free(ew, n_ew);
   return T_UNKNOWN;
 }
 
@@ -2017,7 +2017,7 @@ static char *command_subst_alloc(struct interp *in, const char *body, size_t len
   }
   sbuf_free(&out);
   free(child.frames);
-  strv_free(child.fn_names, child.n_fns);
+  str_vec_free(child.fn_names, child.n_fns);
   free(child.fn_first);
   free(child.fn_end);
   sh_result_fini(&dummy);
@@ -2032,7 +2032,7 @@ void sh_run(const struct sh_script *s, struct sh_env *env, struct sh_result *out
                       .steps_left = &steps_left};
   run_range(&in, 0, s->n_cmds);
   frames_free(in.frames, in.n_frames);
-  strv_free(in.fn_names, in.n_fns);
+  str_vec_free(in.fn_names, in.n_fns);
   free(in.fn_first);
   free(in.fn_end);
 }

@@ -134,7 +134,7 @@ fail:
   return NULL;
 }
 
-const struct ynode *ymap_get(const struct ynode *map, const char *key) {
+const struct ynode *ytree_map_get(const struct ynode *map, const char *key) {
   if (!map || map->kind != YN_MAP)
     return NULL;
   for (size_t i = 0; i + 1 < map->n_kids; i += 2)
@@ -143,11 +143,11 @@ const struct ynode *ymap_get(const struct ynode *map, const char *key) {
   return NULL;
 }
 
-size_t ymap_len(const struct ynode *map) {
+size_t ytree_map_len(const struct ynode *map) {
   return map && map->kind == YN_MAP ? map->n_kids / 2 : 0;
 }
 
-int yscalar_long(const struct ynode *node, long *out) {
+int ytree_scalar_long(const struct ynode *node, long *out) {
   if (!node || node->kind != YN_SCALAR || node->quoted)
     return -1;
   char buf[64];

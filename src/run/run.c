@@ -39,13 +39,6 @@ static char **strv_dup(char *const *v, size_t n) {
   return out;
 }
 
-static void strv_free(char **v, size_t n) {
-  if (!v)
-    return;
-  for (size_t i = 0; i < n; i++)
-    free(v[i]);
-  free(v);
-}
 
 /* ---------------------------------------------------------------- outcome helpers */
 static void set_outcome(struct run *run, enum run_status status, const char *fmt, ...)
@@ -1125,8 +1118,8 @@ void run_free(struct run *run) {
   free(run->points);
   free(run->pending_knob);
   free(run->pending_value);
-  strv_free(run->overrides_owned, run->cfg.n_overrides);
-  strv_free(run->extra_args_owned, run->cfg.n_extra_server_args);
+  str_vec_free(run->overrides_owned, run->cfg.n_overrides);
+  str_vec_free(run->extra_args_owned, run->cfg.n_extra_server_args);
   free((char *)run->cfg.results_dir);
   free((char *)run->cfg.label);
   free((char *)run->cfg.servetop_exe);

@@ -56,12 +56,6 @@ static char **server_args_alloc(const struct run *run, size_t *n_out, const char
   return out;
 }
 
-static void strv_free_n(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(v[i]);
-  free(v);
-}
-
 int run_server_prepare(struct run *run, const struct recipe_point *point, struct launch_cmd *cmd,
                        struct st_err *err) {
   if (run->rcmd_valid)
@@ -90,7 +84,7 @@ int run_server_prepare(struct run *run, const struct recipe_point *point, struct
                               .env = run->rcmd.env, .n_env = run->rcmd.n_env, .port = run->port,
                               .gpus = run->cfg.gpus, .servetop_exe = run->cfg.servetop_exe};
   int rc = eng_build_cmd(run->cfg.engine, cmd, &target, err);
-  strv_free_n(args, n_args);
+  str_vec_free(args, n_args);
   return rc;
 }
 

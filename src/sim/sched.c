@@ -1,6 +1,6 @@
 /* The KV capacity rules of SGLang's scheduler as pure functions (admission with the
  * new-token-ratio estimate, retraction when a decode step would overflow the pool), and the
- * virtual run: engine.c's scheduler over a closed-loop workload in simulated time. Formulas
+ * virtual run: batching.c's scheduler over a closed-loop workload in simulated time. Formulas
  * and sources: docs/sim.md, "KV capacity, retraction, batch caps and CUDA graphs". */
 #include "sim/sim_internal.h"
 

@@ -110,7 +110,7 @@ bool sim_config_fixed_mode(const struct sim_config *cfg);
  * set, stops it from another thread. */
 int sim_main(const struct sim_config *cfg, struct st_err *err);
 
-/* The virtual run: the scheduler of engine.c over a closed-loop workload in simulated time
+/* The virtual run: the scheduler of batching.c over a closed-loop workload in simulated time
  * (no sockets, no clock): `concurrency` clients, each sending a request of isl prompt tokens
  * and osl output tokens as soon as its previous one ends, n_requests in all. Deterministic
  * (a fixed seed for speculative acceptance). For tests, docs/sim.md's tables and a tuner's

@@ -13,7 +13,7 @@
  * -Wcast-align accepts it: the pointer came from that struct). */
 #define SIM_CONTAINER_OF(ptr, type, field) ((type *)(void *)((char *)(ptr)-offsetof(type, field)))
 
-/* ---------------------------------------------------------------- http.c: request parser */
+/* ---------------------------------------------------------------- httpd.c: request parser */
 enum {
   SIM_HTTP_MAX_HEADER_BYTES = 16 * 1024,
   SIM_HTTP_MAX_BODY_BYTES = 64 * 1024 * 1024,
@@ -330,7 +330,7 @@ void sim_req_free(struct sim_req *req);
 /* conn->reply_timer: a delayed /health answer is due. */
 void sim_api_reply_timer(struct sim_server *srv, struct sim_timer *t);
 
-/* ---------------------------------------------------------------- engine.c: scheduling */
+/* ---------------------------------------------------------------- batching.c: scheduling */
 void sim_engine_init(struct sim_server *srv);
 void sim_engine_submit(struct sim_server *srv, struct sim_req *req);
 /* The client went away: drop req from the engine and free it. */
@@ -341,7 +341,7 @@ void sim_engine_pump(struct sim_server *srv, struct sim_req *req);
 void sim_engine_fini(struct sim_server *srv);
 /* KV slots holding tokens now (prompt computed so far + output). */
 long sim_engine_kv_tokens(const struct sim_server *srv);
-/* Model mode, the scheduler without the clock (engine.c; the virtual run uses it too):
+/* Model mode, the scheduler without the clock (batching.c; the virtual run uses it too):
  * queues a request without starting a step; */
 void sim_engine_enqueue(struct sim_server *srv, struct sim_req *req);
 /* plans the next forward pass: admits waiting requests (sched.c's rule), retracts when a

@@ -74,3 +74,11 @@ int parse_bool(const char *s, bool *out) {
   }
   return -1;
 }
+
+void str_vec_free(char **v, size_t n) {
+  if (!v)
+    return;
+  for (size_t i = 0; i < n && (n != STR_VEC_TO_NULL || v[i]); i++)
+    free(v[i]);
+  free(v);
+}

@@ -140,6 +140,10 @@ bool str_starts_with(const char *s, const char *prefix);
 bool str_ends_with(const char *s, const char *suffix);
 /* Trims ASCII whitespace in place; returns s advanced past leading space. */
 char *str_trim(char *s);
+/* Frees the first n strings of v and v itself (NULL v: nothing);
+ * n == STR_VEC_TO_NULL: every string up to v's NULL terminator. */
+#define STR_VEC_TO_NULL ((size_t)-1)
+void str_vec_free(char **v, size_t n);
 /* Strict parsers: the whole string must be a number (no trailing garbage,
  * no overflow). Return 0 or -1. */
 int parse_long(const char *s, long *out);

@@ -1,6 +1,6 @@
 /* Where the SGLang knobs matter in the sim (issue 20.5): KV capacity against the workload's
  * tokens (admission, queueing, retraction), --max-running-requests, --cuda-graph-max-bs. The
- * rules of sched.c are checked by hand; their effects with the virtual run (engine.c's
+ * rules of sched.c are checked by hand; their effects with the virtual run (batching.c's
  * scheduler over a closed-loop workload in simulated time: deterministic, nothing timed).
  * The workload is long: isl 8192, osl 1024, three requests per client. The model is
  * Llama-3.1-70B (bf16) at TP2 on H200: KV cell 163,840 B per token per GPU, so
