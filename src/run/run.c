@@ -455,6 +455,7 @@ static void fill_spec(const struct run *run, int point_index, const struct point
   rs->backend = r->bench.backend ? r->bench.backend : "vllm";
   rs->model_id = model;
   rs->tokenizer_id = model;
+  rs->engine = run->cfg.engine; /* provenance: the result says "simulated" for the sim */
   bool chat = strcmp(rs->backend, "openai-chat") == 0; /* as the reference's backends */
   spec->base_url = base_url;
   spec->endpoint = chat ? "/v1/chat/completions" : "/v1/completions";
