@@ -361,6 +361,7 @@ struct run_summary {
   char *status;          /* "ok", "interrupted", ...; "" when unknown */
   double started_unix_s; /* 0 when unknown */
   int n_points;          /* result files listed in the manifest */
+  int simulated;         /* the manifest's server.simulated: 1 servetop sim, 0 real, -1 unknown */
 };
 
 struct run_summary_list {
