@@ -372,16 +372,22 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
   char title[320];
   const char *name = past->loaded ? (past->side.name ? past->side.name : past->folder)
                                   : r ? r->name : "not loaded";
-  snprintf(title, sizeof title, "%s%s%s%s", arm == AB_MTP ? "MTP" : "off", gl->separator, name,
-           ab->column == arm ? " <" : "");
+  /* provenance first, the selection mark last: a narrow box cuts the name, never those */
+  char prefix[64], cut[200];
+  snprintf(prefix, sizeof prefix, "%s%s%s", arm == AB_MTP ? "MTP" : "off",
+           abview_arm_simulated(ab, arm) ? " SIMULATED" : "", gl->separator);
+  const char *suffix = ab->column == arm ? " <" : "";
+  int room = box.w - 8 - ui_text_cells(prefix) - ui_text_cells(suffix); /* ui_box's title room */
+  snprintf(cut, sizeof cut, "%s", name);
+  if (room > 1 && ui_text_cells(cut) > room && (size_t)room < sizeof cut - 4) {
+    cut[room - 1] = '\0'; /* recipe names are ASCII */
+    strcat(cut, gl->braille ? "…" : "~");
+  }
+  snprintf(title, sizeof title, "%s%s%s", prefix, cut, suffix);
   ui_box(g, box, title, ab->column == arm ? THEME_HOTKEY : THEME_BORDER, arm_role, gl);
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
-  int x0 = in.x + 1; /* the column's first line: provenance first */
-  if (abview_arm_simulated(ab, arm)) {
-    x0 = ui_put(g, x0, in.y, end, "SIMULATED", THEME_WARNING, gl);
-    x0 = ui_put(g, x0, in.y, end, gl->separator, THEME_INACTIVE, gl);
-  }
+  int x0 = in.x + 1; /* the column's first line */
   if (past->loaded) {
     render_past_arm(ab, arm, g, in, x0, past_points_y(in, n_rows), gl);
   } else if (!rv->have_snap) {
