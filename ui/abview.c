@@ -239,6 +239,52 @@ bool abview_arm_counts_gpus(const struct abview *ab, int arm) {
   return r && !(r->runner && strcmp(r->runner, "cpu") == 0) && !(r->gpu && strcmp(r->gpu, "cpu") == 0);
 }
 
+/* The like-with-like facts of what column arm shows (run_like_check's input); false when it
+ * shows nothing yet. A live arm knows its engine, provenance, GPUs and concurrency. */
+static bool arm_facts(const struct abview *ab, int arm, struct run_like_facts *f) {
+  const struct results_file *rf = abview_past_result(ab, arm);
+  if (rf) {
+    run_like_facts_from_result(&ab->past[arm].side, rf, f);
+    return true;
+  }
+  const struct runview *rv = &ab->arm[arm];
+  if (!rv->have_snap)
+    return false;
+  run_like_facts_init(f);
+  const struct snap_run *s = &rv->snap;
+  if (s->server.engine[0]) {
+    snprintf(f->engine, sizeof f->engine, "%s", s->server.engine);
+    f->simulated = s->server.simulated ? 1 : 0;
+  }
+  const struct recipe *r = ab->recipe[arm];
+  if (r && r->runner)
+    snprintf(f->gpu_type, sizeof f->gpu_type, "%s", r->runner);
+  if (r && r->runner && strcmp(r->runner, "cpu") == 0)
+    f->n_gpus = 0;
+  else if (r && r->n_points > 0 && r->points[0].tp > 0)
+    f->n_gpus = r->points[0].tp; /* as compare reads recipe.json */
+  const struct snap_point_result *pt = abview_shown_point(ab, arm);
+  int conc = pt ? pt->conc : s->concurrency.target;
+  f->concurrency = conc > 0 ? conc : -1;
+  return true;
+}
+
+bool abview_unlike(const struct abview *ab, char *why, size_t why_bytes) {
+  if (why_bytes)
+    why[0] = '\0';
+  struct run_like_facts f[2];
+  if (!arm_facts(ab, AB_OFF, &f[0]) || !arm_facts(ab, AB_MTP, &f[1]))
+    return false; /* one column shows nothing: nothing is divided */
+  return run_like_check(&f[0], &f[1], why, why_bytes) > 0;
+}
+
+bool abview_arm_simulated(const struct abview *ab, int arm) {
+  const struct results_file *rf = abview_past_result(ab, arm);
+  if (rf)
+    return run_result_simulated(rf) > 0;
+  return ab->arm[arm].have_snap && ab->arm[arm].snap.server.simulated;
+}
+
 size_t abview_curve(const struct abview *ab, int arm, double *x, double *y, size_t max_points) {
   return abview_curve_conc(ab, arm, x, y, NULL, max_points);
 }
@@ -302,7 +348,7 @@ enum { ROWS_Y = 1, LABEL_W = 13 };  /* rows start one line into the box */
 
 /* A past column: what was run, and its points (the one shown marked). */
 static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g, struct ui_rect in,
-                            int points_y, const struct ui_glyphs *gl) {
+                            int x0, int points_y, const struct ui_glyphs *gl) {
   const struct abview_past *p = &ab->past[arm];
   const struct results_file *shown = abview_past_result(ab, arm);
   int end = in.x + in.w;
@@ -310,7 +356,7 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
   snprintf(buf, sizeof buf, "past run%sconc %d%s%zu point%s", gl->separator,
            shown ? shown->max_concurrency : 0, gl->separator, p->side.n_results,
            p->side.n_results == 1 ? "" : "s");
-  ui_put(g, in.x + 1, in.y, end, buf, THEME_MAIN, gl);
+  ui_put(g, x0, in.y, end, buf, THEME_MAIN, gl);
   if (points_y >= in.y + in.h)
     return;
   ui_put(g, in.x + 1, points_y, end, "  conc    out tok/s  tok/s/user", THEME_HEADER, gl);
@@ -342,15 +388,26 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
   char title[320];
   const char *name = past->loaded ? (past->side.name ? past->side.name : past->folder)
                                   : r ? r->name : "not loaded";
-  snprintf(title, sizeof title, "%s%s%s%s", arm == AB_MTP ? "MTP" : "off", gl->separator, name,
-           ab->column == arm ? " <" : "");
+  /* provenance first, the selection mark last: a narrow box cuts the name, never those */
+  char prefix[64], cut[200];
+  snprintf(prefix, sizeof prefix, "%s%s%s", arm == AB_MTP ? "MTP" : "off",
+           abview_arm_simulated(ab, arm) ? " SIMULATED" : "", gl->separator);
+  const char *suffix = ab->column == arm ? " <" : "";
+  int room = box.w - 8 - ui_text_cells(prefix) - ui_text_cells(suffix); /* ui_box's title room */
+  snprintf(cut, sizeof cut, "%s", name);
+  if (room > 1 && ui_text_cells(cut) > room && (size_t)room < sizeof cut - 4) {
+    cut[room - 1] = '\0'; /* recipe names are ASCII */
+    strcat(cut, gl->braille ? "…" : "~");
+  }
+  snprintf(title, sizeof title, "%s%s%s", prefix, cut, suffix);
   ui_box(g, box, title, ab->column == arm ? THEME_HOTKEY : THEME_BORDER, arm_role, gl);
   struct ui_rect in = ui_rect_inner(box);
   int end = in.x + in.w;
+  int x0 = in.x + 1; /* the column's first line */
   if (past->loaded) {
-    render_past_arm(ab, arm, g, in, past_points_y(in, n_rows), gl);
+    render_past_arm(ab, arm, g, in, x0, past_points_y(in, n_rows), gl);
   } else if (!rv->have_snap) {
-    ui_put(g, in.x + 1, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
+    ui_put(g, x0, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
         THEME_INACTIVE, gl);
   } else {
     char buf[160];
@@ -376,7 +433,7 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
                pr->n_points > 0 ? pr->n_points : 1, gl->separator, (long long)pr->done,
                (long long)pr->total, gl->separator, rv->snap.concurrency.target);
     }
-    ui_put(g, in.x + 1, in.y, end, buf, pt ? THEME_SELECTED : THEME_MAIN, gl);
+    ui_put(g, x0, in.y, end, buf, pt ? THEME_SELECTED : THEME_MAIN, gl);
   }
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {
     int y = in.y + ROWS_Y + (int)i;
@@ -402,17 +459,22 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
   }
 }
 
+/* unlike: the columns are not like with like (abview_unlike): no ratio at all. */
 static void render_ratio(struct ui_grid *g, struct ui_rect box, const struct ab_row *rows,
-                         size_t n_rows, const struct ui_glyphs *gl) {
+                         size_t n_rows, bool unlike, const struct ui_glyphs *gl) {
   ui_box(g, box, "ratio", THEME_BORDER, THEME_TITLE, gl);
   struct ui_rect in = ui_rect_inner(box);
-  put_right(g, in.x + in.w - 1, in.y, in.w - 1, "MTP/off", THEME_HEADER, gl);
+  put_right(g, in.x + in.w - 1, in.y, in.w - 1, unlike ? "UNLIKE" : "MTP/off",
+            unlike ? THEME_ERROR : THEME_HEADER, gl);
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {
     int y = in.y + ROWS_Y + (int)i;
     double a = rows[i].value[AB_OFF], b = rows[i].value[AB_MTP];
     char text[24];
     enum theme_role role = THEME_INACTIVE;
-    if (isnan(a) || isnan(b) || a == 0) {
+    if (unlike) {
+      snprintf(text, sizeof text, "hidden");
+      role = THEME_ERROR;
+    } else if (isnan(a) || isnan(b) || a == 0) {
       snprintf(text, sizeof text, "-");
     } else {
       double ratio = b / a;
@@ -515,6 +577,15 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
            gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "", eta_text,
            gl->separator);
   ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
+  /* unlike columns: said first, in red, in place of the title; no ratio anywhere */
+  char why[768];
+  bool unlike = abview_unlike(ab, why, sizeof why);
+  if (unlike) {
+    char line[900];
+    snprintf(line, sizeof line, " UNLIKE: %s -- ratios hidden", why);
+    ui_grid_fill(g, h, THEME_ERROR);
+    ui_put(g, h.x, h.y, h.x + h.w, line, THEME_ERROR, gl);
+  }
 
   struct ab_row rows[16];
   size_t n_rows = abview_rows(ab, rows, ST_ARRAY_LEN(rows));
@@ -530,7 +601,7 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   if (chart_max <= 0)
     chart_max = 1;
   render_arm(ab, AB_OFF, g, l->slot[UI_SLOT_ARM_A], rows, n_rows, chart_max, gl);
-  render_ratio(g, l->slot[UI_SLOT_RATIO], rows, n_rows, gl);
+  render_ratio(g, l->slot[UI_SLOT_RATIO], rows, n_rows, unlike, gl);
   render_arm(ab, AB_MTP, g, l->slot[UI_SLOT_ARM_B], rows, n_rows, chart_max, gl);
   render_curve(ab, g, l->slot[UI_SLOT_CURVE], gl);
 }

@@ -67,6 +67,13 @@ const struct snap_point_result *abview_shown_point(const struct abview *ab, int 
  * is known yet. */
 bool abview_job_remaining_s(const struct abview *ab, double *out_s);
 
+/* Whether the two columns may be divided (run_like_check on what each shows: a past result's
+ * facts, a live arm's engine, provenance, GPUs and concurrency): true with why in words when
+ * they differ; then the header says "UNLIKE: ... -- ratios hidden" in red and no ratio shows.
+ * False when a column shows nothing yet. */
+bool abview_unlike(const struct abview *ab, char *why, size_t why_bytes);
+/* What column arm shows was produced by servetop sim (its title says SIMULATED). */
+bool abview_arm_simulated(const struct abview *ab, int arm);
 /* One row of the comparison: the same figure for both arms. */
 struct ab_row {
   const char *label;     /* the figure's label (the table's), or label_buf */

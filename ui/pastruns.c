@@ -201,7 +201,8 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
   }
   static const struct ui_table_col head[] = {
       {"date (UTC)", 17, false}, {"status", 12, false}, {"pts", 4, true},
-      {"spec", 5, false},        {"label", 6, false},   {"recipe", 60, false},
+      {"spec", 5, false},        {"label", 6, false},   {"source", 9, false},
+      {"recipe", 60, false},
   };
   int hx = in.x + 2;
   for (size_t c = 0; c < ST_ARRAY_LEN(head); c++) {
@@ -222,11 +223,15 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
     const char *cells[] = {pastruns_fmt_date(r->started_unix_s, date, sizeof date),
                            r->status[0] ? r->status : "-", pts,
                            r->spec_label[0] ? r->spec_label : "-", r->label[0] ? r->label : "-",
+                           r->simulated > 0 ? "SIMULATED" : r->simulated == 0 ? "real" : "?",
                            r->recipe[0] ? r->recipe : r->folder};
     int cx = in.x + 2;
     ui_put(g, in.x, y, end, sel ? ">" : " ", sel ? THEME_SELECTED : THEME_MAIN, gl);
     for (size_t c = 0; c < ST_ARRAY_LEN(head) && cx < end; c++) {
-      enum theme_role role = sel ? THEME_SELECTED : c == 1 ? status_role(r->status) : THEME_MAIN;
+      enum theme_role role = sel          ? THEME_SELECTED
+                             : c == 1     ? status_role(r->status)
+                             : c == 5 && r->simulated > 0 ? THEME_WARNING
+                                                          : THEME_MAIN;
       int w = head[c].width < end - cx ? head[c].width : end - cx;
       if (head[c].align_right) {
         int len = ui_text_cells(cells[c]);

@@ -266,7 +266,7 @@ static void print_point_table(FILE *out, const char *tag, const struct snap_run 
       snprintf(title, sizeof title, "%s %s", fd->brief, fd->unit);
     sbuf_printf(&head, " %*s", fd->kind == FIG_DIST ? 9 : 10, title);
   }
-  fprintf(out, "%s %6s\n", head.data, "accept");
+  fprintf(out, "%s %6s%s\n", head.data, "accept", s->server.simulated ? " provenance" : "");
   sbuf_free(&head);
   for (int i = 0; i < h->n; i++) {
     const struct snap_point_result *p = &h->point[i];
@@ -290,8 +290,10 @@ static void print_point_table(FILE *out, const char *tag, const struct snap_run 
         fprintf(out, " %10s", v);
       }
     }
-    fprintf(out, " %6s\n", acc);
+    fprintf(out, " %6s%s\n", acc, s->server.simulated ? " SIMULATED" : "");
   }
+  if (s->server.simulated)
+    fprintf(out, "%sSIMULATED: these figures come from servetop sim's model, not hardware\n", tag);
   if (h->n_written > h->n)
     fprintf(out, "%s(%d earlier points are in the run folder)\n", tag, h->n_written - h->n);
   fflush(out); /* before the outcome's lines on stderr */
@@ -456,12 +458,18 @@ static int split_gpus(const char *gpus, char **first, char **second) {
 }
 
 static int compare_run_dirs(FILE *out, const char *a_dir, const char *b_dir) {
+  char why[1024];
   struct run_compare_side a, b;
+  memset(&b, 0, sizeof b);
   struct st_err err = {{0}};
   int rc = EXIT_OK;
   if (run_compare_side_load(a_dir, &a, &err) != 0 || run_compare_side_load(b_dir, &b, &err) != 0) {
     fprintf(stderr, "servetop run --ab: cannot compare: %s\n", err.msg);
     rc = EXIT_RUN_FAILED;
+  } else if (run_compare_unlike(&a, &b, why, sizeof why) > 0) {
+    /* never a ratio of unlike points (run_like_check) */
+    fprintf(out, "\nUNLIKE: %s -- ratios hidden (servetop compare %s %s --force shows them)\n", why,
+           a_dir, b_dir);
   } else {
     fprintf(out, "\n");
     run_compare_print(out, &a, &b);
@@ -944,23 +952,33 @@ int cmd_attach_main(int argc, char **argv) {
 
 /* ---------------------------------------------------------------- compare */
 int cmd_compare_main(int argc, char **argv) {
-  bool json = false;
+  bool json = false, force = false;
   const char *results_dir = NULL;
   const struct opt_spec specs[] = {
       {"json", OPT_FLAG, &json, NULL, "machine-readable output", NULL, NULL},
+      {"force", OPT_FLAG, &force, NULL,
+       "show A and B even when they are not like with like (said loudly)", NULL, NULL},
       {"results", OPT_STRING, &results_dir, "DIR",
        "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {
-      .usage = "servetop compare A B [--json] [--results DIR]",
+      .usage = "servetop compare A B [--json] [--force] [--results DIR]",
       .description = "A and B are result JSON files or run folders (every point of a sweep), as\n"
                      "paths or as the run names the past-runs list and `servetop run` print\n"
-                     "(20261205-101500-tiny-llamacpp-cpu-off), from any directory.\n"
+                     "(20261205-101500-tiny-llamacpp-cpu-off), from any directory. Only like with\n"
+                     "like is compared: a difference in model, engine, GPUs, workload, chat\n"
+                     "template, overrides, simulated or real, schema or concurrency is refused\n"
+                     "(exit 2) unless --force.\n"
                      "Says what each side is (speculative decoding, GPU count), then prints every\n"
                      "headline metric of A and B with B-A and B/A to 4 significant digits,\n"
                      "acceptance, and per concurrency the speculative-decoding speedup (MTP, or a\n"
                      "draft model), naming each side's method, in throughput per GPU and in\n"
-                     "interactivity (tok/s/user = 1000 / median TPOT) when one side has it.",
+                     "interactivity (tok/s/user = 1000 / median TPOT) when one side has it.\n"
+                     "Only like with like: points pair by concurrency, and A and B must agree on\n"
+                     "model, engine, GPU type and count, isl/osl/range ratio, chat template,\n"
+                     "overrides (--set), simulated or real, and result schema; otherwise compare\n"
+                     "names the difference and exits 2 (--force shows them anyway, with a warning).\n"
+                     "Simulated figures say SIMULATED (text) and \"simulated\": true (JSON).",
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[3];
@@ -972,6 +990,7 @@ int cmd_compare_main(int argc, char **argv) {
   struct run_compare_side a, b;
   memset(&a, 0, sizeof(a));
   memset(&b, 0, sizeof(b));
+  char why[1024];
   int rc = EXIT_USAGE;
   char *path_a = run_resolve_path_alloc(pos[0], results_dir, &err);
   char *path_b = path_a ? run_resolve_path_alloc(pos[1], results_dir, &err) : NULL;
@@ -982,6 +1001,9 @@ int cmd_compare_main(int argc, char **argv) {
   }
   if (run_compare_side_load(path_a, &a, &err) != 0 || run_compare_side_load(path_b, &b, &err) != 0) {
     fprintf(stderr, "servetop compare: %s\n", err.msg);
+  } else if (!force && run_compare_unlike(&a, &b, why, sizeof why) > 0) {
+    fprintf(stderr, "servetop compare: refused: A and B are not like with like: %s\n"
+                    "  (--force shows them anyway, with this warning)\n", why);
   } else if (json) {
     char *text = run_compare_json_alloc(&a, &b);
     puts(text);
@@ -1000,26 +1022,31 @@ int cmd_compare_main(int argc, char **argv) {
 
 /* ---------------------------------------------------------------- export */
 int cmd_export_main(int argc, char **argv) {
-  bool inferencex = false;
+  bool inferencex = false, allow_simulated = false;
   const char *out_dir = NULL, *results_dir = NULL;
   const struct opt_spec specs[] = {
       {"inferencex", OPT_FLAG, &inferencex, NULL, "InferenceX master-config entry + script",
        NULL, NULL},
       {"out", OPT_STRING, &out_dir, "DIR",
        "write <DIR>/master-entry.yaml and <DIR>/launch-server.sh instead of stdout", NULL, NULL},
+      {"allow-simulated", OPT_FLAG, &allow_simulated, NULL,
+       "export a run measured on servetop sim (marked SIMULATED)", NULL, NULL},
       {"results", OPT_STRING, &results_dir, "DIR",
        "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {
-      .usage = "servetop export RUN --inferencex [--out DIR] [--results DIR]",
+      .usage = "servetop export RUN --inferencex [--out DIR] [--allow-simulated] [--results DIR]",
       .description = "RUN is a run folder's path or its name (as the past-runs list and\n"
-                     "`servetop run` print it), from any directory.\n"
+                     "`servetop run` print it), from any directory. A run measured on the sim is\n"
+                     "refused unless --allow-simulated.\n"
                      "Writes a run's tuned knobs (the recipe's server command with the run's --set\n"
                      "overrides) as an InferenceX master-config entry, with the concurrencies the\n"
                      "run measured to the end as conc-list, and a launch-script fragment for the\n"
                      "server (flags that follow the concurrency as $CONC, as the recipe writes\n"
                      "them). A failed or mislabelled run, or one that finished no point, is\n"
-                     "refused with the reason (exit 1); an unreadable folder exits 2.",
+                     "refused with the reason (exit 1); an unreadable folder exits 2. A run on\n"
+                     "servetop sim is refused too unless --allow-simulated (then marked\n"
+                     "SIMULATED). isl / osl are the ones the run measured.",
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[2];
@@ -1036,7 +1063,7 @@ int cmd_export_main(int argc, char **argv) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
     return EXIT_USAGE;
   }
-  int erc = run_export_inferencex(run_dir, &yaml, &script, &err);
+  int erc = run_export_inferencex_opts(run_dir, allow_simulated, &yaml, &script, &err);
   free(run_dir);
   if (erc != 0) {
     fprintf(stderr, "servetop export: %s\n", err.msg);

@@ -219,6 +219,8 @@ static void append_point(struct sig_scraper *s, const struct sig_point *pt) {
 static void add_server_info(struct sig_summary *sum, const struct eng_server_info *info) {
   sum->server_info_available = true;
   sum->server_info_unavailable_reason[0] = '\0';
+  if (info->simulated)
+    sum->simulated = true;
   if (info->spec_valid) {
     sum->spec_enabled_valid = true;
     sum->spec_enabled = info->spec_on;

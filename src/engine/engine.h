@@ -327,6 +327,7 @@ struct sig_summary {
   char metrics_unavailable_reason[160];
   bool server_info_available;
   char server_info_unavailable_reason[160];
+  bool simulated;             /* the server info says it is servetop sim */
   int n_scrapes, n_scrape_failures;
   size_t n_prom_malformed;    /* lines skipped over all scrapes */
   bool spec_enabled_valid, spec_enabled;

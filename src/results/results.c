@@ -801,6 +801,21 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON *st = cJSON_AddObjectToObject(root, "servetop");
   cJSON_AddNumberToObject(st, "schema_version", RESULTS_SCHEMA_VERSION);
   cJSON_AddStringToObject(st, "version", SERVETOP_VERSION);
+  /* Provenance: whether a simulator produced these figures (servetop sim), and the engine.
+   * null: nothing told (no run launched it, and the server has no info endpoint). */
+  const struct eng_ops *served = s->engine ? s->engine : signals ? signals->engine : NULL;
+  if (s->engine)
+    cJSON_AddBoolToObject(st, "simulated", s->engine->simulated);
+  else if (signals && signals->server_info_available)
+    cJSON_AddBoolToObject(st, "simulated", signals->simulated);
+  else
+    cJSON_AddNullToObject(st, "simulated");
+  if (signals && signals->simulated && !s->engine)
+    cJSON_AddStringToObject(st, "engine", "sim");
+  else if (served)
+    cJSON_AddStringToObject(st, "engine", served->name);
+  else
+    cJSON_AddNullToObject(st, "engine");
   cJSON_AddBoolToObject(st, "interrupted", run->interrupted);
   cJSON_AddNumberToObject(st, "failure_rate", m->failure_rate);
   cJSON *client = cJSON_AddObjectToObject(st, "client");

@@ -62,6 +62,9 @@ struct results_settings {
   const char *vocab_size_source;    /* where vocab_size came from */
   bool profile;                   /* --profile: /start_profile and /stop_profile were called */
   int profile_start_status, profile_stop_status; /* HTTP status, 0: no answer */
+  /* provenance: the engine that served (a run knows the one it launched); NULL: as the
+   * server signals tell (the server info says whether it is servetop sim) */
+  const struct eng_ops *engine;
 };
 
 /* Parses "ttft,tpot,itl,e2el" into selected[]; "90,99,99.9" into percentiles;

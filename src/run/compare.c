@@ -33,6 +33,8 @@ static void gpus_from_recipe_json(const char *dir, struct run_compare_side *side
   free(path);
   const char *runner = json_string(doc, "runner");
   side->on_cpu = runner && strcmp(runner, "cpu") == 0;
+  if (runner && !side->gpu_type)
+    side->gpu_type = xstrdup(runner);
   const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
   const cJSON *first = cJSON_IsArray(points) ? cJSON_GetArrayItem(points, 0) : NULL;
   const cJSON *tp = first ? cJSON_GetObjectItemCaseSensitive(first, "tp") : NULL;
@@ -122,6 +124,7 @@ void run_compare_side_fini(struct run_compare_side *side) {
   free(side->path);
   free(side->name);
   free(side->spec_label);
+  free(side->gpu_type);
   memset(side, 0, sizeof(*side));
 }
 
@@ -155,8 +158,12 @@ static size_t metric_rows_fill(struct metric_row *rows, size_t cap) {
       r->count = d->combine == FIG_COMBINE_COUNT;
       if (d->kind == FIG_DIST) {
         r->stat = stats[k].stat;
-        snprintf(r->key, sizeof r->key, "%s_%s_ms", stats[k].word, d->name);
-        snprintf(r->title, sizeof r->title, "%s %s (%s)", d->label, stats[k].word, d->unit);
+        bool ms = strcmp(d->unit, "ms") == 0; /* the unit in the key as in the reference's */
+        snprintf(r->key, sizeof r->key, "%s_%s%s", stats[k].word, d->name, ms ? "_ms" : "");
+        if (d->unit[0])
+          snprintf(r->title, sizeof r->title, "%s %s (%s)", d->label, stats[k].word, d->unit);
+        else
+          snprintf(r->title, sizeof r->title, "%s %s", d->label, stats[k].word);
       } else {
         r->stat = FIG_VALUE;
         snprintf(r->key, sizeof r->key, "%s", d->name);
@@ -267,6 +274,36 @@ static void spec_speedup(const struct run_compare_side *a, const struct run_comp
   }
 }
 
+/* ---------------------------------------------------------------- like with like */
+size_t run_compare_unlike(const struct run_compare_side *a, const struct run_compare_side *b,
+                          char *why, size_t why_bytes) {
+  if (why_bytes)
+    why[0] = '\0';
+  struct pairing *pairs = xcalloc(a->n_results + 1, sizeof(*pairs));
+  size_t n_pairs = pair_results(a, b, pairs), n_unlike = 0;
+  if (n_pairs == 0)
+    n_unlike = 1, snprintf(why, why_bytes, "concurrency differs: no concurrency is measured on both "
+                                           "sides");
+  for (size_t p = 0; p < n_pairs && n_unlike == 0; p++) {
+    struct run_like_facts fa, fb;
+    run_like_facts_from_result(a, pairs[p].a, &fa);
+    run_like_facts_from_result(b, pairs[p].b, &fb);
+    n_unlike = run_like_check(&fa, &fb, why, why_bytes);
+  }
+  free(pairs);
+  return n_unlike;
+}
+
+/* 1: every result of the side is simulated; 0: none; -1: unknown or mixed. */
+static int side_simulated(const struct run_compare_side *s) {
+  int sim = -2;
+  for (size_t i = 0; i < s->n_results; i++) {
+    int v = run_result_simulated(&s->results[i]);
+    sim = sim == -2 ? v : sim == v ? sim : -1;
+  }
+  return sim == -2 ? -1 : sim;
+}
+
 /* ---------------------------------------------------------------- table */
 enum { SIG_DIGITS = 4, MAX_DECIMALS = 9 };
 
@@ -311,11 +348,20 @@ static void print_side(FILE *out, char letter, const struct run_compare_side *s)
     fprintf(out, "; %d GPU%s (tp of its recipe)\n", s->n_gpus, s->n_gpus == 1 ? "" : "s");
   else
     fputs("; GPU count unknown (no recipe.json beside it): no per-GPU figures\n", out);
+  int sim = side_simulated(s);
+  if (sim > 0)
+    fputs("   SIMULATED: these figures come from servetop sim, not from hardware\n", out);
+  else if (sim < 0)
+    fputs("   provenance unknown: the result does not say whether it was simulated\n", out);
 }
 
 void run_compare_print(FILE *out, const struct run_compare_side *a, const struct run_compare_side *b) {
   print_side(out, 'A', a);
   print_side(out, 'B', b);
+  char why[1024];
+  if (run_compare_unlike(a, b, why, sizeof why) > 0)
+    fprintf(out, "\n!!! UNLIKE: %s\n!!! these are not the same experiment: the ratios below do "
+                 "not measure one setting against another\n", why);
   struct pairing *pairs = xcalloc(a->n_results + 1, sizeof(*pairs));
   size_t n_pairs = pair_results(a, b, pairs);
   if (n_pairs == 0)
@@ -374,6 +420,11 @@ static cJSON *side_json(const struct run_compare_side *s) {
   else
     cJSON_AddNullToObject(o, "n_gpus");
   cJSON_AddBoolToObject(o, "on_cpu", s->on_cpu);
+  int sim = side_simulated(s);
+  if (sim >= 0)
+    cJSON_AddBoolToObject(o, "simulated", sim > 0);
+  else
+    cJSON_AddNullToObject(o, "simulated");
   cJSON *concs = cJSON_AddArrayToObject(o, "concurrencies");
   for (size_t i = 0; i < s->n_results; i++)
     cJSON_AddItemToArray(concs, cJSON_CreateNumber(s->results[i].max_concurrency));
@@ -385,6 +436,14 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
   cJSON_AddNumberToObject(doc, "schema_version", 1);
   cJSON_AddItemToObject(doc, "a", side_json(a));
   cJSON_AddItemToObject(doc, "b", side_json(b));
+  char why[1024];
+  bool like = run_compare_unlike(a, b, why, sizeof why) == 0;
+  cJSON_AddBoolToObject(doc, "like", like);
+  if (like)
+    cJSON_AddNullToObject(doc, "unlike");
+  else
+    cJSON_AddStringToObject(doc, "unlike", why);
+  cJSON_AddBoolToObject(doc, "simulated", side_simulated(a) > 0 || side_simulated(b) > 0);
   cJSON *points = cJSON_AddArrayToObject(doc, "points");
   struct pairing *pairs = xcalloc(a->n_results + 1, sizeof(*pairs));
   size_t n_pairs = pair_results(a, b, pairs);

@@ -65,14 +65,35 @@ static const char *workflow_var_for(const char *flag) {
   return NULL;
 }
 
+/* Whether servetop sim produced the run's figures (manifest's or recipe.json's server). */
+static bool run_simulated(const cJSON *recipe, const cJSON *manifest) {
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(manifest, "server");
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ms, "simulated")))
+    return true;
+  const char *launched = jstr(cJSON_GetObjectItemCaseSensitive(recipe, "server"), "launched_engine");
+  const struct eng_ops *e = launched ? eng_find(launched) : NULL;
+  return e && e->simulated;
+}
+
 static void build_yaml(struct sbuf *y, const cJSON *recipe, const cJSON *manifest,
                        const char *run_dir) {
   const char *entry = jstr(recipe, "entry") ? jstr(recipe, "entry") : jstr(recipe, "name");
   const cJSON *overrides = cJSON_GetObjectItemCaseSensitive(manifest, "overrides");
   sbuf_printf(y, "# Exported by servetop from run %s\n", run_dir);
-  sbuf_printf(y, "# recipe %s (%s:%d), run status %s\n", jstr(recipe, "name"),
+  bool simulated = run_simulated(recipe, manifest);
+  sbuf_printf(y, "# recipe %s (%s:%d), run status %s%s\n", jstr(recipe, "name"),
               jstr(recipe, "file") ? jstr(recipe, "file") : "?", jint(recipe, "line", 0),
-              jstr(manifest, "status") ? jstr(manifest, "status") : "?");
+              jstr(manifest, "status") ? jstr(manifest, "status") : "?",
+              simulated ? " (SIMULATED)" : "");
+  if (simulated)
+    sbuf_puts(y, "# SIMULATED: measured on servetop sim, not on hardware: these knobs were not "
+                 "tuned on a real server\n");
+  /* the workload measured (the run's --isl / --osl), not only the recipe's scenario */
+  int isl = jint(recipe, "measured_isl", jint(recipe, "isl", 0));
+  int osl = jint(recipe, "measured_osl", jint(recipe, "osl", 0));
+  if (isl != jint(recipe, "isl", 0) || osl != jint(recipe, "osl", 0))
+    sbuf_printf(y, "# measured at isl %d / osl %d (the recipe's scenario is isl %d / osl %d)\n",
+                isl, osl, jint(recipe, "isl", 0), jint(recipe, "osl", 0));
   if (cJSON_GetArraySize(overrides) > 0) {
     sbuf_puts(y, "# knobs changed from the recipe:");
     const cJSON *o;
@@ -96,8 +117,7 @@ static void build_yaml(struct sbuf *y, const cJSON *recipe, const cJSON *manifes
     sbuf_putc(y, '\n');
   }
   sbuf_puts(y, "  multinode: false\n  scenarios:\n    fixed-seq-len:\n");
-  sbuf_printf(y, "    - isl: %d\n      osl: %d\n      search-space:\n", jint(recipe, "isl", 0),
-              jint(recipe, "osl", 0));
+  sbuf_printf(y, "    - isl: %d\n      osl: %d\n      search-space:\n", isl, osl);
   const cJSON *points = cJSON_GetObjectItemCaseSensitive(recipe, "points");
   const cJSON *first = cJSON_GetArrayItem(points, 0);
   sbuf_printf(y, "      - { tp: %d", jint(first, "tp", 1));
@@ -190,7 +210,8 @@ static const char *refusal(const cJSON *recipe, const cJSON *manifest, char *buf
   return NULL;
 }
 
-static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_dir) {
+static void build_script(struct sbuf *sh, const cJSON *recipe, const cJSON *manifest,
+                         const char *run_dir) {
   const cJSON *server = cJSON_GetObjectItemCaseSensitive(recipe, "server");
   const char *program = jstr(server, "program");
   const char *engine = jstr(server, "recipe_engine");
@@ -202,6 +223,8 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
               jstr(recipe, "name"));
   sbuf_puts(sh, "# Paste in place of the launch script's server command; values are the tuned\n"
                 "# ones, topology and ports come from the workflow's environment.\n");
+  if (run_simulated(recipe, manifest))
+    sbuf_puts(sh, "# SIMULATED: measured on servetop sim, not on hardware.\n");
   const cJSON *env = cJSON_GetObjectItemCaseSensitive(server, "env");
   const cJSON *e;
   cJSON_ArrayForEach(e, env) {
@@ -265,6 +288,11 @@ static void build_script(struct sbuf *sh, const cJSON *recipe, const char *run_d
 
 int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **script_out,
                           struct st_err *err) {
+  return run_export_inferencex_opts(run_dir, false, master_yaml_out, script_out, err);
+}
+
+int run_export_inferencex_opts(const char *run_dir, bool allow_simulated, char **master_yaml_out,
+                               char **script_out, struct st_err *err) {
   cJSON *recipe = load_json(run_dir, "recipe.json", err);
   if (!recipe)
     return err_prefixf(err, "%s: not an exportable run folder", run_dir);
@@ -280,9 +308,17 @@ int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **sc
     cJSON_Delete(manifest);
     return 1;
   }
+  if (!allow_simulated && run_simulated(recipe, manifest)) {
+    err_setf(err, "%s: not exported: the run is SIMULATED (servetop sim, not hardware): its knobs "
+                  "were not tuned on a real server (--allow-simulated exports it, marked as such)",
+             run_dir);
+    cJSON_Delete(recipe);
+    cJSON_Delete(manifest);
+    return 1;
+  }
   struct sbuf y = {0}, sh = {0};
   build_yaml(&y, recipe, manifest, run_dir);
-  build_script(&sh, recipe, run_dir);
+  build_script(&sh, recipe, manifest, run_dir);
   cJSON_Delete(recipe);
   cJSON_Delete(manifest);
   *master_yaml_out = sbuf_take(&y);

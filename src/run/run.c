@@ -17,6 +17,7 @@ void run_config_init(struct run_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
   cfg->engine = eng_sim();
   cfg->num_warmups = -1;
+  cfg->chat_template = -1;
   cfg->seed = 0;
 }
 
@@ -373,7 +374,8 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->isl = run->cfg.isl > 0 ? run->cfg.isl : (r->isl > 0 ? r->isl : 1024);
   p->osl = run->cfg.osl > 0 ? run->cfg.osl : (r->osl > 0 ? r->osl : 1024);
   p->range_ratio = r->bench.random_range_ratio > 0 ? r->bench.random_range_ratio : 0.8;
-  p->chat_template = r->bench.use_chat_template;
+  p->chat_template = run->cfg.chat_template >= 0 ? run->cfg.chat_template != 0
+                                                 : r->bench.use_chat_template;
 }
 
 static bool server_exited(struct run *run) {
@@ -487,6 +489,7 @@ static void fill_spec(const struct run *run, int point_index, const struct point
   rs->backend = r->bench.backend ? r->bench.backend : "vllm";
   rs->model_id = model;
   rs->tokenizer_id = model;
+  rs->engine = run->cfg.engine; /* provenance: the result says "simulated" for the sim */
   bool chat = strcmp(rs->backend, "openai-chat") == 0; /* as the reference's backends */
   spec->base_url = base_url;
   spec->endpoint = chat ? "/v1/chat/completions" : "/v1/completions";

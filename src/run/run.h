@@ -45,6 +45,8 @@ struct run_config {
   int num_prompts;              /* > 0: requests per point; 0 = conc x recipe factor */
   int num_warmups;              /* >= 0: warmup requests; < 0 = none */
   int isl, osl;                 /* > 0: override the recipe's input / output length */
+  int chat_template;            /* 1 / 0: measure with / without the chat template; -1 (the
+                                 * default): as the recipe's benchmark says */
   const char *gpus;             /* CUDA_VISIBLE_DEVICES for the server; NULL = all */
   int port;                     /* > 0: this port; 0 = a free one */
   int64_t ready_timeout_ms;     /* 0 = 1800 s (sim: 120 s) */
@@ -184,6 +186,12 @@ struct run_session_status {
 /* Starts arm 0 (parallel: every arm) and returns at once. NULL with err only
  * for a config that names no arm or an arm without recipe; an arm that cannot
  * start is RUN_ARM_NOT_STARTED with its start_error. */
+/* The arms of an A/B measure one workload, so that their ratios compare like with like
+ * (run_like_check): where one arm's recipe benchmarks with the chat template and the other's
+ * without (InferenceX's MTP recipes use it, their off twins do not), both arms use it, as
+ * the speculative arm's acceptance is only honest with it. Arms whose chat_template the
+ * caller set are kept. run_session_start calls it. */
+void run_session_same_workload(struct run_session_config *cfg);
 struct run_session *run_session_start(const struct run_session_config *cfg, struct st_err *err);
 /* Takes each running arm's newest snapshot, notices arms that ended and
  * starts the next one. Never blocks; true when anything changed. */
@@ -297,6 +305,7 @@ struct run_compare_side {
   bool on_cpu;                  /* recipe.json's runner is "cpu": no GPU */
   struct results_file *results; /* sorted by max_concurrency */
   size_t n_results;
+  char *gpu_type;               /* recipe.json's runner ("h200", "cpu"); NULL unknown */
 };
 int run_compare_side_load(const char *path, struct run_compare_side *out, struct st_err *err);
 void run_compare_side_fini(struct run_compare_side *side);
@@ -306,8 +315,47 @@ void run_compare_side_fini(struct run_compare_side *side);
  * method, in throughput per GPU and in interactivity (tok/s/user = 1000 /
  * median TPOT). */
 void run_compare_print(FILE *out, const struct run_compare_side *a, const struct run_compare_side *b);
-/* The same as JSON (heap string). */
+/* Whether A and B may be divided (run_like_check on every pair of results at one concurrency;
+ * none at one concurrency is a difference): the number of differences, why in words. */
+size_t run_compare_unlike(const struct run_compare_side *a, const struct run_compare_side *b,
+                          char *why, size_t why_bytes);
+/* The same as JSON (heap string): "like", "unlike" (why, or null), "simulated" (either side),
+ * and per side "simulated" (true, false, null: unknown or mixed). */
 char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b);
+
+/* ---------------------------------------------------------------- like with like
+ * The one decision whether two measurements may be divided (run/like.c), used by
+ * `servetop compare`, the headless `run --ab` summary and the A/B view: the same model,
+ * engine, GPU type and count, isl / osl / range ratio, chat template, overrides (--set),
+ * simulated or real, result schema, and concurrency. A fact unknown on both sides agrees;
+ * one known on one side only is compared only for "simulated or real" (provenance must be
+ * known); otherwise it is skipped. */
+struct run_like_facts {
+  char model[160];               /* the result's model_id; "" unknown */
+  char engine[32];               /* "sim", "sglang", "llama.cpp"...; "" unknown */
+  char gpu_type[32];             /* the recipe's runner ("h200", "cpu"); "" unknown */
+  int n_gpus;                    /* tp of the recipe; -1 unknown */
+  int isl, osl;                  /* the measured workload; -1 unknown */
+  double range_ratio;            /* NaN unknown */
+  char chat[96];                 /* "completions" / "chat", and the template's length and hash */
+  char overrides[512];           /* --set items, comma-joined ("" none) */
+  bool overrides_known;
+  int simulated;                 /* 1 simulated (servetop sim), 0 real, -1 unknown */
+  int schema_version;            /* servetop.schema_version; 0 = no servetop section */
+  int concurrency;               /* max_concurrency; -1 unknown */
+};
+/* Everything unknown. */
+void run_like_facts_init(struct run_like_facts *f);
+/* The facts of one result (its JSON: servetop, servetop_run) of side (its recipe.json:
+ * GPU type and count; side may be NULL). */
+void run_like_facts_from_result(const struct run_compare_side *side, const struct results_file *rf,
+                                struct run_like_facts *out);
+/* The number of facts that differ; why gets them in words, "; "-separated:
+ * "model differs (A: x, B: y); concurrency differs (A: 8, B: 64)" ("" when alike). */
+size_t run_like_check(const struct run_like_facts *a, const struct run_like_facts *b, char *why,
+                      size_t why_bytes);
+/* "SIMULATED" provenance of a result: 1 simulated, 0 real, -1 unknown. */
+int run_result_simulated(const struct results_file *rf);
 
 /* ---------------------------------------------------------------- export
  * `servetop export RUN --inferencex`: the run's tuned knobs as an InferenceX
@@ -320,6 +368,11 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
  * to the end (an interrupted run exports the points it finished). */
 int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **script_out,
                           struct st_err *err);
+/* The same; a SIMULATED run (servetop sim) is refused (1) unless allow_simulated, and then
+ * marked SIMULATED in both. The entry's isl / osl are the ones measured (recipe.json's
+ * measured_isl / measured_osl). */
+int run_export_inferencex_opts(const char *run_dir, bool allow_simulated, char **master_yaml_out,
+                               char **script_out, struct st_err *err);
 
 /* ---------------------------------------------------------------- past runs
  * The run folders that `servetop run` and the dashboard leave under a results
@@ -333,6 +386,7 @@ struct run_summary {
   char *status;          /* "ok", "interrupted", ...; "" when unknown */
   double started_unix_s; /* 0 when unknown */
   int n_points;          /* result files listed in the manifest */
+  int simulated;         /* the manifest's server.simulated: 1 servetop sim, 0 real, -1 unknown */
 };
 
 struct run_summary_list {

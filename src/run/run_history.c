@@ -47,6 +47,9 @@ static bool read_manifest(const char *dir, const char *folder, struct run_summar
   out->started_unix_s = cJSON_IsNumber(started) ? started->valuedouble : 0;
   const cJSON *results = cJSON_GetObjectItemCaseSensitive(m, "results");
   out->n_points = cJSON_IsArray(results) ? cJSON_GetArraySize(results) : 0;
+  const cJSON *sim = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "server"),
+                                                     "simulated");
+  out->simulated = cJSON_IsBool(sim) ? cJSON_IsTrue(sim) : -1;
   cJSON_Delete(m);
   return true;
 }

@@ -122,6 +122,22 @@ static bool start_next(struct run_session *s) {
 
 /* ---------------------------------------------------------------- the API */
 
+void run_session_same_workload(struct run_session_config *cfg) {
+  if (cfg->n_arms < 2)
+    return;
+  bool any = false, all = true;
+  for (size_t i = 0; i < cfg->n_arms; i++) {
+    if (cfg->arm[i].chat_template >= 0)
+      return; /* asked for by the caller: kept */
+    bool on = cfg->arm[i].recipe && cfg->arm[i].recipe->bench.use_chat_template;
+    any = any || on;
+    all = all && on;
+  }
+  if (any && !all)
+    for (size_t i = 0; i < cfg->n_arms; i++)
+      cfg->arm[i].chat_template = 1;
+}
+
 struct run_session *run_session_start(const struct run_session_config *cfg, struct st_err *err) {
   if (cfg->n_arms < 1 || cfg->n_arms > RUN_SESSION_MAX_ARMS) {
     err_setf(err, "run session: %zu arms (1 or %d)", cfg->n_arms, RUN_SESSION_MAX_ARMS);
@@ -135,6 +151,7 @@ struct run_session *run_session_start(const struct run_session_config *cfg, stru
   struct run_session *s = xcalloc(1, sizeof *s);
   s->cfg = *cfg;
   s->cfg.parallel = cfg->parallel && cfg->n_arms > 1;
+  run_session_same_workload(&s->cfg);
   for (size_t i = 0; i < cfg->n_arms; i++) {
     s->last[i] = xcalloc(1, sizeof *s->last[i]);
     s->state[i] = RUN_ARM_WAITING;

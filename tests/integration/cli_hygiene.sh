@@ -75,9 +75,19 @@ check "headless sweep ends with the per-point table" \
   grep -qE "^2 +4 done +32/0 " <<<"$out"
 dir=$(sed -n 's/^run folder: //p' <<<"$out")
 check "the run folder exists" test -d "$dir"
+check "headless table marks every simulated row" grep -qE "^2 +4 done .* SIMULATED$" <<<"$out"
+check "headless table says where the figures come from" grep -q "^SIMULATED: these figures come from servetop sim" <<<"$out"
+check "the result JSON says simulated and the engine" python3 -c '
+import json, sys
+st = json.load(open(sys.argv[1]))["servetop"]
+assert st["simulated"] is True and st["engine"] == "sim", st.get("simulated")' "$dir/result-conc4.json"
 
 # export: $CONC as the recipe writes it, the points measured
-out=$("$SERVETOP" export "$dir" --inferencex 2>&1) || fail "export: exit $? ($out)"
+"$SERVETOP" export "$dir" --inferencex >"$WORK/sim-export" 2>&1 && rc=0 || rc=$?
+check "export refuses a simulated run (exit 1)" test "$rc" -eq 1
+check "export says why: SIMULATED, --allow-simulated" grep -q "SIMULATED.*--allow-simulated" "$WORK/sim-export"
+out=$("$SERVETOP" export "$dir" --inferencex --allow-simulated 2>&1) || fail "export: exit $? ($out)"
+check "export of a simulated run says so" grep -q "^# SIMULATED: measured on servetop sim" <<<"$out"
 check "export writes \$CONC, not the last point's number" grep -q -- '--max-running-requests "$CONC"' <<<"$out"
 check "export lists the points measured" grep -q "conc-list: \[ 2, 4 \]" <<<"$out"
 for refused in failed mislabelled empty attached; do

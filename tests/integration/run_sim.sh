@@ -208,7 +208,7 @@ json "$WORK/cmp.json" "d['points'][0]['metrics']['output_throughput']['ratio'] >
   fail "compare ratio"
 "$S" compare "$A/result-conc4.json" "$B/result-conc4.json" | grep -q "interactivity" ||
   fail "compare of two result files"
-"$S" export "$A" --inferencex --out "$WORK/export" >/dev/null
+"$S" export "$A" --inferencex --allow-simulated --out "$WORK/export" >/dev/null
 grep -q "conc-list: \[ 4 \]" "$WORK/export/master-entry.yaml" || fail "export conc-list"
 grep -q "^llama8b-h200-sglang:" "$WORK/export/master-entry.yaml" || fail "export entry key"
 grep -q -- '--model-path "$MODEL"' "$WORK/export/launch-server.sh" || fail "export script"

@@ -18,7 +18,7 @@ wait_for "L past  A attach"
 tm send-keys -t "$UI_SESSION" L
 wait_for "Load a past run into the A/B view"
 wait_for "from $PAST"
-wait_for "> 2026-12-02 04:33  interrupted     2 none  off    qwen3.5-fp8-h200-sglang"
+wait_for "> 2026-12-02 04:33  interrupted     2 none  off    SIMULATED qwen3.5-fp8-"
 tm send-keys -t "$UI_SESSION" '?'
 wait_for "Past-run list keys"
 tm send-keys -t "$UI_SESSION" x
@@ -30,8 +30,11 @@ tm send-keys -t "$UI_SESSION" L
 wait_for "Load a past run"
 tm send-keys -t "$UI_SESSION" Down Tab Enter
 wait_for "MTP column: loaded 20261130-050000"
-wait_for "MTP · qwen3.5-fp8-h200-sglang-mtp"
-wait_for "1.38×"       # output tok/s, MTP / off at conc 8
+wait_for "MTP SIMULATED · qwen3.5-fp8-h200"
+# the recorded MTP run used the chat template, the off run did not: not like with like,
+# said in red, no ratio (output tok/s MTP / off at conc 8 would be 1.38×)
+wait_for "UNLIKE: chat template differs"
+screen | grep -q "1.38×" && fail "a ratio of unlike runs is shown"
 screen | grep -q "output tok/s *17.6k" || fail "off column lacks its output tok/s"
 
 # [ shows the off sweep's conc 4 point (MTP has only 8: its nearest)
@@ -44,10 +47,10 @@ wait_for "past run · conc 8 · 2 points"
 # the mouse: wheel up over the off column steps back, a click selects a column
 mouse 64 10 10
 wait_for "past run · conc 4 · 2 points"
-screen | grep -qF "MTP · qwen3.5-fp8-h200-sglang-mtp <" || fail "MTP column not selected after loading"
+screen | grep -qF "MTP SIMULATED · qwen3.5-fp8-h200… <" || fail "MTP column not selected after loading"
 mouse 0 10 10
 mouse 3 10 10
-wait_for "off · qwen3.5-fp8-h200-sglang <"
+wait_for "off SIMULATED · qwen3.5-fp8-h200… <"
 
 tm send-keys -t "$UI_SESSION" '?'
 wait_for "A/B view keys"

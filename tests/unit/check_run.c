@@ -189,11 +189,23 @@ END_TEST
 START_TEST(export_inferencex_entry_and_script) {
   char *yaml = NULL, *script = NULL;
   struct st_err err = {{0}};
-  ck_assert_msg(run_export_inferencex(MTP_DIR, &yaml, &script, &err) == 0, "%s", err.msg);
+  /* a run on the sim: refused unless asked, then marked SIMULATED */
+  ck_assert_int_eq(run_export_inferencex(MTP_DIR, &yaml, &script, &err), 1);
+  ck_assert_msg(strstr(err.msg, "SIMULATED") && strstr(err.msg, "--allow-simulated"), "%s",
+                err.msg);
+  ck_assert_ptr_null(yaml);
+  ck_assert_msg(run_export_inferencex_opts(MTP_DIR, true, &yaml, &script, &err) == 0, "%s",
+                err.msg);
+  ck_assert_msg(strstr(yaml, "run status ok (SIMULATED)\n# SIMULATED: measured on servetop sim"),
+                "%s", yaml);
+  ck_assert_msg(strstr(script, "# SIMULATED: measured on servetop sim"), "%s", script);
+  /* the workload measured, not the recipe's scenario */
+  ck_assert_msg(strstr(yaml, "# measured at isl 512 / osl 128 (the recipe's scenario is isl 8192 "
+                             "/ osl 1024)\n"), "%s", yaml);
   const char *yaml_want[] = {"qwen3.5-fp8-h200-sglang-mtp:\n",
                              "  image: lmsysorg/sglang:v0.5.14-cu130\n",
                              "  model: Qwen/Qwen3.5-397B-A17B-FP8\n", "  runner: h200\n",
-                             "    - isl: 8192\n      osl: 1024\n",
+                             "    - isl: 512\n      osl: 128\n",
                              "      - { tp: 8, ep: 8, conc-list: [ 8 ], spec-decoding: mtp }\n"};
   for (size_t i = 0; i < ST_ARRAY_LEN(yaml_want); i++)
     ck_assert_msg(strstr(yaml, yaml_want[i]) != NULL, "yaml lacks '%s':\n%s", yaml_want[i], yaml);
@@ -218,8 +230,8 @@ END_TEST
 START_TEST(export_only_what_was_measured) {
   char *yaml = NULL, *script = NULL;
   struct st_err err = {{0}};
-  ck_assert_msg(run_export_inferencex(EXPORT_DIR "interrupted", &yaml, &script, &err) == 0, "%s",
-                err.msg);
+  ck_assert_msg(run_export_inferencex_opts(EXPORT_DIR "interrupted", true, &yaml, &script, &err) ==
+                    0, "%s", err.msg);
   ck_assert_msg(strstr(yaml, "conc-list: [ 4, 8 ]"), "%s", yaml); /* not 16, 8 once */
   ck_assert_msg(strstr(script, "--max-running-requests \"$CONC\""), "%s", script);
   ck_assert_msg(strstr(script, "\"--cuda-graph-max-bs=$CONC\""), "%s", script);
@@ -228,7 +240,8 @@ START_TEST(export_only_what_was_measured) {
   free(yaml);
   free(script);
   /* an old folder: the values it has, and a note that says so */
-  ck_assert_int_eq(run_export_inferencex(EXPORT_DIR "no-template", &yaml, &script, &err), 0);
+  ck_assert_int_eq(
+      run_export_inferencex_opts(EXPORT_DIR "no-template", true, &yaml, &script, &err), 0);
   ck_assert_ptr_nonnull(strstr(script, "predates argv_template"));
   free(yaml);
   free(script);

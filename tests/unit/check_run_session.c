@@ -90,11 +90,51 @@ START_TEST(session_refuses_configs_without_arms) {
 }
 END_TEST
 
+/* An A/B of an MTP recipe benchmarked with the chat template and its off twin
+ * without: both arms measure with it (one workload, like with like); arms the
+ * caller set, and pairs that already agree, are left as they are. */
+START_TEST(ab_arms_measure_one_workload) {
+  struct recipe off, mtp;
+  memset(&off, 0, sizeof off);
+  memset(&mtp, 0, sizeof mtp);
+  mtp.bench.use_chat_template = true;
+  struct run_session_config sc;
+  memset(&sc, 0, sizeof sc);
+  sc.n_arms = 2;
+  run_config_init(&sc.arm[0]);
+  run_config_init(&sc.arm[1]);
+  sc.arm[0].recipe = &off;
+  sc.arm[1].recipe = &mtp;
+  run_session_same_workload(&sc);
+  ck_assert_int_eq(sc.arm[0].chat_template, 1);
+  ck_assert_int_eq(sc.arm[1].chat_template, 1);
+  /* both without: untouched (each as its recipe says) */
+  mtp.bench.use_chat_template = false;
+  sc.arm[0].chat_template = sc.arm[1].chat_template = -1;
+  run_session_same_workload(&sc);
+  ck_assert_int_eq(sc.arm[0].chat_template, -1);
+  ck_assert_int_eq(sc.arm[1].chat_template, -1);
+  /* the caller's choice is kept */
+  mtp.bench.use_chat_template = true;
+  sc.arm[0].chat_template = 0;
+  run_session_same_workload(&sc);
+  ck_assert_int_eq(sc.arm[0].chat_template, 0);
+  ck_assert_int_eq(sc.arm[1].chat_template, -1);
+  /* one arm: nothing to match */
+  sc.n_arms = 1;
+  sc.arm[0].chat_template = -1;
+  sc.arm[0].recipe = &mtp;
+  run_session_same_workload(&sc);
+  ck_assert_int_eq(sc.arm[0].chat_template, -1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("run_session");
   TCase *tc = tcase_create("pure");
   tcase_add_test(tc, remaining_of_sequential_and_parallel_arms);
   tcase_add_test(tc, session_refuses_configs_without_arms);
+  tcase_add_test(tc, ab_arms_measure_one_workload);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -174,7 +174,7 @@ END_TEST
 
 START_TEST(frames_at_80x24_and_200x50) {
   char *f = render(80, 24, true);
-  assert_has(f, "off · pair-fp8-h200-sgla");  /* names are cut to the box */
+  assert_has(f, "off · pair-fp8-h200-sg… <"); /* names are cut to the box, the mark stays */
   assert_has(f, "MTP · pair-fp8-h200-sgla");
   assert_has(f, "output tok/s    1.80k");
   assert_has(f, "output tok/s    3.00k");
@@ -264,10 +264,17 @@ START_TEST(past_runs_fill_both_columns) {
   ck_assert(fabs(rows[4].value[AB_OFF] - 1.749946) < 1e-9);        /* TTFT p50 */
   ck_assert(rows[9].value[AB_MTP] == 8563448);                     /* KV tokens */
   char *f = render(100, 32, true);
-  assert_has(f, "off · qwen3.5-fp8-h200-sglang");
-  assert_has(f, "MTP · qwen3.5-fp8-h200-sglang-mtp");
+  assert_has(f, "off SIMULATED · qwen3.5-fp8-h200… <"); /* provenance first, the mark last */
+  assert_has(f, "MTP SIMULATED · qwen3.5-fp8-h200-s…");
   assert_has(f, "past run · conc 8 · 2 points");
-  assert_has(f, "1.38×"); /* 24398 / 17636 */
+  /* the recorded MTP run sent chat requests (its recipe's chat template), the off run plain
+   * completions: not like with like, said in red, no ratio (24398 / 17636 would be 1.38×) */
+  assert_has(f, "UNLIKE: chat template differs (A: completions");
+  assert_has(f, "hidden");
+  ck_assert_ptr_null(strstr(f, "1.38×"));
+  char why[512];
+  ck_assert(abview_unlike(&ab, why, sizeof why));
+  ck_assert(abview_arm_simulated(&ab, AB_OFF) && abview_arm_simulated(&ab, AB_MTP));
   assert_has(f, ">    8        17.6k");
   free(f);
   /* the curve: tok/s per GPU (tp 8 from recipe.json) against tok/s/user */
@@ -276,6 +283,54 @@ START_TEST(past_runs_fill_both_columns) {
   ck_assert(fabs(x[0] - 4000) < 1e-6 && fabs(y[0] - 1250) < 1e-6);
   ck_assert(fabs(y[1] - 17635.98879669475 / 8) < 1e-6);
   ck_assert_uint_eq(abview_curve(&ab, AB_MTP, x, y, 8), 1);
+}
+END_TEST
+
+/* Like with like: one past run in both columns divides (1.00×); conc 4 beside conc 8 does not. */
+START_TEST(past_ratios_only_like_with_like) {
+  struct st_err err = {{0}};
+  abview_fini(&ab);
+  abview_init(&ab, NULL, NULL, PAST_DIR);
+  ck_assert_msg(abview_load_past(&ab, AB_OFF, PAST_OFF, &err) == 0, "%s", err.msg);
+  ck_assert_msg(abview_load_past(&ab, AB_MTP, PAST_OFF, &err) == 0, "%s", err.msg);
+  char why[512];
+  ck_assert_msg(!abview_unlike(&ab, why, sizeof why), "%s", why);
+  char *f = render(80, 24, true);
+  assert_has(f, "1.00×");
+  ck_assert_ptr_null(strstr(f, "UNLIKE"));
+  free(f);
+  /* MTP column pinned at conc 8 by its own file, the off column stepped to conc 4 */
+  ck_assert(abview_load_past(&ab, AB_MTP, PAST_OFF "/result-conc8.json", &err) == 0);
+  key('[');
+  ck_assert_int_eq(abview_past_result(&ab, AB_OFF)->max_concurrency, 4);
+  ck_assert(abview_unlike(&ab, why, sizeof why));
+  ck_assert_msg(strstr(why, "concurrency differs (A: 4, B: 8)"), "%s", why);
+  f = render(80, 24, true);
+  assert_has(f, "UNLIKE: concurrency differs (A: 4, B: 8)");
+  ck_assert_ptr_null(strstr(f, "×"));
+  free(f);
+}
+END_TEST
+
+/* Live arms at different concurrencies (one measuring conc 8, the other's last point at 4):
+ * no ratio; a simulated live arm says SIMULATED. */
+START_TEST(live_arms_at_other_concurrencies_are_not_divided) {
+  struct snap_run s = ab.arm[AB_MTP].snap;
+  s.progress.phase = SNAP_PHASE_MEASURING;
+  s.concurrency.target = 16;
+  s.server.simulated = true;
+  snprintf(s.server.engine, sizeof s.server.engine, "sim");
+  s.points.n = 0;
+  runview_push(&ab.arm[AB_MTP], &s);
+  char why[512];
+  ck_assert(abview_unlike(&ab, why, sizeof why));
+  ck_assert_msg(strstr(why, "concurrency differs (A: 8, B: 16)"), "%s", why);
+  char *f = render(80, 24, true);
+  assert_has(f, "UNLIKE: ");
+  ck_assert_ptr_null(strstr(f, "×"));
+  assert_has(f, "MTP SIMULATED · ");
+  assert_has(f, "off · "); /* the off arm's server never said */
+  free(f);
 }
 END_TEST
 
@@ -509,6 +564,8 @@ int main(void) {
   tcase_add_test(tc, xy_chart_draws_a_line);
   tcase_add_test(tc, past_runs_fill_both_columns);
   tcase_add_test(tc, past_concurrency_steps);
+  tcase_add_test(tc, past_ratios_only_like_with_like);
+  tcase_add_test(tc, live_arms_at_other_concurrencies_are_not_divided);
   tcase_add_test(tc, past_run_beside_a_live_arm);
   tcase_add_test(tc, keys_open_the_list_and_load);
   tcase_add_test(tc, live_points_are_browsed);

@@ -131,8 +131,11 @@ START_TEST(picker_frame) {
   char *f = frame(&p, 80, 24);
   ck_assert_ptr_nonnull(strstr(f, "date (UTC)        status        pts spec"));
   ck_assert_ptr_nonnull(strstr(f, "Load a past run into the A/B view"));
-  ck_assert_ptr_nonnull(strstr(f, "> 2026-12-02 04:33  interrupted     2 none  off    qwen3.5-fp8-h200-sglang"));
-  ck_assert_ptr_nonnull(strstr(f, "  2026-12-01 04:33  ok              1 mtp   ab     qwen3.5-fp8-h200-sglan…"));
+  /* provenance of each run (the manifest's server.simulated) before its recipe */
+  ck_assert_msg(strstr(f, "spec  label  source    recipe"), "%s", f);
+  ck_assert_msg(strstr(f, "> 2026-12-02 04:33  interrupted     2 none  off    SIMULATED qwen3.5-fp8-…"),
+                "%s", f);
+  ck_assert_ptr_nonnull(strstr(f, "  2026-12-01 04:33  ok              1 mtp   ab     SIMULATED qwen3.5-fp8-…"));
   ck_assert_ptr_nonnull(strstr(f, "Enter load  Tab column  ? help  Esc close"));
   free(f);
   pastpicker_close(&p);
