@@ -10,15 +10,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char *file_read_all(const char *path, size_t *len_out, struct st_err *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err_setf(err, "%s: %s", path, strerror(errno));
-    return NULL;
-  }
+/* Reads fd to its end into a NUL-terminated buffer and closes it; more than
+ * max_bytes (a file that grew while read) is refused. */
+static char *read_fd_all(int fd, const char *path, size_t max_bytes, size_t reserve_bytes,
+                         size_t *len_out, struct st_err *err) {
   struct sbuf sb = {0};
-  sbuf_reserve(&sb, 4096);
+  sbuf_reserve(&sb, reserve_bytes);
   for (;;) {
+    if (sb.len > max_bytes) {
+      err_setf(err, "%s: more than the %zu MiB servetop reads from such a file: skipped", path,
+               max_bytes >> 20);
+      close(fd);
+      sbuf_free(&sb);
+      return NULL;
+    }
     sbuf_reserve(&sb, 65536);
     ssize_t n = read(fd, sb.data + sb.len, sb.cap - sb.len - 1);
     if (n < 0 && errno == EINTR)
@@ -38,6 +43,15 @@ char *file_read_all(const char *path, size_t *len_out, struct st_err *err) {
   if (len_out)
     *len_out = sb.len;
   return sbuf_take(&sb);
+}
+
+char *file_read_all(const char *path, size_t *len_out, struct st_err *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err_setf(err, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  return read_fd_all(fd, path, SIZE_MAX, 4096, len_out, err);
 }
 
 static const char *file_kind(mode_t m) {
@@ -73,35 +87,7 @@ char *file_read_regular(const char *path, size_t max_bytes, size_t *len_out, str
     close(fd);
     return NULL;
   }
-  struct sbuf sb = {0};
-  sbuf_reserve(&sb, (size_t)st.st_size + 1);
-  for (;;) {
-    if (sb.len > max_bytes) { /* grew while read */
-      err_setf(err, "%s: more than the %zu MiB servetop reads from such a file: skipped", path,
-               max_bytes >> 20);
-      close(fd);
-      sbuf_free(&sb);
-      return NULL;
-    }
-    sbuf_reserve(&sb, 65536);
-    ssize_t n = read(fd, sb.data + sb.len, sb.cap - sb.len - 1);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      err_setf(err, "%s: %s", path, strerror(errno));
-      close(fd);
-      sbuf_free(&sb);
-      return NULL;
-    }
-    if (n == 0)
-      break;
-    sb.len += (size_t)n;
-  }
-  close(fd);
-  sb.data[sb.len] = '\0';
-  if (len_out)
-    *len_out = sb.len;
-  return sbuf_take(&sb);
+  return read_fd_all(fd, path, max_bytes, (size_t)st.st_size + 1, len_out, err);
 }
 
 static int write_all(int fd, const char *data, size_t len) {
