@@ -5,6 +5,8 @@
 # names (as the past-runs list shows them) from any directory, and run folders
 # never say the spec twice ("...-mtp-mtp").
 source "$(dirname "$0")/../lib/harness.sh"
+# the bundled recipes from the tree, wherever the binary was built (.ci/run builds outside it)
+export SERVETOP_CONFIGS=${SERVETOP_CONFIGS:-$PROJECT_DIR/configs}
 export XDG_DATA_HOME=$WORK/xdg     # the default results directory, this test's own
 RUNS=$XDG_DATA_HOME/servetop/runs
 

@@ -4,6 +4,8 @@
 # run folder (also --ab); `run` offers the same did-you-mean as `show`;
 # --llama-server errors name the flag once.
 source "$(dirname "$0")/../lib/harness.sh"
+# the bundled recipes from the tree, wherever the binary was built (.ci/run builds outside it)
+export SERVETOP_CONFIGS=${SERVETOP_CONFIGS:-$PROJECT_DIR/configs}
 export XDG_DATA_HOME=$WORK/xdg XDG_CACHE_HOME=$WORK/cache   # an empty cache: no models
 RUNS=$XDG_DATA_HOME/servetop/runs
 # a stand-in llama-server: the models are checked before it would ever start
