@@ -104,7 +104,7 @@ echo "ok: gpus --watch redraws in place"
 
 # ---------------------------------------------------------------- attach form: a list (23.8)
 PORT=$(cat "$RESULTS/port")
-ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP"
+ui_start 80 24 SERVETOP_CONFIGS="$PROJECT_DIR/configs" XDG_DATA_HOME="$RESULTS" "$SERVETOP"
 wait_for "Recipes"
 tm send-keys -t "$UI_SESSION" A
 wait_for "Attach to a running server"
@@ -136,7 +136,7 @@ XDG_DATA_HOME="$RESULTS/spec" "$SERVETOP" attach "http://127.0.0.1:$(cat "$RESUL
 run_dir=$(ls -d "$RESULTS"/spec/servetop/runs/*attach*)
 "$SERVETOP" compare "$run_dir" "$run_dir" | grep -q "speculative decoding: MTP" ||
   fail "compare does not name the attached server's method"
-ui_start 80 24 XDG_DATA_HOME="$RESULTS/spec" "$SERVETOP"
+ui_start 80 24 SERVETOP_CONFIGS="$PROJECT_DIR/configs" XDG_DATA_HOME="$RESULTS/spec" "$SERVETOP"
 wait_for "Recipes"
 tm send-keys -t "$UI_SESSION" L
 wait_for "Load a past run"
@@ -145,7 +145,7 @@ tm send-keys -t "$UI_SESSION" Escape q q
 echo "ok: an attached server's speculative method in past runs and compare"
 
 # ---------------------------------------------------------------- llama.cpp knobs (23.8)
-ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP"
+ui_start 80 24 SERVETOP_CONFIGS="$PROJECT_DIR/configs" XDG_DATA_HOME="$RESULTS" "$SERVETOP"
 wait_for "Recipes"
 tm send-keys -t "$UI_SESSION" / tiny-llamacpp Enter Tab
 wait_for "tiny-llamacpp-cpu-draft"
@@ -161,7 +161,7 @@ if "$SERVETOP" engines --json 2>/dev/null | python3 -c 'import json, sys
 sys.exit(0 if {e["name"]: e for e in json.load(sys.stdin)}["llamacpp"]["available"] else 1)' &&
    [ -s "$cache/models/tiny-target.gguf" ]; then
   # -c 1000 over 4 slots: llama.cpp makes 4 x 256
-  ui_start 80 24 XDG_DATA_HOME="$RESULTS" "$SERVETOP" run tiny-llamacpp-cpu --conc 1 \
+  ui_start 80 24 SERVETOP_CONFIGS="$PROJECT_DIR/configs" XDG_DATA_HOME="$RESULTS" "$SERVETOP" run tiny-llamacpp-cpu --conc 1 \
     --num-prompts 400 --set kv-cache=1000
   wait_for "KV 1.02k tok (asked 1.00k" 60
   tm send-keys -t "$UI_SESSION" q
