@@ -36,8 +36,25 @@ void fig_set_clear(struct fig_set *set) {
     set->f[i].valid = false;
     set->f[i].n = 0;
     for (int k = 0; k < FIG_N_STATS; k++)
-      set->f[i].v[k] = (double)NAN;
+      set->f[i].v[k] = set->f[i].lo[k] = set->f[i].hi[k] = (double)NAN;
   }
+}
+
+void fig_set_ci(struct fig_set *set, enum fig_id id, enum fig_stat stat, double lo, double hi) {
+  if ((unsigned)id >= FIG_N || (unsigned)stat >= FIG_N_STATS)
+    return;
+  set->f[id].lo[stat] = lo;
+  set->f[id].hi[stat] = hi;
+}
+
+bool fig_get_ci(const struct fig_set *set, enum fig_id id, enum fig_stat stat, double *lo,
+                double *hi) {
+  if ((unsigned)id >= FIG_N || (unsigned)stat >= FIG_N_STATS || !set->f[id].valid ||
+      !isfinite(set->f[id].lo[stat]) || !isfinite(set->f[id].hi[stat]))
+    return false;
+  *lo = set->f[id].lo[stat];
+  *hi = set->f[id].hi[stat];
+  return true;
 }
 
 void fig_set_scalar(struct fig_set *set, enum fig_id id, bool valid, double v) {
@@ -45,7 +62,7 @@ void fig_set_scalar(struct fig_set *set, enum fig_id id, bool valid, double v) {
   f->valid = valid;
   f->n = 0;
   for (int k = 0; k < FIG_N_STATS; k++)
-    f->v[k] = (double)NAN;
+    f->v[k] = f->lo[k] = f->hi[k] = (double)NAN;
   f->v[FIG_VALUE] = v;
 }
 
@@ -54,6 +71,8 @@ void fig_set_dist(struct fig_set *set, enum fig_id id, int64_t n, double mean, d
   struct fig_value *f = &set->f[id];
   f->valid = n > 0;
   f->n = n;
+  for (int k = 0; k < FIG_N_STATS; k++)
+    f->lo[k] = f->hi[k] = (double)NAN;
   f->v[FIG_STAT_MEAN] = mean;
   f->v[FIG_STAT_P50] = p50;
   f->v[FIG_STAT_P90] = p90;

@@ -279,6 +279,9 @@ struct fig_value {
   bool valid;
   int64_t n;                      /* samples (distributions); 0 for scalars */
   double v[FIG_N_STATS];          /* scalars: v[FIG_VALUE] */
+  /* How sure: the 95% confidence interval of v[stat] (lo <= v <= hi), NaN when not known
+   * (live figures, a file saved without it). docs/figures.md says how each is estimated. */
+  double lo[FIG_N_STATS], hi[FIG_N_STATS];
 };
 struct fig_set {
   struct fig_value f[FIG_N];      /* indexed by enum fig_id */
@@ -297,6 +300,11 @@ void fig_set_scalar(struct fig_set *set, enum fig_id id, bool valid, double v);
 /* Sets a distribution (NaN for a stat not known; valid when n > 0). */
 void fig_set_dist(struct fig_set *set, enum fig_id id, int64_t n, double mean, double p50,
                   double p90, double p99);
+/* Sets the 95% confidence interval of v[stat] (NaN: not known). */
+void fig_set_ci(struct fig_set *set, enum fig_id id, enum fig_stat stat, double lo, double hi);
+/* The interval of v[stat]: true with *lo, *hi when known (the figure valid, both finite). */
+bool fig_get_ci(const struct fig_set *set, enum fig_id id, enum fig_stat stat, double *lo,
+                double *hi);
 /* v[stat] of a figure, or NaN when the figure or the stat is not known. */
 double fig_get(const struct fig_set *set, enum fig_id id, enum fig_stat stat);
 /* True when v[stat] is known (valid and finite). */

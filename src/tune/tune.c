@@ -322,6 +322,10 @@ static int probe(struct search *s, struct tune_config_result *c, int conc, struc
     s->res->out_of_budget = true;
     return -3;
   }
+  if (s->opt.stop && *s->opt.stop) {
+    s->res->stopped = s->res->out_of_budget = true;
+    return -3;
+  }
   memset(pt, 0, sizeof *pt);
   char why[sizeof c->why] = "";
   int rc = s->measure(s->ctx, &c->cfg, conc, pt, why, sizeof why, s->err);
@@ -335,7 +339,14 @@ static int probe(struct search *s, struct tune_config_result *c, int conc, struc
     s->failed = true;
     return -1;
   }
-  return tune_slo_holds(s->slo, pt) ? 1 : 0;
+  bool holds = tune_slo_holds(s->slo, pt);
+  struct tune_result *res = s->res;
+  res->probes = xrealloc(res->probes, (res->n_probes + 1) * sizeof *res->probes);
+  res->probes[res->n_probes++] =
+      (struct tune_probe){(size_t)(c - res->configs), conc, *pt, holds};
+  if (s->opt.on_point)
+    s->opt.on_point(s->ctx, res);
+  return holds ? 1 : 0;
 }
 
 /* Can the concurrencies still open, [lo, fail), beat `best`? Two bounds (docs/tune.md):
@@ -558,4 +569,7 @@ void tune_result_free(struct tune_result *res) {
   free(res->configs);
   res->configs = NULL;
   res->n_configs = 0;
+  free(res->probes);
+  res->probes = NULL;
+  res->n_probes = 0;
 }

@@ -92,9 +92,16 @@ typedef int (*tune_measure_fn)(void *ctx, const struct tune_config *cfg, int con
                                struct tune_point *out, char *why, size_t why_len,
                                struct st_err *err);
 
+struct tune_result;
 struct tune_options {
   int conc_min, conc_max; /* the concurrency searched (default 1 .. 1024) */
   int max_points;         /* measured points in all (0: no limit): the budget */
+  /* Optional: called after every measured point with everything so far (the live screen,
+   * the progress line); ctx is tune_search's. */
+  void (*on_point)(void *ctx, const struct tune_result *so_far);
+  /* Optional: when it reads true the search ends before the next point, keeping what was
+   * measured (Ctrl-C, `q`, the time budget); the result says stopped. */
+  const volatile int *stop;
 };
 
 enum tune_status {
@@ -116,11 +123,23 @@ struct tune_config_result {
   char why[256];                /* pruned / start failure: why */
 };
 
+/* One measured point, in the order measured: what the live screen, the report and the
+ * charts draw (throughput against tok/s per user, per configuration). */
+struct tune_probe {
+  size_t config;         /* index into tune_result.configs */
+  int concurrency;
+  struct tune_point pt;  /* every figure with its interval */
+  bool holds;            /* the SLO held on its bounds */
+};
+
 struct tune_result {
   struct tune_config_result *configs; /* in the order visited */
   size_t n_configs;
+  struct tune_probe *probes;          /* every measured point (start failures excluded) */
+  size_t n_probes;
   int points; /* measured in all */
   bool out_of_budget;
+  bool stopped; /* options.stop ended it */
   long winner, runner_up; /* indexes into configs by goodput, -1: none */
 };
 

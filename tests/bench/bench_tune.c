@@ -94,7 +94,7 @@ static void run_surface(const struct surface *s) {
   struct st_err err = {{0}};
   if (tune_slo_parse("ttft_p99_ms=2000", &slo, &err) != 0)
     abort();
-  struct tune_options opt = {1, s->conc_max, 0};
+  struct tune_options opt = {.conc_min = 1, .conc_max = s->conc_max};
   struct tune_result res;
   if (tune_search(&space, &slo, &opt, measure, (void *)s, &res, &err) != 0) {
     printf("%s: %s\n", s->name, err.msg);
@@ -197,7 +197,7 @@ static void run_sim_surface(const char *slo_text) {
   struct tune_slo slo;
   if (tune_slo_parse(slo_text, &slo, &err) != 0)
     abort();
-  struct tune_options opt = {1, 128, 0};
+  struct tune_options opt = {.conc_min = 1, .conc_max = 128};
   struct sim_surface surf = {knobs, 0};
   struct tune_result res;
   if (tune_search(&space, &slo, &opt, sim_measure, &surf, &res, &err) != 0) {

@@ -238,7 +238,7 @@ static void check_finds_truth(int fail_a, int fail_b) {
   struct tune_slo slo;
   struct st_err err = {{0}};
   ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
-  struct tune_options opt = {1, 512, 0};
+  struct tune_options opt = {.conc_min = 1, .conc_max = 512};
   struct surface surf = {fail_a, fail_b, 0, -1, 0};
   struct tune_result res;
   ck_assert_int_eq(tune_search(&sp.space, &slo, &opt, surface_measure, &surf, &res, &err), 0);
@@ -311,12 +311,67 @@ static int one_config_measure(void *ctx, const struct tune_config *cfg, int conc
   return 0;
 }
 
+struct stop_ctx {
+  int calls, seen_points;
+  volatile int stop;
+};
+static int stop_measure(void *ctx, const struct tune_config *cfg, int conc, struct tune_point *out,
+                        char *why, size_t why_len, struct st_err *err) {
+  struct stop_ctx *c = ctx;
+  return one_config_measure(&c->calls, cfg, conc, out, why, why_len, err);
+}
+static void stop_on_point(void *ctx, const struct tune_result *so_far) {
+  struct stop_ctx *c = ctx;
+  c->seen_points = (int)so_far->n_probes;
+  if (so_far->n_probes == 3)
+    c->stop = 1; /* as Ctrl-C after the third point */
+}
+
+/* Every measured point is kept with its configuration, concurrency and judgement; the progress
+ * callback sees each; a stop ends the search before the next point and keeps what it has. */
+START_TEST(probes_are_recorded_and_stop_keeps_them) {
+  struct tune_slo slo;
+  struct st_err err = {{0}};
+  ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
+  struct tune_space space = {0};
+  struct stop_ctx ctx = {0};
+  struct tune_options opt = {1, 1024, 0, stop_on_point, &ctx.stop};
+  struct tune_result res;
+  ck_assert_int_eq(tune_search(&space, &slo, &opt, stop_measure, &ctx, &res, &err), 0);
+  ck_assert(res.stopped);
+  ck_assert_int_eq(ctx.calls, 3);
+  ck_assert_int_eq(ctx.seen_points, 3);
+  ck_assert_uint_eq(res.n_probes, 3);
+  for (size_t i = 0; i < res.n_probes; i++) {
+    ck_assert_uint_eq(res.probes[i].config, 0);
+    ck_assert_int_eq(res.probes[i].concurrency, 1 << i);
+    ck_assert(res.probes[i].holds);
+    ck_assert_double_eq(res.probes[i].pt.throughput.point, 10.0 * (1 << i));
+  }
+  ck_assert_int_eq(res.configs[0].best_conc, 4);
+  ck_assert_int_eq(res.winner, 0);
+  tune_result_free(&res);
+  /* without a stop: every point recorded, the failing ones too */
+  ctx = (struct stop_ctx){0};
+  opt.stop = NULL;
+  opt.on_point = NULL;
+  ck_assert_int_eq(tune_search(&space, &slo, &opt, stop_measure, &ctx, &res, &err), 0);
+  ck_assert(!res.stopped);
+  ck_assert_uint_eq(res.n_probes, 12);
+  int failing = 0;
+  for (size_t i = 0; i < res.n_probes; i++)
+    failing += !res.probes[i].holds;
+  ck_assert_int_eq(failing, 4); /* 64, 48, 40, 38 */
+  tune_result_free(&res);
+}
+END_TEST
+
 START_TEST(one_config_bracket_and_bisect) {
   struct tune_slo slo;
   struct st_err err = {{0}};
   ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
   struct tune_space space = {0};
-  struct tune_options opt = {1, 1024, 0};
+  struct tune_options opt = {.conc_min = 1, .conc_max = 1024};
   int calls = 0;
   struct tune_result res;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, one_config_measure, &calls, &res, &err), 0);
@@ -342,7 +397,7 @@ START_TEST(one_config_bracket_and_bisect) {
   ck_assert_int_eq(res.winner, 0); /* a lower bound of its best, kept */
   tune_result_free(&res);
   /* the range bound: 100..200 is 2 bracket points and a bisection of 100 (7) */
-  struct tune_options narrow = {100, 200, 0};
+  struct tune_options narrow = {.conc_min = 100, .conc_max = 200};
   ck_assert_int_eq(tune_points_per_config_max(&narrow), 9);
 }
 END_TEST
@@ -384,7 +439,7 @@ START_TEST(falling_throughput_is_not_pruned) {
   struct tune_knob k;
   ck_assert_int_eq(tune_knob_parse("cap=a,b,c", &k, &err), 0);
   struct tune_space space = {&k, 1, {{0}}};
-  struct tune_options opt = {1, 64, 0};
+  struct tune_options opt = {.conc_min = 1, .conc_max = 64};
   for (int per_user = 0; per_user <= 1; per_user++) {
     struct falling f = {per_user != 0};
     struct tune_result res;
@@ -414,11 +469,11 @@ START_TEST(search_input_and_callback_errors) {
   struct st_err err = {{0}};
   ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
   struct tune_space space = {0};
-  struct tune_options opt = {1, 64, 0};
+  struct tune_options opt = {.conc_min = 1, .conc_max = 64};
   struct tune_result res;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, broken_measure, NULL, &res, &err), -1);
   ck_assert_str_eq(err.msg, "the load generator failed");
-  struct tune_options bad = {64, 8, 0};
+  struct tune_options bad = {.conc_min = 64, .conc_max = 8};
   ck_assert_int_eq(tune_search(&space, &slo, &bad, one_config_measure, NULL, &res, &err), -1);
   ck_assert_ptr_nonnull(strstr(err.msg, "lowest concurrency 64 is above the highest 8"));
 }
@@ -435,6 +490,7 @@ int main(void) {
   tcase_add_test(tc, search_finds_the_true_best_in_few_points);
   tcase_add_test(tc, search_survives_configs_that_fail_to_start);
   tcase_add_test(tc, one_config_bracket_and_bisect);
+  tcase_add_test(tc, probes_are_recorded_and_stop_keeps_them);
   tcase_add_test(tc, falling_throughput_is_not_pruned);
   tcase_add_test(tc, search_input_and_callback_errors);
   suite_add_tcase(s, tc);
