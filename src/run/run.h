@@ -21,6 +21,7 @@
 #include "recipe/recipe.h"
 #include "results/results.h"
 #include "snapshot/snapshot.h"
+#include "tune/tune.h"
 #include "util/util.h"
 
 #include <stdbool.h>
@@ -223,6 +224,63 @@ void run_session_free(struct run_session *s);
  * False when nothing is known yet. */
 bool run_arms_remaining_s(const struct snap_run *const *arms, const int *n_points,
                           const bool *skip, size_t n, bool parallel, double *out_s);
+
+/* ---------------------------------------------------------------- tune
+ * `servetop tune` and the dashboard's Tune screen: the search of src/tune (tune_search) driven
+ * on real launches. One launch per server configuration (restarted only when the configuration
+ * changes), a measured point per concurrency the search asks for, each point's figures with
+ * their 95% intervals (fig_get_ci), a configuration that fails to start recorded with the
+ * server's reason. Its own thread; every call below may come from any thread.
+ *
+ * Tune folder (<results dir>/<UTC time>-tune-<recipe>/): tune.json (the space, the SLO, every
+ * probe and configuration), one run folder per configuration with every probe's result JSON,
+ * report.md, tune.png and tune.svg. */
+struct run_tune_config {
+  const struct recipe *recipe;   /* borrowed; the search starts at its setting */
+  const struct recipe *twin;     /* its MTP/off twin (knob "spec"); NULL: none */
+  const struct eng_ops *engine;  /* what to launch (NULL: run_pick_engine) */
+  const char *results_dir;       /* NULL: XDG data dir /runs */
+  const char *servetop_exe;      /* for the sim engine; NULL = this binary */
+  struct tune_slo slo;
+  const struct tune_knob *knobs; /* borrowed */
+  size_t n_knobs;
+  int conc_min, conc_max;        /* 0: 1 .. 1024 */
+  double budget_s;               /* wall-clock budget (0: none): no point starts after it */
+  int max_points;                /* 0: no limit */
+  int num_prompts;               /* > 0: requests per point; 0: the run's default */
+  int isl, osl;                  /* > 0: override the recipe's */
+  double range_ratio;            /* >= 0: override; < 0: the recipe's */
+  int chat_template;             /* 1 / 0 / -1: as the recipe's benchmark says */
+  const char *gpus;
+  uint64_t seed;
+};
+struct run_tune; /* opaque */
+
+struct run_tune_status {
+  char dir[1024];                /* the tune folder ("" until made) */
+  bool over;                     /* the search ended (answer, budget, stop or error) */
+  bool failed;                   /* ended by an error: message says why */
+  char message[512];             /* one line: what it is doing now / how it ended */
+  long config;                   /* configuration being measured (index into configs), -1 */
+  int concurrency;               /* its point being measured, 0 when none */
+  double elapsed_s, budget_s;    /* budget_s 0: none */
+  bool eta_valid;
+  double eta_s;                  /* left until the search ends (at most the budget left) */
+  int n_gpus;                    /* the throughput is per GPU when > 0, else in all */
+};
+
+/* Starts the search; NULL with err for a bad config (a knob the engine does not take, an
+ * empty SLO). */
+struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err *err);
+/* The search's space (knobs and the start) as the driver built it, for tune_config_describe. */
+const struct tune_space *run_tune_space(const struct run_tune *t);
+/* Copies the progress and (res non-NULL) the search so far (free res with tune_result_free). */
+void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_result *res);
+/* Ends the search before its next point; what was measured is kept and reported.
+ * Async-signal-safe. */
+void run_tune_stop(struct run_tune *t);
+bool run_tune_wait(struct run_tune *t, int64_t timeout_ms); /* true when over */
+void run_tune_free(struct run_tune *t);
 
 /* ---------------------------------------------------------------- helpers */
 /* The engine to use for a recipe here: its own when its probe says it can run

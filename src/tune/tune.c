@@ -573,3 +573,46 @@ void tune_result_free(struct tune_result *res) {
   res->probes = NULL;
   res->n_probes = 0;
 }
+
+void tune_result_copy(struct tune_result *dst, const struct tune_result *src) {
+  *dst = *src;
+  dst->configs = src->n_configs ? xcalloc(src->n_configs, sizeof *dst->configs) : NULL;
+  if (src->n_configs)
+    memcpy(dst->configs, src->configs, src->n_configs * sizeof *dst->configs);
+  dst->probes = src->n_probes ? xcalloc(src->n_probes, sizeof *dst->probes) : NULL;
+  if (src->n_probes)
+    memcpy(dst->probes, src->probes, src->n_probes * sizeof *dst->probes);
+}
+
+static double user_speed(const struct tune_result *res, size_t i) {
+  return res->probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point;
+}
+
+size_t tune_frontier(const struct tune_result *res, size_t *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < res->n_probes; i++) {
+    const struct tune_point *p = &res->probes[i].pt;
+    if (res->probes[i].holds && isfinite(p->throughput.point) &&
+        isfinite(p->figure[TUNE_MIN_TOK_S_PER_USER].point))
+      out[n++] = i;
+  }
+  for (size_t a = 1; a < n; a++) /* insertion sort: a few hundred points at most, no state */
+    for (size_t b = a; b > 0 && user_speed(res, out[b - 1]) > user_speed(res, out[b]); b--) {
+      size_t t = out[b];
+      out[b] = out[b - 1];
+      out[b - 1] = t;
+    }
+  /* from the fastest per user down: keep a point only when its throughput beats every point
+   * faster per user than it */
+  size_t kept = 0;
+  double best_tput = -(double)INFINITY;
+  for (size_t k = n; k-- > 0;) {
+    double t = res->probes[out[k]].pt.throughput.point;
+    if (t > best_tput) {
+      best_tput = t;
+      out[n - 1 - kept++] = out[k];
+    }
+  }
+  memmove(out, out + (n - kept), kept * sizeof *out);
+  return kept;
+}

@@ -154,6 +154,13 @@ int tune_search(const struct tune_space *space, const struct tune_slo *slo,
                 const struct tune_options *opt, tune_measure_fn measure, void *ctx,
                 struct tune_result *res, struct st_err *err);
 void tune_result_free(struct tune_result *res);
+/* A deep copy of src into dst (free with tune_result_free). */
+void tune_result_copy(struct tune_result *dst, const struct tune_result *src);
+/* The frontier of the measured points where the SLO held, as InferenceX plots its results:
+ * throughput against tok/s per user, the points no other holding point beats on both. Writes
+ * indexes into res->probes to out (room for res->n_probes), by tok/s per user ascending;
+ * returns how many. */
+size_t tune_frontier(const struct tune_result *res, size_t *out);
 /* "kv-cache=0.84 max-batch=128" into buf. */
 void tune_config_describe(const struct tune_space *space, const struct tune_config *cfg, char *buf,
                           size_t len);

@@ -366,6 +366,40 @@ START_TEST(probes_are_recorded_and_stop_keeps_them) {
 }
 END_TEST
 
+static struct tune_probe fprobe(double user, double tput, bool holds) {
+  struct tune_probe p = {0};
+  p.pt.figure[TUNE_MIN_TOK_S_PER_USER].point = user;
+  p.pt.throughput.point = tput;
+  p.holds = holds;
+  return p;
+}
+
+START_TEST(frontier_keeps_the_undominated_holding_points) {
+  struct tune_probe probes[] = {
+      fprobe(50, 100, true),  /* 0: frontier (fastest per user) */
+      fprobe(40, 90, true),   /* 1: dominated by 0 */
+      fprobe(30, 300, true),  /* 2: frontier */
+      fprobe(20, 900, false), /* 3: would dominate, but the SLO failed */
+      fprobe(10, 250, true),  /* 4: dominated by 2 */
+      fprobe(5, 400, true),   /* 5: frontier (most throughput) */
+  };
+  struct tune_result res = {0};
+  res.probes = probes;
+  res.n_probes = sizeof probes / sizeof probes[0];
+  size_t out[6];
+  size_t n = tune_frontier(&res, out);
+  ck_assert_uint_eq(n, 3);
+  ck_assert_uint_eq(out[0], 5); /* by tok/s per user ascending */
+  ck_assert_uint_eq(out[1], 2);
+  ck_assert_uint_eq(out[2], 0);
+  struct tune_result copy;
+  tune_result_copy(&copy, &res);
+  ck_assert_ptr_ne(copy.probes, res.probes);
+  ck_assert_uint_eq(tune_frontier(&copy, out), 3);
+  tune_result_free(&copy);
+}
+END_TEST
+
 START_TEST(one_config_bracket_and_bisect) {
   struct tune_slo slo;
   struct st_err err = {{0}};
@@ -491,6 +525,7 @@ int main(void) {
   tcase_add_test(tc, search_survives_configs_that_fail_to_start);
   tcase_add_test(tc, one_config_bracket_and_bisect);
   tcase_add_test(tc, probes_are_recorded_and_stop_keeps_them);
+  tcase_add_test(tc, frontier_keeps_the_undominated_holding_points);
   tcase_add_test(tc, falling_throughput_is_not_pruned);
   tcase_add_test(tc, search_input_and_callback_errors);
   suite_add_tcase(s, tc);
