@@ -367,6 +367,8 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->point.conc = p->conc;
   int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
   p->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : p->conc * factor;
+  if (run->cfg.num_prompts <= 0 && p->num_prompts < run->cfg.num_prompts_min)
+    p->num_prompts = run->cfg.num_prompts_min;
   if (run->cfg.num_warmups >= 0)
     p->num_warmups = run->cfg.num_warmups;
   else

@@ -44,6 +44,8 @@ struct run_config {
   char *const *extra_server_args; /* appended to the server command as given */
   size_t n_extra_server_args;
   int num_prompts;              /* > 0: requests per point; 0 = conc x recipe factor */
+  int num_prompts_min;          /* > 0: at least this many requests per point (tune: a p99's
+                                   interval needs 367) */
   int num_warmups;              /* >= 0: warmup requests; < 0 = none */
   int isl, osl;                 /* > 0: override the recipe's input / output length */
   int chat_template;            /* 1 / 0: measure with / without the chat template; -1 (the
@@ -270,6 +272,9 @@ struct run_tune_config {
   char *const *extra_server_args; /* appended to every server command (run_config's) */
   size_t n_extra_server_args;
 };
+/* Requests per point by default where the SLO has a latency (p99) target: the exact
+ * order-statistic interval of a p99 needs 367 (docs/figures.md "How sure"). */
+enum { RUN_TUNE_P99_MIN_PROMPTS = 400 };
 struct run_tune; /* opaque */
 
 struct run_tune_status {
