@@ -877,6 +877,8 @@ static enum run_status run_points_on_demand(struct run *run, char **running_cmd,
     run->cfg.conc = conc;
     struct point_plan plan;
     plan_point(run, &r->points[0], &plan);
+    if (run->cfg.server_conc > 0)
+      plan.point.conc = run->cfg.server_conc; /* the command stays; the load is conc */
     run->snap.progress.point_index = k;
     run->snap.progress.n_points = k + 1;
     run->snap.concurrency.target = conc;

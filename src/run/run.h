@@ -60,6 +60,8 @@ struct run_config {
   bool range_ratio_set;         /* range_ratio overrides the recipe's random range ratio */
   double range_ratio;
   bool points_on_demand;        /* no point of its own: run_measure_point asks for each (tune) */
+  int server_conc;              /* > 0: the server command's $CONC is this whatever the point's
+                                   concurrency (tune: one launch per configuration) */
 };
 void run_config_init(struct run_config *cfg);
 
@@ -468,6 +470,16 @@ int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **sc
  * measured_isl / measured_osl). */
 int run_export_inferencex_opts(const char *run_dir, bool allow_simulated, char **master_yaml_out,
                                char **script_out, struct st_err *err);
+
+/* A tune folder (tune.json in it)? */
+bool run_is_tune_dir(const char *dir);
+/* `servetop export TUNE_DIR`: the tune's winner as a servetop recipe (YAML), an InferenceX
+ * master-config entry (conc-list: its best concurrency) and a launch-script fragment (its
+ * server command as launched). Heap strings. 0; 1 with err when refused (no winner, its run
+ * refused as run_export_inferencex_opts refuses, SIMULATED without allow_simulated); -1 when
+ * the folder cannot be read. */
+int run_export_tune(const char *tune_dir, bool allow_simulated, char **recipe_yaml_out,
+                    char **master_yaml_out, char **script_out, struct st_err *err);
 
 /* ---------------------------------------------------------------- past runs
  * The run folders that `servetop run` and the dashboard leave under a results

@@ -466,6 +466,9 @@ static int start_run(struct run_tune *t, const struct tune_config *c, long index
   rc.gpus = t->cfg.gpus;
   rc.seed = t->cfg.seed;
   rc.points_on_demand = true;
+  /* flags the recipe ties to the concurrency ($CONC) are launched at the highest concurrency
+   * searched: one launch per configuration, no cap below what is measured */
+  rc.server_conc = t->cfg.conc_max > 0 ? t->cfg.conc_max : 1024;
   rc.allow_mislabel = true; /* the spec knob's twin is labelled as it runs */
   struct st_err err = {{0}};
   t->run = run_start(&rc, &err);
