@@ -546,6 +546,32 @@ static bool wants_dashboard(const struct run_opts *o) {
   return !o->headless && !o->quiet && !o->json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 }
 
+/* A sweep's end: its table of points (sweep.md's) and where the chart the run drew is. */
+static void print_sweep_end(FILE *out, const char *tag, const struct run_outcome *oc) {
+  char *chart = oc->dir[0] ? path_join_alloc(oc->dir, RUN_SWEEP_CHART) : NULL;
+  bool drawn = chart && path_exists(chart);
+  free(chart);
+  if (!drawn)
+    return;
+  struct sbuf table = {0};
+  struct st_err err = {{0}};
+  if (run_sweep_table(oc->dir, &table, &err) != 0) {
+    fprintf(stderr, "%sservetop run: %s\n", tag, err.msg);
+    return;
+  }
+  fprintf(out, "%ssweep:\n", tag);
+  for (char *line = table.data, *nl; line && *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    fprintf(out, "%s%.*s\n", tag, nl ? (int)(nl - line) : (int)strlen(line), line);
+    if (!nl)
+      break;
+  }
+  sbuf_free(&table);
+  fprintf(out, "%ssweep chart: %s/sweep.png (and sweep.svg, table sweep.md beside it)\n", tag,
+          oc->dir);
+  fflush(out);
+}
+
 /* What every run ended with: its line, the per-point table, the exit status. */
 static int report_runs(const struct run_opts *o, const char *const *tags,
                        const struct run_outcome *outs, const struct snap_run *last, size_t n) {
@@ -553,6 +579,8 @@ static int report_runs(const struct run_opts *o, const char *const *tags,
   for (size_t i = 0; i < n; i++) {
     if (last)
       print_point_table(o->json ? stderr : stdout, tags[i], &last[i]);
+    if (o->sweep)
+      print_sweep_end(o->json ? stderr : stdout, tags[i], &outs[i]);
     report_outcome(o->json ? stderr : stdout, tags[i], &outs[i], o->allow_mislabel);
     int st = exit_status_for(&outs[i], o->allow_mislabel);
     if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
