@@ -59,7 +59,9 @@ static const char run_description[] =
     "waits until it is ready, drives it with the load generator at --conc N or over the recipe's\n"
     "sweep (--sweep: one result per point; the server stays up while its command does not change),\n"
     "then stops it. Each run is a folder under the results directory: manifest.json, recipe.json\n"
-    "(the resolved server command), server.log and one result-conc<N>.json per point.\n"
+    "(the resolved server command), server.log and one result-conc<N>.json per point; a sweep\n"
+    "ends with sweep.md (its table of points), sweep.png and sweep.svg (output tok/s per GPU\n"
+    "against tok/s per user, each point labelled with its concurrency: docs/charts.md).\n"
     "\n"
     "Engine: --engine, else the recipe's own where it can run here (sglang: python3 can import\n"
     "sglang and a GPU exists; vllm: `vllm` on PATH and a GPU), else the simulated server (said so).\n"
@@ -78,7 +80,7 @@ static const char run_description[] =
     "In a terminal the dashboard opens on the run (the A/B view for --ab); --headless (or no\n"
     "terminal) prints a status line instead: updated in place on a terminal, one line a second\n"
     "otherwise, with point k/N and the sweep's ETA, a line per saved point and a per-point\n"
-    "table at the end.\n"
+    "table at the end (a sweep: then its table of points and the chart's path).\n"
     "Exit status: 0 ok, 1 failed or mislabelled, 2 usage or input error (every one is found\n"
     "before anything starts), 130 interrupted.";
 
