@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { EXIT_RUN_FAILED = 1, EXIT_INTERRUPTED = 130 };
@@ -551,7 +552,8 @@ static bool wants_dashboard(const struct run_opts *o) {
 /* A sweep's end: its table of points (sweep.md's) and where the chart the run drew is. */
 static void print_sweep_end(FILE *out, const char *tag, const struct run_outcome *oc) {
   char *chart = oc->dir[0] ? path_join_alloc(oc->dir, RUN_SWEEP_CHART) : NULL;
-  bool drawn = chart && path_exists(chart);
+  struct stat sb;
+  bool drawn = chart && stat(chart, &sb) == 0 && S_ISREG(sb.st_mode);
   free(chart);
   if (!drawn)
     return;

@@ -12,14 +12,10 @@ static const struct {
   enum fig_stat stat;
 } cols[REPORT_SWEEP_COLS] = {
     {"conc", FIG_N, FIG_VALUE}, /* the point's concurrency, not a figure */
-    {"req/s", FIG_REQ_TPUT, FIG_VALUE},
-    {"output tok/s", FIG_OUTPUT_TPUT, FIG_VALUE},
-    {"tok/s/GPU", FIG_OUTPUT_TPUT_PER_GPU, FIG_VALUE},
-    {"tok/s/user", FIG_INTERACTIVITY, FIG_VALUE},
-    {"TTFT p50 (ms)", FIG_TTFT, FIG_STAT_P50},
-    {"TTFT p99 (ms)", FIG_TTFT, FIG_STAT_P99},
-    {"TPOT p50 (ms)", FIG_TPOT, FIG_STAT_P50},
-    {"TPOT p99 (ms)", FIG_TPOT, FIG_STAT_P99},
+    {"req/s", FIG_REQ_TPUT, FIG_VALUE}, {"output tok/s", FIG_OUTPUT_TPUT, FIG_VALUE},
+    {"tok/s/GPU", FIG_OUTPUT_TPUT_PER_GPU, FIG_VALUE}, {"tok/s/user", FIG_INTERACTIVITY, FIG_VALUE},
+    {"TTFT p50 (ms)", FIG_TTFT, FIG_STAT_P50}, {"TTFT p99 (ms)", FIG_TTFT, FIG_STAT_P99},
+    {"TPOT p50 (ms)", FIG_TPOT, FIG_STAT_P50}, {"TPOT p99 (ms)", FIG_TPOT, FIG_STAT_P99},
 };
 
 const char *report_sweep_col_title(size_t col) {

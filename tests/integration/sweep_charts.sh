@@ -73,4 +73,25 @@ timeout 300 "$SERVETOP" run llama8b-h200-sglang --sweep --json --label json "${c
 check "a --json sweep exits 0 (got $rc)" test "$rc" = 0
 check "stdout holds the JSON alone" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$WORK/json"
 check "the table and path go to stderr" grep -q "sweep chart: .*-json/sweep.png" "$WORK/json.err"
+
+# ---------------------------------------------------------------- a chart that cannot be written
+# fails the run (its results stay), named: a folder where sweep.png goes, made while it runs
+timeout 300 "$SERVETOP" run llama8b-h200-sglang --sweep --label blocked "${common[@]}" \
+  --num-prompts 32 >"$WORK/blocked" 2>"$WORK/blocked.err" &
+RUN_PID=$!
+PIDS+=("$RUN_PID")
+DB=
+for _ in $(seq 500); do
+  DB=$(ls -d "$WORK"/runs/*-blocked 2>/dev/null | head -n 1)
+  [[ -n $DB ]] && break
+  sleep 0.02
+done
+[[ -n $DB ]] && mkdir "$DB/sweep.png"
+rc=0
+wait "$RUN_PID" || rc=$?
+check "a chart that cannot be written fails the run (exit $rc)" test "$rc" = 1
+check "... naming the file" grep -q "$DB/sweep.png" "$WORK/blocked.err"
+check "... and saying so in its outcome" grep -q "could not be written" "$WORK/blocked.err"
+check "... its results stay" test -s "$DB/result-conc2.json" -a -s "$DB/result-conc4.json"
+check "... no chart path is printed" bash -c "! grep -q 'sweep chart' '$WORK/blocked'"
 finish "sweep chart"
