@@ -22,6 +22,7 @@ declare -A allowed=(
   [telemetry]="tm_"
   [run]="run_"
   [tune]="tune_"
+  [report]="report_"
 )
 seen=0
 for lib in "$libs"/*/libst_*.a; do
