@@ -1060,7 +1060,8 @@ int cmd_export_main(int argc, char **argv) {
       {"inferencex", OPT_FLAG, &inferencex, NULL, "InferenceX master-config entry + script",
        NULL, NULL},
       {"out", OPT_STRING, &out_dir, "DIR",
-       "write <DIR>/master-entry.yaml and <DIR>/launch-server.sh instead of stdout", NULL, NULL},
+       "write <DIR>/master-entry.yaml and <DIR>/launch-server.sh (a tune: and recipe.yaml) "
+       "instead of stdout", NULL, NULL},
       {"allow-simulated", OPT_FLAG, &allow_simulated, NULL,
        "export a run measured on servetop sim (marked SIMULATED)", NULL, NULL},
       {"results", OPT_STRING, &results_dir, "DIR",
@@ -1078,7 +1079,10 @@ int cmd_export_main(int argc, char **argv) {
                      "them). A failed or mislabelled run, or one that finished no point, is\n"
                      "refused with the reason (exit 1); an unreadable folder exits 2. A run on\n"
                      "servetop sim is refused too unless --allow-simulated (then marked\n"
-                     "SIMULATED). isl / osl are the ones the run measured.",
+                     "SIMULATED). isl / osl are the ones the run measured.\n"
+                     "RUN may be a tune folder (servetop tune): its winner is exported, with its\n"
+                     "best concurrency as conc-list and its server command as launched, and also\n"
+                     "as a servetop recipe (recipe.yaml with --out).",
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[2];
@@ -1095,7 +1099,10 @@ int cmd_export_main(int argc, char **argv) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
     return EXIT_USAGE;
   }
-  int erc = run_export_inferencex_opts(run_dir, allow_simulated, &yaml, &script, &err);
+  char *tuned = NULL; /* a tune folder: its winner as a recipe too */
+  int erc = run_is_tune_dir(run_dir)
+                ? run_export_tune(run_dir, allow_simulated, &tuned, &yaml, &script, &err)
+                : run_export_inferencex_opts(run_dir, allow_simulated, &yaml, &script, &err);
   free(run_dir);
   if (erc != 0) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
@@ -1105,21 +1112,30 @@ int cmd_export_main(int argc, char **argv) {
   if (out_dir) {
     char *yaml_path = path_join_alloc(out_dir, "master-entry.yaml");
     char *sh_path = path_join_alloc(out_dir, "launch-server.sh");
+    char *recipe_path = path_join_alloc(out_dir, "recipe.yaml");
     if (path_mkdir_p(out_dir, 0755, &err) != 0 ||
         file_write_atomic(yaml_path, yaml, strlen(yaml), 0644, &err) != 0 ||
-        file_write_atomic(sh_path, script, strlen(script), 0644, &err) != 0) {
+        file_write_atomic(sh_path, script, strlen(script), 0644, &err) != 0 ||
+        (tuned && file_write_atomic(recipe_path, tuned, strlen(tuned), 0644, &err) != 0)) {
       fprintf(stderr, "servetop export: %s\n", err.msg);
       rc = EXIT_RUN_FAILED;
     } else {
       printf("%s\n%s\n", yaml_path, sh_path);
+      if (tuned)
+        printf("%s\n", recipe_path);
     }
     free(yaml_path);
     free(sh_path);
+    free(recipe_path);
   } else {
+    if (tuned)
+      printf("# ---- servetop recipe of the tune's winner (servetop run --configs DIR)\n%s\n",
+             tuned);
     printf("# ---- master config entry (configs/*-master.yaml)\n%s\n", yaml);
     printf("# ---- launch-script fragment (benchmarks/single_node/...)\n%s", script);
   }
   free(yaml);
   free(script);
+  free(tuned);
   return rc;
 }
