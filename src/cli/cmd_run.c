@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { EXIT_RUN_FAILED = 1, EXIT_INTERRUPTED = 130 };
@@ -59,7 +60,9 @@ static const char run_description[] =
     "waits until it is ready, drives it with the load generator at --conc N or over the recipe's\n"
     "sweep (--sweep: one result per point; the server stays up while its command does not change),\n"
     "then stops it. Each run is a folder under the results directory: manifest.json, recipe.json\n"
-    "(the resolved server command), server.log and one result-conc<N>.json per point.\n"
+    "(the resolved server command), server.log and one result-conc<N>.json per point; a sweep\n"
+    "ends with sweep.md (its table of points), sweep.png and sweep.svg (output tok/s per GPU\n"
+    "against tok/s per user, each point labelled with its concurrency: docs/charts.md).\n"
     "\n"
     "Engine: --engine, else the recipe's own where it can run here (sglang: python3 can import\n"
     "sglang and a GPU exists; vllm: `vllm` on PATH and a GPU), else the simulated server (said so).\n"
@@ -78,7 +81,7 @@ static const char run_description[] =
     "In a terminal the dashboard opens on the run (the A/B view for --ab); --headless (or no\n"
     "terminal) prints a status line instead: updated in place on a terminal, one line a second\n"
     "otherwise, with point k/N and the sweep's ETA, a line per saved point and a per-point\n"
-    "table at the end.\n"
+    "table at the end (a sweep: then its table of points and the chart's path).\n"
     "Exit status: 0 ok, 1 failed or mislabelled, 2 usage or input error (every one is found\n"
     "before anything starts), 130 interrupted.";
 
@@ -546,6 +549,33 @@ static bool wants_dashboard(const struct run_opts *o) {
   return !o->headless && !o->quiet && !o->json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 }
 
+/* A sweep's end: its table of points (sweep.md's) and where the chart the run drew is. */
+static void print_sweep_end(FILE *out, const char *tag, const struct run_outcome *oc) {
+  char *chart = oc->dir[0] ? path_join_alloc(oc->dir, RUN_SWEEP_CHART) : NULL;
+  struct stat sb;
+  bool drawn = chart && stat(chart, &sb) == 0 && S_ISREG(sb.st_mode);
+  free(chart);
+  if (!drawn)
+    return;
+  struct sbuf table = {0};
+  struct st_err err = {{0}};
+  if (run_sweep_table(oc->dir, &table, &err) != 0) {
+    fprintf(stderr, "%sservetop run: %s\n", tag, err.msg);
+    return;
+  }
+  fprintf(out, "%ssweep:\n", tag);
+  for (char *line = table.data, *nl; line && *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    fprintf(out, "%s%.*s\n", tag, nl ? (int)(nl - line) : (int)strlen(line), line);
+    if (!nl)
+      break;
+  }
+  sbuf_free(&table);
+  fprintf(out, "%ssweep chart: %s/sweep.png (and sweep.svg, table sweep.md beside it)\n", tag,
+          oc->dir);
+  fflush(out);
+}
+
 /* What every run ended with: its line, the per-point table, the exit status. */
 static int report_runs(const struct run_opts *o, const char *const *tags,
                        const struct run_outcome *outs, const struct snap_run *last, size_t n) {
@@ -553,6 +583,8 @@ static int report_runs(const struct run_opts *o, const char *const *tags,
   for (size_t i = 0; i < n; i++) {
     if (last)
       print_point_table(o->json ? stderr : stdout, tags[i], &last[i]);
+    if (o->sweep)
+      print_sweep_end(o->json ? stderr : stdout, tags[i], &outs[i]);
     report_outcome(o->json ? stderr : stdout, tags[i], &outs[i], o->allow_mislabel);
     int st = exit_status_for(&outs[i], o->allow_mislabel);
     if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))

@@ -1013,6 +1013,18 @@ finish:
   bool manifest_failed = run->dir[0] && run_files_write_manifest(run, &err) != 0;
   if (manifest_failed)
     log_msg(LOG_ERROR, "run: %s", err.msg);
+  /* a sweep ends with its table of points and chart, of what was measured (stopped too) */
+  if (run->cfg.sweep && run->dir[0] && run->n_points_done > 0 && !manifest_failed) {
+    struct st_err chart_err = {{0}};
+    if (run_sweep_report(run->dir, &chart_err) != 0) {
+      log_msg(LOG_ERROR, "run: %s", chart_err.msg);
+      run->n_file_failures++;
+    } else {
+      char *chart = path_join_alloc(run->dir, RUN_SWEEP_CHART);
+      snprintf(run->snap.points.chart, sizeof run->snap.points.chart, "%s", chart);
+      free(chart);
+    }
+  }
   if ((run->n_file_failures || log_fails) && final_status != RUN_STATUS_INTERRUPTED) {
     char was[sizeof run->outcome.message], files[200] = "", logs[120] = "";
     pthread_mutex_lock(&run->lock);

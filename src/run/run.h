@@ -420,6 +420,19 @@ size_t run_compare_unlike(const struct run_compare_side *a, const struct run_com
  * and per side "simulated" (true, false, null: unknown or mixed). */
 char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b);
 
+/* ---------------------------------------------------------------- a sweep's end
+ * What a run of a sweep leaves besides its results (docs/charts.md): sweep.md (the table of
+ * points: conc, req/s, output tok/s and per GPU, tok/s per user, TTFT and TPOT p50/p99, with
+ * their 95% intervals where the results have them) and the chart, sweep.png and sweep.svg
+ * (output throughput per GPU against tok/s per user, each point labelled with its
+ * concurrency), from the results its manifest lists. The run thread writes them when a
+ * sweep ends (RUN_SWEEP_CHART in its folder; stopped ones too, with what was measured).
+ * -1 with err naming the folder or the file that could not be read or written. */
+#define RUN_SWEEP_CHART "sweep.png"
+int run_sweep_report(const char *run_dir, struct st_err *err);
+/* The same table of points as text (markdown, aligned) appended to out. */
+int run_sweep_table(const char *run_dir, struct sbuf *out, struct st_err *err);
+
 /* ---------------------------------------------------------------- like with like
  * The one decision whether two measurements may be divided (run/like.c), used by
  * `servetop compare`, the headless `run --ab` summary and the A/B view: the same model,
