@@ -30,13 +30,7 @@ static void on_stop_signal(int sig) {
 }
 
 static void install_stop_handlers(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  cli_on_stop_signals(on_stop_signal);
 }
 
 /* ---------------------------------------------------------------- options */

@@ -76,6 +76,29 @@ static bool run_simulated(const cJSON *recipe, const cJSON *manifest) {
   return e && e->simulated;
 }
 
+/* The entry's keys (image, model, ...), its scenario with the isl / osl measured, and the start
+ * of its search-space row ("{ tp: T, ep: E"), as both exports write them. */
+static void put_entry_head(struct sbuf *y, const cJSON *recipe) {
+  static const char *const keys[][2] = {{"image", "image"},         {"model", "model"},
+                                        {"model-prefix", "model_prefix"}, {"runner", "runner"},
+                                        {"precision", "precision"}, {"framework", "framework"}};
+  for (size_t i = 0; i < ST_ARRAY_LEN(keys); i++) {
+    const char *v = jstr(recipe, keys[i][1]);
+    if (!v)
+      continue;
+    sbuf_printf(y, "  %s: ", keys[i][0]);
+    put_yaml_scalar(y, v);
+    sbuf_putc(y, '\n');
+  }
+  const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(recipe, "points"), 0);
+  sbuf_printf(y, "  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: %d\n      osl: "
+                 "%d\n      search-space:\n      - { tp: %d",
+              jint(recipe, "measured_isl", jint(recipe, "isl", 0)),
+              jint(recipe, "measured_osl", jint(recipe, "osl", 0)), jint(first, "tp", 1));
+  if (jint(first, "ep", 0) > 0)
+    sbuf_printf(y, ", ep: %d", jint(first, "ep", 1));
+}
+
 /* concs (n_concs > 0): the conc-list to write instead of the concurrencies the run measured
  * to the end (a tune's winner: its best concurrency). */
 static void build_yaml(struct sbuf *y, const cJSON *recipe, const cJSON *manifest,
@@ -108,24 +131,8 @@ static void build_yaml(struct sbuf *y, const cJSON *recipe, const cJSON *manifes
   }
   put_yaml_scalar(y, entry ? entry : "servetop-export");
   sbuf_puts(y, ":\n");
-  static const char *const keys[][2] = {{"image", "image"},         {"model", "model"},
-                                        {"model-prefix", "model_prefix"}, {"runner", "runner"},
-                                        {"precision", "precision"}, {"framework", "framework"}};
-  for (size_t i = 0; i < ST_ARRAY_LEN(keys); i++) {
-    const char *v = jstr(recipe, keys[i][1]);
-    if (!v)
-      continue;
-    sbuf_printf(y, "  %s: ", keys[i][0]);
-    put_yaml_scalar(y, v);
-    sbuf_putc(y, '\n');
-  }
-  sbuf_puts(y, "  multinode: false\n  scenarios:\n    fixed-seq-len:\n");
-  sbuf_printf(y, "    - isl: %d\n      osl: %d\n      search-space:\n", isl, osl);
-  const cJSON *points = cJSON_GetObjectItemCaseSensitive(recipe, "points");
-  const cJSON *first = cJSON_GetArrayItem(points, 0);
-  sbuf_printf(y, "      - { tp: %d", jint(first, "tp", 1));
-  if (jint(first, "ep", 0) > 0)
-    sbuf_printf(y, ", ep: %d", jint(first, "ep", 1));
+  put_entry_head(y, recipe);
+  const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(recipe, "points"), 0);
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(first, "dp_attn")))
     sbuf_puts(y, ", dp-attn: true");
   sbuf_puts(y, ", conc-list: [");
@@ -389,24 +396,7 @@ static void build_recipe(struct sbuf *y, const cJSON *recipe, const cJSON *tune,
   snprintf(name, sizeof name, "%s-tuned", jstr(recipe, "name") ? jstr(recipe, "name") : "recipe");
   put_yaml_scalar(y, name);
   sbuf_puts(y, ":\n");
-  static const char *const keys[][2] = {{"model", "model"},         {"model-prefix", "model_prefix"},
-                                        {"runner", "runner"},       {"precision", "precision"},
-                                        {"framework", "framework"}, {"image", "image"}};
-  for (size_t i = 0; i < ST_ARRAY_LEN(keys); i++) {
-    const char *v = jstr(recipe, keys[i][1]);
-    if (!v)
-      continue;
-    sbuf_printf(y, "  %s: ", keys[i][0]);
-    put_yaml_scalar(y, v);
-    sbuf_putc(y, '\n');
-  }
-  const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(recipe, "points"), 0);
-  sbuf_printf(y, "  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: %d\n      osl: "
-                 "%d\n      search-space:\n      - { tp: %d",
-              jint(recipe, "measured_isl", jint(recipe, "isl", 0)),
-              jint(recipe, "measured_osl", jint(recipe, "osl", 0)), jint(first, "tp", 1));
-  if (jint(first, "ep", 0) > 0)
-    sbuf_printf(y, ", ep: %d", jint(first, "ep", 1));
+  put_entry_head(y, recipe);
   sbuf_printf(y, ", conc-list: [%d]", best_conc);
   const char *spec = jstr(recipe, "spec_decoding");
   if (spec && strcmp(spec, "none") != 0)

@@ -215,39 +215,15 @@ static int check_knobs(const struct run_tune_config *cfg, struct st_err *err) {
 
 /* ---------------------------------------------------------------- the tune folder */
 static int make_tune_dir(struct run_tune *t, struct st_err *err) {
-  char *base = t->cfg.results_dir ? xstrdup(t->cfg.results_dir) : run_default_results_dir_alloc();
-  if (path_mkdir_p(base, 0755, err) != 0) {
-    free(base);
-    return -1;
+  char *name = xasprintf("tune-%s", t->cfg.recipe->name);
+  char dir[sizeof t->st.dir];
+  int rc = run_files_mkdir_stamped(t->cfg.results_dir, name, NULL, dir, sizeof dir, err);
+  free(name);
+  if (rc == 0) {
+    pthread_mutex_lock(&t->lock);
+    snprintf(t->st.dir, sizeof t->st.dir, "%s", dir);
+    pthread_mutex_unlock(&t->lock);
   }
-  time_t now = time(NULL);
-  struct tm tm_utc;
-  gmtime_r(&now, &tm_utc);
-  char stamp[32], name[160];
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm_utc);
-  snprintf(name, sizeof name, "%s", t->cfg.recipe->name);
-  for (char *c = name; *c; c++)
-    if (!(isalnum((unsigned char)*c) || *c == '.' || *c == '_' || *c == '-'))
-      *c = '-';
-  int rc = -1;
-  for (int attempt = 1; attempt < 100 && rc != 0; attempt++) {
-    char leaf[256];
-    snprintf(leaf, sizeof leaf, attempt > 1 ? "%s-tune-%s-%d" : "%s-tune-%s", stamp, name,
-             attempt);
-    char *dir = path_join_alloc(base, leaf);
-    if (mkdir(dir, 0755) == 0) {
-      pthread_mutex_lock(&t->lock);
-      snprintf(t->st.dir, sizeof t->st.dir, "%s", dir);
-      pthread_mutex_unlock(&t->lock);
-      rc = 0;
-    } else if (errno != EEXIST) {
-      err_setf(err, "cannot create directory %s: %s", dir, strerror(errno));
-      free(dir);
-      break;
-    }
-    free(dir);
-  }
-  free(base);
   return rc;
 }
 
@@ -502,7 +478,7 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   if (!t->run) {
     note_status(t, index, conc, "starting configuration %ld: %s", index + 1, desc);
     if (start_run(t, c, index, why, why_len) != 0)
-      return TUNE_START_FAILED;
+      return TUNE_START_FAILED; /* refused before a launch (a command that does not resolve) */
   }
   note_status(t, index, conc, "configuration %ld (%s): measuring concurrency %d", index + 1, desc,
               conc);
@@ -519,6 +495,9 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   }
   if (rc != 0) {
     end_run(t); /* it failed to start or died: its server is gone */
+    for (char *ch = why; *ch; ch++) /* one line: its log lines joined */
+      if (*ch == '\n' || *ch == '\r')
+        *ch = ' ';
     return TUNE_START_FAILED;
   }
   t->point_s_sum += (double)(clock_mono_ns() - t0) / 1e9;

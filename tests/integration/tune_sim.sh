@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `servetop tune` on the sim (issue 20 points 1, 2, 4): the bundled Qwen3.5 FP8 H200 SGLang
-# recipe, --knob kv-cache=0.30,0.85 --knob max-batch=4,16 under --slo ttft_p99_ms=150 (isl
-# 1024, osl 16, concurrency 2..16). The sim's scheduler queues requests beyond the batch cap
+# recipe, --knob kv-cache=0.30,0.85 --knob max-batch=4,16 under --slo ttft_p99_ms=250 (isl
+# 1024, osl 64, concurrency 4..6). The sim's scheduler queues requests beyond the batch cap
 # (docs/sim.md), so TTFT grows past it and the answer moves with max-batch: the winner is
 # max-batch=16 at a higher concurrency than the recipe as written (max-batch 4, its first sweep
 # point's $CONC); kv-cache=0.30 leaves no room for the KV cache and fails to start with the
@@ -48,9 +48,9 @@ check "--help: exit 0, names --slo, --knob, --budget" \
   bash -c "grep -q -- --slo '$WORK/help.out' && grep -q -- --knob '$WORK/help.out' && grep -q -- --budget '$WORK/help.out'"
 
 # ---- the search: an SLO that binds, knobs where the answer moves
-timeout 480 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=150 \
-  --knob kv-cache=0.30,0.85 --knob max-batch=4,16 --isl 1024 --osl 16 --conc-min 2 \
-  --conc-max 16 --results-dir "$WORK/runs" >"$WORK/tune.out" 2>"$WORK/tune.err" && rc=0 || rc=$?
+timeout 480 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=250 \
+  --knob kv-cache=0.30,0.85 --knob max-batch=4,16 --isl 1024 --osl 64 --conc-min 4 \
+  --conc-max 6 --results-dir "$WORK/runs" >"$WORK/tune.out" 2>"$WORK/tune.err" && rc=0 || rc=$?
 check "tune: exit 0 (a winner)" test "$rc" -eq 0
 [[ $rc -eq 0 ]] || { cat "$WORK/tune.err"; tail -40 "$WORK/tune.out"; }
 D=$(ls -d "$WORK"/runs/*-tune-"$R" 2>/dev/null | head -1)
@@ -65,14 +65,14 @@ import json, os, sys
 d = sys.argv[1]
 t = json.load(open(os.path.join(d, "tune.json")))
 assert t["kind"] == "servetop-tune" and t["status"] == "done" and t["simulated"] is True, t["status"]
-assert t["slo"] == {"ttft_p99_ms": 150}, t["slo"]
+assert t["slo"] == {"ttft_p99_ms": 250}, t["slo"]
 assert t["space"]["knobs"] == {"kv-cache": "0.85", "max-batch": "4"}, t["space"]
 cfgs = t["configs"]
 w, s = cfgs[t["winner"]], cfgs[t["start_config"]]
 assert w["knobs"] == {"kv-cache": "0.85", "max-batch": "16"}, w
 assert t["start_config"] == 0 and s["knobs"] == {"kv-cache": "0.85", "max-batch": "4"}, s
 # the answer moves with the knob: the cap of 4 queues requests past it, 16 does not
-assert w["best_conc"] > s["best_conc"] >= 2, (w["best_conc"], s["best_conc"])
+assert w["best_conc"] > s["best_conc"] >= 4, (w["best_conc"], s["best_conc"])
 assert w["goodput"]["point"] > s["goodput"]["point"], (w["goodput"], s["goodput"])
 g = w["goodput"]
 assert g["lo"] is not None and g["lo"] <= g["point"] <= g["hi"], g
@@ -87,7 +87,7 @@ for p in probes:
     f = p["figures"]["ttft_p99_ms"]
     assert f["point"] is not None and f["hi"] is not None, p
     # holds on the upper bound, not on the estimate
-    assert p["holds"] == (f["hi"] <= 150), p
+    assert p["holds"] == (f["hi"] <= 250), p
 assert any(not p["holds"] for p in probes) and any(p["holds"] for p in probes)
 for c in cfgs:
     if c["status"] != "failed to start":
