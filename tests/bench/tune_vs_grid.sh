@@ -28,11 +28,12 @@ sim)
     --slo ttft_p99_ms=40 --knob max-running-requests=4,8,16 --knob mem-fraction-static=0.75,0.85
     --conc-min 2 --conc-max 16 --isl 256 --osl 32 --num-prompts 400 --server-arg=--sim-speed=50) ;;
 llamacpp)
-  # the tiny pair on llama-server (slots, micro-batch, the draft model), the SLO of
-  # tests/integration/tune_llamacpp.sh
+  # the tiny pair on llama-server (slots, the draft model), the SLO and workload of
+  # tests/integration/tune_llamacpp.sh; a small space: every point is 400 requests on a
+  # shared 2-core CPU (tens of seconds)
   args=(tiny-llamacpp-cpu --configs "$PROJECT_DIR/configs"
-    --slo ttft_p99_ms=150,tpot_p99_ms=20 --knob np=2,4 --knob ub=128,512 --knob spec=off,on
-    --conc-max 8 --isl 64 --osl 32 --num-prompts 400) ;;
+    --slo ttft_p99_ms=150,tpot_p99_ms=20 --knob np=2,4 --knob spec=off,on
+    --conc-min 2 --conc-max 6 --isl 64 --osl 32 --num-prompts 400) ;;
 *) echo "usage: $0 [sim|llamacpp] [tune options...]" >&2; exit 2 ;;
 esac
 
