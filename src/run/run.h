@@ -265,6 +265,7 @@ struct run_tune_config {
   int conc_min, conc_max;        /* 0: 1 .. 1024 */
   double budget_s;               /* wall-clock budget (0: none): no point starts after it */
   int max_points;                /* 0: no limit */
+  bool grid;                     /* the full grid instead of the search (tune_grid) */
   int num_prompts;               /* > 0: requests per point; 0: the run's default */
   int isl, osl;                  /* > 0: override the recipe's */
   double range_ratio;            /* >= 0: override; < 0: the recipe's */
