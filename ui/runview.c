@@ -232,6 +232,8 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
   if (p->mislabelled)
     ui_put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
         gl);
+  else if (rv->snap.figures.client_bound[0]) /* the client's delay is in the latencies */
+    ui_put(g, x + 2, r.y, end, rv->snap.figures.client_bound, THEME_WARNING, gl);
 }
 
 /* A chart with its scale on the left: top value and 0. */
