@@ -486,9 +486,11 @@ enum { LATENCY_ROWS = 5 };
 
 static void render_latency(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                            const struct ui_glyphs *gl) {
-  ui_box(g, box, "Latency (last 10 s | run)", THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
   const struct snap_figures *f = &rv->snap.figures;
+  bool client_bound = f->client_bound[0] != '\0'; /* the reason: on the progress line */
+  ui_box(g, box, client_bound ? "Latency: CLIENT-BOUND" : "Latency (last 10 s | run)",
+         THEME_BORDER, client_bound ? THEME_WARNING : THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
   static const struct ui_table_col cols[] = {
       {"", 5, false},       {"p50", 7, true},     {"p90", 7, true},     {"p99", 7, true},
       {"run p50", 8, true}, {"run p90", 8, true}, {"run p99", 8, true},
