@@ -216,13 +216,14 @@ int lg_parse_num_workers(const char *text);
 #define LG_CLIENT_BOUND_RECV_LAG_P99_MS 1.0 /* receive lag p99 */
 #define LG_CLIENT_BOUND_SEND_LAG_P50_MS 10.0/* send lag p50 (a start burst's p99 is long) */
 enum { LG_RECV_LAG_SAMPLE_EVERY = 16, LG_CLIENT_BOUND_LEN = 160 };
-/* Client-bound by figs (FIG_LOOP_BUSY, FIG_RECV_LAG, FIG_SEND_LAG) and each
- * loop's busy share (0..1, n_loops of them): true with the reason in why
+/* Client-bound by figs (FIG_LOOP_BUSY, FIG_RECV_LAG, FIG_SEND_LAG), each loop's
+ * busy share and its thread's CPU share (CPU time / wall time; NULL: not known),
+ * 0..1, n_loops of them: true with the reason in why
  * ("loop 2 of 4 busy 96% (limit 90%)", or the lag past its limit and the busiest loop), else
  * false and why "". The first limit passed decides: busy share, receive lag p99, send lag p50.
  * A lag with loops mostly idle means their threads waited for a CPU (said so). */
-bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, int n_loops, char *why,
-                     size_t why_len);
+bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, const double *loop_cpu,
+                     int n_loops, char *why, size_t why_len);
 
 /* ---------------------------------------------------------------- records */
 /* Why a request failed. A request succeeds only when the server said it
@@ -303,6 +304,7 @@ struct lg_result {
   /* Client health (see lg_client_bound): each loop's busy share over its
    * run, and the receive lag samples (µs) of every loop. */
   double loop_busy[LG_MAX_WORKERS];
+  double loop_cpu[LG_MAX_WORKERS];  /* each loop thread's CPU time / the same span */
   uint32_t *recv_lag_us;
   size_t n_recv_lag;
 };
@@ -369,6 +371,7 @@ struct lg_live {
    * point, and the verdict on the window ("" while the client keeps up). */
   int n_loops;
   double loop_busy_window[LG_MAX_WORKERS], loop_busy_point[LG_MAX_WORKERS];
+  double loop_cpu_window[LG_MAX_WORKERS], loop_cpu_point[LG_MAX_WORKERS]; /* thread CPU share */
   char client_bound[LG_CLIENT_BOUND_LEN];
 };
 

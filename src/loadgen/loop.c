@@ -93,6 +93,7 @@ struct live_second {
   double settled;           /* output tokens of ended requests by chunk arrival (lg_live) */
   int64_t pending;          /* token-carrying chunks of requests still streaming */
   int64_t busy_ns;          /* the loop's time outside epoll_wait in passes that ended here */
+  int64_t cpu_ns;           /* the loop thread's CPU time counted at publishes in this second */
   struct live_lat lat;
 };
 
@@ -114,6 +115,7 @@ struct worker_published {
   struct live_lat window, point;
   struct live_accept accept;
   double busy_window, busy_point; /* the loop's busy share over the window / the point */
+  double cpu_window, cpu_point;   /* its thread's CPU time / wall time, the same spans */
   bool finished;
 };
 
@@ -150,6 +152,7 @@ struct lg_worker {
   struct live_accept accept;
   /* client health: time outside epoll_wait, receive lag samples (µs) */
   int64_t busy_ns;
+  int64_t cpu_ns;            /* thread CPU time at the last publish */
   int64_t end_ns;            /* when the loop exited */
   uint32_t *recv_lag_us;
   size_t n_recv_lag, recv_lag_cap;
@@ -260,20 +263,29 @@ int lg_parse_num_workers(const char *text) {
   return (int)v;
 }
 
-bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, int n_loops, char *why,
-                     size_t why_len) {
+bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, const double *loop_cpu,
+                     int n_loops, char *why, size_t why_len) {
   int busiest = -1;
   for (int i = 0; i < n_loops; i++)
     if (busiest < 0 || loop_busy[i] > loop_busy[busiest])
       busiest = i;
   double recv_p99 = fig_get(figs, FIG_RECV_LAG, FIG_STAT_P99);
   double send_p50 = fig_get(figs, FIG_SEND_LAG, FIG_STAT_P50);
-  char loop[96] = "";
-  /* lags with idle loops: their threads waited for a CPU (other processes) */
-  if (busiest >= 0)
-    snprintf(loop, sizeof loop, "loop %d of %d busy %.0f%%%s", busiest + 1, n_loops,
-             loop_busy[busiest] * 100.0,
-             loop_busy[busiest] < 0.5 ? " (waiting for a CPU: a busy machine?)" : "");
+  char loop[128] = "";
+  /* A loop whose thread ran for less than half of its busy time was preempted inside its
+   * passes, and lags with idle loops mean their threads waited for a CPU after waking:
+   * other processes have the client's cores. */
+  if (busiest >= 0) {
+    double cpu = loop_cpu ? loop_cpu[busiest] : -1;
+    bool preempted = cpu >= 0 && cpu < 0.5 * loop_busy[busiest];
+    int n = snprintf(loop, sizeof loop, "loop %d of %d busy %.0f%%", busiest + 1, n_loops,
+                     loop_busy[busiest] * 100.0);
+    if (preempted && n > 0 && (size_t)n < sizeof loop)
+      snprintf(loop + n, sizeof loop - (size_t)n, ", on a CPU %.0f%%: waiting for a CPU (a busy machine)",
+               cpu * 100.0);
+    else if (loop_busy[busiest] < 0.5 && n > 0 && (size_t)n < sizeof loop)
+      snprintf(loop + n, sizeof loop - (size_t)n, " (waiting for a CPU: a busy machine?)");
+  }
   if (busiest >= 0 && loop_busy[busiest] >= LG_CLIENT_BOUND_BUSY_FRAC)
     snprintf(why, why_len, "client-bound: %s (limit %.0f%%)", loop,
              LG_CLIENT_BOUND_BUSY_FRAC * 100.0);
@@ -315,6 +327,7 @@ static void live_slot_expire(struct lg_worker *w, struct live_second *slot) {
   slot->settled = 0;
   slot->pending = 0;
   slot->busy_ns = 0;
+  slot->cpu_ns = 0;
 }
 
 static int64_t live_second_of(const struct lg_worker *w, int64_t t_ns) {
@@ -448,7 +461,15 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   int64_t first = now_second - (LG_LIVE_WINDOW_S - 1); /* oldest second of the window */
   if (first < 0)
     first = 0;
-  int64_t window_completed = 0, window_pending = 0, window_busy_ns = 0;
+  /* the thread's CPU time since the last publish, into this second: with the busy share
+   * it tells a loop that works from one whose thread waits for a CPU */
+  struct timespec cpu;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
+    int64_t cpu_ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
+    live_slot_at(w, now_ns)->cpu_ns += cpu_ns - w->cpu_ns;
+    w->cpu_ns = cpu_ns;
+  }
+  int64_t window_completed = 0, window_pending = 0, window_busy_ns = 0, window_cpu_ns = 0;
   double window_settled = 0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
     struct live_second *slot = &w->live[i];
@@ -459,6 +480,7 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
       window_settled += slot->settled;
       window_pending += slot->pending;
       window_busy_ns += slot->busy_ns;
+      window_cpu_ns += slot->cpu_ns;
     }
   }
   double window_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)first;
@@ -486,6 +508,8 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   /* a pass counts in the second it ended: a share may pass 1 by a pass */
   p->busy_window = window_s > 0 ? fmin(1.0, (double)window_busy_ns / 1e9 / window_s) : 0;
   p->busy_point = point_s > 0 ? fmin(1.0, (double)w->busy_ns / 1e9 / point_s) : 0;
+  p->cpu_window = window_s > 0 ? fmin(1.0, (double)window_cpu_ns / 1e9 / window_s) : 0;
+  p->cpu_point = point_s > 0 ? fmin(1.0, (double)w->cpu_ns / 1e9 / point_s) : 0;
   p->finished = finished;
   pthread_mutex_unlock(&w->pub_mu);
 }
@@ -1177,7 +1201,7 @@ static void *worker_main(void *arg) {
   free(events);
   w->end_ns = clock_mono_ns();
   w->busy_ns += w->end_ns - w->batch_start_ns;
-  publish(w, w->end_ns, true);
+  publish(w, w->end_ns, true); /* also takes the thread's CPU time up to here */
   pthread_mutex_lock(&run->done_mu);
   atomic_fetch_sub(&run->workers_running, 1);
   pthread_cond_broadcast(&run->done_cv);
@@ -1505,6 +1529,8 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     all_finished = all_finished && p->finished;
     out->loop_busy_window[i] = p->busy_window;
     out->loop_busy_point[i] = p->busy_point;
+    out->loop_cpu_window[i] = p->cpu_window;
+    out->loop_cpu_point[i] = p->cpu_point;
   }
   out->n_loops = run->n_workers;
   /* Pending chunks (streams without continuous usage: llama.cpp, or a
@@ -1568,11 +1594,11 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   fig_set_derive(&out->point, 0);
   /* the verdict: on the window while it runs, on the point once it is over */
   if (all_finished)
-    lg_client_bound(&out->point, out->loop_busy_point, out->n_loops, out->client_bound,
-                    sizeof(out->client_bound));
+    lg_client_bound(&out->point, out->loop_busy_point, out->loop_cpu_point, out->n_loops,
+                    out->client_bound, sizeof(out->client_bound));
   else
-    lg_client_bound(&out->window, out->loop_busy_window, out->n_loops, out->client_bound,
-                    sizeof(out->client_bound));
+    lg_client_bound(&out->window, out->loop_busy_window, out->loop_cpu_window, out->n_loops,
+                    out->client_bound, sizeof(out->client_bound));
   out->output_estimated = !all_finished && window_pending > 0 &&
                           !(per_chunk == 1.0 && ratio_chunks > 0 && ratio_tokens == ratio_chunks);
   out->accept_requests = sum->accept.requests;
@@ -1626,6 +1652,7 @@ void lg_run_finish(struct lg_run *run, struct lg_result *out) {
     live_hist_add(&out->callback_delay, &w->callback_delay);
     int64_t span_ns = w->end_ns - run->start_ns;
     out->loop_busy[i] = span_ns > 0 ? fmin(1.0, (double)w->busy_ns / (double)span_ns) : 0;
+    out->loop_cpu[i] = span_ns > 0 ? fmin(1.0, (double)w->cpu_ns / (double)span_ns) : 0;
     out->n_recv_lag += w->n_recv_lag;
   }
   out->recv_lag_us = out->n_recv_lag ? xcalloc(out->n_recv_lag, sizeof(uint32_t)) : NULL;

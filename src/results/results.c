@@ -364,7 +364,7 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   fig_set_scalar(figs, FIG_COMPLETED, true, (double)out->completed);
   fig_set_scalar(figs, FIG_DURATION, true, out->duration_s);
   fig_set_derive(figs, 0);
-  lg_client_bound(figs, run->loop_busy, run->num_workers, out->client_bound,
+  lg_client_bound(figs, run->loop_busy, run->loop_cpu, run->num_workers, out->client_bound,
                   sizeof(out->client_bound));
   compute_seconds(run, out);
 }
@@ -959,6 +959,9 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON *busy = cJSON_AddArrayToObject(loop, "busy_share");
   for (int i = 0; i < run->num_workers && i < LG_MAX_WORKERS; i++)
     cJSON_AddItemToArray(busy, cJSON_CreateNumber(run->loop_busy[i]));
+  cJSON *cpu = cJSON_AddArrayToObject(loop, "cpu_share");
+  for (int i = 0; i < run->num_workers && i < LG_MAX_WORKERS; i++)
+    cJSON_AddItemToArray(cpu, cJSON_CreateNumber(run->loop_cpu[i]));
   cJSON_AddNumberToObject(loop, "busy_pct_max", m->loop_busy_max * 100.0);
   if (m->client_bound[0])
     cJSON_AddStringToObject(loop, "client_bound", m->client_bound);

@@ -929,22 +929,27 @@ START_TEST(client_health_rules) {
   char why[LG_CLIENT_BOUND_LEN];
   fig_set_clear(&f);
   double calm[] = {0.2, 0.3};
-  ck_assert(!lg_client_bound(&f, calm, 2, why, sizeof why)); /* nothing measured: no verdict */
+  ck_assert(!lg_client_bound(&f, calm, NULL, 2, why, sizeof why)); /* nothing measured: no verdict */
   ck_assert_str_eq(why, "");
   double busy[] = {0.5, 0.95};
-  ck_assert(lg_client_bound(&f, busy, 2, why, sizeof why));
+  ck_assert(lg_client_bound(&f, busy, NULL, 2, why, sizeof why));
   ck_assert_msg(strstr(why, "client-bound: loop 2 of 2 busy 95%"), "%s", why);
+  ck_assert_msg(!strstr(why, "waiting"), "%s", why);
+  double cpu[] = {0.1, 0.2}; /* busy, but mostly preempted: the machine's doing */
+  ck_assert(lg_client_bound(&f, busy, cpu, 2, why, sizeof why));
+  ck_assert_msg(strstr(why, "busy 95%, on a CPU 20%: waiting for a CPU (a busy machine)"), "%s",
+                why);
   fig_set_dist(&f, FIG_RECV_LAG, 100, 0.5, 0.2, 0.9, 2.5);
-  ck_assert(lg_client_bound(&f, calm, 2, why, sizeof why));
+  ck_assert(lg_client_bound(&f, calm, NULL, 2, why, sizeof why));
   ck_assert_msg(strstr(why, "receive lag p99 2.50 ms") && strstr(why, "loop 2 of 2 busy 30%") &&
                     strstr(why, "waiting for a CPU"),
                 "%s", why);
   fig_set_dist(&f, FIG_RECV_LAG, 100, 0.1, 0.1, 0.2, 0.4);
   fig_set_dist(&f, FIG_SEND_LAG, 100, 20, 15, 30, 40);
-  ck_assert(lg_client_bound(&f, calm, 2, why, sizeof why));
+  ck_assert(lg_client_bound(&f, calm, NULL, 2, why, sizeof why));
   ck_assert_msg(strstr(why, "send lag p50 15.0 ms"), "%s", why);
   fig_set_dist(&f, FIG_SEND_LAG, 100, 2, 0.5, 30, 200); /* a start burst's tail only */
-  ck_assert(!lg_client_bound(&f, calm, 2, why, sizeof why));
+  ck_assert(!lg_client_bound(&f, calm, NULL, 2, why, sizeof why));
 }
 END_TEST
 
