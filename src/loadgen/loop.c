@@ -1656,11 +1656,12 @@ void lg_run_finish(struct lg_run *run, struct lg_result *out) {
     out->n_recv_lag += w->n_recv_lag;
   }
   out->recv_lag_us = out->n_recv_lag ? xcalloc(out->n_recv_lag, sizeof(uint32_t)) : NULL;
-  for (int i = 0, k = 0; i < run->n_workers; i++) {
+  size_t k = 0;
+  for (int i = 0; i < run->n_workers; i++) {
     struct lg_worker *w = &run->workers[i];
     if (w->n_recv_lag)
       memcpy(out->recv_lag_us + k, w->recv_lag_us, w->n_recv_lag * sizeof(uint32_t));
-    k += (int)w->n_recv_lag;
+    k += w->n_recv_lag;
   }
   cut_server_gone(run->records, run->cfg.n_prompts);
   out->records = run->records;
