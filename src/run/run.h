@@ -54,6 +54,7 @@ struct run_config {
   int port;                     /* > 0: this port; 0 = a free one */
   int64_t ready_timeout_ms;     /* 0 = 1800 s (sim: 120 s) */
   double request_timeout_s;     /* per request; 0 = 6 h, as benchmark_serving.py */
+  int num_workers;              /* load generator loops; 0 (LG_NUM_WORKERS_AUTO): by the load */
   int64_t stop_grace_ms;        /* 0 = 10 s */
   bool allow_mislabel;          /* a mislabelled run is not a failure */
   uint64_t seed;
