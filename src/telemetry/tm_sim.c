@@ -102,12 +102,8 @@ out:
 static int sim_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
   if (cfg->n_urls == 0)
     return err_setf(err, "no --telemetry-url given (the sim's base URL)");
-  const char *base = cfg->urls[0];
-  size_t len = strlen(base);
-  while (len > 0 && base[len - 1] == '/')
-    len--;
-  char *url = xasprintf("%.*s/sim/gpu_memory", (int)len, base);
-  return tm_source_open_parsed(url, NULL, tm_sim_parse, cfg, state_out, err);
+  return tm_source_open_parsed(path_join_alloc(cfg->urls[0], "sim/gpu_memory"), NULL,
+                               tm_sim_parse, cfg, state_out, err);
 }
 
 const struct tm_backend_ops tm_sim_ops = {
