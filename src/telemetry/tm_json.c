@@ -14,13 +14,11 @@ static void add_bytes(cJSON *o, const char *key, bool valid, uint64_t bytes) {
     cJSON_AddNullToObject(o, key);
 }
 /* A GPU's identity: its members of both the snapshot and the series. */
-static cJSON *gpu_ident_to_json(const struct tm_gpu *g) {
-  cJSON *o = cJSON_CreateObject();
+static void add_gpu_ident(cJSON *o, const struct tm_gpu *g) {
   cJSON_AddNumberToObject(o, "index", g->index);
   json_add_text_or_null(o, "name", g->name);
   json_add_text_or_null(o, "uuid", g->uuid);
   json_add_text_or_null(o, "host", g->host);
-  return o;
 }
 
 /* The start of a snapshot or series document (backend NULL: null). */
@@ -33,7 +31,8 @@ static cJSON *doc_new(const char *backend, bool simulated) {
 }
 
 static cJSON *gpu_to_json(const struct tm_gpu *g) {
-  cJSON *o = gpu_ident_to_json(g);
+  cJSON *o = cJSON_CreateObject();
+  add_gpu_ident(o, g);
   uint32_t v = g->valid;
   add_bytes(o, "mem_used_bytes", v & TM_GPU_MEM_USED, g->mem_used_bytes);
   add_bytes(o, "mem_total_bytes", v & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
@@ -175,7 +174,8 @@ size_t tm_series_len(const struct tm_series *s) { return s->n_points; }
 
 /* A GPU of the series, once: what does not change from sample to sample. */
 static cJSON *series_ident_to_json(const struct tm_gpu *g) {
-  cJSON *o = gpu_ident_to_json(g);
+  cJSON *o = cJSON_CreateObject();
+  add_gpu_ident(o, g);
   add_bytes(o, "mem_total_bytes", g->valid & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
   return o;
 }
