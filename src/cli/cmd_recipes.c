@@ -97,9 +97,7 @@ static cJSON *route_json(const struct recipe_route *rt) {
   cJSON_AddBoolToObject(o, "exists", rt->exists);
   cJSON_AddNumberToObject(o, "launcher_line", rt->launcher_line);
   cJSON_AddNumberToObject(o, "run_line", rt->run_line);
-  cJSON *tried = cJSON_AddArrayToObject(o, "tried");
-  for (size_t k = 0; k < rt->n_tried; k++)
-    cJSON_AddItemToArray(tried, cJSON_CreateString(rt->tried[k]));
+  cJSON_AddItemToObject(o, "tried", cJSON_CreateStringArray(rt->tried, (int)rt->n_tried));
   return o;
 }
 

@@ -11,26 +11,28 @@
 
 enum { DEFAULT_VOCAB = 32000, DEFAULT_TICK_MS = 100 };
 
+/* The names of enum measure_phase and enum measure_end, by value. */
+static const char *const phase_names[] = {
+    [MEASURE_PHASE_PROMPTS] = "prompts",
+    [MEASURE_PHASE_WARMUP] = "warmup",
+    [MEASURE_PHASE_PROFILE_START] = "profile_start",
+    [MEASURE_PHASE_LOAD] = "load",
+    [MEASURE_PHASE_PROFILE_STOP] = "profile_stop",
+    [MEASURE_PHASE_FIGURES] = "figures",
+};
+static const char *const end_names[] = {
+    [MEASURE_END_DONE] = "done",
+    [MEASURE_END_STOPPED] = "stopped",
+    [MEASURE_END_RESTART] = "restart",
+    [MEASURE_END_FAILED] = "failed",
+};
+
 const char *measure_phase_name(enum measure_phase phase) {
-  switch (phase) {
-  case MEASURE_PHASE_PROMPTS: return "prompts";
-  case MEASURE_PHASE_WARMUP: return "warmup";
-  case MEASURE_PHASE_PROFILE_START: return "profile_start";
-  case MEASURE_PHASE_LOAD: return "load";
-  case MEASURE_PHASE_PROFILE_STOP: return "profile_stop";
-  case MEASURE_PHASE_FIGURES: return "figures";
-  }
-  return "?";
+  return (size_t)phase < ST_ARRAY_LEN(phase_names) ? phase_names[phase] : "?";
 }
 
 const char *measure_end_name(enum measure_end end) {
-  switch (end) {
-  case MEASURE_END_DONE: return "done";
-  case MEASURE_END_STOPPED: return "stopped";
-  case MEASURE_END_RESTART: return "restart";
-  case MEASURE_END_FAILED: return "failed";
-  }
-  return "?";
+  return (size_t)end < ST_ARRAY_LEN(end_names) ? end_names[end] : "?";
 }
 
 static void phase(const struct measure_hooks *h, enum measure_phase p, const char *fmt, ...)
@@ -38,12 +40,12 @@ static void phase(const struct measure_hooks *h, enum measure_phase p, const cha
 static void phase(const struct measure_hooks *h, enum measure_phase p, const char *fmt, ...) {
   if (!h || !h->phase)
     return;
-  char note[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(note, sizeof note, fmt, ap);
+  char *note = xvasprintf(fmt, ap);
   va_end(ap);
   h->phase(h->ctx, p, note);
+  free(note);
 }
 
 static bool cancelled(const struct measure_hooks *h) {

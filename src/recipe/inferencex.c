@@ -19,18 +19,9 @@
 static void add_label(struct recipe_set *set, const struct ynode *key, const struct ynode *list,
                       const char *file) {
   const char *label = key->scalar;
-  size_t i = set->n_labels++;
-  set->labels = xreallocarray(set->labels, set->n_labels, sizeof *set->labels);
-  set->label_lines = xreallocarray(set->label_lines, set->n_labels, sizeof *set->label_lines);
-  set->label_runners = xreallocarray(set->label_runners, set->n_labels, sizeof(char **));
-  set->label_runner_lines =
-      xreallocarray(set->label_runner_lines, set->n_labels, sizeof *set->label_runner_lines);
-  set->n_label_runners = xreallocarray(set->n_label_runners, set->n_labels, sizeof(size_t));
-  set->labels[i] = (char *)recipe_set_str(set, label);
-  set->label_lines[i] = key->line;
-  set->label_runners[i] = NULL;
-  set->label_runner_lines[i] = NULL;
-  set->n_label_runners[i] = 0;
+  set->labels = xreallocarray(set->labels, set->n_labels + 1, sizeof *set->labels);
+  struct ix_label *lb = &set->labels[set->n_labels++];
+  *lb = (struct ix_label){.name = recipe_set_str(set, label), .line = key->line};
   if (list->kind != YN_SEQ) {
     recipe_set_diag(set, file, list->line, list->col, NULL, label,
              "%s: expected a list of runner names", label);
@@ -42,11 +33,11 @@ static void add_label(struct recipe_set *set, const struct ynode *key, const str
       recipe_set_diag(set, file, r->line, r->col, NULL, label, "%s: runner names must be strings", label);
       continue;
     }
-    size_t n = set->n_label_runners[i]++;
-    set->label_runners[i] = xreallocarray(set->label_runners[i], n + 1, sizeof(char *));
-    set->label_runner_lines[i] = xreallocarray(set->label_runner_lines[i], n + 1, sizeof(int));
-    set->label_runners[i][n] = (char *)recipe_set_str(set, r->scalar);
-    set->label_runner_lines[i][n] = r->line;
+    size_t n = lb->n_runners++;
+    lb->runners = xreallocarray(lb->runners, n + 1, sizeof *lb->runners);
+    lb->runner_lines = xreallocarray(lb->runner_lines, n + 1, sizeof *lb->runner_lines);
+    lb->runners[n] = recipe_set_str(set, r->scalar);
+    lb->runner_lines[n] = r->line;
   }
 }
 
@@ -100,13 +91,13 @@ static void load_runners(struct recipe_set *set, const char *path) {
 int ix_label_index(const struct recipe_set *set, const char *label, size_t *runner) {
   *runner = SIZE_MAX;
   for (size_t i = 0; i < set->n_labels; i++)
-    if (strcmp(set->labels[i], label) == 0)
+    if (strcmp(set->labels[i].name, label) == 0)
       return (int)i;
   /* the flat runners.yaml let an entry name one runner ("a valid runner (key
    * or value) from runners.yaml", CONFIGS.md of the time) */
   for (size_t i = 0; set->runners_flat && i < set->n_labels; i++)
-    for (size_t k = 0; k < set->n_label_runners[i]; k++)
-      if (strcmp(set->label_runners[i][k], label) == 0) {
+    for (size_t k = 0; k < set->labels[i].n_runners; k++)
+      if (strcmp(set->labels[i].runners[k], label) == 0) {
         *runner = k;
         return (int)i;
       }
@@ -306,31 +297,27 @@ static struct gv g_cmp(struct gexpr *g) {
   return (struct gv){.kind = GV_BOOL, .b = eq ? same : !same};
 }
 
-static struct gv g_and(struct gexpr *g) {
-  struct gv v = g_cmp(g);
+/* One level of a && b (op "&&") or a || b (op "||") over operand: a when a
+ * decides (falsy for &&, truthy for ||), else b; unknown when a is. */
+static struct gv g_logical(struct gexpr *g, const char *op, struct gv (*operand)(struct gexpr *)) {
+  bool is_and = op[0] == '&';
+  struct gv v = operand(g);
   for (;;) {
     g_ws(g);
-    if (strncmp(g->p, "&&", 2) != 0)
+    if (strncmp(g->p, op, 2) != 0)
       return v;
     g->p += 2;
-    struct gv r = g_cmp(g);
+    struct gv r = operand(g);
     int t = gv_truth(&v);
-    v = t == 0 ? v : t > 0 ? r : gv_unknown; /* a && b is a when a is falsy */
+    if (t < 0)
+      v = gv_unknown;
+    else if ((t > 0) == is_and)
+      v = r;
   }
 }
 
-static struct gv g_or(struct gexpr *g) {
-  struct gv v = g_and(g);
-  for (;;) {
-    g_ws(g);
-    if (strncmp(g->p, "||", 2) != 0)
-      return v;
-    g->p += 2;
-    struct gv r = g_and(g);
-    int t = gv_truth(&v);
-    v = t > 0 ? v : t == 0 ? r : gv_unknown; /* a || b is a when a is truthy */
-  }
-}
+static struct gv g_and(struct gexpr *g) { return g_logical(g, "&&", g_cmp); }
+static struct gv g_or(struct gexpr *g) { return g_logical(g, "||", g_and); }
 
 /* A workflow value with its ${{ }} parts evaluated; NULL when one of them
  * reads something not known statically (a secret, the run's context). */
@@ -697,10 +684,11 @@ static void resolve_recipe_routes(struct recipe_set *set, struct recipe_priv *p,
   size_t n_routes = 0;
   struct route_extra *x = NULL;
   enum recipe_spec other = r->spec == RECIPE_SPEC_NONE ? RECIPE_SPEC_MTP : RECIPE_SPEC_NONE;
-  for (size_t k = 0; k < set->n_label_runners[li]; k++) {
+  const struct ix_label *lb = &set->labels[li];
+  for (size_t k = 0; k < lb->n_runners; k++) {
     if (only != SIZE_MAX && k != only)
       continue;
-    const char *runner = set->label_runners[li][k];
+    const char *runner = lb->runners[k];
     size_t plen = strcspn(runner, "_");
     bool seen = false;
     for (size_t q = 0; q < n_routes && !seen; q++)

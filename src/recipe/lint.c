@@ -766,9 +766,9 @@ static void lint_routes(struct lint_ctx *cx, const struct recipe_set *set,
       int rline = 0;
       size_t only;
       int l = ix_label_index(set, r->runner, &only);
-      for (size_t k = 0; l >= 0 && k < set->n_label_runners[l] && !rline; k++)
-        if (strcmp(set->label_runners[l][k], rt->runner) == 0)
-          rline = set->label_runner_lines[l][k];
+      for (size_t k = 0; l >= 0 && k < set->labels[l].n_runners && !rline; k++)
+        if (strcmp(set->labels[l].runners[k], rt->runner) == 0)
+          rline = set->labels[l].runner_lines[k];
       f = add(out, &R_NO_LAUNCHER, RECIPE_SEV_ERROR, r->name, rf, rline,
               "label '%s' has runner '%s' (family %s) but there is no runners/launch_%s.sh",
               r->runner, rt->runner, rt->family, rt->family);

@@ -269,6 +269,15 @@ struct ix_workflow {
   size_t n_undefined;
 };
 
+/* A runners.yaml label and the runners it names (strings owned by the set). */
+struct ix_label {
+  const char *name;
+  int line;
+  const char **runners;
+  int *runner_lines;
+  size_t n_runners;
+};
+
 struct recipe_set {
   struct recipe_priv **recipes;
   size_t n_recipes;
@@ -288,11 +297,7 @@ struct recipe_set {
   /* the checkout's runners.yaml labels (InferenceX) */
   bool have_runners;
   bool runners_flat;              /* legacy runners.yaml: label -> names, no labels: */
-  char **labels;                  /* label names */
-  int *label_lines;
-  char ***label_runners;
-  int **label_runner_lines;
-  size_t *n_label_runners;
+  struct ix_label *labels;        /* in file order */
   size_t n_labels;
   char *runners_file;
   struct ix_schema schema;        /* InferenceX: the checkout's schema generation */
@@ -301,6 +306,10 @@ struct recipe_set {
   size_t n_bench_files;
   struct sh_memo *memo;           /* interpretations of its scripts and launchers */
 };
+
+/* A spec-decoding value ("none", "mtp", "draft_model") into *out; false when
+ * it is none of them. */
+bool recipe_spec_parse(const char *name, enum recipe_spec *out);
 
 const char *recipe_set_str(struct recipe_set *set, const char *s);  /* copy owned by the set */
 void *recipe_set_block(struct recipe_set *set, size_t size);        /* zeroed, owned by the set */

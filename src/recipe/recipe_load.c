@@ -232,17 +232,11 @@ static bool load_row(struct ctx *c, const struct ynode *row, const char *path, b
     }
   }
   const char *spec = get_str(c, row, path, "spec-decoding", false);
-  if (spec) {
-    if (strcmp(spec, "mtp") == 0)
-      out->spec = RECIPE_SPEC_MTP;
-    else if (strcmp(spec, "draft_model") == 0)
-      out->spec = RECIPE_SPEC_DRAFT_MODEL;
-    else if (strcmp(spec, "none") != 0) {
-      char *field = xasprintf("%s.spec-decoding", path);
-      diag(c, ytree_map_get(row, "spec-decoding"), field,
-           "must be one of mtp, draft_model, none; got '%s'", spec);
-      free(field);
-    }
+  if (spec && !recipe_spec_parse(spec, &out->spec)) {
+    char *field = xasprintf("%s.spec-decoding", path);
+    diag(c, ytree_map_get(row, "spec-decoding"), field,
+         "must be one of mtp, draft_model, none; got '%s'", spec);
+    free(field);
   }
   out->kv_offloading = get_str(c, row, path, "kv-offloading", false);
   if (!out->kv_offloading)

@@ -12,24 +12,27 @@ struct recipe_set *recipe_set_new(void) {
   return set;
 }
 
+/* One recipe's own memory (its strings are the set's). */
+static void recipe_priv_free(struct recipe_priv *p) {
+  free((void *)p->pub.points);
+  free((void *)p->pub.routes);
+  free(p->route_scripts);
+  free(p->pub.bench.extra_argv);
+  str_vec_free(p->tmpl_env, p->n_tmpl_env);
+  str_vec_free(p->tmpl_argv, p->n_tmpl_argv);
+  free(p->tmpl_argv_lines);
+  free((void *)p->point_inputs);
+  free(p->route_x);
+  free(p);
+}
+
 void recipe_set_free(struct recipe_set *set) {
   if (!set)
     return;
-  for (size_t i = 0; i < set->n_recipes; i++) {
-    struct recipe_priv *p = set->recipes[i];
-    free((void *)p->pub.points);
-    free((void *)p->pub.routes);
-    free(p->route_scripts);
-    free(p->pub.bench.extra_argv);
-    str_vec_free(p->tmpl_env, p->n_tmpl_env);
-    str_vec_free(p->tmpl_argv, p->n_tmpl_argv);
-    free(p->tmpl_argv_lines);
-    free((void *)p->point_inputs);
-    free(p->route_x);
-    free(p);
-  }
-  free(set->recipes);
   free(set->diags);
+  for (size_t i = 0; i < set->n_recipes; i++)
+    recipe_priv_free(set->recipes[i]);
+  free(set->recipes);
   str_vec_free(set->strings, set->n_strings);
   for (size_t i = 0; i < set->n_blocks; i++)
     free(set->blocks[i]);
@@ -44,14 +47,10 @@ void recipe_set_free(struct recipe_set *set) {
   free(set->scripts);
   str_vec_free(set->script_paths, set->n_scripts);
   for (size_t i = 0; i < set->n_labels; i++) {
-    free(set->label_runners[i]);
-    free(set->label_runner_lines[i]);
+    free(set->labels[i].runners);
+    free(set->labels[i].runner_lines);
   }
   free(set->labels);
-  free(set->label_lines);
-  free(set->label_runners);
-  free(set->label_runner_lines);
-  free(set->n_label_runners);
   str_vec_free(set->bench_files, set->n_bench_files);
   if (set->workflow) {
     str_vec_free(set->workflow->names, set->workflow->n);
@@ -63,15 +62,23 @@ void recipe_set_free(struct recipe_set *set) {
   free(set);
 }
 
-const char *recipe_set_str(struct recipe_set *set, const char *s) {
-  if (!s)
-    return NULL;
+/* s (heap) into the set's string pool, which owns it from now on. */
+static const char *str_take(struct recipe_set *set, char *s) {
   if (set->n_strings == set->cap_strings) {
     set->cap_strings = set->cap_strings ? set->cap_strings * 2 : 256;
     set->strings = xreallocarray(set->strings, set->cap_strings, sizeof *set->strings);
   }
-  set->strings[set->n_strings] = xstrdup(s);
+  set->strings[set->n_strings] = s;
   return set->strings[set->n_strings++];
+}
+
+const char *recipe_set_str(struct recipe_set *set, const char *s) {
+  return s ? str_take(set, xstrdup(s)) : NULL;
+}
+
+/* The formatted text, owned by the set. */
+static const char *str_vformat(struct recipe_set *set, const char *fmt, va_list ap) {
+  return str_take(set, xvasprintf(fmt, ap));
 }
 
 void *recipe_set_block(struct recipe_set *set, size_t size) {
@@ -83,10 +90,8 @@ void *recipe_set_block(struct recipe_set *set, size_t size) {
 const char *recipe_set_strf(struct recipe_set *set, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *s = xvasprintf(fmt, ap);
+  const char *owned = str_vformat(set, fmt, ap);
   va_end(ap);
-  const char *owned = recipe_set_str(set, s);
-  free(s);
   return owned;
 }
 
@@ -94,7 +99,7 @@ void recipe_set_diag(struct recipe_set *set, const char *file, int line, int col
               const char *field, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *msg = xvasprintf(fmt, ap);
+  const char *msg = str_vformat(set, fmt, ap);
   va_end(ap);
   set->diags = xreallocarray(set->diags, set->n_diags + 1, sizeof *set->diags);
   struct recipe_diag *d = &set->diags[set->n_diags++];
@@ -103,8 +108,7 @@ void recipe_set_diag(struct recipe_set *set, const char *file, int line, int col
   d->col = col;
   d->field = recipe_set_str(set, field);
   d->entry = recipe_set_str(set, entry);
-  d->message = recipe_set_str(set, msg);
-  free(msg);
+  d->message = msg;
 }
 
 void recipe_set_diag_located(struct recipe_set *set, const char *file, const char *located_msg) {
@@ -208,16 +212,24 @@ const char *recipe_set_multinode_at(const struct recipe_set *set, size_t i) {
   return i < set->n_multinode ? set->multinode[i] : NULL;
 }
 
+/* The spec-decoding values as recipes spell them, by enum recipe_spec. */
+static const char *const spec_names[] = {
+    [RECIPE_SPEC_NONE] = "none",
+    [RECIPE_SPEC_MTP] = "mtp",
+    [RECIPE_SPEC_DRAFT_MODEL] = "draft_model",
+};
+
 const char *recipe_spec_name(enum recipe_spec spec) {
-  switch (spec) {
-  case RECIPE_SPEC_MTP:
-    return "mtp";
-  case RECIPE_SPEC_DRAFT_MODEL:
-    return "draft_model";
-  case RECIPE_SPEC_NONE:
-    break;
-  }
-  return "none";
+  return (size_t)spec < ST_ARRAY_LEN(spec_names) ? spec_names[spec] : "none";
+}
+
+bool recipe_spec_parse(const char *name, enum recipe_spec *out) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(spec_names); i++)
+    if (strcmp(name, spec_names[i]) == 0) {
+      *out = (enum recipe_spec)i;
+      return true;
+    }
+  return false;
 }
 
 const char *recipe_scenario_name(enum recipe_scenario scen) {

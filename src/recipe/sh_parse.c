@@ -124,6 +124,17 @@ static int unterminated(struct lexer *lx, int l, int c, const char *kind) {
   return scan_error(lx, l, c, what);
 }
 
+/* The end of a quoted string opened at (l, c): its closing quote, or the
+ * error when the text ends first. */
+static int close_quote(struct lexer *lx, int l, int c, char quote, const char *kind) {
+  if (lx->i >= lx->len)
+    return unterminated(lx, l, c, kind);
+  put(lx, quote);
+  adv(lx);
+  quote_closed(lx, l, c);
+  return 0;
+}
+
 static int scan_single_quote(struct lexer *lx) {
   int l = lx->line, c = lx->col;
   put(lx, '\'');
@@ -132,12 +143,7 @@ static int scan_single_quote(struct lexer *lx) {
     put(lx, lx->s[lx->i]);
     adv(lx);
   }
-  if (lx->i >= lx->len)
-    return unterminated(lx, l, c, "single");
-  put(lx, '\'');
-  adv(lx);
-  quote_closed(lx, l, c);
-  return 0;
+  return close_quote(lx, l, c, '\'', "single");
 }
 
 static int scan_nested(struct lexer *lx, char open, char close, int depth);
@@ -177,12 +183,7 @@ static int scan_double_quote(struct lexer *lx, int depth) {
     put(lx, ch);
     adv(lx);
   }
-  if (lx->i >= lx->len)
-    return unterminated(lx, l, c, "double");
-  put(lx, '"');
-  adv(lx);
-  quote_closed(lx, l, c);
-  return 0;
+  return close_quote(lx, l, c, '"', "double");
 }
 
 /* Copies a balanced (...) or {...} group, quotes inside respected. depth is

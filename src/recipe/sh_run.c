@@ -936,20 +936,17 @@ static enum tri tri_not(enum tri t) {
   return t == T_UNKNOWN ? T_UNKNOWN : t == T_TRUE ? T_FALSE : T_TRUE;
 }
 
-static enum tri tri_and(enum tri a, enum tri b) {
-  if (a == T_FALSE || b == T_FALSE)
-    return T_FALSE;
-  if (a == T_UNKNOWN || b == T_UNKNOWN)
-    return T_UNKNOWN;
-  return T_TRUE;
-}
-
 static enum tri tri_or(enum tri a, enum tri b) {
   if (a == T_TRUE || b == T_TRUE)
     return T_TRUE;
   if (a == T_UNKNOWN || b == T_UNKNOWN)
     return T_UNKNOWN;
   return T_FALSE;
+}
+
+/* De Morgan holds in this three-valued logic (Kleene's). */
+static enum tri tri_and(enum tri a, enum tri b) {
+  return tri_not(tri_or(tri_not(a), tri_not(b)));
 }
 
 static enum tri eval_primary(struct interp *in, char **w, size_t n) {
@@ -1567,6 +1564,24 @@ static enum tri group_state(struct interp *in, const struct sh_cmd *c, bool *con
   return c->connector == '&' ? in->last_status : tri_not(in->last_status);
 }
 
+/* Whether keyword k closes a frame (fi, esac, done, }, and ) inside a
+ * subshell), and which kind into *kind. */
+static bool closes_frame(const struct interp *in, const char *k, enum frame_kind *kind) {
+  static const struct {
+    const char *word;
+    enum frame_kind kind;
+  } closers[] = {
+      {"fi", F_IF}, {"esac", F_CASE}, {"done", F_LOOP}, {"}", F_GROUP}, {")", F_SUBSHELL},
+  };
+  for (size_t i = 0; i < ST_ARRAY_LEN(closers); i++) {
+    if (strcmp(k, closers[i].word) != 0)
+      continue;
+    *kind = closers[i].kind;
+    return *kind != F_SUBSHELL || in_frame(in, F_SUBSHELL);
+  }
+  return false;
+}
+
 /* Applies connector logic and runs one command (words w) in the current mode. */
 static void command_words(struct interp *in, const struct sh_cmd *c, const struct sh_word *w,
                           size_t n) {
@@ -1666,8 +1681,9 @@ static void command_words(struct interp *in, const struct sh_cmd *c, const struc
       w++, n--;
       continue;
     }
-    if (strcmp(k, "fi") == 0) {
-      pop(in, F_IF);
+    enum frame_kind closed;
+    if (closes_frame(in, k, &closed)) {
+      pop(in, closed);
       w++, n--;
       continue;
     }
@@ -1684,11 +1700,6 @@ static void command_words(struct interp *in, const struct sh_cmd *c, const struc
       }
       goto done;
     }
-    if (strcmp(k, "esac") == 0) {
-      pop(in, F_CASE);
-      w++, n--;
-      continue;
-    }
     if (strcmp(k, "for") == 0 || strcmp(k, "while") == 0 || strcmp(k, "until") == 0 ||
         strcmp(k, "select") == 0) {
       f = push(in, F_LOOP, T_FALSE);
@@ -1703,11 +1714,6 @@ static void command_words(struct interp *in, const struct sh_cmd *c, const struc
       w++, n--;
       continue;
     }
-    if (strcmp(k, "done") == 0) {
-      pop(in, F_LOOP);
-      w++, n--;
-      continue;
-    }
     if (strcmp(k, "{") == 0) {
       enum tri st = group_state(in, c, &conn_used);
       push(in, F_GROUP, st);
@@ -1719,16 +1725,6 @@ static void command_words(struct interp *in, const struct sh_cmd *c, const struc
       struct frame *sub = push(in, F_SUBSHELL, st);
       sub->saved_vars = vars_copy(in->env->vars, in->env->n_vars);
       sub->n_saved_vars = in->env->n_vars;
-      w++, n--;
-      continue;
-    }
-    if (strcmp(k, ")") == 0 && in_frame(in, F_SUBSHELL)) {
-      pop(in, F_SUBSHELL);
-      w++, n--;
-      continue;
-    }
-    if (strcmp(k, "}") == 0) {
-      pop(in, F_GROUP);
       w++, n--;
       continue;
     }

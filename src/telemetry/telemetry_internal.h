@@ -59,7 +59,12 @@ struct tm_source {
   char *where;                  /* the program or the URL (owned; NULL for dcgm's list) */
   int timeout_ms;               /* tm_timeout_ms(cfg) */
   struct sbuf text;             /* the latest output */
+  /* tm_source_sample's: the program's arguments (NULL: where is a URL to GET),
+   * and the parser of the text */
+  const char *const *args;
+  int (*parse)(const char *text, struct tm_snapshot *snap, struct st_err *err);
 };
+enum { TM_SOURCE_MAX_ARGS = 15 };
 /* A zeroed state of state_bytes (at least sizeof struct tm_source) whose
  * tm_source takes where (owned) and cfg's timeout. */
 void *tm_source_new(size_t state_bytes, char *where, const struct tm_config *cfg);
@@ -70,11 +75,27 @@ void tm_source_close(void *state);
 int tm_source_open(size_t state_bytes, char *where, const struct tm_config *cfg,
                    int (*sample)(void *, struct tm_snapshot *, struct st_err *), void **state_out,
                    struct st_err *err);
+/* The sample of a backend that only reads one text and parses it: runs the
+ * program where with args (at most TM_SOURCE_MAX_ARGS), or GETs the URL where
+ * when args is NULL, then parse. */
+int tm_source_sample(void *state, struct tm_snapshot *out, struct st_err *err);
+/* The whole open of such a backend (where owned): its state, then the probe
+ * with tm_source_sample and tm_source_close. */
+int tm_source_open_parsed(char *where, const char *const *args,
+                          int (*parse)(const char *, struct tm_snapshot *, struct st_err *),
+                          const struct tm_config *cfg, void **state_out, struct st_err *err);
 
 /* ---------------------------------------------------------------- CSV cells (the *-smi tools)
  * Splits line at commas in place into at most max_fields trimmed fields;
  * returns the count. */
 size_t tm_split_csv(char *line, char **fields, size_t max_fields);
+/* A header's column name and the column it is (aliases: several names, one col). */
+struct tm_csv_col {
+  const char *name;
+  int col;
+};
+/* The col of name in map[0..n), else other. */
+int tm_csv_col_of(const struct tm_csv_col *map, size_t n, const char *name, int other);
 /* "[N/A]", "[Not Supported]", "[Insufficient Permissions]", "N/A", "": no value. */
 bool tm_csv_unknown(const char *cell);
 /* A finite number, optionally followed by one unit word ("350.5 W"): 0, else -1. */

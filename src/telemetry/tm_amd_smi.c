@@ -15,10 +15,7 @@ enum { AMD_MAX_FIELDS = 64 };
 enum amd_col { AMD_OTHER, AMD_GPU, AMD_VRAM_TOTAL, AMD_VRAM_USED, AMD_POWER, AMD_GFX_ACTIVITY };
 
 static enum amd_col amd_col_of(const char *name) {
-  static const struct {
-    const char *name;
-    enum amd_col col;
-  } map[] = {
+  static const struct tm_csv_col map[] = {
       {"gpu", AMD_GPU},
       {"total_vram", AMD_VRAM_TOTAL},
       {"used_vram", AMD_VRAM_USED},
@@ -27,10 +24,7 @@ static enum amd_col amd_col_of(const char *name) {
       {"average_socket_power", AMD_POWER},
       {"gfx_activity", AMD_GFX_ACTIVITY},
   };
-  for (size_t i = 0; i < ST_ARRAY_LEN(map); i++)
-    if (strcmp(map[i].name, name) == 0)
-      return map[i].col;
-  return AMD_OTHER;
+  return (enum amd_col)tm_csv_col_of(map, ST_ARRAY_LEN(map), name, AMD_OTHER);
 }
 
 /* "N/A" and empty cells are unknown; a value may carry a unit word. */
@@ -103,22 +97,15 @@ int tm_amdsmi_parse(const char *text, struct tm_snapshot *snap, struct st_err *e
 }
 
 /* The state is a struct tm_source: where is the amd-smi program. */
-static int amdsmi_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
-  struct tm_source *src = state;
-  const char *argv[] = {src->where, "metric", "-m", "-p", "-u", "--csv", NULL};
-  if (tm_run_capture(argv, src->timeout_ms, &src->text, err) < 0)
-    return -1;
-  return tm_amdsmi_parse(src->text.data, out, err);
-}
-
 static int amdsmi_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
+  static const char *const args[] = {"metric", "-m", "-p", "-u", "--csv", NULL};
   char *tool = xstrdup(cfg->amd_smi_path ? cfg->amd_smi_path : "amd-smi");
-  return tm_source_open(sizeof(struct tm_source), tool, cfg, amdsmi_sample, state_out, err);
+  return tm_source_open_parsed(tool, args, tm_amdsmi_parse, cfg, state_out, err);
 }
 
 const struct tm_backend_ops tm_amd_smi_ops = {
     .name = "amd-smi",
     .open = amdsmi_open,
-    .sample = amdsmi_sample,
+    .sample = tm_source_sample,
     .close = tm_source_close,
 };

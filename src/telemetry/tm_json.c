@@ -13,15 +13,27 @@ static void add_bytes(cJSON *o, const char *key, bool valid, uint64_t bytes) {
   else
     cJSON_AddNullToObject(o, key);
 }
-
-
-static cJSON *gpu_to_json(const struct tm_gpu *g) {
-  cJSON *o = cJSON_CreateObject();
-  uint32_t v = g->valid;
+/* A GPU's identity: its members of both the snapshot and the series. */
+static void add_gpu_ident(cJSON *o, const struct tm_gpu *g) {
   cJSON_AddNumberToObject(o, "index", g->index);
   json_add_text_or_null(o, "name", g->name);
   json_add_text_or_null(o, "uuid", g->uuid);
   json_add_text_or_null(o, "host", g->host);
+}
+
+/* The start of a snapshot or series document (backend NULL: null). */
+static cJSON *doc_new(const char *backend, bool simulated) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "schema_version", 1);
+  json_add_string_or_null(o, "backend", backend);
+  cJSON_AddBoolToObject(o, "simulated", simulated);
+  return o;
+}
+
+static cJSON *gpu_to_json(const struct tm_gpu *g) {
+  cJSON *o = cJSON_CreateObject();
+  add_gpu_ident(o, g);
+  uint32_t v = g->valid;
   add_bytes(o, "mem_used_bytes", v & TM_GPU_MEM_USED, g->mem_used_bytes);
   add_bytes(o, "mem_total_bytes", v & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
   add_bytes(o, "mem_reserved_bytes", v & TM_GPU_MEM_RESERVED, g->mem_reserved_bytes);
@@ -43,10 +55,7 @@ static cJSON *gpu_to_json(const struct tm_gpu *g) {
 }
 
 cJSON *tm_snapshot_to_json(const struct tm_snapshot *snap) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "schema_version", 1);
-  cJSON_AddStringToObject(o, "backend", snap->backend);
-  cJSON_AddBoolToObject(o, "simulated", snap->simulated);
+  cJSON *o = doc_new(snap->backend, snap->simulated);
   cJSON_AddBoolToObject(o, "stale", snap->stale);
   json_add_text_or_null(o, "error", snap->error);
   json_add_text_or_null(o, "note", snap->note);
@@ -166,10 +175,7 @@ size_t tm_series_len(const struct tm_series *s) { return s->n_points; }
 /* A GPU of the series, once: what does not change from sample to sample. */
 static cJSON *series_ident_to_json(const struct tm_gpu *g) {
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "index", g->index);
-  json_add_text_or_null(o, "name", g->name);
-  json_add_text_or_null(o, "uuid", g->uuid);
-  json_add_text_or_null(o, "host", g->host);
+  add_gpu_ident(o, g);
   add_bytes(o, "mem_total_bytes", g->valid & TM_GPU_MEM_TOTAL, g->mem_total_bytes);
   return o;
 }
@@ -186,10 +192,7 @@ static cJSON *series_gpu_to_json(const struct series_gpu_point *gp) {
 }
 
 cJSON *tm_series_to_json(const struct tm_series *s) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "schema_version", 1);
-  json_add_text_or_null(o, "backend", s->n_points ? s->backend : NULL);
-  cJSON_AddBoolToObject(o, "simulated", s->simulated);
+  cJSON *o = doc_new(s->n_points && s->backend[0] ? s->backend : NULL, s->simulated);
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
   for (int i = 0; i < s->n_gpus; i++)
     cJSON_AddItemToArray(gpus, series_ident_to_json(&s->ident[i]));

@@ -50,10 +50,7 @@ enum gpu_col {
 };
 
 static int gpu_col_of(const char *name) {
-  static const struct {
-    const char *name;
-    enum gpu_col col;
-  } map[] = {
+  static const struct tm_csv_col map[] = {
       {"index", COL_INDEX},
       {"uuid", COL_UUID},
       {"name", COL_NAME},
@@ -68,10 +65,7 @@ static int gpu_col_of(const char *name) {
       {"power.limit", COL_POWER_LIMIT},
       {"enforced.power.limit", COL_POWER_LIMIT},
   };
-  for (size_t i = 0; i < ST_ARRAY_LEN(map); i++)
-    if (strcmp(map[i].name, name) == 0)
-      return (int)map[i].col;
-  return (int)COL_OTHER;
+  return tm_csv_col_of(map, ST_ARRAY_LEN(map), name, COL_OTHER);
 }
 
 /* Fills cols from a header line when the line is one ("index, ..."). */
@@ -118,6 +112,8 @@ struct csv_rows {
   int cols[NVSMI_MAX_FIELDS];
   size_t n_cols;
   int line_no;
+  char *fields[NVSMI_MAX_FIELDS]; /* the current row's cells (rows_next) */
+  size_t n_fields;
 };
 
 static void rows_open(struct csv_rows *r, const char *text, const char *query,
@@ -129,13 +125,16 @@ static void rows_open(struct csv_rows *r, const char *text, const char *query,
   default_columns(query, col_of, r->cols, &r->n_cols);
 }
 
-/* The next line that is neither blank nor a header; NULL at the end. */
-static char *rows_next(struct csv_rows *r) {
+/* The next line that is neither blank nor a header, split into r->fields;
+ * false at the end. */
+static bool rows_next(struct csv_rows *r) {
   char *line;
   while ((line = next_line(&r->cursor, &r->line_no)) != NULL)
-    if (!read_header(line, r->col_of, r->first, r->cols, &r->n_cols))
-      return line;
-  return NULL;
+    if (!read_header(line, r->col_of, r->first, r->cols, &r->n_cols)) {
+      r->n_fields = tm_split_csv(line, r->fields, NVSMI_MAX_FIELDS);
+      return true;
+    }
+  return false;
 }
 
 static int set_gpu_field(struct tm_gpu *g, enum gpu_col col, const char *v, int line_no,
@@ -177,10 +176,9 @@ int tm_nvsmi_parse_gpus(const char *text, const char *query, struct tm_snapshot 
   struct csv_rows rows;
   rows_open(&rows, text, query, gpu_col_of);
   int rc = 0;
-  char *line;
-  while ((line = rows_next(&rows)) != NULL) {
-    char *fields[NVSMI_MAX_FIELDS];
-    size_t n = tm_split_csv(line, fields, NVSMI_MAX_FIELDS);
+  while (rows_next(&rows)) {
+    char **fields = rows.fields;
+    size_t n = rows.n_fields;
     int index = -1;
     for (size_t i = 0; i < n && i < rows.n_cols; i++)
       if (rows.cols[i] == COL_INDEX && parse_int(fields[i], &index) < 0)
@@ -215,15 +213,11 @@ enum app_col { APP_UUID, APP_PID, APP_NAME, APP_MEM, APP_OTHER };
 
 static int app_col_of(const char *name) {
   /* nvidia-smi prints canonical names in the header (used_gpu_memory). */
-  if (strcmp(name, "gpu_uuid") == 0)
-    return APP_UUID;
-  if (strcmp(name, "pid") == 0)
-    return APP_PID;
-  if (strcmp(name, "process_name") == 0 || strcmp(name, "name") == 0)
-    return APP_NAME;
-  if (strcmp(name, "used_memory") == 0 || strcmp(name, "used_gpu_memory") == 0)
-    return APP_MEM;
-  return APP_OTHER;
+  static const struct tm_csv_col map[] = {
+      {"gpu_uuid", APP_UUID},   {"pid", APP_PID},         {"process_name", APP_NAME},
+      {"name", APP_NAME},       {"used_memory", APP_MEM}, {"used_gpu_memory", APP_MEM},
+  };
+  return tm_csv_col_of(map, ST_ARRAY_LEN(map), name, APP_OTHER);
 }
 
 int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot *snap,
@@ -231,13 +225,12 @@ int tm_nvsmi_parse_apps(const char *text, const char *query, struct tm_snapshot 
   struct csv_rows rows;
   rows_open(&rows, text, query, app_col_of);
   int rc = 0;
-  char *line;
   snap->procs_listed = true;
-  while ((line = rows_next(&rows)) != NULL) {
-    if (strstr(line, "No running processes found"))
+  while (rows_next(&rows)) {
+    char **fields = rows.fields;
+    size_t n = rows.n_fields;
+    if (strstr(fields[0], "No running processes found")) /* one cell: it has no comma */
       continue;
-    char *fields[NVSMI_MAX_FIELDS];
-    size_t n = tm_split_csv(line, fields, NVSMI_MAX_FIELDS);
     /* A process name may itself hold commas: when the row is longer than
      * the columns, the extra cells belong to the name column. */
     size_t extra = n > rows.n_cols ? n - rows.n_cols : 0;

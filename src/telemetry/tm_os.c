@@ -319,6 +319,13 @@ size_t tm_split_csv(char *line, char **fields, size_t max_fields) {
   return n;
 }
 
+int tm_csv_col_of(const struct tm_csv_col *map, size_t n, const char *name, int other) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(map[i].name, name) == 0)
+      return map[i].col;
+  return other;
+}
+
 bool tm_csv_unknown(const char *cell) {
   return cell[0] == '\0' || cell[0] == '[' || strcmp(cell, "N/A") == 0;
 }

@@ -318,9 +318,7 @@ void tm_close(struct tm_sampler *tm) {
     tm->ops->close(tm->state);
   pthread_cond_destroy(&tm->wake);
   pthread_mutex_destroy(&tm->mu);
-  for (size_t i = 0; i < tm->cfg.n_urls; i++)
-    free(tm->urls_owned[i]);
-  free(tm->urls_owned);
+  str_vec_free(tm->urls_owned, tm->cfg.n_urls);
   free(tm->backend_owned);
   free(tm->nvml_owned);
   free(tm->nvsmi_owned);

@@ -99,27 +99,16 @@ out:
 }
 
 /* The state is a struct tm_source: where is <base>/sim/gpu_memory. */
-static int sim_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
-  struct tm_source *src = state;
-  if (tm_http_get(src->where, src->timeout_ms, &src->text, err) < 0)
-    return -1;
-  return tm_sim_parse(src->text.data, out, err);
-}
-
 static int sim_open(const struct tm_config *cfg, void **state_out, struct st_err *err) {
   if (cfg->n_urls == 0)
     return err_setf(err, "no --telemetry-url given (the sim's base URL)");
-  const char *base = cfg->urls[0];
-  size_t len = strlen(base);
-  while (len > 0 && base[len - 1] == '/')
-    len--;
-  char *url = xasprintf("%.*s/sim/gpu_memory", (int)len, base);
-  return tm_source_open(sizeof(struct tm_source), url, cfg, sim_sample, state_out, err);
+  return tm_source_open_parsed(path_join_alloc(cfg->urls[0], "sim/gpu_memory"), NULL,
+                               tm_sim_parse, cfg, state_out, err);
 }
 
 const struct tm_backend_ops tm_sim_ops = {
     .name = "sim",
     .open = sim_open,
-    .sample = sim_sample,
+    .sample = tm_source_sample,
     .close = tm_source_close,
 };

@@ -20,6 +20,31 @@ void tm_source_close(void *state) {
   free(src);
 }
 
+int tm_source_sample(void *state, struct tm_snapshot *out, struct st_err *err) {
+  struct tm_source *src = state;
+  int got;
+  if (src->args) {
+    const char *argv[TM_SOURCE_MAX_ARGS + 2] = {src->where};
+    for (size_t i = 0; i < TM_SOURCE_MAX_ARGS && src->args[i]; i++)
+      argv[i + 1] = src->args[i];
+    got = tm_run_capture(argv, src->timeout_ms, &src->text, err);
+  } else {
+    got = tm_http_get(src->where, src->timeout_ms, &src->text, err);
+  }
+  if (got < 0)
+    return -1;
+  return src->parse(src->text.data, out, err);
+}
+
+int tm_source_open_parsed(char *where, const char *const *args,
+                          int (*parse)(const char *, struct tm_snapshot *, struct st_err *),
+                          const struct tm_config *cfg, void **state_out, struct st_err *err) {
+  struct tm_source *src = tm_source_new(sizeof *src, where, cfg);
+  src->args = args;
+  src->parse = parse;
+  return tm_open_probed(src, tm_source_sample, tm_source_close, state_out, err);
+}
+
 int tm_source_open(size_t state_bytes, char *where, const struct tm_config *cfg,
                    int (*sample)(void *, struct tm_snapshot *, struct st_err *), void **state_out,
                    struct st_err *err) {
