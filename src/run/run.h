@@ -368,8 +368,9 @@ bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool s
 
 /* ---------------------------------------------------------------- compare
  * `servetop compare A B`: each side is one result JSON, or a run folder
- * (manifest.json: all its points). Points pair by concurrency (a single result
- * on each side pairs regardless). */
+ * (manifest.json: each configuration once, by its segment measured to the end,
+ * else its last one cut). Points pair by concurrency and configuration (the
+ * same knobs first; a single result on each side pairs regardless). */
 struct run_compare_side {
   char *path;
   char *name;                   /* recipe (run folder / servetop_run) or file name */
@@ -434,7 +435,8 @@ int run_result_simulated(const struct results_file *rf);
  * `servetop export RUN --inferencex`: the run's tuned knobs as an InferenceX
  * master-config entry (YAML) and a launch-script fragment (bash), from the run
  * folder's recipe.json and manifest.json. Both heap strings. Only what was
- * measured: conc-list holds the points measured to the end, and flags that
+ * measured: conc-list holds the points measured to the end with the knobs the
+ * run ended with (a segment before a restart had others), and flags that
  * follow the concurrency are written as the recipe writes them ($CONC).
  * Returns 0; -1 with err when the folder cannot be read; 1 with err (the
  * reason) when the run is refused: failed, mislabelled, or no point measured
@@ -459,6 +461,8 @@ struct run_summary {
   char *status;          /* "ok", "interrupted", ...; "" when unknown */
   double started_unix_s; /* 0 when unknown */
   int n_points;          /* result files listed in the manifest */
+  int n_configs;         /* the configurations they measured (a result each before segments) */
+  char *summary;         /* "3 configurations measured: conc 4, conc 8, ..." ("" unknown) */
   int simulated;         /* the manifest's server.simulated: 1 servetop sim, 0 real, -1 unknown */
 };
 
