@@ -417,8 +417,11 @@ static enum measure_action point_tick(void *ctx, const struct measure_tick *t, i
     act = MEASURE_STOP;
   }
   pthread_mutex_lock(&run->lock);
-  int new_conc = run->pending_conc;
-  run->pending_conc = 0;
+  int new_conc = 0; /* taken while the load runs (a warmup leaves it for the load) */
+  if (t->phase == MEASURE_PHASE_LOAD) {
+    new_conc = run->pending_conc;
+    run->pending_conc = 0;
+  }
   bool restart = run->pending_restart;
   pthread_mutex_unlock(&run->lock);
   if (act == MEASURE_GO_ON && restart)
@@ -474,6 +477,7 @@ static void point_phase(void *ctx, enum measure_phase phase, const char *text) {
       run->gpu_series = tm_series_new();
     pthread_mutex_lock(&run->lock);
     run->measuring = true;
+    run->between_segments = false;
     pthread_mutex_unlock(&run->lock);
     note(run, "measuring concurrency %d: %d requests", p->conc, p->num_prompts);
     break;
@@ -611,6 +615,29 @@ static enum point_end measure_one_point(struct run *run, int point_index,
 }
 
 /* ---------------------------------------------------------------- the run thread */
+/* The plan of a point's segment at another concurrency: the requests a point at conc
+ * sends (--num-prompts, else conc x the recipe's factor). */
+static void plan_at_conc(const struct run *run, struct point_plan *plan, int conc) {
+  const struct recipe *r = run->cfg.recipe;
+  int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
+  plan->conc = conc;
+  plan->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : conc * factor;
+}
+
+/* A +/- asked for between two segments of a point (the next one not measuring yet): the
+ * next segment measures at it from its start. */
+static void take_pending_conc(struct run *run, struct point_plan *plan) {
+  pthread_mutex_lock(&run->lock);
+  int conc = run->between_segments ? run->pending_conc : 0;
+  if (conc > 0)
+    run->pending_conc = 0;
+  pthread_mutex_unlock(&run->lock);
+  if (conc <= 0 || conc == plan->conc)
+    return;
+  plan_at_conc(run, plan, conc);
+  run->snap.concurrency.target = conc;
+}
+
 /* The outcome of a run stopped before its end: why, then what it saved. */
 static void set_interrupted(struct run *run, const char *fmt, ...) ST_PRINTF(2, 3);
 static void set_interrupted(struct run *run, const char *fmt, ...) {
@@ -877,14 +904,15 @@ static enum run_status status_after_point(struct run *run, enum point_end end,
  * and measures at conc (0: unchanged) with the requests a point at conc sends (--num-prompts,
  * else conc x the recipe's factor), without warmups: the server has just been under load.
  * A restart after a change launches with the recipe's $CONC at the new concurrency. */
-static void next_segment(struct run *run, struct point_plan *plan, enum point_end end, int conc) {
+static void next_segment(struct run *run, struct point_plan *plan, enum point_end end, int conc,
+                         bool saved) {
+  pthread_mutex_lock(&run->lock);
+  run->between_segments = true;
+  pthread_mutex_unlock(&run->lock);
   if (end == POINT_RESTART)
     apply_pending_restart(run);
   if (conc > 0 && conc != plan->conc) {
-    const struct recipe *r = run->cfg.recipe;
-    int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
-    plan->conc = conc;
-    plan->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : conc * factor;
+    plan_at_conc(run, plan, conc);
     if (end == POINT_RESTART)
       plan->point.conc = conc;
   }
@@ -895,7 +923,8 @@ static void next_segment(struct run *run, struct point_plan *plan, enum point_en
     note(run, "concurrency %d: a new segment of %d requests", plan->conc, plan->num_prompts);
     run_publish(run);
   }
-  run->segment++;
+  if (saved) /* a segment that saved nothing (a restart in its warmups) leaves no gap */
+    run->segment++;
 }
 
 static void *run_main(void *arg) {
@@ -942,6 +971,7 @@ static void *run_main(void *arg) {
         set_interrupted(run, "stopped before concurrency %d", plan.conc);
         break;
       }
+      take_pending_conc(run, &plan);
       status = ensure_server(run, &plan, &running_cmd, &err);
       if (status != RUN_STATUS_OK)
         break;
@@ -950,7 +980,7 @@ static void *run_main(void *arg) {
       enum point_end end = measure_one_point(run, (int)i, &plan, &saved, &next_conc, &err);
       check_mislabel(run);
       if (end == POINT_RESTART || end == POINT_CONC_CHANGED) {
-        next_segment(run, &plan, end, next_conc);
+        next_segment(run, &plan, end, next_conc, saved);
         if (end == POINT_RESTART) {
           free(running_cmd); /* forces a new server */
           running_cmd = NULL;
@@ -960,6 +990,10 @@ static void *run_main(void *arg) {
       status = status_after_point(run, end, &plan, saved, &err);
       break;
     }
+    pthread_mutex_lock(&run->lock);
+    run->between_segments = false; /* the point is over: nothing carries to the next one */
+    run->pending_conc = 0;
+    pthread_mutex_unlock(&run->lock);
   }
   free(running_cmd);
   if (status == RUN_STATUS_OK && run->stop_requested)
@@ -1109,7 +1143,7 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err) {
   if (conc < 1)
     return err_setf(err, "concurrency must be >= 1 (got %d)", conc);
   pthread_mutex_lock(&run->lock);
-  bool measuring = run->measuring && !run->done;
+  bool measuring = (run->measuring || run->between_segments) && !run->done;
   if (measuring)
     run->pending_conc = conc;
   pthread_mutex_unlock(&run->lock);
@@ -1129,7 +1163,7 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
   if (rc != 0)
     return -1;
   pthread_mutex_lock(&run->lock);
-  bool ok = run->measuring && !run->done && !run->pending_restart;
+  bool ok = (run->measuring || run->between_segments) && !run->done && !run->pending_restart;
   if (ok) {
     run->pending_knob = xstrdup(knob);
     run->pending_value = xstrdup(value);

@@ -93,6 +93,8 @@ struct run {
   bool pending_restart;
   struct eng_log_state log_state; /* folded server log lines (launcher's reader thread) */
   bool measuring;
+  bool between_segments;          /* a +/- or restart ended a segment; the next one is not
+                                     measuring yet: both are taken for it (pending_*) */
 
   atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */
   atomic_int cancel_measure;     /* the same, as measure's hooks watch it */
