@@ -250,10 +250,12 @@ static size_t pair_results(const struct run_compare_side *a, const struct run_co
     pick[i] = b->n_results; /* none */
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < a->n_results; i++)
-      for (size_t j = 0; j < b->n_results && pick[i] == b->n_results; j++)
-        if (!used[j] && (pass == 0 ? same_config(&a->results[i], &b->results[j])
-                                   : a->results[i].max_concurrency == b->results[j].max_concurrency))
+      for (size_t j = 0; j < b->n_results && pick[i] == b->n_results; j++) {
+        const struct results_file *ra = &a->results[i], *rb = &b->results[j];
+        if (!used[j] && (pass == 0 ? same_config(ra, rb)
+                                   : ra->max_concurrency == rb->max_concurrency))
           used[pick[i] = j] = true;
+      }
   size_t n = 0;
   for (size_t i = 0; i < a->n_results; i++)
     if (pick[i] < b->n_results)
@@ -409,15 +411,20 @@ static void print_side(FILE *out, char letter, const struct run_compare_side *s)
     fputs("   provenance unknown: the result does not say whether it was simulated\n", out);
 }
 
-/* A pair's configurations where a restart's knobs make one more than its concurrency
- * (servetop_run.configuration: "conc 8 kv-cache=0.9"). */
+/* A run's segment's configuration (servetop_run.configuration: "conc 8 kv-cache=0.9"),
+ * NULL when the result does not say. */
+static const char *result_config(const struct results_file *rf) {
+  return json_string(cJSON_GetObjectItemCaseSensitive((cJSON *)rf->json, "servetop_run"),
+                     "configuration");
+}
+
+/* A pair's configurations where a restart's knobs make one more than its concurrency. */
 static void print_configs(FILE *out, const struct pairing *p) {
   const struct results_file *rf[2] = {p->a, p->b};
   const char *cfg[2];
   bool more = false;
   for (int k = 0; k < 2; k++) {
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive((cJSON *)rf[k]->json, "servetop_run");
-    cfg[k] = json_string(run, "configuration");
+    cfg[k] = result_config(rf[k]);
     char plain[32];
     snprintf(plain, sizeof plain, "conc %d", rf[k]->max_concurrency);
     more |= cfg[k] && strcmp(cfg[k], plain) != 0;
@@ -523,12 +530,9 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
     cJSON *po = cJSON_CreateObject();
     cJSON_AddNumberToObject(po, "concurrency_a", pairs[p].a->max_concurrency);
     cJSON_AddNumberToObject(po, "concurrency_b", pairs[p].b->max_concurrency);
-    for (int k = 0; k < 2; k++) { /* the segment's configuration (servetop_run), or null */
-      const struct results_file *rf = k ? pairs[p].b : pairs[p].a;
-      const cJSON *run = cJSON_GetObjectItemCaseSensitive((cJSON *)rf->json, "servetop_run");
-      json_add_string_or_null(po, k ? "configuration_b" : "configuration_a",
-                              json_string(run, "configuration"));
-    }
+    /* each segment's configuration (servetop_run), or null */
+    json_add_string_or_null(po, "configuration_a", result_config(pairs[p].a));
+    json_add_string_or_null(po, "configuration_b", result_config(pairs[p].b));
     cJSON *metrics = cJSON_AddObjectToObject(po, "metrics");
     struct metric_row rows[MAX_METRIC_ROWS];
     size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));

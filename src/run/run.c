@@ -537,7 +537,8 @@ static enum point_end point_end_of(struct run *run, const struct point_ctx *pc,
   bool restart = run->pending_restart;
   pthread_mutex_unlock(&run->lock);
   switch (res->end) {
-  case MEASURE_END_RESTART: return restart || pc->next_conc <= 0 ? POINT_RESTART : POINT_CONC_CHANGED;
+  case MEASURE_END_RESTART: /* a restart, or a +/- alone */
+    return restart || pc->next_conc <= 0 ? POINT_RESTART : POINT_CONC_CHANGED;
   case MEASURE_END_STOPPED: return POINT_STOPPED;
   case MEASURE_END_FAILED: return server_exited(run) ? POINT_SERVER_DIED : POINT_FAILED;
   case MEASURE_END_DONE: break;
