@@ -268,6 +268,29 @@ START_TEST(plus_and_restart_end_segments) {
     ck_assert_int_eq((int)num_at(e, "segment"), i + 1);
   }
   cJSON_Delete(m);
+
+  /* compare and the past runs read the folder in configurations */
+  struct run_compare_side side;
+  ck_assert_msg(run_compare_side_load(out.dir, &side, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq((int)side.n_results, 3);
+  ck_assert_int_eq(side.results[0].max_concurrency, 4);
+  ck_assert_int_eq(side.results[1].max_concurrency, 8);
+  ck_assert_int_eq(side.results[2].max_concurrency, 8);
+  char why[512];
+  ck_assert_msg(run_compare_unlike(&side, &side, why, sizeof why) == 0, "%s", why);
+  char *json = run_compare_json_alloc(&side, &side);
+  ck_assert_msg(strstr(json, "\"configuration_a\":\t\"conc 8 kv-cache=0.7\""), "%s", json);
+  free(json);
+  run_compare_side_fini(&side);
+  struct run_summary_list past;
+  ck_assert_int_eq(run_list_past(results, &past, &err), 0);
+  ck_assert_int_eq((int)past.n, 1);
+  ck_assert_int_eq(past.runs[0].n_points, 3);
+  ck_assert_int_eq(past.runs[0].n_configs, 3);
+  ck_assert_msg(strstr(past.runs[0].summary, "3 configurations measured"), "%s",
+                past.runs[0].summary);
+  run_summary_list_free(&past);
+
   free(s);
   run_free(run);
   recipe_set_free(set);
