@@ -15,6 +15,7 @@ int cmd_sim_main(int argc, char **argv);      /* servetop sim */
 int cmd_bench_main(int argc, char **argv);    /* servetop bench */
 int cmd_run_main(int argc, char **argv);      /* servetop run */
 int cmd_attach_main(int argc, char **argv);   /* servetop attach */
+int cmd_tune_main(int argc, char **argv);     /* servetop tune */
 int cmd_compare_main(int argc, char **argv);  /* servetop compare */
 int cmd_export_main(int argc, char **argv);   /* servetop export */
 int cmd_gpus_main(int argc, char **argv);     /* servetop gpus */
@@ -36,6 +37,8 @@ int cli_parse_options(const struct opt_parser *p, const char *cmd, int argc, cha
  * "servetop CMD: <wrong>" and give EXIT_USAGE. */
 int cli_parse_positionals(const struct opt_parser *p, const char *cmd, int argc, char **argv,
                           char **pos, size_t max_pos, size_t n_want, const char *wrong);
+/* SIGINT, SIGTERM and SIGHUP call handler (a stop: run, attach, tune). */
+void cli_on_stop_signals(void (*handler)(int));
 /* Prints "servetop CMD: <message>" to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) ST_PRINTF(2, 3);
 /* "servetop CMD: no recipe 'NAME' (...)" and the did-you-mean of the names

@@ -285,6 +285,7 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   s->figures.run = live->point;
   s->figures.window_span_s = live->window_s;
   s->figures.window_output_estimated = live->output_estimated;
+  snprintf(s->figures.client_bound, sizeof s->figures.client_bound, "%s", live->client_bound);
   s->figures.run_span_s = live->elapsed_s;
   s->figures.run_exact = false;
   set_request_accept(&s->spec.per_request, live->accept_requests, live->accept_draft_tokens,
@@ -315,6 +316,7 @@ static void fill_from_result(struct run *run, const struct measure_result *res) 
   s->figures.run = m->figs; /* every figure of the point: the result's */
   s->figures.run_span_s = m->duration_s;
   s->figures.run_exact = true;
+  snprintf(s->figures.client_bound, sizeof s->figures.client_bound, "%s", m->client_bound);
   /* the bins stay the last live ones: the same requests, the same rule */
   set_request_accept(&s->spec.per_request, m->accept_requests, m->accept_draft_tokens,
                      m->accept_accepted_tokens, m->accept_rate.mean_ms /* unitless here */);
@@ -367,6 +369,8 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->point.conc = p->conc;
   int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
   p->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : p->conc * factor;
+  if (run->cfg.num_prompts <= 0 && p->num_prompts < run->cfg.num_prompts_min)
+    p->num_prompts = run->cfg.num_prompts_min;
   if (run->cfg.num_warmups >= 0)
     p->num_warmups = run->cfg.num_warmups;
   else
@@ -374,6 +378,8 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->isl = run->cfg.isl > 0 ? run->cfg.isl : (r->isl > 0 ? r->isl : 1024);
   p->osl = run->cfg.osl > 0 ? run->cfg.osl : (r->osl > 0 ? r->osl : 1024);
   p->range_ratio = r->bench.random_range_ratio > 0 ? r->bench.random_range_ratio : 0.8;
+  if (run->cfg.range_ratio_set)
+    p->range_ratio = run->cfg.range_ratio;
   p->chat_template = run->cfg.chat_template >= 0 ? run->cfg.chat_template != 0
                                                  : r->bench.use_chat_template;
 }
@@ -522,7 +528,7 @@ static void fill_spec(const struct run *run, int point_index, const struct point
   spec->request_rate = (double)INFINITY; /* closed loop: every request may go at once */
   spec->burstiness = 1.0;
   spec->server_tokenizer = true;
-  spec->num_workers = 1;
+  spec->num_workers = run->cfg.num_workers; /* 0: auto (loadgen.h) */
   spec->request_timeout_s = run->cfg.request_timeout_s; /* 0: the reference's 6 h */
   spec->server_signals = true;
   spec->scrape_interval_s = 1.0;
@@ -928,6 +934,67 @@ static void next_segment(struct run *run, struct point_plan *plan, enum point_en
     run->segment++;
 }
 
+/* Points on demand (run_measure_point): waits for each concurrency asked for, measures it on
+ * the server (started at the first, restarted only when its command changes) and hands the
+ * saved point back; ends when no more are asked for, on a stop, or when the server fails. */
+static enum run_status run_points_on_demand(struct run *run, char **running_cmd,
+                                            struct st_err *err) {
+  const struct recipe *r = run->cfg.recipe;
+  enum run_status status = RUN_STATUS_OK;
+  for (int k = 0; status == RUN_STATUS_OK; k++) {
+    pthread_mutex_lock(&run->lock);
+    while (run->demand_conc == 0 && !run->demand_end && !run->stop_requested) {
+      struct timespec until; /* a stop comes from a signal handler: polled */
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += TICK_MS * 1000000L;
+      if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&run->demand_cond, &run->lock, &until);
+    }
+    int conc = run->demand_conc;
+    bool end = run->demand_end;
+    pthread_mutex_unlock(&run->lock);
+    if (run->stop_requested) {
+      status = RUN_STATUS_INTERRUPTED;
+      set_interrupted(run, "stopped"); /* what it saved, in configurations */
+      break;
+    }
+    if (end || conc <= 0)
+      break;
+    run->cfg.conc = conc;
+    struct point_plan plan;
+    plan_point(run, &r->points[0], &plan);
+    if (run->cfg.server_conc > 0)
+      plan.point.conc = run->cfg.server_conc; /* the command stays; the load is conc */
+    run->snap.progress.point_index = k;
+    run->snap.progress.n_points = k + 1;
+    run->segment = 1;
+    run->snap.concurrency.target = conc;
+    int written = run->snap.points.n_written;
+    status = ensure_server(run, &plan, running_cmd, err);
+    bool saved = false;
+    if (status == RUN_STATUS_OK) {
+      int next_conc = 0; /* a +/- ends the point as its own result all the same */
+      enum point_end pend = measure_one_point(run, k, &plan, &saved, &next_conc, err);
+      check_mislabel(run);
+      /* too many failed requests is the point's verdict (it was saved), not the run's */
+      if (pend != POINT_REQUESTS_FAILED)
+        status = status_after_point(run, pend, &plan, saved, err);
+    }
+    pthread_mutex_lock(&run->lock);
+    run->demand_conc = 0;
+    run->demand_ready = true;
+    run->demand_measured = saved && run->snap.points.n_written > written;
+    if (run->demand_measured)
+      run->demand_result = run->snap.points.point[run->snap.points.n - 1];
+    pthread_cond_broadcast(&run->done_cond);
+    pthread_mutex_unlock(&run->lock);
+  }
+  return status;
+}
+
 static void *run_main(void *arg) {
   pthread_setname_np(pthread_self(), "st-run"); /* shows in top -H and /proc */
   struct run *run = arg;
@@ -956,6 +1023,10 @@ static void *run_main(void *arg) {
   }
   enum run_status status = RUN_STATUS_OK;
   char *running_cmd = NULL;
+  if (run->cfg.points_on_demand) {
+    status = run_points_on_demand(run, &running_cmd, &err);
+    n_points = 0; /* the loop below measures nothing */
+  }
   for (size_t i = 0; i < n_points && status == RUN_STATUS_OK; i++) {
     struct point_plan plan;
     plan_point(run, &r->points[i], &plan);
@@ -1046,6 +1117,18 @@ finish:
   bool manifest_failed = run->dir[0] && run_files_write_manifest(run, &err) != 0;
   if (manifest_failed)
     log_msg(LOG_ERROR, "run: %s", err.msg);
+  /* a sweep ends with its table of points and chart, of what was measured (stopped too) */
+  if (run->cfg.sweep && run->dir[0] && run->n_points_done > 0 && !manifest_failed) {
+    struct st_err chart_err = {{0}};
+    if (run_sweep_report(run->dir, &chart_err) != 0) {
+      log_msg(LOG_ERROR, "run: %s", chart_err.msg);
+      run->n_file_failures++;
+    } else {
+      char *chart = path_join_alloc(run->dir, RUN_SWEEP_CHART);
+      snprintf(run->snap.points.chart, sizeof run->snap.points.chart, "%s", chart);
+      free(chart);
+    }
+  }
   if ((run->n_file_failures || log_fails) && final_status != RUN_STATUS_INTERRUPTED) {
     char was[sizeof run->outcome.message], files[200] = "", logs[120] = "";
     pthread_mutex_lock(&run->lock);
@@ -1114,6 +1197,7 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   run->slot = snap_slot_new();
   pthread_mutex_init(&run->lock, NULL);
   pthread_cond_init(&run->done_cond, NULL);
+  pthread_cond_init(&run->demand_cond, NULL);
   run->outcome.status = RUN_STATUS_RUNNING;
   run->outcome.max_total_num_tokens = -1;
   run->server.max_total_num_tokens = run->server.kv_per_slot_tokens = -1;
@@ -1172,6 +1256,53 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
   }
   pthread_mutex_unlock(&run->lock);
   return ok ? 0 : err_setf(err, "restart: no point is being measured (or a restart is pending)");
+}
+
+int run_measure_point(struct run *run, int conc, const volatile int *cancel,
+                      struct snap_point_result *out, char *why, size_t why_len) {
+  pthread_mutex_lock(&run->lock);
+  const char *refused = !run->cfg.points_on_demand ? "the run does not take points on demand"
+                        : conc < 1                  ? "concurrency must be >= 1"
+                        : run->demand_conc          ? "a point is being measured"
+                        : run->demand_end           ? "no more points were to come"
+                                                    : NULL;
+  if (refused) {
+    pthread_mutex_unlock(&run->lock);
+    snprintf(why, why_len, "%s", refused);
+    return -1;
+  }
+  run->demand_conc = conc;
+  run->demand_ready = false;
+  pthread_cond_broadcast(&run->demand_cond);
+  while (!run->demand_ready && !run->done) {
+    if (cancel && *cancel)
+      run_stop(run); /* flags only: fine under the lock */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += TICK_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&run->done_cond, &run->lock, &until);
+  }
+  bool measured = run->demand_ready && run->demand_measured;
+  if (measured)
+    *out = run->demand_result;
+  run->demand_ready = false;
+  run->demand_conc = 0;
+  bool over = run->done || run->outcome.status != RUN_STATUS_RUNNING;
+  snprintf(why, why_len, "%s",
+           over && run->outcome.message[0] ? run->outcome.message : "the point was not measured");
+  pthread_mutex_unlock(&run->lock);
+  return measured ? 0 : -1;
+}
+
+void run_end_points(struct run *run) {
+  pthread_mutex_lock(&run->lock);
+  run->demand_end = true;
+  pthread_cond_broadcast(&run->demand_cond);
+  pthread_mutex_unlock(&run->lock);
 }
 
 void run_stop(struct run *run) {
@@ -1234,5 +1365,6 @@ void run_free(struct run *run) {
   snap_slot_free(run->slot);
   pthread_mutex_destroy(&run->lock);
   pthread_cond_destroy(&run->done_cond);
+  pthread_cond_destroy(&run->demand_cond);
   free(run);
 }

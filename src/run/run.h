@@ -54,6 +54,8 @@ struct run_config {
   char *const *extra_server_args; /* appended to the server command as given */
   size_t n_extra_server_args;
   int num_prompts;              /* > 0: requests per point; 0 = conc x recipe factor */
+  int num_prompts_min;          /* > 0: at least this many requests per point (tune: a p99's
+                                   interval needs 367) */
   int num_warmups;              /* >= 0: warmup requests; < 0 = none */
   int isl, osl;                 /* > 0: override the recipe's input / output length */
   int chat_template;            /* 1 / 0: measure with / without the chat template; -1 (the
@@ -62,9 +64,15 @@ struct run_config {
   int port;                     /* > 0: this port; 0 = a free one */
   int64_t ready_timeout_ms;     /* 0 = 1800 s (sim: 120 s) */
   double request_timeout_s;     /* per request; 0 = 6 h, as benchmark_serving.py */
+  int num_workers;              /* load generator loops; 0 (LG_NUM_WORKERS_AUTO): by the load */
   int64_t stop_grace_ms;        /* 0 = 10 s */
   bool allow_mislabel;          /* a mislabelled run is not a failure */
   uint64_t seed;
+  bool range_ratio_set;         /* range_ratio overrides the recipe's random range ratio */
+  double range_ratio;
+  bool points_on_demand;        /* no point of its own: run_measure_point asks for each (tune) */
+  int server_conc;              /* > 0: the server command's $CONC is this whatever the point's
+                                   concurrency (tune: one launch per configuration) */
 };
 void run_config_init(struct run_config *cfg);
 
@@ -119,6 +127,17 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err);
  * request was queued, -1 with err when the run is over or the knob is bad
  * for the recipe's engine (eng_check_knob: checked before anything stops). */
 int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err);
+
+/* Points on demand (run_config.points_on_demand; `servetop tune`): the run measures no point
+ * of its own. Each run_measure_point measures one at concurrency conc on the run's server
+ * (launched at the first; kept up while its command stays the same) and blocks until it
+ * ends: 0 with *out (the saved result's figures, as the snapshot's point list holds them;
+ * out->end says how it ended), or -1 with why (one line: the server did not start, with
+ * its reason; it died; the run was stopped or is over). One caller at a time.
+ * run_end_points: no more points; the run ends ok (its server stopped). */
+int run_measure_point(struct run *run, int conc, const volatile int *cancel,
+                      struct snap_point_result *out, char *why, size_t why_len);
+void run_end_points(struct run *run);
 
 /* Asks the run to end: load stopped, partial results saved, server stopped.
  * Returns at once; async-signal-safe. */
@@ -262,13 +281,19 @@ struct run_tune_config {
   int conc_min, conc_max;        /* 0: 1 .. 1024 */
   double budget_s;               /* wall-clock budget (0: none): no point starts after it */
   int max_points;                /* 0: no limit */
+  bool grid;                     /* the full grid instead of the search (tune_grid) */
   int num_prompts;               /* > 0: requests per point; 0: the run's default */
   int isl, osl;                  /* > 0: override the recipe's */
   double range_ratio;            /* >= 0: override; < 0: the recipe's */
   int chat_template;             /* 1 / 0 / -1: as the recipe's benchmark says */
   const char *gpus;
   uint64_t seed;
+  char *const *extra_server_args; /* appended to every server command (run_config's) */
+  size_t n_extra_server_args;
 };
+/* Requests per point by default where the SLO has a latency (p99) target: the exact
+ * order-statistic interval of a p99 needs 367 (docs/figures.md "How sure"). */
+enum { RUN_TUNE_P99_MIN_PROMPTS = 400 };
 struct run_tune; /* opaque */
 
 struct run_tune_status {
@@ -282,6 +307,8 @@ struct run_tune_status {
   bool eta_valid;
   double eta_s;                  /* left until the search ends (at most the budget left) */
   int n_gpus;                    /* the throughput is per GPU when > 0, else in all */
+  char engine[32];               /* the engine launched ("sim", "sglang", "llama.cpp") */
+  bool simulated;                /* servetop sim: a model's figures */
 };
 
 /* Starts the search; NULL with err for a bad config (a knob the engine does not take, an
@@ -296,6 +323,20 @@ void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_r
 void run_tune_stop(struct run_tune *t);
 bool run_tune_wait(struct run_tune *t, int64_t timeout_ms); /* true when over */
 void run_tune_free(struct run_tune *t);
+/* The answer, from a result (run_tune_poll's once over): the winner and the runner-up with
+ * goodput and interval, and how it compares with the recipe as written (the start), as lines
+ * (markdown: list items). */
+void run_tune_answer(const struct run_tune *t, const struct tune_result *res, struct sbuf *sb,
+                     bool markdown);
+/* Every configuration visited with its status, best concurrency, goodput and interval, and
+ * why (a markdown table, readable as text). */
+void run_tune_config_table(const struct run_tune *t, const struct tune_result *res,
+                           struct sbuf *sb);
+/* One saved point as the search reads it: TTFT / TPOT / E2EL / ITL p99 and the tok/s per
+ * user with their 95% intervals, the output throughput (per GPU when n_gpus > 0). A point
+ * with failed requests, or cut before its end, never holds. */
+void run_tune_point_from_figs(const struct snap_point_result *p, int n_gpus,
+                              struct tune_point *out);
 
 /* ---------------------------------------------------------------- helpers */
 /* The engine to use for a recipe here: its own when its probe says it can run
@@ -397,6 +438,19 @@ size_t run_compare_unlike(const struct run_compare_side *a, const struct run_com
  * and per side "simulated" (true, false, null: unknown or mixed). */
 char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b);
 
+/* ---------------------------------------------------------------- a sweep's end
+ * What a run of a sweep leaves besides its results (docs/charts.md): sweep.md (the table of
+ * points: conc, req/s, output tok/s and per GPU, tok/s per user, TTFT and TPOT p50/p99, with
+ * their 95% intervals where the results have them) and the chart, sweep.png and sweep.svg
+ * (output throughput per GPU against tok/s per user, each point labelled with its
+ * concurrency), from the results its manifest lists. The run thread writes them when a
+ * sweep ends (RUN_SWEEP_CHART in its folder; stopped ones too, with what was measured).
+ * -1 with err naming the folder or the file that could not be read or written. */
+#define RUN_SWEEP_CHART "sweep.png"
+int run_sweep_report(const char *run_dir, struct st_err *err);
+/* The same table of points as text (markdown, aligned) appended to out. */
+int run_sweep_table(const char *run_dir, struct sbuf *out, struct st_err *err);
+
 /* ---------------------------------------------------------------- like with like
  * The one decision whether two measurements may be divided (run/like.c), used by
  * `servetop compare`, the headless `run --ab` summary and the A/B view: the same model,
@@ -448,6 +502,16 @@ int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **sc
  * measured_isl / measured_osl). */
 int run_export_inferencex_opts(const char *run_dir, bool allow_simulated, char **master_yaml_out,
                                char **script_out, struct st_err *err);
+
+/* A tune folder (tune.json in it)? */
+bool run_is_tune_dir(const char *dir);
+/* `servetop export TUNE_DIR`: the tune's winner as a servetop recipe (YAML), an InferenceX
+ * master-config entry (conc-list: its best concurrency) and a launch-script fragment (its
+ * server command as launched). Heap strings. 0; 1 with err when refused (no winner, its run
+ * refused as run_export_inferencex_opts refuses, SIMULATED without allow_simulated); -1 when
+ * the folder cannot be read. */
+int run_export_tune(const char *tune_dir, bool allow_simulated, char **recipe_yaml_out,
+                    char **master_yaml_out, char **script_out, struct st_err *err);
 
 /* ---------------------------------------------------------------- past runs
  * The run folders that `servetop run` and the dashboard leave under a results

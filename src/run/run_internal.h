@@ -95,6 +95,13 @@ struct run {
   bool measuring;
   bool between_segments;          /* a +/- or restart ended a segment; the next one is not
                                      measuring yet: both are taken for it (pending_*) */
+  /* points on demand (run_measure_point): the one asked for, and its answer */
+  pthread_cond_t demand_cond;     /* a point asked for, or no more */
+  int demand_conc;                /* > 0: measure this next */
+  bool demand_end;                /* run_end_points */
+  bool demand_ready;              /* the point asked for ended: demand_* below say how */
+  bool demand_measured;
+  struct snap_point_result demand_result;
 
   atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */
   atomic_int cancel_measure;     /* the same, as measure's hooks watch it */
@@ -150,6 +157,10 @@ void run_server_on_log_line(void *ctx, const char *line, int64_t mono_ns);
 int run_batch_cap(const struct run *run, const struct eng_log_state *ls);
 
 /* run_files.c */
+/* <results_dir (NULL: the default)>/<UTC time>-<name>[-<suffix>][-N]/, made new (never an
+ * existing entry); its path into dir_out. */
+int run_files_mkdir_stamped(const char *results_dir, const char *name, const char *suffix,
+                            char *dir_out, size_t dir_bytes, struct st_err *err);
 int run_files_make_dir(struct run *run, struct st_err *err);
 /* recipe.json: the recipe and the resolved server command about to run. */
 int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,

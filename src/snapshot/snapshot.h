@@ -124,6 +124,10 @@ struct snap_figures {
   double run_span_s;              /* first dispatch to now, or to the last request's end */
   bool server_gen_valid;
   double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */
+  /* Does the client keep up? lg_client_bound's verdict (loadgen.h; docs/figures.md): on the
+   * window while the point runs, on the result once it has ended; "" while it keeps up,
+   * else "client-bound: <which loop, what lag>". */
+  char client_bound[160];
 };
 
 /* ---------------------------------------------------------------- server-side signals */
@@ -281,6 +285,8 @@ struct snap_points {
   int n_written;                  /* result files written in all (n stops at SNAP_MAX_POINTS:
                                      the oldest are dropped) */
   struct snap_point_result point[SNAP_MAX_POINTS];
+  char chart[1024];               /* a sweep's chart (sweep.png in the run folder), once the
+                                     run wrote it at its end; "" none */
 };
 
 /* ---------------------------------------------------------------- the whole picture */

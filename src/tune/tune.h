@@ -87,7 +87,10 @@ struct tune_point {
  * when the server did not start with cfg (why: the server's reason, e.g. its out-of-memory
  * line); -1 for a failure that stops the search (err says why). The search calls it with one
  * configuration at a time, in order: a change of configuration means a restart. */
-enum { TUNE_START_FAILED = 1 };
+enum { TUNE_START_FAILED = 1, TUNE_STOPPED = 2 };
+/* TUNE_STOPPED: the point was not measured because the search must end now (a stop, or the
+ * time budget ran out while the server started); it does not count, the search ends as a stop
+ * does (stopped, out_of_budget), keeping what was measured. */
 typedef int (*tune_measure_fn)(void *ctx, const struct tune_config *cfg, int concurrency,
                                struct tune_point *out, char *why, size_t why_len,
                                struct st_err *err);
@@ -102,6 +105,9 @@ struct tune_options {
   /* Optional: when it reads true the search ends before the next point, keeping what was
    * measured (Ctrl-C, `q`, the time budget); the result says stopped. */
   const volatile int *stop;
+  /* Measure the full grid instead of searching (tune_grid): the reference the search is
+   * measured against (`servetop tune --grid`, tests/bench/tune_vs_grid.sh). */
+  bool grid;
 };
 
 enum tune_status {
@@ -153,6 +159,14 @@ int tune_points_per_config_max(const struct tune_options *opt);
 int tune_search(const struct tune_space *space, const struct tune_slo *slo,
                 const struct tune_options *opt, tune_measure_fn measure, void *ctx,
                 struct tune_result *res, struct st_err *err);
+/* The full grid over the same space (src/tune/grid.c): every configuration, the recipe's
+ * setting first and then in odometer order, at every concurrency from conc_min up to its
+ * first failure (or conc_max); a configuration's answer is the last concurrency before that
+ * failure. Nothing is pruned; the budget, stop, on_point and start failures work as in the
+ * search, and the result has the search's shape. tune_search with opt->grid calls it. */
+int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
+              const struct tune_options *opt, tune_measure_fn measure, void *ctx,
+              struct tune_result *res, struct st_err *err);
 void tune_result_free(struct tune_result *res);
 /* A deep copy of src into dst (free with tune_result_free). */
 void tune_result_copy(struct tune_result *dst, const struct tune_result *src);
