@@ -200,7 +200,7 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
     return;
   }
   static const struct ui_table_col head[] = {
-      {"date (UTC)", 17, false}, {"status", 12, false}, {"pts", 4, true},
+      {"date (UTC)", 17, false}, {"status", 12, false}, {"cfg", 4, true},
       {"spec", 5, false},        {"label", 6, false},   {"source", 9, false},
       {"recipe", 60, false},
   };
@@ -219,7 +219,7 @@ void pastpicker_render(const struct pastpicker *p, struct ui_grid *g, int cols, 
     if (sel)
       ui_grid_fill(g, (struct ui_rect){in.x, y, in.w, 1}, THEME_SELECTED);
     char date[32], pts[16];
-    snprintf(pts, sizeof pts, "%d", r->n_points);
+    snprintf(pts, sizeof pts, "%d", r->n_configs); /* configurations measured */
     const char *cells[] = {pastruns_fmt_date(r->started_unix_s, date, sizeof date),
                            r->status[0] ? r->status : "-", pts,
                            r->spec_label[0] ? r->spec_label : "-", r->label[0] ? r->label : "-",

@@ -737,7 +737,7 @@ static void render_log(struct runview *rv, struct ui_grid *g, struct ui_rect box
 /* The key table: `?` lists it, the footer shows the hints. */
 enum { KEY_CONC = 0, KEY_KNOB = 1, KEY_CAP = 2 }; /* indexes of hints that can be inactive */
 static const struct ui_key_help keys[] = {
-    {"+ / -", "double / halve the concurrency now (no restart)", "conc", "+/-", '+', 3},
+    {"+ / -", "double / halve the concurrency (a new segment)", "conc", "+/-", '+', 3},
     {"m", "new KV cache size (or KEY=VALUE): restarts", "knob", NULL, 'm', 2},
     {"c", "raise the batch cap to the concurrency: restarts", "cap", NULL, 'c', 2},
     {"l", "the whole server log, full screen, with search", "log", NULL, 'l', 1},

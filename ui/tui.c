@@ -566,8 +566,8 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
                          ld->batch_cap, cmd->conc - ld->batch_cap,
                          d->rv.snap.server.attached ? "" : "; c raises it");
     else
-      runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d (marked on the charts)", was,
-                         cmd->conc);
+      runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d: a new segment, saved apart",
+                         was, cmd->conc);
   } else {
     if (run_session_restart_with(d->sv.session, 0, cmd->knob, cmd->value, &err) == 0)
       runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s (%s)", cmd->knob,

@@ -57,7 +57,9 @@ static const char run_description[] =
     "then stops it. Each run is a folder under the results directory: manifest.json, recipe.json\n"
     "(the resolved server command), server.log and one result-conc<N>.json per point; a sweep\n"
     "ends with sweep.md (its table of points), sweep.png and sweep.svg (output tok/s per GPU\n"
-    "against tok/s per user, each point labelled with its concurrency: docs/charts.md).\n"
+    "against tok/s per user, each point labelled with its concurrency: docs/charts.md). In the\n"
+    "dashboard, +/- and a restart with a knob end the point's segment (saved as its own result)\n"
+    "and start another (result-conc<N>-seg<K>.json); the end line counts configurations measured.\n"
     "\n"
     "Engine: --engine, else the recipe's own where it can run here (sglang: python3 can import\n"
     "sglang and a GPU exists; vllm: `vllm` on PATH and a GPU), else the simulated server (said so).\n"
@@ -233,9 +235,13 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
   format_duration(d, sizeof d, p->duration_s);
   struct sbuf figs = {0};
   cli_figures_line(&figs, " | ", NULL, 0, false, &p->figs);
-  fprintf(out, "%s[%s%s] point %d/%d c=%d %s: %lld/%lld done %lld failed in %s%s", tag,
+  /* a segment after +/- or a restart names itself and its configuration */
+  char seg[96] = "";
+  if (p->segment > 1)
+    snprintf(seg, sizeof seg, " segment %d (%s)", p->segment, p->config);
+  fprintf(out, "%s[%s%s] point %d/%d%s c=%d %s: %lld/%lld done %lld failed in %s%s", tag,
           s->server.engine, s->server.simulated ? " SIMULATED" : "", p->point_index + 1,
-          s->progress.n_points > 0 ? s->progress.n_points : 1, p->conc, p->end,
+          s->progress.n_points > 0 ? s->progress.n_points : 1, seg, p->conc, p->end,
           (long long)p->completed, (long long)p->total, (long long)p->failed, d,
           figs.data ? figs.data : "");
   sbuf_free(&figs);
@@ -246,7 +252,7 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
   if (p->drafts_valid)
     fprintf(out, " | drafts accepted %.1f%%", p->drafts_accepted_frac * 100.0);
   if (p->conc_end != p->conc)
-    fprintf(out, " | conc changed to %d", p->conc_end);
+    fprintf(out, " | next segment at conc %d", p->conc_end);
   fputc('\n', out);
 }
 
@@ -373,8 +379,10 @@ static void print_outcomes_json(const struct run_outcome *outs, const char *cons
            run_status_name(o->status));
     for (const char *p = o->dir; *p; p++)
       printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-    printf("\",\"mislabelled\":%s,\"simulated\":%s,\"points_done\":%d,\"max_total_num_tokens\":",
-           o->mislabelled ? "true" : "false", o->simulated ? "true" : "false", o->n_points_done);
+    printf("\",\"mislabelled\":%s,\"simulated\":%s,\"points_done\":%d,\"configurations_done\":%d,"
+           "\"max_total_num_tokens\":",
+           o->mislabelled ? "true" : "false", o->simulated ? "true" : "false", o->n_points_done,
+           o->n_configs_done);
     if (o->max_total_num_tokens > 0)
       printf("%lld", (long long)o->max_total_num_tokens);
     else

@@ -53,6 +53,48 @@ static void add_result(struct run_compare_side *side, struct results_file *rf) {
     side->name = xstrdup(json_string(run, "recipe"));
 }
 
+/* The knobs a result was measured with (servetop_run.overrides, comma-joined; "" none). */
+static void result_overrides(const struct results_file *rf, char *out, size_t n) {
+  const cJSON *run = cJSON_GetObjectItemCaseSensitive((cJSON *)rf->json, "servetop_run");
+  const cJSON *item;
+  size_t len = 0;
+  out[0] = '\0';
+  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(run, "overrides")) {
+    if (cJSON_IsString(item) && len < n)
+      len += (size_t)snprintf(out + len, n - len, "%s%s", len ? "," : "", item->valuestring);
+  }
+}
+
+/* Whether a and b are one configuration: one concurrency, the same knobs. */
+static bool same_config(const struct results_file *a, const struct results_file *b) {
+  char ka[512], kb[512];
+  result_overrides(a, ka, sizeof ka);
+  result_overrides(b, kb, sizeof kb);
+  return a->max_concurrency == b->max_concurrency && strcmp(ka, kb) == 0;
+}
+
+/* A run folder's result of a segment (manifest entry end): each configuration once, by
+ * the segment measured to the end ("done"), else the last one cut (a +/-, a restart, a
+ * stop): one result, one configuration. */
+static void add_segment(struct run_compare_side *side, struct results_file *rf, bool done) {
+  for (size_t i = 0; i < side->n_results; i++) {
+    struct results_file *had = &side->results[i];
+    if (!same_config(had, rf))
+      continue;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive((cJSON *)had->json, "servetop_run");
+    const char *end = json_string(run, "end");
+    bool had_done = end && strcmp(end, "done") == 0;
+    if (done || !had_done) {
+      results_file_fini(had);
+      *had = *rf;
+    } else {
+      results_file_fini(rf);
+    }
+    return;
+  }
+  add_result(side, rf);
+}
+
 static int by_concurrency(const void *pa, const void *pb) {
   const struct results_file *a = pa, *b = pb;
   return (a->max_concurrency > b->max_concurrency) - (a->max_concurrency < b->max_concurrency);
@@ -80,15 +122,15 @@ int run_compare_side_load(const char *path, struct run_compare_side *out, struct
     cJSON_ArrayForEach(item, list) {
       const char *file = json_string(item, "file");
       const char *end = json_string(item, "end");
-      if (!file || (end && strcmp(end, "restarted") == 0))
-        continue; /* a point measured again after a restart counts once */
+      if (!file)
+        continue;
       char *result_path = path_join_alloc(path, file);
       struct results_file rf;
       rc = results_load(result_path, &rf, err);
       free(result_path);
       if (rc != 0)
         break;
-      add_result(out, &rf);
+      add_segment(out, &rf, end && strcmp(end, "done") == 0);
     }
     cJSON_Delete(manifest);
     if (rc != 0)
@@ -192,20 +234,34 @@ struct pairing {
   const struct results_file *a, *b;
 };
 
-/* Pairs by concurrency; a single result on each side pairs regardless. */
+/* Pairs by concurrency and configuration: first each result of A with B's at its
+ * concurrency with the same knobs, then those left with one of B's left at their
+ * concurrency (like-with-like then says how they differ); each result in one pair at most;
+ * a single result on each side pairs regardless. In A's order. */
 static size_t pair_results(const struct run_compare_side *a, const struct run_compare_side *b,
                            struct pairing *pairs) {
-  size_t n = 0;
   if (a->n_results == 1 && b->n_results == 1) {
     pairs[0] = (struct pairing){&a->results[0], &b->results[0]};
     return 1;
   }
+  bool *used = xcalloc(b->n_results + 1, sizeof(*used));
+  size_t *pick = xcalloc(a->n_results + 1, sizeof(*pick));
   for (size_t i = 0; i < a->n_results; i++)
-    for (size_t j = 0; j < b->n_results; j++)
-      if (a->results[i].max_concurrency == b->results[j].max_concurrency) {
-        pairs[n++] = (struct pairing){&a->results[i], &b->results[j]};
-        break;
+    pick[i] = b->n_results; /* none */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < a->n_results; i++)
+      for (size_t j = 0; j < b->n_results && pick[i] == b->n_results; j++) {
+        const struct results_file *ra = &a->results[i], *rb = &b->results[j];
+        if (!used[j] && (pass == 0 ? same_config(ra, rb)
+                                   : ra->max_concurrency == rb->max_concurrency))
+          used[pick[i] = j] = true;
       }
+  size_t n = 0;
+  for (size_t i = 0; i < a->n_results; i++)
+    if (pick[i] < b->n_results)
+      pairs[n++] = (struct pairing){&a->results[i], &b->results[pick[i]]};
+  free(pick);
+  free(used);
   return n;
 }
 
@@ -355,6 +411,28 @@ static void print_side(FILE *out, char letter, const struct run_compare_side *s)
     fputs("   provenance unknown: the result does not say whether it was simulated\n", out);
 }
 
+/* A run's segment's configuration (servetop_run.configuration: "conc 8 kv-cache=0.9"),
+ * NULL when the result does not say. */
+static const char *result_config(const struct results_file *rf) {
+  return json_string(cJSON_GetObjectItemCaseSensitive((cJSON *)rf->json, "servetop_run"),
+                     "configuration");
+}
+
+/* A pair's configurations where a restart's knobs make one more than its concurrency. */
+static void print_configs(FILE *out, const struct pairing *p) {
+  const struct results_file *rf[2] = {p->a, p->b};
+  const char *cfg[2];
+  bool more = false;
+  for (int k = 0; k < 2; k++) {
+    cfg[k] = result_config(rf[k]);
+    char plain[32];
+    snprintf(plain, sizeof plain, "conc %d", rf[k]->max_concurrency);
+    more |= cfg[k] && strcmp(cfg[k], plain) != 0;
+  }
+  if (more)
+    fprintf(out, " [A: %s; B: %s]", cfg[0] ? cfg[0] : "?", cfg[1] ? cfg[1] : "?");
+}
+
 void run_compare_print(FILE *out, const struct run_compare_side *a, const struct run_compare_side *b) {
   print_side(out, 'A', a);
   print_side(out, 'B', b);
@@ -370,6 +448,7 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
     fprintf(out, "\nconcurrency %d", pairs[p].a->max_concurrency);
     if (pairs[p].b->max_concurrency != pairs[p].a->max_concurrency)
       fprintf(out, " vs %d", pairs[p].b->max_concurrency);
+    print_configs(out, &pairs[p]);
     fprintf(out, " (figures to %d significant digits)\n%-30s %12s %12s %12s %12s\n", SIG_DIGITS,
             "metric", "A", "B", "B-A", "B/A");
     struct metric_row rows[MAX_METRIC_ROWS];
@@ -451,6 +530,9 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
     cJSON *po = cJSON_CreateObject();
     cJSON_AddNumberToObject(po, "concurrency_a", pairs[p].a->max_concurrency);
     cJSON_AddNumberToObject(po, "concurrency_b", pairs[p].b->max_concurrency);
+    /* each segment's configuration (servetop_run), or null */
+    json_add_string_or_null(po, "configuration_a", result_config(pairs[p].a));
+    json_add_string_or_null(po, "configuration_b", result_config(pairs[p].b));
     cJSON *metrics = cJSON_AddObjectToObject(po, "metrics");
     struct metric_row rows[MAX_METRIC_ROWS];
     size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));

@@ -76,6 +76,17 @@ static bool run_simulated(const cJSON *recipe, const cJSON *manifest) {
   return e && e->simulated;
 }
 
+/* A manifest result measured to the end with the knobs the run ended with (those
+ * recipe.json's command has): a segment before a restart had others (an entry from before
+ * segments says none: it counts). */
+static bool done_with_run_knobs(const cJSON *item, const cJSON *manifest) {
+  const char *end = jstr(item, "end");
+  const cJSON *had = cJSON_GetObjectItemCaseSensitive(item, "overrides");
+  return end && strcmp(end, "done") == 0 &&
+         (!had || cJSON_Compare(had, cJSON_GetObjectItemCaseSensitive(manifest, "overrides"),
+                                true));
+}
+
 /* The entry's keys (image, model, ...), its scenario with the isl / osl measured, and the start
  * of its search-space row ("{ tp: T, ep: E"), as both exports write them. */
 static void put_entry_head(struct sbuf *y, const cJSON *recipe) {
@@ -145,12 +156,11 @@ static void build_yaml(struct sbuf *y, const cJSON *recipe, const cJSON *manifes
   if (n_concs > 0)
     results = NULL;
   cJSON_ArrayForEach(item, results) {
-    const char *end = jstr(item, "end");
     int conc = jint(item, "concurrency", 0);
     bool dup = false;
     for (int k = 0; k < n_conc && !dup; k++)
       dup = seen[k] == conc;
-    if (!end || strcmp(end, "done") != 0 || dup || n_conc == (int)ST_ARRAY_LEN(seen))
+    if (!done_with_run_knobs(item, manifest) || dup || n_conc == (int)ST_ARRAY_LEN(seen))
       continue;
     seen[n_conc] = conc;
     sbuf_printf(y, "%s%d", n_conc++ ? ", " : " ", conc);
@@ -183,14 +193,12 @@ static void put_word(struct sbuf *sh, const char *w) {
   sbuf_putc(sh, '"');
 }
 
-/* Points measured to the end (manifest "results" with end "done"). */
+/* Points measured to the end with the run's knobs (manifest "results" with end "done"). */
 static int points_done(const cJSON *manifest) {
   int n = 0;
   const cJSON *item;
-  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(manifest, "results")) {
-    const char *end = jstr(item, "end");
-    n += end && strcmp(end, "done") == 0;
-  }
+  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(manifest, "results"))
+    n += done_with_run_knobs(item, manifest);
   return n;
 }
 

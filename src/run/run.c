@@ -395,7 +395,20 @@ struct point_ctx {
   struct run *run;
   const struct point_plan *plan;
   bool server_exited;             /* the load was stopped because the server exited */
+  int next_conc;                  /* > 0: a concurrency change ended the segment (the latest) */
 };
+
+/* run_set_concurrency while a segment's load runs: the segment ends (its requests so far
+ * are its result, saved at its own concurrency) and the next one starts at conc. */
+static enum measure_action end_segment_for_conc(struct point_ctx *pc, const struct lg_live *live,
+                                                int conc) {
+  struct run *run = pc->run;
+  pc->next_conc = conc;
+  run->snap.concurrency.target = conc;
+  note(run, "concurrency %d -> %d: this segment is saved at %d after %.1f s, the next one "
+       "measures %d", pc->plan->conc, conc, pc->plan->conc, live->elapsed_s, conc);
+  return MEASURE_RESTART;
+}
 
 /* Every tick of the warmups and the load (measure.h): stop, server exit,
  * restart and concurrency changes; the live picture. */
@@ -410,19 +423,20 @@ static enum measure_action point_tick(void *ctx, const struct measure_tick *t, i
     act = MEASURE_STOP;
   }
   pthread_mutex_lock(&run->lock);
-  int new_conc = run->pending_conc;
-  run->pending_conc = 0;
+  int new_conc = 0; /* taken while the load runs (a warmup leaves it for the load) */
+  if (t->phase == MEASURE_PHASE_LOAD) {
+    new_conc = run->pending_conc;
+    run->pending_conc = 0;
+  }
   bool restart = run->pending_restart;
   pthread_mutex_unlock(&run->lock);
   if (act == MEASURE_GO_ON && restart)
     act = MEASURE_RESTART;
+  (void)set_conc; /* one result, one concurrency: a change ends the segment instead */
   if (t->phase == MEASURE_PHASE_LOAD) {
     run->scraper = t->scraper;
-    if (new_conc > 0 && act == MEASURE_GO_ON && !t->live->finished) {
-      *set_conc = new_conc; /* measure marks it in the result */
-      snap_concurrency_mark(&run->snap.concurrency, t->live->elapsed_s, new_conc);
-      note(run, "concurrency set to %d", new_conc);
-    }
+    if (new_conc > 0 && (act == MEASURE_GO_ON || act == MEASURE_RESTART) && !t->live->finished)
+      act = end_segment_for_conc(pc, t->live, new_conc);
     fill_load_part(run, t->live);
   } else if (t->phase == MEASURE_PHASE_WARMUP && t->live) {
     run->snap.progress.done = t->live->completed;
@@ -469,6 +483,7 @@ static void point_phase(void *ctx, enum measure_phase phase, const char *text) {
       run->gpu_series = tm_series_new();
     pthread_mutex_lock(&run->lock);
     run->measuring = true;
+    run->between_segments = false;
     pthread_mutex_unlock(&run->lock);
     note(run, "measuring concurrency %d: %d requests", p->conc, p->num_prompts);
     break;
@@ -524,8 +539,12 @@ static enum point_end point_end_of(struct run *run, const struct point_ctx *pc,
                                    const struct measure_result *res) {
   if (pc->server_exited)
     return POINT_SERVER_DIED;
+  pthread_mutex_lock(&run->lock);
+  bool restart = run->pending_restart;
+  pthread_mutex_unlock(&run->lock);
   switch (res->end) {
-  case MEASURE_END_RESTART: return POINT_RESTART;
+  case MEASURE_END_RESTART: /* a restart, or a +/- alone */
+    return restart || pc->next_conc <= 0 ? POINT_RESTART : POINT_CONC_CHANGED;
   case MEASURE_END_STOPPED: return POINT_STOPPED;
   case MEASURE_END_FAILED: return server_exited(run) ? POINT_SERVER_DIED : POINT_FAILED;
   case MEASURE_END_DONE: break;
@@ -540,9 +559,10 @@ static enum point_end point_end_of(struct run *run, const struct point_ctx *pc,
   return POINT_DONE;
 }
 
-/* Measures one point and saves its result (*saved: a result file was written). */
+/* Measures one segment of a point and saves its result (*saved: a result file was
+ * written; *next_conc > 0: the concurrency the next segment measures). */
 static enum point_end measure_one_point(struct run *run, int point_index,
-                                        const struct point_plan *p, bool *saved,
+                                        const struct point_plan *p, bool *saved, int *next_conc,
                                         struct st_err *err) {
   *saved = false;
   char base_url[128];
@@ -555,6 +575,7 @@ static enum point_end measure_one_point(struct run *run, int point_index,
                                 .tick_ms = TICK_MS, .cancel = &run->cancel_measure};
   struct measure_result res;
   measure_point(&spec, &hooks, &res, err);
+  *next_conc = pc.next_conc;
   run->scraper = NULL;
   pthread_mutex_lock(&run->lock);
   run->measuring = false;
@@ -574,7 +595,8 @@ static enum point_end measure_one_point(struct run *run, int point_index,
   if (res.measured) {
     /* Every measured request is kept, whatever ended the point. */
     fill_from_result(run, &res);
-    struct run_point_extras extras = {.point_index = point_index, .conc = p->conc,
+    struct run_point_extras extras = {.point_index = point_index, .segment = run->segment,
+                                      .conc = p->conc,
                                       .end = end, .mark_s = res.mark_s,
                                       .mark_conc = res.mark_conc, .n_marks = res.n_marks,
                                       .gpu_series = run->gpu_series};
@@ -600,10 +622,45 @@ static enum point_end measure_one_point(struct run *run, int point_index,
 }
 
 /* ---------------------------------------------------------------- the run thread */
+/* The plan of a point's segment at another concurrency: the requests a point at conc
+ * sends (--num-prompts, else conc x the recipe's factor). */
+static void plan_at_conc(const struct run *run, struct point_plan *plan, int conc) {
+  const struct recipe *r = run->cfg.recipe;
+  int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
+  plan->conc = conc;
+  plan->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : conc * factor;
+}
+
+/* A +/- asked for between two segments of a point (the next one not measuring yet): the
+ * next segment measures at it from its start. */
+static void take_pending_conc(struct run *run, struct point_plan *plan) {
+  pthread_mutex_lock(&run->lock);
+  int conc = run->between_segments ? run->pending_conc : 0;
+  if (conc > 0)
+    run->pending_conc = 0;
+  pthread_mutex_unlock(&run->lock);
+  if (conc <= 0 || conc == plan->conc)
+    return;
+  plan_at_conc(run, plan, conc);
+  run->snap.concurrency.target = conc;
+}
+
+/* The outcome of a run stopped before its end: why, then what it saved. */
+static void set_interrupted(struct run *run, const char *fmt, ...) ST_PRINTF(2, 3);
+static void set_interrupted(struct run *run, const char *fmt, ...) {
+  char why[256], saved[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  int n = run_files_summary(run, saved, sizeof saved);
+  set_outcome(run, RUN_STATUS_INTERRUPTED, "%s: %s%s", why, saved,
+              n > 0 ? " (partial results saved)" : "");
+}
+
 /* The knob edit run_restart_with queued becomes the last override; the
- * point is measured again from the start, at the concurrency it had when the
- * restart was asked for (a live change survives; its request count stays). */
-static void apply_pending_restart(struct run *run, struct point_plan *plan) {
+ * point's next segment measures it from the start (next_segment). */
+static void apply_pending_restart(struct run *run) {
   pthread_mutex_lock(&run->lock);
   char *knob = run->pending_knob, *value = run->pending_value;
   run->pending_knob = run->pending_value = NULL;
@@ -617,11 +674,6 @@ static void apply_pending_restart(struct run *run, struct point_plan *plan) {
   run->overrides_owned[run->cfg.n_overrides++] = assignment;
   run->overrides_owned[run->cfg.n_overrides] = NULL;
   run->restart_pending_check = true; /* ensure_server undoes it if the server cannot start */
-  int live = run->snap.concurrency.target;
-  if (live > 0 && live != plan->conc) {
-    plan->conc = live;
-    plan->point.conc = live;
-  }
   note(run, "restarting the server with %s", assignment);
   snprintf(run->snap.server.restart_note, sizeof(run->snap.server.restart_note),
            "restarting with %s", assignment);
@@ -792,7 +844,10 @@ static enum run_status ensure_server(struct run *run, const struct point_plan *p
         return ensure_server(run, plan, running_cmd, err);
       }
       status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_SERVER_FAILED;
-      set_outcome(run, status, "%s", err->msg);
+      if (status == RUN_STATUS_INTERRUPTED)
+        set_interrupted(run, "%s", err->msg);
+      else
+        set_outcome(run, status, "%s", err->msg);
     } else {
       if (run->restart_pending_check) {
         snprintf(run->snap.server.restart_note, sizeof(run->snap.server.restart_note),
@@ -831,10 +886,11 @@ static enum run_status status_after_point(struct run *run, enum point_end end,
   switch (end) {
   case POINT_DONE:
   case POINT_RESTART:
+  case POINT_CONC_CHANGED:
     return RUN_STATUS_OK;
   case POINT_STOPPED:
-    set_outcome(run, RUN_STATUS_INTERRUPTED, "stopped at concurrency %d: %s", plan->conc,
-                saved ? "partial results saved" : "nothing measured yet");
+    (void)saved; /* what every segment saved, this one's or not */
+    set_interrupted(run, "stopped at concurrency %d", plan->conc);
     return RUN_STATUS_INTERRUPTED;
   case POINT_SERVER_DIED:
     return server_died_status(run, "mid-run");
@@ -842,9 +898,40 @@ static enum run_status status_after_point(struct run *run, enum point_end end,
   case POINT_REQUESTS_FAILED:
     break;
   }
-  enum run_status status = run->stop_requested ? RUN_STATUS_INTERRUPTED : RUN_STATUS_ERROR;
-  set_outcome(run, status, "%s", err->msg);
-  return status;
+  if (run->stop_requested) {
+    set_interrupted(run, "%s", err->msg);
+    return RUN_STATUS_INTERRUPTED;
+  }
+  set_outcome(run, RUN_STATUS_ERROR, "%s", err->msg);
+  return RUN_STATUS_ERROR;
+}
+
+/* A segment ended by +/- or a restart: the next one of the same sweep point. A restart
+ * applies its knob (a new server, warmed up again); a concurrency change keeps the server
+ * and measures at conc (0: unchanged) with the requests a point at conc sends (--num-prompts,
+ * else conc x the recipe's factor), without warmups: the server has just been under load.
+ * A restart after a change launches with the recipe's $CONC at the new concurrency. */
+static void next_segment(struct run *run, struct point_plan *plan, enum point_end end, int conc,
+                         bool saved) {
+  pthread_mutex_lock(&run->lock);
+  run->between_segments = true;
+  pthread_mutex_unlock(&run->lock);
+  if (end == POINT_RESTART)
+    apply_pending_restart(run);
+  if (conc > 0 && conc != plan->conc) {
+    plan_at_conc(run, plan, conc);
+    if (end == POINT_RESTART)
+      plan->point.conc = conc;
+  }
+  if (end == POINT_CONC_CHANGED) {
+    plan->num_warmups = 0;
+    run->snap.progress.phase = SNAP_PHASE_BETWEEN;
+    run->snap.concurrency.target = plan->conc;
+    note(run, "concurrency %d: a new segment of %d requests", plan->conc, plan->num_prompts);
+    run_publish(run);
+  }
+  if (saved) /* a segment that saved nothing (a restart in its warmups) leaves no gap */
+    run->segment++;
 }
 
 /* Points on demand (run_measure_point): waits for each concurrency asked for, measures it on
@@ -871,7 +958,7 @@ static enum run_status run_points_on_demand(struct run *run, char **running_cmd,
     pthread_mutex_unlock(&run->lock);
     if (run->stop_requested) {
       status = RUN_STATUS_INTERRUPTED;
-      set_outcome(run, status, "stopped after %d point(s)", k);
+      set_interrupted(run, "stopped"); /* what it saved, in configurations */
       break;
     }
     if (end || conc <= 0)
@@ -883,12 +970,14 @@ static enum run_status run_points_on_demand(struct run *run, char **running_cmd,
       plan.point.conc = run->cfg.server_conc; /* the command stays; the load is conc */
     run->snap.progress.point_index = k;
     run->snap.progress.n_points = k + 1;
+    run->segment = 1;
     run->snap.concurrency.target = conc;
     int written = run->snap.points.n_written;
     status = ensure_server(run, &plan, running_cmd, err);
     bool saved = false;
     if (status == RUN_STATUS_OK) {
-      enum point_end pend = measure_one_point(run, k, &plan, &saved, err);
+      int next_conc = 0; /* a +/- ends the point as its own result all the same */
+      enum point_end pend = measure_one_point(run, k, &plan, &saved, &next_conc, err);
       check_mislabel(run);
       /* too many failed requests is the point's verdict (it was saved), not the run's */
       if (pend != POINT_REQUESTS_FAILED)
@@ -942,32 +1031,41 @@ static void *run_main(void *arg) {
     struct point_plan plan;
     plan_point(run, &r->points[i], &plan);
     run->snap.progress.point_index = (int)i;
+    run->segment = 1;
     if (i > 0) { /* the label between points names the next one */
       run->snap.progress.phase = SNAP_PHASE_BETWEEN;
       run->snap.concurrency.target = plan.conc;
       run_publish(run);
     }
-    for (;;) { /* repeats the point after a restart */
+    for (;;) { /* the point's segments: a new one after +/- or a restart */
       if (run->stop_requested) {
         status = RUN_STATUS_INTERRUPTED;
-        set_outcome(run, status, "stopped before concurrency %d", plan.conc);
+        set_interrupted(run, "stopped before concurrency %d", plan.conc);
         break;
       }
+      take_pending_conc(run, &plan);
       status = ensure_server(run, &plan, &running_cmd, &err);
       if (status != RUN_STATUS_OK)
         break;
       bool saved;
-      enum point_end end = measure_one_point(run, (int)i, &plan, &saved, &err);
+      int next_conc = 0;
+      enum point_end end = measure_one_point(run, (int)i, &plan, &saved, &next_conc, &err);
       check_mislabel(run);
-      if (end == POINT_RESTART) {
-        apply_pending_restart(run, &plan);
-        free(running_cmd); /* forces a new server */
-        running_cmd = NULL;
+      if (end == POINT_RESTART || end == POINT_CONC_CHANGED) {
+        next_segment(run, &plan, end, next_conc, saved);
+        if (end == POINT_RESTART) {
+          free(running_cmd); /* forces a new server */
+          running_cmd = NULL;
+        }
         continue;
       }
       status = status_after_point(run, end, &plan, saved, &err);
       break;
     }
+    pthread_mutex_lock(&run->lock);
+    run->between_segments = false; /* the point is over: nothing carries to the next one */
+    run->pending_conc = 0;
+    pthread_mutex_unlock(&run->lock);
   }
   free(running_cmd);
   if (status == RUN_STATUS_OK && run->stop_requested)
@@ -984,7 +1082,11 @@ static void *run_main(void *arg) {
                 spec_on_now(run) ? "speculative decoding ON" : "no speculative decoding",
                 why ? ": " : "", why ? why : "");
   } else if (status == RUN_STATUS_OK) {
-    set_outcome(run, status, "%zu point(s) measured", run->n_points_done);
+    char summary[sizeof run->outcome.message];
+    run_files_summary(run, summary, sizeof summary);
+    set_outcome(run, status, "%s", summary);
+  } else if (status == RUN_STATUS_INTERRUPTED && run->outcome.status == RUN_STATUS_RUNNING) {
+    set_interrupted(run, "stopped"); /* stopped as the last point ended */
   }
 
 finish:
@@ -1084,6 +1186,7 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   snprintf(run->host, sizeof(run->host), "%s", host);
   run->port = port;
   run->overrides_owned = strv_dup(cfg->overrides, cfg->n_overrides);
+  run->n_overrides_start = cfg->n_overrides;
   run->cfg.overrides = run->overrides_owned;
   run->extra_args_owned = strv_dup(cfg->extra_server_args, cfg->n_extra_server_args);
   run->cfg.extra_server_args = run->extra_args_owned;
@@ -1125,7 +1228,7 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err) {
   if (conc < 1)
     return err_setf(err, "concurrency must be >= 1 (got %d)", conc);
   pthread_mutex_lock(&run->lock);
-  bool measuring = run->measuring && !run->done;
+  bool measuring = (run->measuring || run->between_segments) && !run->done;
   if (measuring)
     run->pending_conc = conc;
   pthread_mutex_unlock(&run->lock);
@@ -1145,7 +1248,7 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
   if (rc != 0)
     return -1;
   pthread_mutex_lock(&run->lock);
-  bool ok = run->measuring && !run->done && !run->pending_restart;
+  bool ok = (run->measuring || run->between_segments) && !run->done && !run->pending_restart;
   if (ok) {
     run->pending_knob = xstrdup(knob);
     run->pending_value = xstrdup(value);
@@ -1233,6 +1336,8 @@ void run_get_outcome(struct run *run, struct run_outcome *out) {
   snprintf(out->dir, sizeof(out->dir), "%s", run->dir);
   out->n_points_done = (int)run->n_points_done;
   pthread_mutex_unlock(&run->lock);
+  char summary[sizeof out->message];
+  out->n_configs_done = run_files_summary(run, summary, sizeof summary);
 }
 
 void run_free(struct run *run) {
@@ -1247,7 +1352,7 @@ void run_free(struct run *run) {
     recipe_cmd_fini(&run->rcmd);
   free(run->server_cmd_line);
   free(run->tm_snap);
-  free(run->points);
+  run_files_free_records(run);
   free(run->pending_knob);
   free(run->pending_value);
   str_vec_free(run->overrides_owned, run->cfg.n_overrides);

@@ -8,10 +8,20 @@
  * any thread (the dashboard's UI thread, a signal-watching main loop).
  *
  * Run folder (<results dir>/<UTC time>-<recipe>[-<label>]/):
- *   manifest.json        what ran, how it ended, one entry per point
+ *   manifest.json        what ran, how it ended, one entry per result saved (written again
+ *                        after each, so a run ended any way lists what it saved), and
+ *                        "configurations_measured" / "summary"
  *   recipe.json          the resolved recipe: server argv/env after --set
  *   server.log           the server's stdout + stderr
- *   result-conc<N>.json  one benchmark_serving-compatible result per point
+ *   result-conc<N>.json  one benchmark_serving-compatible result per segment: one
+ *                        concurrency on one server configuration. A sweep point is one
+ *                        segment unless +/- (run_set_concurrency) or a restart with a knob
+ *                        (run_restart_with) ends it: its requests so far are saved as that
+ *                        segment's result (end "conc_changed" / "restarted") and the next
+ *                        segment K (2, 3, ...) of the point is result-conc<M>-seg<K>.json at
+ *                        its own concurrency M. "-2", "-3" follow a name already taken (two
+ *                        sweep points at one concurrency). Each result's servetop_run says
+ *                        its segment, "configuration" ("conc 8 kv-cache=0.9") and overrides.
  */
 #ifndef SERVETOP_RUN_RUN_H
 #define SERVETOP_RUN_RUN_H
@@ -80,7 +90,8 @@ struct run_outcome {
   enum run_status status;
   char dir[1024];               /* the run folder ("" if it could not be made) */
   char message[512];            /* one line: why it failed / what was wrong */
-  int n_points_done;            /* points with a result file */
+  int n_points_done;            /* results saved: segments with a result file */
+  int n_configs_done;           /* the configurations they measured (run_files_summary) */
   int n_points;
   bool mislabelled;
   bool simulated;
@@ -102,13 +113,17 @@ int run_check_server_cmd(const struct run_config *cfg, struct st_err *err);
 /* Latest snapshot, copied only when newer than *last_seq (see snap_slot_read). */
 bool run_snapshot(struct run *run, struct snap_run *out, uint64_t *last_seq);
 
-/* Changes the load generator's concurrency now (the point keeps running; the
- * change is marked in the snapshots and the result). Returns 0, or -1 with err
- * set when no point is being measured. */
+/* Changes the concurrency now: the segment being measured ends (its requests
+ * so far are saved as its result, at its own concurrency) and the point goes on
+ * in a new segment at conc on the same server (no warmups; conc x the recipe's
+ * factor requests, or --num-prompts). Returns 0, or -1 with err set when no
+ * point is being measured. */
 int run_set_concurrency(struct run *run, int conc, struct st_err *err);
 
-/* Stops the server, sets knob=value (as --set does), starts it again and
- * measures the current point again from the start. Returns 0 when the
+/* Ends the segment being measured (saved as its own result, with the
+ * configuration it had), stops the server, sets knob=value (as --set does),
+ * starts it again and measures the point in a new segment from the start, at
+ * the concurrency it has now. Returns 0 when the
  * request was queued, -1 with err when the run is over or the knob is bad
  * for the recipe's engine (eng_check_knob: checked before anything stops). */
 int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err);
@@ -394,8 +409,9 @@ bool run_spec_mislabelled(enum recipe_spec label, bool server_spec_known, bool s
 
 /* ---------------------------------------------------------------- compare
  * `servetop compare A B`: each side is one result JSON, or a run folder
- * (manifest.json: all its points). Points pair by concurrency (a single result
- * on each side pairs regardless). */
+ * (manifest.json: each configuration once, by its segment measured to the end,
+ * else its last one cut). Points pair by concurrency and configuration (the
+ * same knobs first; a single result on each side pairs regardless). */
 struct run_compare_side {
   char *path;
   char *name;                   /* recipe (run folder / servetop_run) or file name */
@@ -473,7 +489,8 @@ int run_result_simulated(const struct results_file *rf);
  * `servetop export RUN --inferencex`: the run's tuned knobs as an InferenceX
  * master-config entry (YAML) and a launch-script fragment (bash), from the run
  * folder's recipe.json and manifest.json. Both heap strings. Only what was
- * measured: conc-list holds the points measured to the end, and flags that
+ * measured: conc-list holds the points measured to the end with the knobs the
+ * run ended with (a segment before a restart had others), and flags that
  * follow the concurrency are written as the recipe writes them ($CONC).
  * Returns 0; -1 with err when the folder cannot be read; 1 with err (the
  * reason) when the run is refused: failed, mislabelled, or no point measured
@@ -508,6 +525,8 @@ struct run_summary {
   char *status;          /* "ok", "interrupted", ...; "" when unknown */
   double started_unix_s; /* 0 when unknown */
   int n_points;          /* result files listed in the manifest */
+  int n_configs;         /* the configurations they measured (a result each before segments) */
+  char *summary;         /* "3 configurations measured: conc 4, conc 8, ..." ("" unknown) */
   int simulated;         /* the manifest's server.simulated: 1 servetop sim, 0 real, -1 unknown */
 };
 

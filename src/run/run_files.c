@@ -19,6 +19,7 @@ const char *run_point_end_name(enum point_end end) {
   case POINT_RESTART: return "restarted";
   case POINT_FAILED: return "failed";
   case POINT_REQUESTS_FAILED: return "requests_failed";
+  case POINT_CONC_CHANGED: return "conc_changed";
   }
   return "?";
 }
@@ -288,6 +289,8 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   struct snap_point_result p;
   memset(&p, 0, sizeof(p));
   p.point_index = x->point_index;
+  p.segment = x->segment;
+  run_files_config_label(run, x->point_index, x->conc, p.config, sizeof p.config);
   p.conc = x->conc;
   p.conc_end = s->concurrency.target > 0 ? s->concurrency.target : x->conc;
   p.measured_to_end = x->end == POINT_DONE;
@@ -353,6 +356,10 @@ int run_files_write_point(struct run *run, const struct measure_result *res,
   char method[64];
   cJSON_AddStringToObject(st, "spec_decoding_label", spec_label(run, method, sizeof method));
   cJSON_AddNumberToObject(st, "point_index", x->point_index);
+  cJSON_AddNumberToObject(st, "segment", x->segment);
+  char config[RUN_CONFIG_LABEL_BYTES];
+  run_files_config_label(run, x->point_index, x->conc, config, sizeof config);
+  cJSON_AddStringToObject(st, "configuration", config);
   cJSON_AddNumberToObject(st, "concurrency", x->conc);
   cJSON_AddStringToObject(st, "end", run_point_end_name(x->end));
   pthread_mutex_lock(&run->lock);
@@ -376,15 +383,21 @@ int run_files_write_point(struct run *run, const struct measure_result *res,
   if (x->end == POINT_SERVER_DIED)
     cJSON_AddItemToObject(st, "server_log_tail", log_tail_json(run, 20));
 
-  char leaf[64];
-  snprintf(leaf, sizeof(leaf), "result-conc%d.json", x->conc);
+  /* result-conc<N>.json for a point's first segment, -seg<K> for the ones after it; -k
+   * only where a name is taken already (two sweep points at one concurrency) */
+  char stem[48], leaf[64];
+  if (x->segment > 1)
+    snprintf(stem, sizeof stem, "result-conc%d-seg%d", x->conc, x->segment);
+  else
+    snprintf(stem, sizeof stem, "result-conc%d", x->conc);
+  snprintf(leaf, sizeof(leaf), "%s.json", stem);
   for (int k = 2; k < 1000; k++) {
     char *path = path_join_alloc(run->dir, leaf);
     bool taken = path_exists(path);
     free(path);
     if (!taken)
       break;
-    snprintf(leaf, sizeof(leaf), "result-conc%d-%d.json", x->conc, k);
+    snprintf(leaf, sizeof(leaf), "%s-%d.json", stem, k);
   }
   int rc = write_json(run, leaf, doc, err);
   if (rc == 0)
@@ -396,12 +409,99 @@ int run_files_write_point(struct run *run, const struct measure_result *res,
   run->points = xreallocarray(run->points, run->n_points_done + 1, sizeof(*run->points));
   struct run_point_record *rec = &run->points[run->n_points_done++];
   rec->point_index = x->point_index;
+  rec->segment = x->segment;
   rec->conc = x->conc;
   rec->end = x->end;
   snprintf(rec->result_file, sizeof(rec->result_file), "%s", leaf);
+  snprintf(rec->config, sizeof rec->config, "%s", config);
+  rec->n_overrides = run->cfg.n_overrides;
+  rec->overrides = xcalloc(rec->n_overrides + 1, sizeof(char *));
+  for (size_t i = 0; i < rec->n_overrides; i++)
+    rec->overrides[i] = xstrdup(run->cfg.overrides[i]);
   pthread_mutex_unlock(&run->lock);
   run_publish(run); /* the point's own last picture, before the next one starts */
+  /* the manifest lists it now: a run that ends in any way (quit, killed) still says what
+   * it saved (written once more, with the outcome, when the run ends) */
+  struct st_err merr = {{0}};
+  if (run_files_write_manifest(run, &merr) != 0)
+    log_msg(LOG_WARN, "run: %s", merr.msg);
   return 0;
+}
+
+void run_files_config_label(const struct run *run, int point_index, int conc, char *out,
+                            size_t out_bytes) {
+  size_t n = 0;
+#define PUT(...) (n += (size_t)snprintf(out + n, n < out_bytes ? out_bytes - n : 0, __VA_ARGS__), \
+                  n = n < out_bytes ? n : out_bytes)
+  PUT("conc %d", conc);
+  const struct recipe *r = run->cfg.recipe;
+  if (r && point_index >= 0 && (size_t)point_index < r->n_points) {
+    const struct recipe_point *p = &r->points[point_index];
+    bool tp_varies = false, ep_varies = false;
+    for (size_t i = 1; i < r->n_points; i++) {
+      tp_varies |= r->points[i].tp != r->points[0].tp;
+      ep_varies |= r->points[i].ep != r->points[0].ep;
+    }
+    if (tp_varies)
+      PUT(" tp%d", p->tp);
+    if (ep_varies)
+      PUT(" ep%d", p->ep);
+  }
+  /* the restarts' knobs: a key set again shows its last value, once */
+  for (size_t i = run->n_overrides_start; i < run->cfg.n_overrides; i++) {
+    char key[128], later_key[128];
+    const char *value;
+    if (run_override_split(run->cfg.overrides[i], key, sizeof key, &value, NULL) != 0)
+      continue;
+    bool again = false;
+    for (size_t j = i + 1; j < run->cfg.n_overrides && !again; j++)
+      again = run_override_split(run->cfg.overrides[j], later_key, sizeof later_key, &value,
+                                 NULL) == 0 && strcmp(key, later_key) == 0;
+    if (!again)
+      PUT(" %s", run->cfg.overrides[i]);
+  }
+#undef PUT
+  if (n >= out_bytes && out_bytes > 4)
+    memcpy(out + out_bytes - 4, "...", 4);
+}
+
+int run_files_summary(struct run *run, char *out, size_t out_bytes) {
+  pthread_mutex_lock(&run->lock);
+  size_t n_results = run->n_points_done;
+  const char **labels = xcalloc(n_results + 1, sizeof(*labels));
+  int n_configs = 0;
+  for (size_t i = 0; i < n_results; i++) {
+    bool seen = false;
+    for (int k = 0; k < n_configs && !seen; k++)
+      seen = strcmp(labels[k], run->points[i].config) == 0;
+    if (!seen)
+      labels[n_configs++] = run->points[i].config;
+  }
+  struct sbuf sb = {0};
+  if (n_configs == 0) {
+    sbuf_puts(&sb, "nothing measured yet");
+  } else {
+    sbuf_printf(&sb, "%d configuration%s measured", n_configs, n_configs == 1 ? "" : "s");
+    if ((size_t)n_configs != n_results)
+      sbuf_printf(&sb, " (%zu results)", n_results);
+    for (int k = 0; k < n_configs; k++)
+      sbuf_printf(&sb, "%s%s", k ? ", " : ": ", labels[k]);
+  }
+  pthread_mutex_unlock(&run->lock);
+  free(labels);
+  snprintf(out, out_bytes, "%s", sb.data);
+  if (sb.len >= out_bytes && out_bytes > 4)
+    memcpy(out + out_bytes - 4, "...", 4);
+  sbuf_free(&sb);
+  return n_configs;
+}
+
+void run_files_free_records(struct run *run) {
+  for (size_t i = 0; i < run->n_points_done; i++)
+    str_vec_free(run->points[i].overrides, run->points[i].n_overrides);
+  free(run->points);
+  run->points = NULL;
+  run->n_points_done = 0;
 }
 
 int run_files_write_manifest(struct run *run, struct st_err *err) {
@@ -426,14 +526,23 @@ int run_files_write_manifest(struct run *run, struct st_err *err) {
   json_add_text_or_null(doc, "gpus", run->cfg.gpus);
   cJSON_AddItemToObject(doc, "overrides", string_array(run->cfg.overrides, run->cfg.n_overrides));
   cJSON_AddItemToObject(doc, "server", server_json(run));
+  /* every result saved, each one segment: one concurrency on one server configuration */
+  char summary[1024];
+  int n_configs = run_files_summary(run, summary, sizeof summary);
+  cJSON_AddNumberToObject(doc, "configurations_measured", n_configs);
+  cJSON_AddStringToObject(doc, "summary", summary);
   cJSON *points = cJSON_AddArrayToObject(doc, "results");
   pthread_mutex_lock(&run->lock);
   for (size_t i = 0; i < run->n_points_done; i++) {
+    const struct run_point_record *rec = &run->points[i];
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "point_index", run->points[i].point_index);
-    cJSON_AddNumberToObject(p, "concurrency", run->points[i].conc);
-    cJSON_AddStringToObject(p, "file", run->points[i].result_file);
-    cJSON_AddStringToObject(p, "end", run_point_end_name(run->points[i].end));
+    cJSON_AddNumberToObject(p, "point_index", rec->point_index);
+    cJSON_AddNumberToObject(p, "segment", rec->segment);
+    cJSON_AddNumberToObject(p, "concurrency", rec->conc);
+    cJSON_AddStringToObject(p, "configuration", rec->config);
+    cJSON_AddItemToObject(p, "overrides", string_array(rec->overrides, rec->n_overrides));
+    cJSON_AddStringToObject(p, "file", rec->result_file);
+    cJSON_AddStringToObject(p, "end", run_point_end_name(rec->end));
     cJSON_AddItemToArray(points, p);
   }
   pthread_mutex_unlock(&run->lock);

@@ -47,6 +47,11 @@ static bool read_manifest(const char *dir, const char *folder, struct run_summar
   out->started_unix_s = cJSON_IsNumber(started) ? started->valuedouble : 0;
   const cJSON *results = cJSON_GetObjectItemCaseSensitive(m, "results");
   out->n_points = cJSON_IsArray(results) ? cJSON_GetArraySize(results) : 0;
+  /* configurations measured: the manifest's count; a manifest from before segments has
+   * one configuration per result */
+  const cJSON *configs = cJSON_GetObjectItemCaseSensitive(m, "configurations_measured");
+  out->n_configs = cJSON_IsNumber(configs) ? configs->valueint : out->n_points;
+  out->summary = json_str_dup(m, "summary");
   const cJSON *sim = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "server"),
                                                      "simulated");
   out->simulated = cJSON_IsBool(sim) ? cJSON_IsTrue(sim) : -1;
@@ -97,6 +102,7 @@ void run_summary_list_free(struct run_summary_list *list) {
     free(r->label);
     free(r->spec_label);
     free(r->status);
+    free(r->summary);
   }
   free(list->runs);
   memset(list, 0, sizeof *list);

@@ -19,6 +19,8 @@
 
 struct cJSON;
 
+enum { RUN_CONFIG_LABEL_BYTES = 160 };
+
 /* What the server said about itself after it became ready. */
 struct run_server_info {
   bool info_valid;                /* the engine's server info answered */
@@ -40,21 +42,28 @@ enum point_end {
   POINT_SERVER_DIED,
   POINT_RESTART,
   POINT_FAILED,
-  POINT_REQUESTS_FAILED
+  POINT_REQUESTS_FAILED,
+  POINT_CONC_CHANGED              /* run_set_concurrency ended the segment ("conc_changed") */
 };
 const char *run_point_end_name(enum point_end end);
 
-/* One result file written, as recorded in the manifest. */
+/* One result file written, as recorded in the manifest: one segment of a sweep point,
+ * measured at one concurrency on one server configuration. */
 struct run_point_record {
   int point_index;
-  int conc;                       /* concurrency at the start of the point */
+  int segment;                    /* 1 = the point's first; +1 at each +/- or restart */
+  int conc;                       /* the segment's concurrency (its max_concurrency) */
   char result_file[64];
   enum point_end end;
+  char config[RUN_CONFIG_LABEL_BYTES]; /* "conc 8 kv-cache=0.9" (run_files_config_label) */
+  char **overrides;               /* the run's overrides while it was measured (owned) */
+  size_t n_overrides;
 };
 
 /* What run_files_write_point adds to the results module's JSON. */
 struct run_point_extras {
   int point_index;
+  int segment;                    /* 1-based within the point (file name, servetop_run) */
   int conc;
   enum point_end end;
   const double *mark_s;           /* concurrency changes during the point */
@@ -68,6 +77,7 @@ struct run {
   struct run_config cfg;          /* strings and arrays below are owned copies */
   char **overrides_owned;
   char **extra_args_owned;
+  size_t n_overrides_start;       /* the --set ones; those after are restarts' knobs */
 
   pthread_t thread;
   bool thread_started;
@@ -83,6 +93,8 @@ struct run {
   bool pending_restart;
   struct eng_log_state log_state; /* folded server log lines (launcher's reader thread) */
   bool measuring;
+  bool between_segments;          /* a +/- or restart ended a segment; the next one is not
+                                     measuring yet: both are taken for it (pending_*) */
   /* points on demand (run_measure_point): the one asked for, and its answer */
   pthread_cond_t demand_cond;     /* a point asked for, or no more */
   int demand_conc;                /* > 0: measure this next */
@@ -116,6 +128,7 @@ struct run {
   struct snap_run snap;
   struct run_point_record *points; /* one per result file written */
   size_t n_points_done;
+  int segment;                    /* of the sweep point being measured: 1, 2, ... */
   int port;
   char host[128];                 /* where the server listens: 127.0.0.1, or the attached URL's */
   double started_unix_s;
@@ -153,10 +166,22 @@ int run_files_make_dir(struct run *run, struct st_err *err);
 int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,
                            const struct recipe_point *point, struct st_err *err);
 int run_files_write_manifest(struct run *run, struct st_err *err);
-/* result-conc<N>[-k].json: the measured point's JSON (results module) + a "servetop_run"
- * object; the snapshot's history gets the point's figures from res itself (the same
- * numbers the JSON holds: it is never read back). */
+/* result-conc<N>[-seg<K>][-k].json (run.h's folder comment): the measured segment's JSON
+ * (results module) + a "servetop_run" object; the snapshot's history gets the segment's
+ * figures from res itself (the same numbers the JSON holds: it is never read back); the
+ * manifest is written again, so that it lists every result saved whenever the run ends. */
 int run_files_write_point(struct run *run, const struct measure_result *res,
                           const struct run_point_extras *extras, struct st_err *err);
+/* A segment's configuration in words, as summaries, the manifest and servetop_run say it:
+ * "conc 8", then the sweep point's tp / ep where the sweep varies them, then the knobs the
+ * run's restarts added (each key once, its last value): "conc 8 kv-cache=0.9". */
+void run_files_config_label(const struct run *run, int point_index, int conc, char *out,
+                            size_t out_bytes);
+/* What the saved results measured, in configurations (results with one label count once):
+ * "3 configurations measured: conc 4, conc 8, conc 8 kv-cache=0.9", "1 configuration
+ * measured (2 results): conc 4", or "nothing measured yet". Returns the count. */
+int run_files_summary(struct run *run, char *out, size_t out_bytes);
+/* Frees the records' owned parts. */
+void run_files_free_records(struct run *run);
 
 #endif

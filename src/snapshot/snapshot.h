@@ -258,11 +258,14 @@ struct snap_log_tail {
  * what the A/B curve, `[`/`]` and the headless per-point table show. */
 struct snap_point_result {
   int point_index;                /* sweep point (0-based) */
+  int segment;                    /* 1-based within the point: +/- and restarts start another */
+  char config[64];                /* its configuration in words: "conc 8 kv-cache=0.9" */
   int conc;                       /* concurrency it was measured at (the result's) */
   int conc_end;                   /* concurrency at its end (after live changes) */
   bool measured_to_end;           /* its load ran to the end ("done"): not stopped, restarted
                                      or cut short by the server exiting */
-  char end[16];                   /* how it ended: "done", "stopped", "restarted", ... */
+  char end[16];                   /* how it ended: "done", "stopped", "restarted",
+                                     "conc_changed", ... */
   char result_file[64];           /* in the run folder: "result-conc4.json" */
   int64_t completed, failed, total; /* failed: not the requests a stop or restart cut */
   int64_t cut_by_stop;            /* those: in flight when stopped, or never sent */

@@ -1,5 +1,5 @@
 /* run API as the dashboard uses it, against `servetop sim`: live snapshots,
- * concurrency changed mid-point, restart with a new knob, stop. */
+ * concurrency changed mid-point (a new segment), restart with a new knob, stop. */
 #include "run/run.h"
 
 #include <check.h>
@@ -78,18 +78,21 @@ START_TEST(live_snapshots_concurrency_change_and_stop) {
   ck_assert(s->load.max_total_num_tokens_valid);
   ck_assert_int_gt(s->load.max_total_num_tokens, 0);
 
+  /* a change ends the conc-2 segment (saved) and measures conc 6 in a segment of its own */
   ck_assert_int_eq(run_set_concurrency(run, 6, &err), 0);
   ck_assert_int_eq(run_set_concurrency(run, 0, &err), -1);
   uint64_t seq = 0;
   bool seen = false;
-  for (int i = 0; i < 200 && !seen; i++) {
+  for (int i = 0; i < 1000 && !seen; i++) {
     if (run_snapshot(run, s, &seq))
-      seen = s->concurrency.target == 6 && s->concurrency.n_marks == 2;
+      seen = s->concurrency.target == 6 && s->points.n == 1 && !s->figures.run_exact &&
+             s->progress.phase == SNAP_PHASE_MEASURING && s->progress.done >= 1;
     usleep(20 * 1000);
   }
   ck_assert_msg(seen, "the concurrency change never showed in a snapshot");
-  ck_assert_int_eq(s->concurrency.marks[1].concurrency, 6);
-  ck_assert(s->concurrency.marks[1].at_s > 0);
+  ck_assert_int_eq(s->concurrency.marks[0].concurrency, 6);
+  ck_assert_str_eq(s->points.point[0].end, "conc_changed");
+  ck_assert_int_eq(s->points.point[0].conc, 2);
   /* the server log fallback sees speculative decoding on */
   for (int i = 0; i < 200 && !s->spec.accept_length_valid; i++) {
     usleep(20 * 1000);
@@ -108,14 +111,25 @@ START_TEST(live_snapshots_concurrency_change_and_stop) {
   struct run_outcome out;
   run_get_outcome(run, &out);
   ck_assert_int_eq(out.status, RUN_STATUS_INTERRUPTED);
-  ck_assert_int_eq(out.n_points_done, 1);
+  ck_assert_int_eq(out.n_points_done, 2);
+  ck_assert_int_eq(out.n_configs_done, 2);
+  ck_assert_msg(strstr(out.message, "2 configurations measured: conc 2, conc 6"), "%s",
+                out.message);
   ck_assert(!out.mislabelled);
 
+  /* each result holds one concurrency: conc 2's requests, then conc 6's */
   char *path = xasprintf("%s/result-conc2.json", out.dir);
   char *text = file_read_all(path, NULL, &err);
   ck_assert_msg(text != NULL, "%s", err.msg);
-  ck_assert(strstr(text, "\"concurrency_changes\"") != NULL);
-  ck_assert_msg(strstr(text, "\"concurrency\":\t6") != NULL, "no change to 6 in the result");
+  ck_assert(strstr(text, "\"max_concurrency\":\t2,") != NULL);
+  ck_assert_msg(strstr(text, "\"concurrency_changes\":\t[]") != NULL, "a change inside a result");
+  free(text);
+  free(path);
+  path = xasprintf("%s/result-conc6-seg2.json", out.dir);
+  text = file_read_all(path, NULL, &err);
+  ck_assert_msg(text != NULL, "%s", err.msg);
+  ck_assert(strstr(text, "\"max_concurrency\":\t6,") != NULL);
+  ck_assert(strstr(text, "\"configuration\":\t\"conc 6\"") != NULL);
   free(text);
   free(path);
   free(s);
@@ -145,7 +159,10 @@ START_TEST(restart_with_a_new_knob_measures_again) {
   struct run_outcome out;
   run_get_outcome(run, &out);
   ck_assert_msg(out.status == RUN_STATUS_OK, "%s", out.message);
-  ck_assert_int_eq(out.n_points_done, 2); /* the cut point, then the full one */
+  ck_assert_int_eq(out.n_points_done, 2); /* the cut segment, then the full one */
+  /* a one-point run: its configurations, not "2 point(s)" */
+  ck_assert_str_eq(out.message, "2 configurations measured: conc 2, "
+                                "conc 2 mem-fraction-static=0.5");
   ck_assert_int_gt(kv_before, out.max_total_num_tokens);
   ck_assert_int_gt(out.max_total_num_tokens, 0);
   run_snapshot(run, s, NULL);

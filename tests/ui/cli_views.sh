@@ -27,10 +27,10 @@ ui_start 80 24 XDG_DATA_HOME="$WORK/xdg" "$SERVETOP" attach "http://127.0.0.1:$P
   --isl 128 --osl 32 --num-prompts 40
 wait_for "attached :$PORT"
 wait_for "sim SIMULATED"
-wait_for "point(s) measured" 60
+wait_for "configuration measured" 60
 tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0"
-wait_for "run ok: 1 point(s) measured"
+wait_for "run ok: 1 configuration measured: conc 2"
 kill -0 "$SIM_PID" 2>/dev/null || fail "the attached server was stopped"
 
 # --headless on a terminal: one status line rewritten in place (never a new
@@ -63,7 +63,7 @@ tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0" 30
 # (above the comparison table, in the pane's history)
 history=$(tm capture-pane -p -S -400 -t "$UI_SESSION")
-grep -qF "[off] run ok: 2 point(s) measured" <<<"$history" || fail "no outcome of the off arm"
-grep -qF "[mtp] run ok: 2 point(s) measured" <<<"$history" || fail "no outcome of the MTP arm"
+grep -qF "[off] run ok: 2 configurations measured" <<<"$history" || fail "no outcome of the off arm"
+grep -qF "[mtp] run ok: 2 configurations measured" <<<"$history" || fail "no outcome of the MTP arm"
 grep -qF "MTP speedup" <<<"$history" || fail "no comparison after the A/B run"
 echo "PASS"

@@ -134,7 +134,7 @@ wait_for "cap 2"
 wait_for "conc 4 > cap 2: 2 queue in the server" 30
 tm send-keys -t "$UI_SESSION" m
 wait_for "cannot restart it"
-wait_for "point(s) measured" 60
+wait_for "configuration measured" 60
 tm send-keys -t "$UI_SESSION" q
 wait_for "EXIT=0" 30
 kill -0 "$LLAMA_PID" 2>/dev/null || fail "the attached llama-server was stopped"

@@ -72,9 +72,9 @@ wait_for "tok/s"
 wait_for "GiB/"
 screen | grep -q "TTFT .*ms" || wait_for "TTFT" 5
 
-# + doubles the concurrency without a restart, and the footer says so
+# + doubles the concurrency without a restart (a new segment, saved apart): the footer says so
 tm send-keys -t "$UI_SESSION" +
-wait_for "concurrency 4 -> 8 (marked on the charts)"
+wait_for "concurrency 4 -> 8: a new segment, saved apart"
 wait_for "conc 8"
 
 # l: the whole server log, searched (while the point runs or after it ended)
@@ -92,7 +92,7 @@ tm send-keys -t "$UI_SESSION" q
 wait_for "Throughput (last 10 s)"
 
 # the run ends by itself; b goes back to the recipes and says where its folder is
-wait_for "point(s) measured" 90
+wait_for "2 configurations measured: conc 4, conc 8" 90
 tm send-keys -t "$UI_SESSION" b
 wait_for "Recipes 2"
 wait_for "run ok: $RESULTS/servetop/runs/"

@@ -129,7 +129,7 @@ START_TEST(picker_frame) {
   struct pastpicker p = {0};
   pastpicker_open(&p, PAST_DIR, 0);
   char *f = frame(&p, 80, 24);
-  ck_assert_ptr_nonnull(strstr(f, "date (UTC)        status        pts spec"));
+  ck_assert_ptr_nonnull(strstr(f, "date (UTC)        status        cfg spec"));
   ck_assert_ptr_nonnull(strstr(f, "Load a past run into the A/B view"));
   /* provenance of each run (the manifest's server.simulated) before its recipe */
   ck_assert_msg(strstr(f, "spec  label  source    recipe"), "%s", f);
