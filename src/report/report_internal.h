@@ -35,6 +35,7 @@ struct plot {
   size_t n_frontier;
   long best;                      /* index into points, -1: none */
   char best_label[256];
+  bool drop_crowded_labels;       /* a label with no free place is left out (many points) */
   char note[320];                 /* a line under the chart: what hollow and bars mean */
 };
 
