@@ -810,15 +810,15 @@ void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layou
     return;
   render_header(rv, g, l->slot[UI_SLOT_HEADER], gl);
   render_progress(rv, g, l->slot[UI_SLOT_PROGRESS], gl);
-  if (sweep_over(rv))
-    render_sweep_end(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
-  else
-    render_throughput(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
+  render_throughput(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
   render_accept(rv, g, l->slot[UI_SLOT_ACCEPT], gl);
   render_latency(rv, g, l->slot[UI_SLOT_LATENCY], gl);
   render_server_load(rv, g, l->slot[UI_SLOT_SERVER_LOAD], gl);
   render_gpus(rv, g, l->slot[UI_SLOT_GPU], gl);
-  render_log(rv, g, l->slot[UI_SLOT_LOG], gl);
+  if (sweep_over(rv)) /* the whole log stays one key away (l) */
+    render_sweep_end(rv, g, l->slot[UI_SLOT_LOG], gl);
+  else
+    render_log(rv, g, l->slot[UI_SLOT_LOG], gl);
 }
 
 void runview_set_status(struct runview *rv, enum theme_role role, const char *fmt, ...) {

@@ -34,7 +34,8 @@ struct plot {
   const size_t *frontier;         /* indexes into points, by x ascending */
   size_t n_frontier;
   long best;                      /* index into points, -1: none */
-  char best_label[96];
+  char best_label[256];
+  bool drop_crowded_labels;       /* a label with no free place is left out (many points) */
   char note[320];                 /* a line under the chart: what hollow and bars mean */
 };
 

@@ -55,6 +55,7 @@ int report_tune_charts(const char *dir, const char *title, bool simulated,
   p.simulated = simulated;
   report_plot_axes(&p, n_gpus);
   p.legend = true;
+  p.drop_crowded_labels = true;
   p.vline_x = (double)NAN;
   p.best = -1;
   size_t n_configs = res ? res->n_configs : 0, n_probes = res ? res->n_probes : 0;
@@ -111,7 +112,7 @@ int report_tune_charts(const char *dir, const char *title, bool simulated,
   snprintf(p.subtitle, sizeof p.subtitle, "%s", sb.data);
   sbuf_reset(&sb);
   sbuf_puts(&sb, "hollow: the SLO does not hold on its 95% bounds; bars: 95% intervals; "
-                 "labels: concurrency");
+                 "labels: concurrency (where there is room)");
   if (not_drawn)
     sbuf_printf(&sb, "; %zu point%s without tok/s per user or throughput not drawn", not_drawn,
                 not_drawn == 1 ? "" : "s");
