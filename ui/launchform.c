@@ -27,6 +27,9 @@ static int cmp_int(const void *a, const void *b) {
 }
 
 void launchform_open(struct launchform *f, const struct recipe *recipe, const struct recipe *twin) {
+  /* the form checks keys as they are typed, on this (the UI) thread: an engine's
+   * --help is read by the probe, never here */
+  eng_help_flags_never_run_here();
   ui_overrides_fini(&f->overrides);
   memset(f, 0, sizeof *f);
   f->recipe = recipe;
@@ -61,6 +64,8 @@ void launchform_fini(struct launchform *f) {
 void launchform_set_engine(struct launchform *f, bool probing, const char *text) {
   f->probing = probing;
   snprintf(f->engine, sizeof f->engine, "%s", text ? text : "");
+  if (!probing && f->recipe && f->text[0]) /* the probe has read the engine's flags: */
+    launchform_set_text(f, f->text);       /* check what was typed against them */
 }
 
 void launchform_set_text(struct launchform *f, const char *text) {

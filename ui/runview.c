@@ -234,6 +234,8 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
   if (p->mislabelled)
     ui_put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
         gl);
+  else if (rv->snap.figures.client_bound[0]) /* the client's delay is in the latencies */
+    ui_put(g, x + 2, r.y, end, rv->snap.figures.client_bound, THEME_WARNING, gl);
 }
 
 /* A chart with its scale on the left: top value and 0. */
@@ -530,9 +532,11 @@ enum { LATENCY_ROWS = 5 };
 
 static void render_latency(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                            const struct ui_glyphs *gl) {
-  ui_box(g, box, "Latency (last 10 s | run)", THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
   const struct snap_figures *f = &rv->snap.figures;
+  bool client_bound = f->client_bound[0] != '\0'; /* the reason: on the progress line */
+  ui_box(g, box, client_bound ? "Latency: CLIENT-BOUND" : "Latency (last 10 s | run)",
+         THEME_BORDER, client_bound ? THEME_WARNING : THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
   static const struct ui_table_col cols[] = {
       {"", 5, false},       {"p50", 7, true},     {"p90", 7, true},     {"p99", 7, true},
       {"run p50", 8, true}, {"run p90", 8, true}, {"run p99", 8, true},

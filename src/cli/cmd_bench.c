@@ -24,6 +24,7 @@ struct bench_opts {
   const char *tokenizer_mode, *dataset_name, *percentile_metrics, *metric_percentiles;
   const char *result_dir, *result_filename;
   const char *proxy;
+  const char *num_workers_text; /* --num-workers: "auto" or 1..64 */
   int port, random_input_len, random_output_len, random_prefix_len, num_prompts;
   int max_concurrency, num_warmups, num_workers, vocab_size, random_num_workers, best_of;
   double random_range_ratio, request_rate, burstiness, request_timeout_s, drain_timeout_s;
@@ -96,6 +97,7 @@ struct progress_figures {
   double accept_length;           /* run-scoped, as the result saves it */
   bool draft_valid;
   double draft_rate;              /* llama.cpp per-request acceptance, pooled */
+  char client_bound[LG_CLIENT_BOUND_LEN]; /* "" while the client keeps up (lg_client_bound) */
 };
 
 struct bench_ui {
@@ -119,6 +121,7 @@ static void figures_from_live(const struct lg_live *live, struct sig_scraper *sc
   f->window_s = live->window_s;
   f->window_estimated = live->output_estimated;
   f->point = live->point;
+  snprintf(f->client_bound, sizeof f->client_bound, "%s", live->client_bound);
   if (scraper) {
     struct sig_live sig;
     sig_scraper_live(scraper, &sig);
@@ -142,6 +145,7 @@ static void figures_from_result(const struct measure_result *r, const struct pro
   f->window = live->window;
   f->window_s = live->window_s;
   f->point = m->figs;
+  snprintf(f->client_bound, sizeof f->client_bound, "%s", m->client_bound);
   f->accept_valid = r->have_signals && r->signals.accept_length_valid;
   f->accept_length = r->signals.accept_length;
   f->draft_valid = m->accept_draft_tokens > 0;
@@ -165,10 +169,11 @@ static void print_progress(struct bench_ui *ui, const struct progress_figures *f
     snprintf(draft, sizeof(draft), "  drafts accepted %.1f%%", f->draft_rate * 100.0);
   struct sbuf figs = {0};
   cli_figures_line(&figs, "  ", &f->window, f->window_s, f->window_estimated, &f->point);
-  fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  %s%s%s%s%s",
+  fprintf(stderr, "%s%lld/%lld done  %lld failed  %lld in flight  %s%s%s%s%s%s%s",
           ui->tty ? "\r" : "", (long long)f->completed, (long long)f->total,
           (long long)f->failed, (long long)f->in_flight, eta, figs.data ? figs.data : "", accept,
-          draft, ui->tty && !last ? "\033[K" : ui->tty ? "\033[K\n" : "\n");
+          draft, f->client_bound[0] ? "  " : "", f->client_bound,
+          ui->tty && !last ? "\033[K" : ui->tty ? "\033[K\n" : "\n");
   sbuf_free(&figs);
   fflush(stderr);
   ui->printed = !last;
@@ -258,8 +263,8 @@ static const char *bench_input_error(const struct bench_opts *o, char *buf, size
       {o->random_num_workers < 0, "--random-num-workers must be >= 0"},
       {!(o->request_rate > 0), "--request-rate must be > 0 (inf: all at once)"},
       {!(o->burstiness > 0), "--burstiness must be > 0"},
-      {o->num_workers < 1 || o->num_workers > 64,
-       "--num-workers must be from 1 to 64 (event loops; each is a thread)"},
+      {o->num_workers < 0,
+       "--num-workers must be auto or from 1 to 64 (event loops; each is a thread)"},
       {o->result_filename && !*o->result_filename, "--result-filename must not be empty"},
       {!(o->request_timeout_s > 0), "--request-timeout must be > 0 seconds"},
       {!(o->drain_timeout_s >= 0), "--drain-timeout must be >= 0 seconds"},
@@ -306,7 +311,7 @@ int cmd_bench_main(int argc, char **argv) {
       .dataset_name = "random", .percentile_metrics = "ttft,tpot,itl,e2el",
       .metric_percentiles = "90,99,99.9", .random_input_len = 1024, .random_output_len = 128,
       .random_range_ratio = 1.0, .num_prompts = 1000, .request_rate = (double)INFINITY,
-      .burstiness = 1.0, .num_workers = 1, .vocab_size = 32000, .best_of = 1,
+      .burstiness = 1.0, .num_workers_text = "auto", .vocab_size = 32000, .best_of = 1,
       .request_timeout_s = 6 * 60 * 60, .drain_timeout_s = 5.0, .scrape_interval_s = 1.0};
   const struct opt_spec specs[] = {
       {"backend", OPT_STRING, &o.backend, "NAME", "vllm | sglang | openai (/v1/completions) | openai-chat (/v1/chat/completions)", NULL, NULL},
@@ -345,7 +350,7 @@ int cmd_bench_main(int argc, char **argv) {
       {"seed", OPT_LONG, &o.seed, "N", "random seed (default 0)", NULL, NULL},
       {"best-of", OPT_INT, &o.best_of, "N", "accepted; only 1", NULL, NULL},
       {"disable-tqdm", OPT_FLAG, &o.disable_tqdm, NULL, "accepted (see --quiet)", NULL, NULL},
-      {"num-workers", OPT_INT, &o.num_workers, "N", "servetop: event loops (threads) sharing the load (default 1)", NULL, NULL},
+      {"num-workers", OPT_STRING, &o.num_workers_text, "N|auto", "servetop: event loops (threads) sharing the load (default auto: one per 128 streams, at most the CPUs it may use)", NULL, NULL},
       {"reuse-connections", OPT_FLAG, &o.reuse_connections, NULL, "servetop: keep-alive (default: a new connection per request, as the reference)", NULL, NULL},
       {"vocab-size", OPT_INT, &o.vocab_size, "N", "servetop: the tokenizer's vocab_size (default: the server's when it says, else 32000)", NULL, &o.vocab_size_seen},
       {"no-server-tokenizer", OPT_FLAG, &o.no_server_tokenizer, NULL, "servetop: do not use the server's tokenizer endpoints (token ids / calibrated chat text)", NULL, NULL},
@@ -411,6 +416,7 @@ int cmd_bench_main(int argc, char **argv) {
     goto out;
   }
   char bad[256];
+  o.num_workers = lg_parse_num_workers(o.num_workers_text);
   if (bench_input_error(&o, bad, sizeof bad) || cli_proxy_error(o.proxy, bad, sizeof bad)) {
     fprintf(stderr, "servetop bench: %s\n", bad);
     goto out;

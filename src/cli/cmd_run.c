@@ -38,6 +38,7 @@ struct run_opts {
   const char *configs_dir, *inferencex_dir, *engine_name, *results_dir, *gpus, *label;
   const char *llama_server;
   const char *proxy;
+  const char *num_workers;      /* --num-workers: "auto" (NULL) or 1..64 */
   struct opt_list sets, server_args;
   int conc, num_prompts, num_warmups, isl, osl, port;
   double ready_timeout_s;
@@ -121,6 +122,9 @@ static const char run_description[] =
          "per-request timeout; a stalled stream fails after S (default 21600, as the reference)", \
          NULL, &(o)->request_timeout_seen},                                                \
         {"proxy", OPT_STRING, &(o)->proxy, "URL", PROXY_HELP, NULL, NULL},                         \
+        {"num-workers", OPT_STRING, &(o)->num_workers, "N|auto",                                   \
+         "load generator loops (threads; default auto: one per 128 streams, at most the CPUs "    \
+         "servetop may use)", NULL, NULL},                                                         \
         {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, &(o)->seed_seen},    \
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
         {"ab", OPT_FLAG, &(o)->ab, NULL, "also run the MTP/off twin and compare", NULL, NULL},     \
@@ -218,6 +222,8 @@ static void status_line(struct sbuf *sb, const char *tag, const struct snap_run 
     sbuf_puts(sb, " | SERVER EXITED");
   if (s->progress.mislabelled)
     sbuf_puts(sb, " | MISLABELLED");
+  if (p->phase == SNAP_PHASE_MEASURING && s->figures.client_bound[0])
+    sbuf_printf(sb, " | %s", s->figures.client_bound);
 }
 
 /* A point whose result was saved, as a line of its own. */
@@ -434,6 +440,7 @@ static void fill_config(struct run_config *cfg, const struct run_opts *o, const 
   cfg->port = o->port;
   cfg->ready_timeout_ms = (int64_t)(o->ready_timeout_s * 1000.0);
   cfg->request_timeout_s = o->request_timeout_s;
+  cfg->num_workers = o->num_workers ? lg_parse_num_workers(o->num_workers) : LG_NUM_WORKERS_AUTO;
   cfg->allow_mislabel = o->allow_mislabel;
   cfg->seed = (uint64_t)o->seed;
 }
@@ -513,6 +520,8 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       {o->ready_timeout_seen && !(o->ready_timeout_s > 0), "--ready-timeout must be > 0 seconds"},
       {o->request_timeout_seen && !(o->request_timeout_s > 0), "--request-timeout must be > 0 seconds"},
       {o->seed_seen && o->seed < 0, "--seed must be >= 0"},
+      {o->num_workers && lg_parse_num_workers(o->num_workers) < 0,
+       "--num-workers must be auto or from 1 to 64 (load generator loops)"},
   };
   if (cli_first_bad(checks, ST_ARRAY_LEN(checks), buf, n))
     return buf;

@@ -29,7 +29,7 @@ struct tune_opts {
   int isl, osl, conc_min, conc_max, max_points, num_prompts;
   double range_ratio;
   long seed;
-  bool sim, quiet;
+  bool sim, quiet, grid;
   bool isl_seen, osl_seen, conc_min_seen, conc_max_seen, max_points_seen, num_prompts_seen;
   bool range_ratio_seen, seed_seen;
 };
@@ -275,6 +275,9 @@ int cmd_tune_main(int argc, char **argv) {
       {"gpus", OPT_STRING, &o.gpus, "LIST", "CUDA_VISIBLE_DEVICES for the server", NULL, NULL},
       {"seed", OPT_LONG, &o.seed, "N", "dataset seed (default 0)", NULL, &o.seed_seen},
       {"quiet", OPT_FLAG, &o.quiet, NULL, "no progress lines; only the answer", NULL, NULL},
+      {"grid", OPT_FLAG, &o.grid, NULL,
+       "measure the full grid instead of searching (every configuration, each concurrency up "
+       "to its first failure): the reference the search is measured against", NULL, NULL},
   };
   struct opt_parser parser = {.usage = "servetop tune RECIPE --slo K=V,... --knob NAME=... "
                                        "[options]",
@@ -348,6 +351,7 @@ int cmd_tune_main(int argc, char **argv) {
   c.conc_max = o.conc_max;
   c.budget_s = o.budget ? parse_budget_s(o.budget) : 0;
   c.max_points = o.max_points;
+  c.grid = o.grid;
   c.num_prompts = o.num_prompts;
   c.isl = o.isl;
   c.osl = o.osl;

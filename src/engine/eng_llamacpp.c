@@ -140,31 +140,120 @@ static bool locate(char *path, size_t path_bytes, char *why, size_t why_bytes) {
   return found;
 }
 
-/* The flags of the llama-server in use, from its --help, read once per
- * process (and again when another binary is located). */
-static const char *const *llamacpp_help_flags(void) {
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  static char cached_path[PATH_MAX];
-  static char **cached;
-  char path[PATH_MAX], why[512];
-  if (!locate(path, sizeof path, why, sizeof why))
+/* The flags of the llama-server in use, from its --help: kept in memory for
+ * the process and on disk as ${XDG_CACHE_HOME:-~/.cache}/servetop/help/
+ * llama-server-<key hash>.flags, whose first line is the key (the binary's
+ * real path, modification time in ns and size: a rebuilt binary is read
+ * again) and then one flag a line. --help runs only where no copy is kept and
+ * the calling thread may run programs (never the dashboard's UI thread). */
+struct help_key {
+  char text[PATH_MAX + 64]; /* "PATH mtime_ns size" */
+  char file[PATH_MAX];      /* where it is kept; "" = nowhere */
+};
+
+static bool help_key_of(const char *path, struct help_key *k) {
+  char real[PATH_MAX];
+  struct stat st;
+  if (!realpath(path, real) || stat(real, &st) != 0)
+    return false;
+  snprintf(k->text, sizeof k->text, "%s %lld %lld", real,
+           (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+           (long long)st.st_size);
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (const char *c = k->text; *c; c++)
+    h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+  char *cache = path_cache_dir_alloc();
+  int n = snprintf(k->file, sizeof k->file, "%s/help/" PROGRAM "-%016llx.flags", cache,
+                   (unsigned long long)h);
+  if (n < 0 || (size_t)n >= sizeof k->file)
+    k->file[0] = '\0';
+  free(cache);
+  return true;
+}
+
+static void free_flags(char **flags) {
+  for (char **f = flags; f && *f; f++)
+    free(*f);
+  free(flags);
+}
+
+/* The kept list for k, or NULL (absent, another binary's, unreadable). */
+static char **help_read_kept(const struct help_key *k) {
+  if (!k->file[0])
     return NULL;
-  pthread_mutex_lock(&lock);
-  if (!cached || strcmp(cached_path, path) != 0) {
-    const char *argv[] = {path, "--help", NULL};
-    char *help = eng_command_output_alloc((char *const *)argv, 10000, (size_t)1 << 20);
-    char **flags = help ? eng_help_flags_parse(help) : NULL;
-    free(help);
-    if (flags && flags[0] && flags[1]) { /* kept for the process (a few KB) */
-      cached = flags;
-      snprintf(cached_path, sizeof cached_path, "%s", path);
-    } else if (flags) {
-      for (char **f = flags; *f; f++)
-        free(*f);
-      free(flags);
+  char *text = file_read_regular(k->file, (size_t)1 << 20, NULL, NULL);
+  if (!text)
+    return NULL;
+  size_t key_len = strlen(k->text);
+  char **v = NULL;
+  if (strncmp(text, k->text, key_len) == 0 && text[key_len] == '\n') {
+    size_t n = 0;
+    v = xcalloc(1, sizeof *v);
+    for (char *line = text + key_len + 1; *line;) {
+      size_t len = strcspn(line, "\n");
+      if (len > 0) {
+        v = xreallocarray(v, n + 2, sizeof *v);
+        v[n++] = xstrndup(line, len);
+        v[n] = NULL;
+      }
+      line += len + (line[len] == '\n');
+    }
+    if (n < 2) { /* not a list a --help gave */
+      free_flags(v);
+      v = NULL;
     }
   }
-  const char *const *out = strcmp(cached_path, path) == 0 ? (const char *const *)cached : NULL;
+  free(text);
+  return v;
+}
+
+/* Keeps flags for k (best effort: a cache that cannot be written only costs
+ * another --help run later). */
+static void help_keep(const struct help_key *k, char **flags) {
+  if (!k->file[0])
+    return;
+  struct sbuf sb = {0};
+  sbuf_printf(&sb, "%s\n", k->text);
+  for (char **f = flags; *f; f++)
+    sbuf_printf(&sb, "%s\n", *f);
+  char *dir = xstrdup(k->file);
+  *strrchr(dir, '/') = '\0';
+  if (path_mkdir_p(dir, 0755, NULL) == 0)
+    file_write_atomic(k->file, sb.data, sb.len, 0644, NULL);
+  free(dir);
+  sbuf_free(&sb);
+}
+
+static const char *const *llamacpp_help_flags(void) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static char cached_key[sizeof ((struct help_key *)0)->text];
+  static char **cached; /* kept for the process (a few KB), the last one read */
+  char path[PATH_MAX], why[512];
+  struct help_key k;
+  if (!locate(path, sizeof path, why, sizeof why) || !help_key_of(path, &k))
+    return NULL;
+  pthread_mutex_lock(&lock);
+  if (!cached || strcmp(cached_key, k.text) != 0) {
+    char **flags = help_read_kept(&k);
+    if (!flags && eng_help_flags_may_run()) {
+      const char *argv[] = {path, "--help", NULL};
+      char *help = eng_command_output_alloc((char *const *)argv, 10000, (size_t)1 << 20);
+      flags = help ? eng_help_flags_parse(help) : NULL;
+      free(help);
+      if (flags && !(flags[0] && flags[1])) { /* not a --help */
+        free_flags(flags);
+        flags = NULL;
+      }
+      if (flags)
+        help_keep(&k, flags);
+    }
+    if (flags) { /* an earlier list stays allocated: a caller may still read it */
+      cached = flags;
+      snprintf(cached_key, sizeof cached_key, "%s", k.text);
+    }
+  }
+  const char *const *out =
+      cached && strcmp(cached_key, k.text) == 0 ? (const char *const *)cached : NULL;
   pthread_mutex_unlock(&lock);
   return out;
 }
@@ -174,8 +263,10 @@ static bool llamacpp_probe(char *why, size_t why_bytes) {
   if (!locate(path, sizeof path, why, why_bytes))
     return false;
   const char *argv[] = {path, "--version", NULL};
-  if (eng_command_succeeds((char *const *)argv, 10000))
+  if (eng_command_succeeds((char *const *)argv, 10000)) {
+    llamacpp_help_flags(); /* read (and kept) here, off the UI thread, for the knob checks */
     return true;
+  }
   snprintf(why, why_bytes, "%s --version fails (built on another CPU?): " SETUP_HINT, path);
   return false;
 }

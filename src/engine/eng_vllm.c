@@ -24,6 +24,76 @@ static const struct eng_flag vllm_flags[] = {
     {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
 };
 
+/* Every flag of `vllm serve` (without dashes), as the engine table's full
+ * list: `--set` keys that are none of these are refused with a did-you-mean
+ * (eng_check_knob_name). vLLM's parser (FlexibleArgumentParser) also takes
+ * underscores for dashes, --no-NAME for every switch and NAME.key for a
+ * config's member (--compilation-config.level): the check reads them so. From
+ * vllm-project/vllm at the v0.11 series (v0.12.0 drops only the flags marked
+ * deprecated there): EngineArgs.add_cli_args in vllm/engine/arg_utils.py at
+ * commit 99d7eb5d6a512cfcc5a2b104f24ebf2d6cda772b, `vllm serve`'s own and
+ * FrontendArgs in vllm/entrypoints/openai/cli_args.py at commit
+ * 789340fbad95a900ca3c467c9cee33b3d905fd61, AsyncEngineArgs' request logging,
+ * and the later flags InferenceX's vLLM scripts use. A flag newer than this
+ * list goes in with --server-arg. docs/recipes.md says so. */
+static const char *const vllm_all_flags[] = {
+    "model", "runner", "convert", "task", "tokenizer", "tokenizer-mode", "trust-remote-code",
+    "dtype", "seed", "hf-config-path", "allowed-local-media-path", "allowed-media-domains",
+    "revision", "code-revision", "rope-scaling", "rope-theta", "tokenizer-revision",
+    "max-model-len", "quantization", "q", "enforce-eager", "max-logprobs", "logprobs-mode",
+    "disable-sliding-window", "disable-cascade-attn", "skip-tokenizer-init", "enable-prompt-embeds",
+    "served-model-name", "config-format", "hf-token", "hf-overrides", "pooler-config",
+    "override-pooler-config", "logits-processor-pattern", "generation-config",
+    "override-generation-config", "enable-sleep-mode", "model-impl", "override-attention-dtype",
+    "logits-processors", "io-processor-plugin", "load-format", "download-dir",
+    "safetensors-load-strategy", "model-loader-extra-config", "ignore-patterns", "use-tqdm-on-load",
+    "pt-load-map-location", "reasoning-parser", "guided-decoding-backend",
+    "guided-decoding-disable-fallback", "guided-decoding-disable-any-whitespace",
+    "guided-decoding-disable-additional-properties", "distributed-executor-backend",
+    "pipeline-parallel-size", "pp", "tensor-parallel-size", "tp", "decode-context-parallel-size",
+    "dcp", "data-parallel-size", "dp", "data-parallel-rank", "dpn", "data-parallel-start-rank",
+    "dpr", "data-parallel-size-local", "dpl", "data-parallel-address", "dpa",
+    "data-parallel-rpc-port", "dpp", "data-parallel-backend", "dpb", "data-parallel-hybrid-lb",
+    "enable-expert-parallel", "all2all-backend", "enable-dbo", "dbo-decode-token-threshold",
+    "dbo-prefill-token-threshold", "disable-nccl-for-dp-synchronization", "enable-eplb",
+    "eplb-config", "expert-placement-strategy", "num-redundant-experts", "eplb-window-size",
+    "eplb-step-interval", "eplb-log-balancedness", "max-parallel-loading-workers",
+    "ray-workers-use-nsight", "disable-custom-all-reduce", "worker-cls", "worker-extension-cls",
+    "enable-multimodal-encoder-data-parallel", "block-size", "gpu-memory-utilization",
+    "kv-cache-memory-bytes", "swap-space", "kv-cache-dtype", "num-gpu-blocks-override",
+    "enable-prefix-caching", "prefix-caching-hash-algo", "cpu-offload-gb", "calculate-kv-scales",
+    "kv-sharing-fast-prefill", "mamba-cache-dtype", "mamba-ssm-cache-dtype", "mamba-block-size",
+    "limit-mm-per-prompt", "enable-mm-embeds", "media-io-kwargs", "mm-processor-kwargs",
+    "mm-processor-cache-gb", "disable-mm-preprocessor-cache", "mm-processor-cache-type",
+    "mm-shm-cache-max-object-size-mb", "mm-encoder-tp-mode", "mm-encoder-attn-backend",
+    "interleave-mm-strings", "skip-mm-profiling", "video-pruning-rate", "enable-lora", "max-loras",
+    "max-lora-rank", "lora-extra-vocab-size", "lora-dtype", "max-cpu-loras", "fully-sharded-loras",
+    "default-mm-loras", "show-hidden-metrics-for-version", "otlp-traces-endpoint",
+    "collect-detailed-traces", "max-num-batched-tokens", "max-num-seqs", "max-num-partial-prefills",
+    "max-long-partial-prefills", "long-prefill-token-threshold", "num-lookahead-slots",
+    "scheduling-policy", "enable-chunked-prefill", "disable-chunked-mm-input", "scheduler-cls",
+    "disable-hybrid-kv-cache-manager", "async-scheduling", "cudagraph-capture-sizes",
+    "cuda-graph-sizes", "max-cudagraph-capture-size", "speculative-config", "kv-transfer-config",
+    "kv-events-config", "compilation-config", "O", "additional-config", "structured-outputs-config",
+    "disable-log-stats", "aggregate-engine-logging", "enable-log-requests", "disable-log-requests",
+    /* `vllm serve` and its OpenAI frontend */
+    "headless", "api-server-count", "asc", "config", "host", "port", "uds", "uvicorn-log-level",
+    "disable-uvicorn-access-log", "allow-credentials", "allowed-origins", "allowed-methods",
+    "allowed-headers", "api-key", "lora-modules", "chat-template", "chat-template-content-format",
+    "trust-request-chat-template", "response-role", "ssl-keyfile", "ssl-certfile", "ssl-ca-certs",
+    "enable-ssl-refresh", "ssl-cert-reqs", "root-path", "middleware", "return-tokens-as-token-ids",
+    "disable-frontend-multiprocessing", "enable-request-id-headers", "enable-auto-tool-choice",
+    "exclude-tools-when-tool-choice-none", "tool-call-parser", "tool-parser-plugin", "tool-server",
+    "log-config-file", "max-log-len", "disable-fastapi-docs", "enable-prompt-tokens-details",
+    "enable-server-load-tracking", "enable-force-include-usage", "enable-tokenizer-info-endpoint",
+    "enable-log-outputs", "h11-max-incomplete-event-size", "h11-max-header-count",
+    "log-error-stack", "tokens-only",
+    /* later flags InferenceX's vLLM scripts pass */
+    "attention-backend", "attention-config", "language-model-only", "linear-backend", "moe-backend",
+    "enable-flashinfer-autotune", "stream-interval",
+    NULL,
+};
+
 /* vLLM flags servetop sim (SGLang-flavoured) understands under another
  * name, so a vLLM recipe can run on the sim. */
 static const struct {
@@ -207,6 +277,9 @@ const struct eng_ops eng_vllm_ops = {
     .launch_forms = "vllm serve",
     .recognise = vllm_recognise,
     .flags = vllm_flags,
+    .all_flags = vllm_all_flags,
+    .all_flags_source = "servetop's list of vllm serve's flags, v0.11 and those InferenceX uses",
+    .flexible_flags = true,
     .shared_flags = true,
     .model_positional = true,
     .batch_cap_per_dp_rank = true, /* --max-num-seqs is per DP engine */

@@ -400,6 +400,34 @@ static void consider_rows(struct nearest *n, const struct eng_flag *rows) {
       consider(n, f->names[k]);
 }
 
+static _Thread_local bool help_never_runs_here;
+
+void eng_help_flags_never_run_here(void) {
+  help_never_runs_here = true;
+}
+
+bool eng_help_flags_may_run(void) {
+  return !help_never_runs_here;
+}
+
+/* Is key one of the names in list? With a flexible parser (vLLM's), also as
+ * it reads '_' for '-', --no-NAME and NAME.key. */
+static bool list_has(const char *const *list, bool flexible, const char *key) {
+  char name[128];
+  snprintf(name, sizeof name, "%s", key);
+  if (flexible) {
+    name[strcspn(name, ".")] = '\0'; /* --compilation-config.level */
+    for (char *c = name; *c; c++)
+      if (*c == '_')
+        *c = '-';
+  }
+  const char *bare = flexible && strncmp(name, "no-", 3) == 0 ? name + 3 : NULL;
+  for (const char *const *f = list; f && *f; f++)
+    if (strcmp(*f, name) == 0 || (bare && strcmp(*f, bare) == 0))
+      return true;
+  return false;
+}
+
 int eng_check_knob_name(const struct eng_ops *e, const char *key, char *const *argv, size_t argc,
                         struct st_err *err) {
   key = undashed(key);
@@ -415,9 +443,11 @@ int eng_check_knob_name(const struct eng_ops *e, const char *key, char *const *a
       return 0;
   }
   const char *const *listed = e && e->help_flags ? e->help_flags() : NULL;
-  for (const char *const *f = listed; f && *f; f++)
-    if (strcmp(*f, key) == 0)
-      return 0;
+  bool from_help = listed != NULL;
+  if (!listed && e)
+    listed = e->all_flags;
+  if (list_has(listed, e && e->flexible_flags, key))
+    return 0;
   struct nearest n = {.key = key, .dist = 4};
   consider_rows(&n, e ? e->flags : NULL);
   consider_rows(&n, shared_rows(e));
@@ -438,12 +468,18 @@ int eng_check_knob_name(const struct eng_ops *e, const char *key, char *const *a
   const char *who = e ? e->title : "the engine";
   if (!listed && n.dist > 2)
     return 0; /* no full list of its flags: only a near miss is known to be wrong */
+  char whose[200] = "";
+  if (from_help)
+    snprintf(whose, sizeof whose, " (its --help)");
+  else if (listed && e->all_flags_source)
+    snprintf(whose, sizeof whose, " (%s)", e->all_flags_source);
   if (n.best && n.dist <= 3)
     return err_setf(err, "%s is not a flag of %s%s; did you mean %.*s? (a flag servetop does "
-                    "not know: --server-arg)", key, who, listed ? " (its --help)" : "",
-                    (int)strcspn(n.best, "="), n.best);
-  return err_setf(err, "%s is not a flag of %s (its --help lists them; servetop's generic knobs: "
-                  "kv-cache, max-batch)", key, who);
+                    "not know: --server-arg)", key, who, whose, (int)strcspn(n.best, "="),
+                    n.best);
+  return err_setf(err, "%s is not a flag of %s%s; servetop's generic knobs: kv-cache, "
+                  "max-batch (a flag servetop does not know: --server-arg)", key, who,
+                  whose[0] ? whose : " (its --help lists them)");
 }
 
 static const char *flag_name(const char *arg, size_t *len) {

@@ -105,12 +105,23 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
  * shared or generic knob, the sim's own flags where the sim stands in, a flag
  * of the command line argv (the recipe's), or, for an engine whose binary
  * lists its flags (llama.cpp's --help of the binary in use, read once), one
- * of those? When not, -1 with err "KEY is not a flag of ENGINE; did you mean
- * NEAREST?". Without a full list (SGLang, vLLM: hundreds of flags, per
- * version), a key is refused only when it is a near miss of a known one
- * (edit distance <= 2: a typo), and passes otherwise. */
+ * of those, or one of the engine table's full list (eng_ops.all_flags: SGLang,
+ * vLLM)? When not, -1 with err "KEY is not a flag of ENGINE; did you mean
+ * NEAREST?". Without a full list (llama.cpp whose --help is not kept yet on
+ * the UI thread, an engine servetop does not know), a key is refused only when
+ * it is a near miss of a known one (edit distance <= 2: a typo), and passes
+ * otherwise. */
 int eng_check_knob_name(const struct eng_ops *e, const char *key, char *const *argv, size_t argc,
                         struct st_err *err);
+/* The calling thread (the dashboard's UI thread) never runs an engine's
+ * program to read its flags: eng_ops.help_flags gives it only what is kept
+ * (in memory or on disk), else NULL, and eng_check_knob_name then knows only
+ * near misses. The engine probe (a worker thread) reads and keeps the list. */
+void eng_help_flags_never_run_here(void);
+/* Whether the calling thread may run a program for help_flags (for the
+ * descriptors). */
+bool eng_help_flags_may_run(void);
+
 /* "kv-cache (KV cache size: ...), max-batch (...)" for --help texts. */
 const char *eng_generic_knobs_help(void);
 
@@ -418,6 +429,14 @@ struct eng_ops {
   size_t (*recognise)(char *const *words, size_t n, size_t at);
   const struct eng_flag *flags;   /* its own flag rows, searched first; ends with a row
                                      whose names[0] is NULL */
+  /* Every flag name (without dashes) of the engine as its own sources list
+   * them at one version, NULL-terminated: what a --set key must be
+   * (eng_check_knob_name). NULL = no such list (llama.cpp: help_flags, read
+   * from the binary in use). all_flags_source says whose list it is. */
+  const char *const *all_flags;
+  const char *all_flags_source;   /* "SGLang v0.5.4's server arguments ..." */
+  bool flexible_flags;            /* its parser also takes '_' for '-', --no-NAME for a
+                                     switch and NAME.key for a config member (vLLM) */
   bool shared_flags;              /* the InferenceX spellings (tp, ep, dp...) apply too */
   bool model_positional;          /* a recipe's first argument is the model (`vllm serve MODEL`) */
   bool batch_cap_per_dp_rank;     /* with DP attention the batch cap holds per DP rank */
@@ -451,7 +470,10 @@ struct eng_ops {
   bool (*locate)(char *path, size_t path_bytes, char *why, size_t why_bytes);
   /* Every flag name (without dashes) the program in use takes, as its
    * --help lists them (NULL-terminated, kept for the process); NULL when the
-   * engine has no such list or its program cannot be run here. */
+   * engine has no such list or its program cannot be run here. The list is
+   * kept on disk too (the cache folder's help/, keyed by the binary's path,
+   * modification time and size), so --help runs once per binary; on a thread
+   * that called eng_help_flags_never_run_here() only what is kept is read. */
   const char *const *(*help_flags)(void);
   const char *ready_line;         /* a log line holding it means ready; NULL = /health only */
   int64_t ready_timeout_ms;       /* how long loading may take */

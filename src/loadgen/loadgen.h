@@ -171,14 +171,59 @@ struct lg_config {
   double request_rate;        /* requests/s; INFINITY: every request arrives at t = 0 */
   double burstiness;          /* gamma shape; 1 = Poisson */
   uint64_t seed;              /* arrival times */
-  int num_workers;            /* loops (threads); >= 1 */
+  int num_workers;            /* loops (threads), 1..LG_MAX_WORKERS; LG_NUM_WORKERS_AUTO (0):
+                                 lg_auto_workers() at the start */
   bool reuse_connections;     /* false: a new TCP connection per request (reference) */
   bool keep_text;             /* keep generated text (for --save-detailed) */
   double request_timeout_s;   /* whole request; reference: 6 h */
   double drain_timeout_s;     /* after lg_run_stop(): grace for in-flight requests */
 };
-/* Fills the reference's defaults (rate inf, burstiness 1, 1 worker, 6 h timeout, ...). */
+/* Fills the reference's defaults (rate inf, burstiness 1, 6 h timeout, ...; loops: auto). */
 void lg_config_init(struct lg_config *cfg);
+
+/* ---------------------------------------------------------------- how many loops
+ * `--num-workers auto` (the default of bench and run): one loop per
+ * LG_STREAMS_PER_LOOP streams (the concurrency, or every request when it is
+ * unlimited), at least 1, at most the CPUs this process may run on
+ * (sched_getaffinity: a taskset or cgroup cpuset bounds it) and LG_MAX_WORKERS.
+ * 128 paced streams x 10 ms/token are ~13 k events/s, ~10% of one core at
+ * 8 us/event (docs/bench.md): a loop that busy stamps well under a millisecond late. */
+enum { LG_NUM_WORKERS_AUTO = 0, LG_MAX_WORKERS = 64, LG_STREAMS_PER_LOOP = 128 };
+/* The CPUs this process may run on (>= 1). */
+int lg_usable_cpus(void);
+/* Loops for `streams` streams (<= 0: one loop) on `cpus` CPUs. */
+int lg_auto_workers(long streams, int cpus);
+/* Parses --num-workers: "auto" -> LG_NUM_WORKERS_AUTO, 1..LG_MAX_WORKERS -> it; -1 otherwise. */
+int lg_parse_num_workers(const char *text);
+
+/* ---------------------------------------------------------------- client health
+ * Whether the client keeps up (docs/figures.md, "Is the client keeping up?"):
+ *  - loop busy share: the part of wall time a loop spent outside epoll_wait
+ *    (handling events, starting requests; time its thread waited for a CPU
+ *    counts as busy). Bytes that arrive while a loop is busy are stamped when
+ *    it next returns from epoll_wait.
+ *  - send lag (FIG_SEND_LAG): when a request was handed to libcurl against when
+ *    it could have gone (its arrival, or the moment its slot freed).
+ *  - receive lag (FIG_RECV_LAG): the stamp a read's bytes get (the epoll_wait
+ *    return that reported their socket) minus the kernel's receive time of
+ *    them (SO_TIMESTAMPNS, read with a 1-byte MSG_PEEK before libcurl reads),
+ *    on every LG_RECV_LAG_SAMPLE_EVERY-th readiness event of each loop. It is
+ *    the error the client adds to that timestamp. When several segments wait
+ *    in a socket the kernel keeps the newest one's time: a lower bound then.
+ * Past a threshold the run is "client-bound": its latencies hold the
+ * client's delay, not only the server's. */
+#define LG_CLIENT_BOUND_BUSY_FRAC 0.90      /* a loop busy this share of the time */
+#define LG_CLIENT_BOUND_RECV_LAG_P99_MS 1.0 /* receive lag p99 */
+#define LG_CLIENT_BOUND_SEND_LAG_P50_MS 10.0/* send lag p50 (a start burst's p99 is long) */
+enum { LG_RECV_LAG_SAMPLE_EVERY = 16, LG_CLIENT_BOUND_LEN = 160 };
+/* Client-bound by figs (FIG_LOOP_BUSY, FIG_RECV_LAG, FIG_SEND_LAG), each loop's
+ * busy share and its thread's CPU share (CPU time / wall time; NULL: not known),
+ * 0..1, n_loops of them: true with the reason in why
+ * ("loop 2 of 4 busy 96% (limit 90%)", or the lag past its limit and the busiest loop), else
+ * false and why "". The first limit passed decides: busy share, receive lag p99, send lag p50.
+ * A lag with loops mostly idle means their threads waited for a CPU (said so). */
+bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, const double *loop_cpu,
+                     int n_loops, char *why, size_t why_len);
 
 /* ---------------------------------------------------------------- records */
 /* Why a request failed. A request succeeds only when the server said it
@@ -256,6 +301,12 @@ struct lg_result {
    * read of a socket action is stamped at the epoll return, so this delay is
    * not in its timestamps. */
   struct live_hist callback_delay;
+  /* Client health (see lg_client_bound): each loop's busy share over its
+   * run, and the receive lag samples (µs) of every loop. */
+  double loop_busy[LG_MAX_WORKERS];
+  double loop_cpu[LG_MAX_WORKERS];  /* each loop thread's CPU time / the same span */
+  uint32_t *recv_lag_us;
+  size_t n_recv_lag;
 };
 /* Bytes the records hold (structs + gap arrays + detail strings). */
 size_t lg_result_record_bytes(const struct lg_result *r);
@@ -316,6 +367,12 @@ struct lg_live {
    * label it "(est.)". False when every streaming token is the server's count,
    * or every completed request so far had exactly one token per chunk. */
   bool output_estimated;
+  /* Client health: each loop's busy share (0..1) over the window and over the
+   * point, and the verdict on the window ("" while the client keeps up). */
+  int n_loops;
+  double loop_busy_window[LG_MAX_WORKERS], loop_busy_point[LG_MAX_WORKERS];
+  double loop_cpu_window[LG_MAX_WORKERS], loop_cpu_point[LG_MAX_WORKERS]; /* thread CPU share */
+  char client_bound[LG_CLIENT_BOUND_LEN];
 };
 
 struct lg_run;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -29,7 +31,7 @@
  * delay would land in its TTFT); the wait shows as send lag instead. */
 enum {
   PUBLISH_INTERVAL_NS = 100 * 1000 * 1000,
-  MAX_WORKERS = 64,
+  MAX_WORKERS = LG_MAX_WORKERS,
   DETAIL_MAX_BYTES = 1024,
   DISPATCH_BATCH = 4
 };
@@ -78,7 +80,8 @@ struct xfer {
 /* Live latencies, one histogram per metric. */
 /* LAT_TPC: a completed request's tokens per chunk (the result's: output tokens /
  * its chunks), x 1000 so the µs histogram keeps its fraction. */
-enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_SEND_LAG, LAT_TPC, LAT_N };
+/* LAT_RECV_LAG: the sampled receive lag (lg_client_bound in loadgen.h). */
+enum { LAT_TTFT, LAT_TPOT, LAT_ITL, LAT_E2EL, LAT_SEND_LAG, LAT_TPC, LAT_RECV_LAG, LAT_N };
 struct live_lat {
   struct live_hist h[LAT_N];
 };
@@ -89,6 +92,8 @@ struct live_second {
   int64_t completed;
   double settled;           /* output tokens of ended requests by chunk arrival (lg_live) */
   int64_t pending;          /* token-carrying chunks of requests still streaming */
+  int64_t busy_ns;          /* the loop's time outside epoll_wait in passes that ended here */
+  int64_t cpu_ns;           /* the loop thread's CPU time counted at publishes in this second */
   struct live_lat lat;
 };
 
@@ -109,6 +114,8 @@ struct worker_published {
   int64_t window_from_s;
   struct live_lat window, point;
   struct live_accept accept;
+  double busy_window, busy_point; /* the loop's busy share over the window / the point */
+  double cpu_window, cpu_point;   /* its thread's CPU time / wall time, the same spans */
   bool finished;
 };
 
@@ -143,6 +150,13 @@ struct lg_worker {
   double ratio_tokens;       /* completed requests: tokens / their token-carrying chunks */
   int64_t ratio_chunks;
   struct live_accept accept;
+  /* client health: time outside epoll_wait, receive lag samples (µs) */
+  int64_t busy_ns;
+  int64_t cpu_ns;            /* thread CPU time at the last publish */
+  int64_t end_ns;            /* when the loop exited */
+  uint32_t *recv_lag_us;
+  size_t n_recv_lag, recv_lag_cap;
+  uint32_t readable_events;  /* readiness events seen: every LG_RECV_LAG_SAMPLE_EVERY-th is sampled */
   pthread_mutex_t pub_mu;
   struct worker_published pub;
 };
@@ -213,9 +227,80 @@ void lg_config_init(struct lg_config *cfg) {
   cfg->api = LG_API_COMPLETIONS;
   cfg->request_rate = (double)INFINITY;
   cfg->burstiness = 1.0;
-  cfg->num_workers = 1;
+  cfg->num_workers = LG_NUM_WORKERS_AUTO;
   cfg->request_timeout_s = 6 * 60 * 60;
   cfg->drain_timeout_s = 5.0;
+}
+
+/* ---------------------------------------------------------------- how many loops, client health */
+int lg_usable_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)(n < INT32_MAX ? n : INT32_MAX) : 1;
+}
+
+int lg_auto_workers(long streams, int cpus) {
+  long loops = streams > 0 ? (streams + LG_STREAMS_PER_LOOP - 1) / LG_STREAMS_PER_LOOP : 1;
+  if (loops > cpus)
+    loops = cpus;
+  if (loops > LG_MAX_WORKERS)
+    loops = LG_MAX_WORKERS;
+  return loops < 1 ? 1 : (int)loops;
+}
+
+int lg_parse_num_workers(const char *text) {
+  if (!text)
+    return -1;
+  if (strcmp(text, "auto") == 0)
+    return LG_NUM_WORKERS_AUTO;
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end || v < 1 || v > LG_MAX_WORKERS)
+    return -1;
+  return (int)v;
+}
+
+bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, const double *loop_cpu,
+                     int n_loops, char *why, size_t why_len) {
+  int busiest = -1;
+  for (int i = 0; i < n_loops; i++)
+    if (busiest < 0 || loop_busy[i] > loop_busy[busiest])
+      busiest = i;
+  double recv_p99 = fig_get(figs, FIG_RECV_LAG, FIG_STAT_P99);
+  double send_p50 = fig_get(figs, FIG_SEND_LAG, FIG_STAT_P50);
+  char loop[128] = "";
+  /* A loop whose thread ran for less than half of its busy time was preempted inside its
+   * passes, and lags with idle loops mean their threads waited for a CPU after waking:
+   * other processes have the client's cores. */
+  if (busiest >= 0) {
+    double cpu = loop_cpu ? loop_cpu[busiest] : -1;
+    bool preempted = cpu >= 0 && cpu < 0.5 * loop_busy[busiest];
+    int n = snprintf(loop, sizeof loop, "loop %d of %d busy %.0f%%", busiest + 1, n_loops,
+                     loop_busy[busiest] * 100.0);
+    if (preempted && n > 0 && (size_t)n < sizeof loop)
+      snprintf(loop + n, sizeof loop - (size_t)n, ", on a CPU %.0f%%: waiting for a CPU (a busy machine)",
+               cpu * 100.0);
+    else if (loop_busy[busiest] < 0.5 && n > 0 && (size_t)n < sizeof loop)
+      snprintf(loop + n, sizeof loop - (size_t)n, " (waiting for a CPU: a busy machine?)");
+  }
+  if (busiest >= 0 && loop_busy[busiest] >= LG_CLIENT_BOUND_BUSY_FRAC)
+    snprintf(why, why_len, "client-bound: %s (limit %.0f%%)", loop,
+             LG_CLIENT_BOUND_BUSY_FRAC * 100.0);
+  else if (recv_p99 > LG_CLIENT_BOUND_RECV_LAG_P99_MS) /* NaN: not measured, no verdict */
+    snprintf(why, why_len, "client-bound: receive lag p99 %.2f ms (limit %.1f ms); %s", recv_p99,
+             LG_CLIENT_BOUND_RECV_LAG_P99_MS, loop);
+  else if (send_p50 > LG_CLIENT_BOUND_SEND_LAG_P50_MS)
+    snprintf(why, why_len, "client-bound: send lag p50 %.1f ms (limit %.0f ms); %s", send_p50,
+             LG_CLIENT_BOUND_SEND_LAG_P50_MS, loop);
+  else {
+    if (why_len > 0)
+      why[0] = '\0';
+    return false;
+  }
+  return true;
 }
 
 /* ---------------------------------------------------------------- live figures (loop side)
@@ -241,6 +326,8 @@ static void live_slot_expire(struct lg_worker *w, struct live_second *slot) {
   slot->completed = 0;
   slot->settled = 0;
   slot->pending = 0;
+  slot->busy_ns = 0;
+  slot->cpu_ns = 0;
 }
 
 static int64_t live_second_of(const struct lg_worker *w, int64_t t_ns) {
@@ -374,7 +461,15 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   int64_t first = now_second - (LG_LIVE_WINDOW_S - 1); /* oldest second of the window */
   if (first < 0)
     first = 0;
-  int64_t window_completed = 0, window_pending = 0;
+  /* the thread's CPU time since the last publish, into this second: with the busy share
+   * it tells a loop that works from one whose thread waits for a CPU */
+  struct timespec cpu;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
+    int64_t cpu_ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
+    live_slot_at(w, now_ns)->cpu_ns += cpu_ns - w->cpu_ns;
+    w->cpu_ns = cpu_ns;
+  }
+  int64_t window_completed = 0, window_pending = 0, window_busy_ns = 0, window_cpu_ns = 0;
   double window_settled = 0;
   for (int i = 0; i < LG_LIVE_WINDOW_S; i++) {
     struct live_second *slot = &w->live[i];
@@ -384,9 +479,12 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
       window_completed += slot->completed;
       window_settled += slot->settled;
       window_pending += slot->pending;
+      window_busy_ns += slot->busy_ns;
+      window_cpu_ns += slot->cpu_ns;
     }
   }
   double window_s = (double)(now_ns - w->run->start_ns) / 1e9 - (double)first;
+  double point_s = (double)(now_ns - w->run->start_ns) / 1e9;
   struct worker_published *p = &w->pub;
   pthread_mutex_lock(&w->pub_mu);
   p->dispatched = w->dispatched;
@@ -407,6 +505,11 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   p->window = w->window;
   p->point = w->point;
   p->accept = w->accept;
+  /* a pass counts in the second it ended: a share may pass 1 by a pass */
+  p->busy_window = window_s > 0 ? fmin(1.0, (double)window_busy_ns / 1e9 / window_s) : 0;
+  p->busy_point = point_s > 0 ? fmin(1.0, (double)w->busy_ns / 1e9 / point_s) : 0;
+  p->cpu_window = window_s > 0 ? fmin(1.0, (double)window_cpu_ns / 1e9 / window_s) : 0;
+  p->cpu_point = point_s > 0 ? fmin(1.0, (double)w->cpu_ns / 1e9 / point_s) : 0;
   p->finished = finished;
   pthread_mutex_unlock(&w->pub_mu);
 }
@@ -560,6 +663,55 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
   return len;
 }
 
+/* ---------------------------------------------------------------- receive lag
+ * Every socket asks the kernel for receive timestamps (SO_TIMESTAMPNS); on a
+ * sampled readiness event the loop peeks one byte with its timestamp before
+ * libcurl reads, and records how much later the stamp its bytes get (the
+ * epoll_wait return) is than the kernel's receive time. */
+static int on_curl_sockopt(void *userp, curl_socket_t fd, curlsocktype purpose) {
+  (void)userp;
+  (void)purpose;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)); /* no stamps: no samples */
+  return CURL_SOCKOPT_OK;
+}
+
+static void sample_recv_lag(struct lg_worker *w, int fd) {
+  char byte;
+  union {
+    char buf[CMSG_SPACE(sizeof(struct timespec))];
+    struct cmsghdr align;
+  } ctl;
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                       .msg_controllen = sizeof(ctl.buf)};
+  if (recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT) <= 0)
+    return;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+      continue;
+    struct timespec ts, real, mono;
+    memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+    if (ts.tv_sec == 0 && ts.tv_nsec == 0)
+      return;
+    clock_gettime(CLOCK_REALTIME, &real); /* the kernel stamps in CLOCK_REALTIME */
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    int64_t real_minus_mono = ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000 +
+                              (real.tv_nsec - mono.tv_nsec);
+    int64_t arrived_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - real_minus_mono;
+    int64_t lag_ns = w->batch_start_ns - arrived_ns;
+    uint32_t lag_us = lag_ns <= 0 ? 0 : lag_ns / 1000 > UINT32_MAX ? UINT32_MAX
+                                                                   : (uint32_t)(lag_ns / 1000);
+    if (w->n_recv_lag == w->recv_lag_cap) {
+      w->recv_lag_cap = w->recv_lag_cap ? w->recv_lag_cap * 2 : 1024;
+      w->recv_lag_us = xreallocarray(w->recv_lag_us, w->recv_lag_cap, sizeof(uint32_t));
+    }
+    w->recv_lag_us[w->n_recv_lag++] = lag_us;
+    live_record_us(w, live_slot_at(w, w->batch_start_ns), LAT_RECV_LAG, lag_us);
+    return;
+  }
+}
+
 /* ---------------------------------------------------------------- request lifecycle */
 /* A transfer's easy handle keeps its options between requests: the ones that
  * are the same for every request of the run are set once, here. */
@@ -594,6 +746,7 @@ static struct xfer *xfer_get(struct lg_worker *w) {
   curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, fresh);
   curl_easy_setopt(e, CURLOPT_FORBID_REUSE, fresh);
   http_apply_proxy(e); /* servetop's one proxy policy: none unless --proxy */
+  curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_curl_sockopt);
   return x;
 }
 
@@ -975,15 +1128,20 @@ static void *worker_main(void *arg) {
   int running = 0;
   bool publish_due = false;
   timerfd_arm_ns(w->tick_fd, PUBLISH_INTERVAL_NS);
+  w->batch_start_ns = clock_mono_ns();
   dispatch_ready(w);
   while (!worker_done(w)) {
+    /* busy: this pass, from the epoll_wait return to the next call */
+    int64_t idle_from = clock_mono_ns();
+    w->busy_ns += idle_from - w->batch_start_ns;
+    live_slot_at(w, idle_from)->busy_ns += idle_from - w->batch_start_ns;
     int n = epoll_wait(w->epfd, events, MAX_EVENTS, curl_wait_ms(w));
+    w->batch_start_ns = clock_mono_ns();
     if (n < 0) {
       if (errno == EINTR)
         continue;
       break;
     }
-    w->batch_start_ns = clock_mono_ns();
     for (int i = 0; i < n; i++) {
       enum fd_tag tag = (enum fd_tag)(events[i].data.u64 >> 32);
       int fd = (int)(uint32_t)events[i].data.u64;
@@ -996,6 +1154,9 @@ static void *worker_main(void *arg) {
         struct xfer *x = (size_t)fd < w->by_fd_cap ? w->by_fd[fd] : NULL;
         if (x) {
           x->ready_ns = w->batch_start_ns;
+          if ((events[i].events & EPOLLIN) &&
+              ++w->readable_events % LG_RECV_LAG_SAMPLE_EVERY == 0)
+            sample_recv_lag(w, fd);
         }
         curl_multi_socket_action(w->multi, fd, flags, &running);
         if (x)
@@ -1038,7 +1199,9 @@ static void *worker_main(void *arg) {
     }
   }
   free(events);
-  publish(w, clock_mono_ns(), true);
+  w->end_ns = clock_mono_ns();
+  w->busy_ns += w->end_ns - w->batch_start_ns;
+  publish(w, w->end_ns, true); /* also takes the thread's CPU time up to here */
   pthread_mutex_lock(&run->done_mu);
   atomic_fetch_sub(&run->workers_running, 1);
   pthread_cond_broadcast(&run->done_cv);
@@ -1056,6 +1219,7 @@ static void worker_fini(struct lg_worker *w) {
     xfer_put(w, w->active[i]);
   free(w->active);
   free(w->by_fd);
+  free(w->recv_lag_us);
   while (w->free_xfers) {
     struct xfer *x = w->free_xfers;
     w->free_xfers = x->next_free;
@@ -1163,14 +1327,19 @@ struct lg_run *lg_run_start(const struct lg_config *cfg, struct st_err *err) {
     err_setf(err, "request-rate must be > 0 (got %g)", cfg->request_rate);
     return NULL;
   }
-  if (cfg->num_workers < 1 || cfg->num_workers > MAX_WORKERS) {
-    err_setf(err, "num-workers must be in 1..%d (got %d)", MAX_WORKERS, cfg->num_workers);
+  if (cfg->num_workers < LG_NUM_WORKERS_AUTO || cfg->num_workers > MAX_WORKERS) {
+    err_setf(err, "num-workers must be auto or 1..%d (got %d)", MAX_WORKERS, cfg->num_workers);
     return NULL;
   }
   http_global_init(); /* main did it; tests that start a run without main are safe too */
 
   struct lg_run *run = xcalloc(1, sizeof(*run));
   run->cfg = *cfg;
+  if (run->cfg.num_workers == LG_NUM_WORKERS_AUTO)
+    run->cfg.num_workers =
+        lg_auto_workers(cfg->max_concurrency > 0 ? cfg->max_concurrency : (long)cfg->n_prompts,
+                        lg_usable_cpus());
+  cfg = &run->cfg; /* the loops as resolved */
   pthread_mutex_init(&run->done_mu, NULL);
   pthread_cond_init(&run->done_cv, NULL);
   run->records = xcalloc(cfg->n_prompts, sizeof(*run->records));
@@ -1297,6 +1466,7 @@ static void live_latencies(struct fig_set *dst, const struct live_lat *src) {
   fig_set_from_hist_us(dst, FIG_E2EL, &src->h[LAT_E2EL]);
   fig_set_from_hist_us(dst, FIG_SEND_LAG, &src->h[LAT_SEND_LAG]);
   fig_set_from_hist_us(dst, FIG_TOKENS_PER_CHUNK, &src->h[LAT_TPC]); /* x 1000: as is */
+  fig_set_from_hist_us(dst, FIG_RECV_LAG, &src->h[LAT_RECV_LAG]);
 }
 
 /* The rates of the model over a span: output tokens, (those + input tokens),
@@ -1357,7 +1527,12 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     for (int k = 0; k < LG_ACCEPT_BINS; k++)
       sum->accept.bins[k] += p->accept.bins[k];
     all_finished = all_finished && p->finished;
+    out->loop_busy_window[i] = p->busy_window;
+    out->loop_busy_point[i] = p->busy_point;
+    out->loop_cpu_window[i] = p->cpu_window;
+    out->loop_cpu_point[i] = p->cpu_point;
   }
+  out->n_loops = run->n_workers;
   /* Pending chunks (streams without continuous usage: llama.cpp, or a
    * server that ignores it) count one token while the first window fills
    * (never above the truth there), then the point's tokens per chunk: an
@@ -1408,8 +1583,22 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   fig_set_scalar(&out->point, FIG_DURATION, true, out->elapsed_s);
   live_latencies(&out->window, &sum->window);
   live_latencies(&out->point, &sum->point);
+  double busiest_window = 0, busiest_point = 0;
+  for (int i = 0; i < out->n_loops; i++) {
+    busiest_window = fmax(busiest_window, out->loop_busy_window[i]);
+    busiest_point = fmax(busiest_point, out->loop_busy_point[i]);
+  }
+  fig_set_scalar(&out->window, FIG_LOOP_BUSY, sum->window_s > 0, busiest_window * 100.0);
+  fig_set_scalar(&out->point, FIG_LOOP_BUSY, out->elapsed_s > 0, busiest_point * 100.0);
   fig_set_derive(&out->window, 0);
   fig_set_derive(&out->point, 0);
+  /* the verdict: on the window while it runs, on the point once it is over */
+  if (all_finished)
+    lg_client_bound(&out->point, out->loop_busy_point, out->loop_cpu_point, out->n_loops,
+                    out->client_bound, sizeof(out->client_bound));
+  else
+    lg_client_bound(&out->window, out->loop_busy_window, out->loop_cpu_window, out->n_loops,
+                    out->client_bound, sizeof(out->client_bound));
   out->output_estimated = !all_finished && window_pending > 0 &&
                           !(per_chunk == 1.0 && ratio_chunks > 0 && ratio_tokens == ratio_chunks);
   out->accept_requests = sum->accept.requests;
@@ -1461,6 +1650,18 @@ void lg_run_finish(struct lg_run *run, struct lg_result *out) {
     out->events += w->events;
     out->body_bytes += w->body_bytes;
     live_hist_add(&out->callback_delay, &w->callback_delay);
+    int64_t span_ns = w->end_ns - run->start_ns;
+    out->loop_busy[i] = span_ns > 0 ? fmin(1.0, (double)w->busy_ns / (double)span_ns) : 0;
+    out->loop_cpu[i] = span_ns > 0 ? fmin(1.0, (double)w->cpu_ns / (double)span_ns) : 0;
+    out->n_recv_lag += w->n_recv_lag;
+  }
+  out->recv_lag_us = out->n_recv_lag ? xcalloc(out->n_recv_lag, sizeof(uint32_t)) : NULL;
+  size_t k = 0;
+  for (int i = 0; i < run->n_workers; i++) {
+    struct lg_worker *w = &run->workers[i];
+    if (w->n_recv_lag)
+      memcpy(out->recv_lag_us + k, w->recv_lag_us, w->n_recv_lag * sizeof(uint32_t));
+    k += w->n_recv_lag;
   }
   cut_server_gone(run->records, run->cfg.n_prompts);
   out->records = run->records;
@@ -1493,5 +1694,6 @@ void lg_result_free(struct lg_result *r) {
     free(r->records[i].detail);
   }
   free(r->records);
+  free(r->recv_lag_us);
   memset(r, 0, sizeof(*r));
 }

@@ -249,7 +249,7 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
   lc.api = r->settings.chat ? LG_API_CHAT : LG_API_COMPLETIONS;
   lc.max_concurrency = spec->max_concurrency > 0 ? spec->max_concurrency : 0;
   lc.seed = spec->seed;
-  lc.num_workers = spec->num_workers > 0 ? spec->num_workers : 1;
+  lc.num_workers = spec->num_workers; /* LG_NUM_WORKERS_AUTO (0): loadgen decides */
   lc.reuse_connections = spec->reuse_connections;
   lc.keep_text = spec->keep_text;
   if (spec->request_timeout_s > 0)

@@ -51,7 +51,7 @@ struct measure_spec {
   bool server_tokenizer;         /* false: never probe it (token ids / calibrated chat) */
   bool profile;                  /* --profile */
   /* the load generator */
-  int num_workers;
+  int num_workers;               /* loops; LG_NUM_WORKERS_AUTO (0): by the streams and CPUs */
   bool reuse_connections, keep_text;
   double request_timeout_s, drain_timeout_s;
   /* server signals (/metrics, /get_server_info) */

@@ -160,6 +160,7 @@ enum fig_combine {            /* how loops and windows are combined */
   FIG_COMBINE_SPAN,           /* first dispatch to the last end */
   FIG_COMBINE_SERVER,         /* the server's own figure over the point's scrapes */
   FIG_COMBINE_DERIVED,        /* from other figures of the same set (fig_set_derive) */
+  FIG_COMBINE_MAX,            /* the largest over loops (the busiest one) */
 };
 enum fig_json {               /* where the figure is in the result JSON */
   FIG_JSON_NONE,              /* not saved (derived) */
@@ -240,6 +241,14 @@ enum fig_stat {
     "send lag", "send lag", "send lag (ms)", "ms", "%.1f",                                        \
     FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_STATUS,                                        \
     "how late the client sent a request against its schedule (client health)")                    \
+  X(FIG_RECV_LAG, "recv_lag", FIG_JSON_STAT_OBJECT, "servetop/additions/recv_lag",                \
+    "recv lag", "recv lag", "receive lag (ms)", "ms", "%.2f",                                     \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_STATUS,                                        \
+    "client's stamp of received bytes minus the kernel's receive time (sampled; client health)")  \
+  X(FIG_LOOP_BUSY, "loop_busy", FIG_JSON_NUMBER, "servetop/loop/busy_pct_max",                    \
+    "loop busy", "loop busy", "busiest client loop (% busy)", "%", "%.0f",                        \
+    FIG_SCALAR, FIG_COMBINE_MAX, false, FIG_SHOW_STATUS,                                          \
+    "busiest client loop's share of time outside epoll_wait (client health; 90%: client-bound)")  \
   X(FIG_ACCEPT_LENGTH, "accept_length", FIG_JSON_NUMBER,                                          \
     "servetop/server/acceptance/accept_length",                                                   \
     "accept len", "accept", "accept length (tokens/step)", "tokens/step", "%.2f",                 \

@@ -449,6 +449,15 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   free(itl_sum);
   free(itl_cnt);
   summarize_fig(lag, n_lag, s, &out->send_lag, &figs->f[FIG_SEND_LAG], 1.0);
+  double *recv_lag = xcalloc(run->n_recv_lag + 1, sizeof(double)); /* client health */
+  for (size_t i = 0; i < run->n_recv_lag; i++)
+    recv_lag[i] = (double)run->recv_lag_us[i] / 1000.0;
+  summarize_fig(recv_lag, run->n_recv_lag, s, &out->recv_lag, &figs->f[FIG_RECV_LAG], 1.0);
+  free(recv_lag);
+  out->loop_busy_max = 0;
+  for (int i = 0; i < run->num_workers && i < LG_MAX_WORKERS; i++)
+    out->loop_busy_max = fmax(out->loop_busy_max, run->loop_busy[i]);
+  fig_set_scalar(figs, FIG_LOOP_BUSY, run->num_workers > 0, out->loop_busy_max * 100.0);
   summarize_ms(connect, n_connect, s, &out->connect);
   summarize_ms(accept, n_accept, s, &out->accept_rate);
   free(accept);
@@ -469,6 +478,8 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   throughput_cis(run, out);
   ci_hold_values(figs);
   fig_set_derive(figs, 0);
+  lg_client_bound(figs, run->loop_busy, run->loop_cpu, run->num_workers, out->client_bound,
+                  sizeof(out->client_bound));
   compute_seconds(run, out);
 }
 
@@ -980,7 +991,11 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddBoolToObject(client, "ignore_eos", s->ignore_eos);
   cJSON_AddNumberToObject(client, "seed", (double)s->seed);
   cJSON_AddNumberToObject(client, "num_warmups", s->num_warmups);
-  cJSON_AddNumberToObject(client, "num_workers", s->num_workers);
+  /* the loops that ran; --num-workers auto (0 asked) says so beside them */
+  cJSON_AddNumberToObject(client, "num_workers", run->num_workers > 0 ? run->num_workers
+                                                                      : s->num_workers);
+  if (s->num_workers == LG_NUM_WORKERS_AUTO)
+    cJSON_AddStringToObject(client, "num_workers_asked", "auto");
   cJSON_AddNumberToObject(client, "vocab_size", s->vocab_size);
   cJSON_AddStringToObject(client, "connection_reuse",
                           s->reuse_connections ? "keep-alive" : "new connection per request");
@@ -1078,6 +1093,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddItemToObject(add, "itl_per_token", stat_object(&m->itl_per_token, s, "_ms"));
   cJSON_AddItemToObject(add, "tokens_per_chunk", stat_object(&m->tokens_per_chunk, s, ""));
   cJSON_AddItemToObject(add, "send_lag", stat_object(&m->send_lag, s, "_ms"));
+  cJSON_AddItemToObject(add, "recv_lag", stat_object(&m->recv_lag, s, "_ms"));
   cJSON_AddItemToObject(add, "connect", stat_object(&m->connect, s, "_ms"));
   cJSON_AddItemToObject(add, "ci", ci_object(&m->figs));
   cJSON *loop = cJSON_AddObjectToObject(st, "loop");
@@ -1089,6 +1105,23 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddNumberToObject(loop, "callback_delay_p99_us",
                           live_hist_percentile_us(&run->callback_delay, 99));
   cJSON_AddNumberToObject(loop, "callback_delay_max_us", (double)run->callback_delay.max_us);
+  /* client health: each loop's busy share, the busiest in %, the verdict and its limits */
+  cJSON *busy = cJSON_AddArrayToObject(loop, "busy_share");
+  for (int i = 0; i < run->num_workers && i < LG_MAX_WORKERS; i++)
+    cJSON_AddItemToArray(busy, cJSON_CreateNumber(run->loop_busy[i]));
+  cJSON *cpu = cJSON_AddArrayToObject(loop, "cpu_share");
+  for (int i = 0; i < run->num_workers && i < LG_MAX_WORKERS; i++)
+    cJSON_AddItemToArray(cpu, cJSON_CreateNumber(run->loop_cpu[i]));
+  cJSON_AddNumberToObject(loop, "busy_pct_max", m->loop_busy_max * 100.0);
+  if (m->client_bound[0])
+    cJSON_AddStringToObject(loop, "client_bound", m->client_bound);
+  else
+    cJSON_AddNullToObject(loop, "client_bound");
+  cJSON *lim = cJSON_AddObjectToObject(loop, "client_bound_limits");
+  cJSON_AddNumberToObject(lim, "busy_share", LG_CLIENT_BOUND_BUSY_FRAC);
+  cJSON_AddNumberToObject(lim, "recv_lag_p99_ms", LG_CLIENT_BOUND_RECV_LAG_P99_MS);
+  cJSON_AddNumberToObject(lim, "send_lag_p50_ms", LG_CLIENT_BOUND_SEND_LAG_P50_MS);
+  cJSON_AddNumberToObject(lim, "recv_lag_sample_every", LG_RECV_LAG_SAMPLE_EVERY);
   if (signals)
     cJSON_AddItemToObject(st, "server", signals_object(signals, run));
   cJSON *series = cJSON_AddArrayToObject(st, "time_series");

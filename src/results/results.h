@@ -107,6 +107,9 @@ struct results_metrics {
   struct results_stat itl_per_token;  /* chunk gap / tokens in that chunk (request's mean) */
   struct results_stat tokens_per_chunk; /* per request: output tokens / token chunks */
   struct results_stat send_lag;       /* dispatch - scheduled */
+  struct results_stat recv_lag;       /* sampled receive lag (loadgen.h, client health) */
+  double loop_busy_max;               /* the busiest loop's busy share, 0..1 */
+  char client_bound[LG_CLIENT_BOUND_LEN]; /* lg_client_bound's verdict; "" keeping up */
   struct results_stat connect;        /* dispatch -> connected (inside TTFT), new connections */
   int64_t input_tokens_client;        /* = total_input (the reference counts on the client) */
   int64_t input_tokens_server;        /* usage.prompt_tokens of completed requests that report it */

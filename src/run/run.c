@@ -285,6 +285,7 @@ static void fill_load_part(struct run *run, const struct lg_live *live) {
   s->figures.run = live->point;
   s->figures.window_span_s = live->window_s;
   s->figures.window_output_estimated = live->output_estimated;
+  snprintf(s->figures.client_bound, sizeof s->figures.client_bound, "%s", live->client_bound);
   s->figures.run_span_s = live->elapsed_s;
   s->figures.run_exact = false;
   set_request_accept(&s->spec.per_request, live->accept_requests, live->accept_draft_tokens,
@@ -315,6 +316,7 @@ static void fill_from_result(struct run *run, const struct measure_result *res) 
   s->figures.run = m->figs; /* every figure of the point: the result's */
   s->figures.run_span_s = m->duration_s;
   s->figures.run_exact = true;
+  snprintf(s->figures.client_bound, sizeof s->figures.client_bound, "%s", m->client_bound);
   /* the bins stay the last live ones: the same requests, the same rule */
   set_request_accept(&s->spec.per_request, m->accept_requests, m->accept_draft_tokens,
                      m->accept_accepted_tokens, m->accept_rate.mean_ms /* unitless here */);
@@ -511,7 +513,7 @@ static void fill_spec(const struct run *run, int point_index, const struct point
   spec->request_rate = (double)INFINITY; /* closed loop: every request may go at once */
   spec->burstiness = 1.0;
   spec->server_tokenizer = true;
-  spec->num_workers = 1;
+  spec->num_workers = run->cfg.num_workers; /* 0: auto (loadgen.h) */
   spec->request_timeout_s = run->cfg.request_timeout_s; /* 0: the reference's 6 h */
   spec->server_signals = true;
   spec->scrape_interval_s = 1.0;

@@ -54,6 +54,7 @@ struct run_config {
   int port;                     /* > 0: this port; 0 = a free one */
   int64_t ready_timeout_ms;     /* 0 = 1800 s (sim: 120 s) */
   double request_timeout_s;     /* per request; 0 = 6 h, as benchmark_serving.py */
+  int num_workers;              /* load generator loops; 0 (LG_NUM_WORKERS_AUTO): by the load */
   int64_t stop_grace_ms;        /* 0 = 10 s */
   bool allow_mislabel;          /* a mislabelled run is not a failure */
   uint64_t seed;
@@ -265,6 +266,7 @@ struct run_tune_config {
   int conc_min, conc_max;        /* 0: 1 .. 1024 */
   double budget_s;               /* wall-clock budget (0: none): no point starts after it */
   int max_points;                /* 0: no limit */
+  bool grid;                     /* the full grid instead of the search (tune_grid) */
   int num_prompts;               /* > 0: requests per point; 0: the run's default */
   int isl, osl;                  /* > 0: override the recipe's */
   double range_ratio;            /* >= 0: override; < 0: the recipe's */

@@ -745,7 +745,7 @@ static void *tune_main(void *arg) {
   if (make_tune_dir(t, &err) == 0) {
     struct tune_options opt = {.conc_min = t->cfg.conc_min, .conc_max = t->cfg.conc_max,
                                .max_points = t->cfg.max_points, .on_point = on_point,
-                               .stop = &t->stop};
+                               .stop = &t->stop, .grid = t->cfg.grid};
     char *text = tune_json_alloc(t, &t->so_far, false);
     write_file(t, "tune.json", text);
     free(text);

@@ -124,6 +124,10 @@ struct snap_figures {
   double run_span_s;              /* first dispatch to now, or to the last request's end */
   bool server_gen_valid;
   double server_gen_tok_per_s;    /* the server's own figure (Decode log line / metrics) */
+  /* Does the client keep up? lg_client_bound's verdict (loadgen.h; docs/figures.md): on the
+   * window while the point runs, on the result once it has ended; "" while it keeps up,
+   * else "client-bound: <which loop, what lag>". */
+  char client_bound[160];
 };
 
 /* ---------------------------------------------------------------- server-side signals */

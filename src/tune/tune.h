@@ -105,6 +105,9 @@ struct tune_options {
   /* Optional: when it reads true the search ends before the next point, keeping what was
    * measured (Ctrl-C, `q`, the time budget); the result says stopped. */
   const volatile int *stop;
+  /* Measure the full grid instead of searching (tune_grid): the reference the search is
+   * measured against (`servetop tune --grid`, tests/bench/tune_vs_grid.sh). */
+  bool grid;
 };
 
 enum tune_status {
@@ -156,6 +159,14 @@ int tune_points_per_config_max(const struct tune_options *opt);
 int tune_search(const struct tune_space *space, const struct tune_slo *slo,
                 const struct tune_options *opt, tune_measure_fn measure, void *ctx,
                 struct tune_result *res, struct st_err *err);
+/* The full grid over the same space (src/tune/grid.c): every configuration, the recipe's
+ * setting first and then in odometer order, at every concurrency from conc_min up to its
+ * first failure (or conc_max); a configuration's answer is the last concurrency before that
+ * failure. Nothing is pruned; the budget, stop, on_point and start failures work as in the
+ * search, and the result has the search's shape. tune_search with opt->grid calls it. */
+int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
+              const struct tune_options *opt, tune_measure_fn measure, void *ctx,
+              struct tune_result *res, struct st_err *err);
 void tune_result_free(struct tune_result *res);
 /* A deep copy of src into dst (free with tune_result_free). */
 void tune_result_copy(struct tune_result *dst, const struct tune_result *src);

@@ -290,6 +290,15 @@ def cmd_report(args):
         "itl_abs_err_ms_p99": percentile(sorted(abs(x) for x in itl_err), 99),
         "load_avg": os.getloadavg()[0],
     }
+    # servetop's own word on whether it kept up (its result's client health),
+    # to set beside the errors measured here against the server's truth
+    st = res.get("servetop") or {}
+    loop, add = st.get("loop") or {}, st.get("additions") or {}
+    if "busy_share" in loop:
+        out["self_loops"] = len(loop["busy_share"])
+        out["self_busy_max"] = max(loop["busy_share"] or [0])
+        out["self_recv_lag_ms"] = {k: add.get("recv_lag", {}).get(k) for k in ("median_ms", "p99_ms")}
+        out["self_client_bound"] = loop.get("client_bound")
     out["limit"] = limit_of(out)
     line = json.dumps(out)
     if args.summary:
@@ -347,6 +356,67 @@ def cmd_table(args):
           f"machine: the client waited for its CPU > {WAIT_LIMIT_MS_PER_S} ms/s)")
 
 
+# ---------------------------------------------------------------- side by side
+def cmd_sidebyside(args):
+    """Each client's added error against the floor client's of the same
+    point and repeat (runs interleaved: A B A B ...), as differences: the
+    issue's measure (client-added TTFT and ITL p99 within X ms of the floor's)."""
+    runs = {}
+    with open(args.jsonl) as f:
+        for line in f:
+            r = json.loads(line)
+            rep_ = r["label"].rsplit("-", 1)[-1]
+            runs.setdefault((r["point"], rep_), {})[r["client"]] = r
+    nan = float("nan")
+    diffs = {}
+    for (point, rep_), by in sorted(runs.items()):
+        floor = by.get(args.floor)
+        if not floor:
+            continue
+        for client, r in by.items():
+            if client == args.floor:
+                continue
+            d = diffs.setdefault((point, client), [])
+            d.append({"ttft": r["ttft_err_ms"].get("p99", nan), "itl": r["itl_err_ms"].get("p99", nan),
+                      "floor_ttft": floor["ttft_err_ms"].get("p99", nan),
+                      "floor_itl": floor["itl_err_ms"].get("p99", nan),
+                      "d_ttft": r["ttft_err_ms"].get("p99", nan) - floor["ttft_err_ms"].get("p99", nan),
+                      "d_itl": r["itl_err_ms"].get("p99", nan) - floor["itl_err_ms"].get("p99", nan),
+                      "loops": r.get("self_loops"), "busy": r.get("self_busy_max"),
+                      "recv_p99": (r.get("self_recv_lag_ms") or {}).get("p99_ms"),
+                      "bound": r.get("self_client_bound"), "limit": r.get("limit")})
+
+    def med(v, fmt):
+        v = [x for x in v if isinstance(x, (int, float)) and x == x]
+        if not v:
+            return "-"
+        m = statistics.median(v)
+        return format(m, fmt) if len(v) == 1 else f"{format(m, fmt)} ({format(min(v), fmt)}–{format(max(v), fmt)})"
+
+    print(f"| point | client | runs | loops | TTFT err p99 ms | {args.floor} | difference | "
+          f"ITL err p99 ms | {args.floor} | difference | busiest loop | own recv lag p99 ms | "
+          "said client-bound | limit (paced.py) |")
+    print("|---" * 14 + "|")
+    worst = {}
+    for (point, client), ds in sorted(diffs.items()):
+        bound = sum(1 for d in ds if d["bound"])
+        print(f"| {point} | {client} | {len(ds)} | {med([d['loops'] for d in ds], '.0f')} | "
+              f"{med([d['ttft'] for d in ds], '.3f')} | {med([d['floor_ttft'] for d in ds], '.3f')} | "
+              f"{med([d['d_ttft'] for d in ds], '+.3f')} | {med([d['itl'] for d in ds], '.3f')} | "
+              f"{med([d['floor_itl'] for d in ds], '.3f')} | {med([d['d_itl'] for d in ds], '+.3f')} | "
+              f"{med([d['busy'] for d in ds], '.0%')} | {med([d['recv_p99'] for d in ds], '.3f')} | "
+              f"{bound}/{len(ds)} | {'/'.join(sorted({str(d['limit']) for d in ds}))} |")
+        worst[(point, client)] = max((max(d["d_ttft"], d["d_itl"]) for d in ds), default=nan)
+    print(f"\ndifference: the client's p99 error minus {args.floor}'s in the same repeat "
+          "(median, min–max over repeats); errors are client timestamps minus the server's own; "
+          "own recv lag: the client's sampled receive lag (its result's servetop.additions.recv_lag)")
+    if args.within is not None:
+        for (point, client), w in sorted(worst.items()):
+            verdict = "within" if w <= args.within else "NOT within"
+            print(f"{point} {client}: worst difference over repeats {w:+.3f} ms: {verdict} "
+                  f"{args.within} ms of {args.floor}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -369,8 +439,13 @@ def main():
     q.add_argument("--wait", type=float, default=300)
     t = sub.add_parser("table")
     t.add_argument("jsonl")
+    sb = sub.add_parser("sidebyside", help="each client's p99 errors minus the floor client's")
+    sb.add_argument("jsonl")
+    sb.add_argument("--floor", default="floor")
+    sb.add_argument("--within", type=float, help="say whether every repeat is within this many ms")
     args = ap.parse_args()
-    {"run": cmd_run, "report": cmd_report, "quiet": cmd_quiet, "table": cmd_table}[args.cmd](args)
+    {"run": cmd_run, "report": cmd_report, "quiet": cmd_quiet, "table": cmd_table,
+     "sidebyside": cmd_sidebyside}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -17,11 +17,15 @@
 #               the socket takes it
 #   CLIENTS     ["reference servetop floor"]; floor is tests/bench_floor_client
 #               (the least a client can do per event here); baseline is the
-#               servetop binary SERVETOP_BASELINE (e.g. main's, for before/after)
+#               servetop binary SERVETOP_BASELINE (e.g. main's, for before/after);
+#               servetop@N is servetop with --num-workers N (e.g. servetop@1)
 #   REPEATS     [3]
 #   ISL, OSL    [128, 256]; FAST_OSL [2048] for fast points; range ratio 0.8
 #   PROMPTS_PER_STREAM [4]  (num-prompts = streams x this)
-#   NUM_WORKERS [1]  servetop --num-workers
+#   NUM_WORKERS [auto]  servetop --num-workers (auto: one loop per 128 streams, at
+#               most the CPUs of CLIENT_CPU)
+#   SERVER_THREADS [1]  the paced server's threads (one epoll loop each)
+#   BUDGET_S    [unlimited]  no run starts once this many seconds have passed
 #   REFCLIENT   [tests/lib/refclient] PYTHONPATH folder with the tokenizer
 #               stand-in (transformers, huggingface_hub) the reference imports
 #   REFERENCE_DIR [../shared/data/inferencex/utils/bench_serving]
@@ -46,7 +50,10 @@ FAST_OSL=${FAST_OSL:-2048}
 PROMPTS_PER_STREAM=${PROMPTS_PER_STREAM:-4}
 TPOT_MS=${TPOT_MS:-10}
 TTFT_MS=${TTFT_MS:-10}
-NUM_WORKERS=${NUM_WORKERS:-1}
+NUM_WORKERS=${NUM_WORKERS:-auto}
+SERVER_THREADS=${SERVER_THREADS:-1}
+BUDGET_S=${BUDGET_S:-0}
+t_start=$SECONDS
 REFCLIENT=${REFCLIENT:-$root/tests/lib/refclient}
 REFERENCE_DIR=${REFERENCE_DIR:-$root/../shared/data/inferencex/utils/bench_serving}
 
@@ -82,12 +89,13 @@ run_point() { # MODE STREAMS CLIENT REPEAT
   local mode=$1 streams=$2 client=$3 rep=$4
   local tag=$mode-$streams-$client-$rep osl=$OSL
   [[ $mode == fast ]] && osl=$FAST_OSL
-  paced_start_server "$tag" "$mode"
+  paced_start_server "$tag" "$mode" --threads "$SERVER_THREADS"
   paced_flags "$tag" "$streams" "$osl" "$rep"
   local cmd
   case $client in
   reference) cmd=(env "PYTHONPATH=$REFCLIENT" "$ref_python" "$REFERENCE_DIR/benchmark_serving.py" "${PACED_FLAGS[@]}") ;;
   servetop) cmd=("$build/servetop" bench "${PACED_FLAGS[@]}" --num-workers "$NUM_WORKERS") ;;
+  servetop@*) cmd=("$build/servetop" bench "${PACED_FLAGS[@]}" --num-workers "${client#servetop@}") ;;
   baseline) cmd=("${SERVETOP_BASELINE:?set SERVETOP_BASELINE for the baseline client}" bench "${PACED_FLAGS[@]}" --num-workers "$NUM_WORKERS") ;;
   floor) cmd=("$build/tests/bench_floor_client" "${PACED_FLAGS[@]}") ;;
   *) echo "paced_bench: unknown client $client" >&2; exit 2 ;;
@@ -100,6 +108,10 @@ for rep in $(seq "$REPEATS"); do
   for point in $POINTS; do
     for client in $CLIENTS; do
       [[ $client == reference && -n $ref_why ]] && continue
+      if (( BUDGET_S > 0 && SECONDS - t_start > BUDGET_S )); then
+        echo "paced_bench: budget of ${BUDGET_S}s spent: $point $client repeat $rep not run" >&2
+        continue
+      fi
       run_point "${point%%:*}" "${point##*:}" "$client" "$rep"
     done
   done

@@ -621,6 +621,11 @@ START_TEST(engine_completions_records) {
   ck_assert(!res.interrupted);
   ck_assert_uint_eq(res.events, 10 * 5); /* 3 tokens + usage + [DONE] */
   ck_assert_int_eq(atomic_load(&R.requests), 10);
+  /* client health: the loop did work and slept; receive lags (sampled, if
+   * any) are kernel receive time -> stamp, never a clock mix-up's seconds */
+  ck_assert(res.loop_busy[0] > 0 && res.loop_busy[0] < 1);
+  for (size_t i = 0; i < res.n_recv_lag; i++)
+    ck_assert_msg(res.recv_lag_us[i] < 10u * 1000000u, "receive lag %u us", res.recv_lag_us[i]);
   lg_result_free(&res);
   responder_stop();
 }
@@ -640,6 +645,8 @@ START_TEST(engine_concurrency_cap_over_workers) {
   ck_assert_int_eq(atomic_load(&R.requests), 40); /* every index exactly once */
   ck_assert_int_eq(atomic_load(&R.max_seen), 5); /* the cap, reached, never passed */
   ck_assert_int_eq(res.num_workers, 4);
+  for (int i = 0; i < 4; i++) /* each loop's own share: it worked, it slept */
+    ck_assert_msg(res.loop_busy[i] > 0 && res.loop_busy[i] < 1, "loop %d: %g", i, res.loop_busy[i]);
   lg_result_free(&res);
   responder_stop();
 }
@@ -901,6 +908,51 @@ START_TEST(engine_stop_interrupts_and_live) {
 }
 END_TEST
 
+/* --num-workers auto and the client-bound verdict (docs/figures.md). */
+START_TEST(client_health_rules) {
+  ck_assert_int_eq(lg_parse_num_workers("auto"), LG_NUM_WORKERS_AUTO);
+  ck_assert_int_eq(lg_parse_num_workers("4"), 4);
+  ck_assert_int_eq(lg_parse_num_workers("64"), 64);
+  ck_assert_int_eq(lg_parse_num_workers("0"), -1);
+  ck_assert_int_eq(lg_parse_num_workers("65"), -1);
+  ck_assert_int_eq(lg_parse_num_workers("3x"), -1);
+  ck_assert_int_eq(lg_parse_num_workers(""), -1);
+  ck_assert_int_eq(lg_auto_workers(1024, 16), 1024 / LG_STREAMS_PER_LOOP);
+  ck_assert_int_eq(lg_auto_workers(1024, 2), 2);   /* bounded by the CPUs */
+  ck_assert_int_eq(lg_auto_workers(129, 16), 2);
+  ck_assert_int_eq(lg_auto_workers(1, 16), 1);
+  ck_assert_int_eq(lg_auto_workers(0, 16), 1);
+  ck_assert_int_eq(lg_auto_workers(1000000, 1000), LG_MAX_WORKERS);
+  ck_assert_int_ge(lg_usable_cpus(), 1);
+
+  struct fig_set f;
+  char why[LG_CLIENT_BOUND_LEN];
+  fig_set_clear(&f);
+  double calm[] = {0.2, 0.3};
+  ck_assert(!lg_client_bound(&f, calm, NULL, 2, why, sizeof why)); /* nothing measured: no verdict */
+  ck_assert_str_eq(why, "");
+  double busy[] = {0.5, 0.95};
+  ck_assert(lg_client_bound(&f, busy, NULL, 2, why, sizeof why));
+  ck_assert_msg(strstr(why, "client-bound: loop 2 of 2 busy 95%"), "%s", why);
+  ck_assert_msg(!strstr(why, "waiting"), "%s", why);
+  double cpu[] = {0.1, 0.2}; /* busy, but mostly preempted: the machine's doing */
+  ck_assert(lg_client_bound(&f, busy, cpu, 2, why, sizeof why));
+  ck_assert_msg(strstr(why, "busy 95%, on a CPU 20%: waiting for a CPU (a busy machine)"), "%s",
+                why);
+  fig_set_dist(&f, FIG_RECV_LAG, 100, 0.5, 0.2, 0.9, 2.5);
+  ck_assert(lg_client_bound(&f, calm, NULL, 2, why, sizeof why));
+  ck_assert_msg(strstr(why, "receive lag p99 2.50 ms") && strstr(why, "loop 2 of 2 busy 30%") &&
+                    strstr(why, "waiting for a CPU"),
+                "%s", why);
+  fig_set_dist(&f, FIG_RECV_LAG, 100, 0.1, 0.1, 0.2, 0.4);
+  fig_set_dist(&f, FIG_SEND_LAG, 100, 20, 15, 30, 40);
+  ck_assert(lg_client_bound(&f, calm, NULL, 2, why, sizeof why));
+  ck_assert_msg(strstr(why, "send lag p50 15.0 ms"), "%s", why);
+  fig_set_dist(&f, FIG_SEND_LAG, 100, 2, 0.5, 30, 200); /* a start burst's tail only */
+  ck_assert(!lg_client_bound(&f, calm, NULL, 2, why, sizeof why));
+}
+END_TEST
+
 static Suite *loadgen_suite(void) {
   Suite *s = suite_create("loadgen");
   TCase *parse = tcase_create("parsing");
@@ -916,6 +968,7 @@ static Suite *loadgen_suite(void) {
   tcase_add_test(data, random_workload_is_numpys);
   tcase_add_test(data, numpy_rng_draw_for_draw);
   tcase_add_test(data, dsv4_framing_is_encoding_dsv4s);
+  tcase_add_test(data, client_health_rules);
   suite_add_tcase(s, data);
   TCase *engine = tcase_create("engine");
   tcase_set_timeout(engine, 60);

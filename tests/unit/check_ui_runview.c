@@ -176,6 +176,29 @@ START_TEST(frame_80x24_shows_the_run) {
 }
 END_TEST
 
+/* The client's own delay is in the latencies: the view says so, with the reason. */
+START_TEST(client_bound_is_said) {
+  static struct runview rv;
+  struct snap_run s;
+  runview_init(&rv, NULL);
+  fixture(&s);
+  snprintf(s.figures.client_bound, sizeof s.figures.client_bound,
+           "client-bound: loop 2 of 2 busy 97%% (limit 90%%)");
+  play(&rv, &s, 0, 5);
+  char *f = render(&rv, 80, 24, true);
+  assert_has(f, "CLIENT-BOUND");
+  free(f);
+  f = render(&rv, 200, 50, true);
+  assert_has(f, "client-bound: loop 2 of 2 busy 97% (limit 90%)");
+  free(f);
+  s.figures.client_bound[0] = '\0';
+  runview_push(&rv, &s);
+  f = render(&rv, 200, 50, true);
+  ck_assert_msg(!strstr(f, "client-bound") && !strstr(f, "CLIENT-BOUND"), "%s", f);
+  free(f);
+}
+END_TEST
+
 START_TEST(frame_200x50_and_unknowns) {
   static struct runview rv;
   struct snap_run s;
@@ -626,6 +649,7 @@ int main(void) {
   tcase_add_test(tc, samples_once_per_second_while_measuring);
   tcase_add_test(tc, marks_for_points_concurrency_and_restarts);
   tcase_add_test(tc, frame_80x24_shows_the_run);
+  tcase_add_test(tc, client_bound_is_said);
   tcase_add_test(tc, frame_200x50_and_unknowns);
   tcase_add_test(tc, finished_run_says_how);
   tcase_add_test(tc, keys_ask_for_run_commands);
