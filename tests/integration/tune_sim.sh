@@ -99,6 +99,9 @@ check "report.md: the answer, the table, what was not visited" bash -c "
   grep -q 'Runner-up' '$D/report.md' && grep -q '^## Configurations' '$D/report.md' &&
   grep -q 'failed to start' '$D/report.md' && grep -q '^## Not visited' '$D/report.md'"
 
+check "the charts: tune.png and tune.svg, shown in report.md" bash -c "
+  test -s '$D/tune.png' && test -s '$D/tune.svg' && grep -q 'tune.png' '$D/report.md'"
+
 # ---- the winner exported: refused as simulated, then a recipe and an InferenceX entry
 "$SERVETOP" export "$D" --inferencex >"$WORK/exp.out" 2>"$WORK/exp.err" && rc=0 || rc=$?
 check "export of a simulated tune: refused (exit 1)" test "$rc" -eq 1
