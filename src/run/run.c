@@ -934,6 +934,16 @@ static void next_segment(struct run *run, struct point_plan *plan, enum point_en
     run->segment++;
 }
 
+/* One tick (TICK_MS) from now on CLOCK_REALTIME: a condition wait that also polls a flag. */
+static void tick_deadline(struct timespec *until) {
+  clock_gettime(CLOCK_REALTIME, until);
+  until->tv_nsec += TICK_MS * 1000000L;
+  if (until->tv_nsec >= 1000000000L) {
+    until->tv_sec++;
+    until->tv_nsec -= 1000000000L;
+  }
+}
+
 /* Points on demand (run_measure_point): waits for each concurrency asked for, measures it on
  * the server (started at the first, restarted only when its command changes) and hands the
  * saved point back; ends when no more are asked for, on a stop, or when the server fails. */
@@ -945,12 +955,7 @@ static enum run_status run_points_on_demand(struct run *run, char **running_cmd,
     pthread_mutex_lock(&run->lock);
     while (run->demand_conc == 0 && !run->demand_end && !run->stop_requested) {
       struct timespec until; /* a stop comes from a signal handler: polled */
-      clock_gettime(CLOCK_REALTIME, &until);
-      until.tv_nsec += TICK_MS * 1000000L;
-      if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-      }
+      tick_deadline(&until);
       pthread_cond_timedwait(&run->demand_cond, &run->lock, &until);
     }
     int conc = run->demand_conc;
@@ -1278,12 +1283,7 @@ int run_measure_point(struct run *run, int conc, const volatile int *cancel,
     if (cancel && *cancel)
       run_stop(run); /* flags only: fine under the lock */
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += TICK_MS * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
+    tick_deadline(&until);
     pthread_cond_timedwait(&run->done_cond, &run->lock, &until);
   }
   bool measured = run->demand_ready && run->demand_measured;

@@ -4,6 +4,8 @@
  * tune folder (tune.json after every point, report.md at the end). docs/tune.md. */
 #include "run/run_internal.h"
 
+#include "report/report.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -53,6 +55,7 @@ struct run_tune {
   int n_point_s;
   struct tune_result final;
   bool have_final;
+  char chart_error[sizeof(struct st_err)]; /* tune.png / tune.svg could not be written: why */
 };
 
 static double elapsed_s(const struct run_tune *t) {
@@ -671,6 +674,11 @@ static char *report_alloc(const struct run_tune *t, const struct tune_result *re
     sbuf_printf(&sb, "; at most %d points", c->max_points);
   sbuf_puts(&sb, ".\n\n## The answer\n\n");
   run_tune_answer(t, res, &sb, true);
+  if (t->chart_error[0])
+    sbuf_printf(&sb, "\nThe chart could not be written: %s\n", t->chart_error);
+  else
+    sbuf_puts(&sb, "\n![throughput against tok/s per user, every point](tune.png)\n"
+                   "(also tune.svg)\n");
   if (res->winner >= 0)
     sbuf_printf(&sb, "\nThe winner as a recipe and an InferenceX entry: `servetop export %s "
                      "--inferencex%s`.\n",
@@ -769,6 +777,18 @@ static void *tune_main(void *arg) {
     write_file(t, "tune.json", text);
     free(text);
     if (rc == 0) {
+      /* the charts first: report.md shows them, or says why they are not there */
+      struct st_err chart_err = {{0}};
+      if (report_tune_charts(t->st.dir, t->cfg.recipe->name, t->engine->simulated, &t->space,
+                             &t->cfg.slo, &t->so_far, t->n_gpus, &chart_err) != 0) {
+        log_msg(LOG_ERROR, "tune: %s", chart_err.msg);
+        pthread_mutex_lock(&t->lock);
+        snprintf(t->chart_error, sizeof t->chart_error, "%s", chart_err.msg);
+        size_t len = strlen(t->st.message);
+        snprintf(t->st.message + len, sizeof t->st.message - len, "; the chart could not be "
+                 "written: %s", chart_err.msg);
+        pthread_mutex_unlock(&t->lock);
+      }
       char *md = report_alloc(t, &t->so_far);
       write_file(t, "report.md", md);
       free(md);

@@ -7,7 +7,8 @@
 # point's $CONC); kv-cache=0.30 leaves no room for the KV cache and fails to start with the
 # sim's out-of-memory line, recorded, and the search goes on. Also: the tune folder (tune.json,
 # report.md, a run folder per configuration with every probe's result), the export of the
-# winner, exit codes (0; 1 with no answer; 130 on SIGINT with what was measured kept), bad input
+# winner, exit codes (0; 1 with no answer; 130 on SIGINT with what was measured kept), the time
+# budget (no point starts after it), bad input
 # (exit 2, the flag named, nothing made), and no process left behind.
 source "$(dirname "$0")/../lib/harness.sh"
 export TUNE_TEST_MARK=$WORK
@@ -98,6 +99,9 @@ check "report.md: the answer, the table, what was not visited" bash -c "
   grep -q 'Runner-up' '$D/report.md' && grep -q '^## Configurations' '$D/report.md' &&
   grep -q 'failed to start' '$D/report.md' && grep -q '^## Not visited' '$D/report.md'"
 
+check "the charts: tune.png and tune.svg, shown in report.md" bash -c "
+  test -s '$D/tune.png' && test -s '$D/tune.svg' && grep -q 'tune.png' '$D/report.md'"
+
 # ---- the winner exported: refused as simulated, then a recipe and an InferenceX entry
 "$SERVETOP" export "$D" --inferencex >"$WORK/exp.out" 2>"$WORK/exp.err" && rc=0 || rc=$?
 check "export of a simulated tune: refused (exit 1)" test "$rc" -eq 1
@@ -121,6 +125,18 @@ timeout 120 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=150
   --results-dir "$WORK/none" >"$WORK/none.out" 2>&1 && rc=0 || rc=$?
 check "no answer: exit 1" test "$rc" -eq 1
 check "no answer: said" grep -q '^Winner: none' "$WORK/none.out"
+
+# ---- the time budget: no point starts after it
+timeout 120 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=150 \
+  --knob max-batch=1:64:1 --isl 64 --osl 4 --num-prompts 20 --budget 1s \
+  --results-dir "$WORK/budget" >"$WORK/budget.out" 2>&1 && rc=0 || rc=$?
+check "budget: exit 1 (no answer in 1 s)" test "$rc" -eq 1
+check "budget: said" grep -q 'the time budget ran out' "$WORK/budget.out"
+check "budget: tune.json says budget, at most 2 points" python3 - "$WORK/budget" <<'EOF'
+import glob, json, sys
+t = json.load(open(glob.glob(sys.argv[1] + "/*-tune-*/tune.json")[0]))
+assert t["status"] == "budget" and t["budget_s"] == 1 and 1 <= len(t["probes"]) <= 2, t
+EOF
 
 # ---- Ctrl-C: the search stops, keeps what was measured, leaves no server
 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=150 --knob max-batch=1:64:1 \
