@@ -382,7 +382,7 @@ START_TEST(a_stopped_point_ends_the_search_keeping_what_was_measured) {
   struct st_err err = {{0}};
   ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
   struct tune_space space = {0};
-  struct tune_options opt = {1, 1024, 0, NULL, NULL};
+  struct tune_options opt = {.conc_min = 1, .conc_max = 1024};
   struct tune_result res;
   int calls = 0;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, stopped_measure, &calls, &res, &err), 0);
