@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # servetop tune proven on a real engine (issue 20.5): on llama.cpp's llama-server with the tiny
 # pair (scripts/setup-llamacpp.sh), searching slots (-np), context (-c), micro-batch (-ub) and
-# the draft model on and off (the bundled recipe's twin) with an SLO that binds on a 2-core CPU
-# (TTFT p99 150 ms, TPOT p99 20 ms: with isl 64 / osl 32 the tiny model holds it up to about
-# as many concurrent requests as it has slots, and the draft model costs TPOT here), the search
+# the draft model on and off (the bundled recipe's twin) with an SLO that binds on this shared
+# 2-core CPU (TTFT p99 300 ms, TPOT p99 25 ms: with isl 64 / osl 32 a request past the slots
+# waits for one to free, 340-620 ms at p99 under the load of 8 engineers, 60-260 ms within
+# them; the draft model costs TPOT here; measured 2026-12-05, docs/tune.md), the search
 # finds a winner; then the winner, measured again by itself as a plain `servetop run` with its
 # settings, meets the SLO within its interval (every target at or above the lower bound of the
 # re-run's 95% interval; the estimates are printed beside it).
@@ -14,7 +15,7 @@
 source "$(dirname "$0")/../lib/harness.sh"
 need_llama_server
 export XDG_DATA_HOME=$WORK/data
-SLO=ttft_p99_ms=150,tpot_p99_ms=20
+SLO=ttft_p99_ms=300,tpot_p99_ms=25
 COMMON=(--configs "${PROJECT_DIR:?}/configs" --llama-server "$LLAMA_SERVER" --isl 64 --osl 32
   --num-prompts 400 --seed 0)
 
@@ -30,6 +31,13 @@ if [[ $rc -ne 0 ]]; then
   finish tune_llamacpp
 fi
 ok "servetop tune found a winner"
+python3 - "$(ls "$WORK"/tune/*/tune.json)" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+fails = sorted({p["concurrency"] for p in t["probes"] if not p["holds"]})
+print("the SLO bound: it failed at concurrency " + ", ".join(map(str, fails)) if fails else
+      "note: the SLO held at every concurrency measured (a quiet machine): it did not bind")
+EOF
 TUNE_JSON=$(ls "$WORK"/tune/*/tune.json)
 
 # the winner's settings as a plain run: the twin when spec=on, --set for every other knob
