@@ -8,7 +8,9 @@
  *   to independent even where neighbouring requests are not, so this is robust
  *   to the autocorrelation a shared batch puts between requests.
  * - Order statistics (ci_quantile_ranks / ci_quantile_sorted): the exact,
- *   distribution-free binomial interval of a quantile, [X(l), X(u)].
+ *   distribution-free binomial interval of a quantile, [X(l), X(u)], for independent
+ *   samples; sections (ci_quantile_sections): the spread of the quantile over K consecutive
+ *   batches, for samples that are not. results.c takes the wider of the two.
  * - Ratios (ci_ratio_of_intervals, ci_ratio_of_repeats) on the log scale, and the
  *   verdict read from where the interval lies against 1. */
 #include "metrics/metrics.h"
@@ -16,6 +18,9 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "util/util.h"
 
 /* Student's t, two-sided 95% (the 0.975 quantile), df 1..30 from the table,
  * above by the Cornish-Fisher expansion around z (error < 1e-4 at df > 30). */
@@ -136,6 +141,34 @@ bool ci_quantile_sorted(const double *sorted, size_t n, size_t n_eff, double q, 
     *hi = stats_percentile_sorted(sorted, n, 100.0 * (double)(u - 1) / (double)(n_eff - 1));
   }
   return isfinite(*lo) && isfinite(*hi);
+}
+
+bool ci_quantile_sections(const double *ordered, size_t n, double q, double est, double *lo,
+                          double *hi) {
+  *lo = *hi = (double)NAN;
+  size_t k = ci_batches_for(n);
+  if (k == 0 || !isfinite(est))
+    return false;
+  double qk[CI_BATCHES], sum = 0;
+  size_t from = 0;
+  double *tmp = xmalloc((n / k + 2) * sizeof(*tmp));
+  for (size_t b = 0; b < k; b++) {
+    size_t to = (b + 1) * n / k, m = to - from;
+    for (size_t i = 0; i < m; i++)
+      tmp[i] = ordered[from + i];
+    stats_sort(tmp, m);
+    qk[b] = stats_percentile_sorted(tmp, m, q * 100.0);
+    sum += qk[b];
+    from = to;
+  }
+  free(tmp);
+  double mean = sum / (double)k, ss = 0;
+  for (size_t b = 0; b < k; b++)
+    ss += (qk[b] - mean) * (qk[b] - mean);
+  double half = ci_t975((int)k - 1) * sqrt(ss / (double)(k - 1) / (double)k);
+  *lo = est - half;
+  *hi = est + half;
+  return isfinite(half);
 }
 
 /* Half an interval on the log scale, as a standard error (the interval taken as +- z se). */

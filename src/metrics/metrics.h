@@ -364,6 +364,11 @@ bool ci_quantile_ranks(size_t n, double q, size_t *lo_rank, size_t *hi_rank);
  * n_eff requests), at the same relative ranks of the whole sample. */
 bool ci_quantile_sorted(const double *sorted, size_t n, size_t n_eff, double q, double *lo,
                         double *hi);
+/* Sections: the q-quantile over each of ci_batches_for(n) consecutive batches of ordered[0..n)
+ * (in dispatch order), est +- t(K-1) * their standard error: robust where neighbouring samples
+ * are alike (a loaded server's batch, a slow first wave), where order statistics are not. */
+bool ci_quantile_sections(const double *ordered, size_t n, double q, double est, double *lo,
+                          double *hi);
 
 /* A ratio B / A with its 95% interval and verdict (of B against A). */
 enum ci_verdict { CI_NO_DIFFERENCE, CI_FASTER, CI_SLOWER };

@@ -259,17 +259,31 @@ static void mean_ci(const double *values, const double *weights, size_t n, doubl
   }
 }
 
-/* p50, p90, p99's intervals from the sorted values (order statistics for n_eff independent
- * requests; 0: every value is one), times scale. */
-static void quantile_cis(const double *sorted, size_t n, size_t n_eff, double scale,
-                         struct fig_value *f) {
+/* A copy of values in dispatch order, for quantile_cis once the summaries sorted values. */
+static double *ordered_copy(const double *values, size_t n) {
+  double *c = xcalloc(n + 1, sizeof(*c));
+  memcpy(c, values, n * sizeof(*c));
+  return c;
+}
+
+/* p50, p90, p99's intervals, times scale: the wider of the order statistics of the sorted
+ * values (for n_eff independent requests; 0: every value is one) and the sections of the
+ * ordered ones (the same values in dispatch order, freed here); none when the order
+ * statistics have none (too few values). */
+static void quantile_cis(const double *sorted, double *ordered, size_t n, size_t n_eff,
+                         double scale, struct fig_value *f) {
   for (int k = FIG_STAT_P50; k < FIG_N_STATS; k++) {
-    double lo, hi;
-    if (ci_quantile_sorted(sorted, n, n_eff, ci_quantiles[k], &lo, &hi)) {
-      f->lo[k] = lo * scale;
-      f->hi[k] = hi * scale;
+    double lo, hi, slo, shi;
+    if (!ci_quantile_sorted(sorted, n, n_eff, ci_quantiles[k], &lo, &hi))
+      continue;
+    if (ci_quantile_sections(ordered, n, ci_quantiles[k], f->v[k] / scale, &slo, &shi)) {
+      lo = fmin(lo, slo);
+      hi = fmax(hi, shi);
     }
+    f->lo[k] = lo * scale;
+    f->hi[k] = hi * scale;
   }
+  free(ordered);
 }
 
 /* Throughputs by batch means over time windows: the point's span cut into K equal windows
@@ -434,6 +448,9 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   mean_ci(itl_sum, itl_cnt, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
   mean_ci(e2el, NULL, n_ok, 1000.0, &figs->f[FIG_E2EL]);
   mean_ci(tpc, NULL, n_ok, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
+  double *ttft_o = ordered_copy(ttft, n_ok), *tpot_o = ordered_copy(tpot, n_tpot),
+         *itl_o = ordered_copy(itl, n_itl), *e2el_o = ordered_copy(e2el, n_ok),
+         *tpc_o = ordered_copy(tpc, n_ok);
   summarize_s_as_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT], &figs->f[FIG_TTFT]);
   summarize_s_as_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT], &figs->f[FIG_TPOT]);
   summarize_s_as_ms(itl, n_itl, s, &out->stat[RESULTS_ITL], &figs->f[FIG_ITL]);
@@ -441,11 +458,11 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
   summarize_fig(tpc, n_ok, s, &out->tokens_per_chunk, &figs->f[FIG_TOKENS_PER_CHUNK], 1.0);
   /* ... and the quantiles' from the sorted values (ITL: its gaps cluster by request) */
-  quantile_cis(ttft, n_ok, 0, 1000.0, &figs->f[FIG_TTFT]);
-  quantile_cis(tpot, n_tpot, 0, 1000.0, &figs->f[FIG_TPOT]);
-  quantile_cis(itl, n_itl, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
-  quantile_cis(e2el, n_ok, 0, 1000.0, &figs->f[FIG_E2EL]);
-  quantile_cis(tpc, n_ok, 0, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
+  quantile_cis(ttft, ttft_o, n_ok, 0, 1000.0, &figs->f[FIG_TTFT]);
+  quantile_cis(tpot, tpot_o, n_tpot, 0, 1000.0, &figs->f[FIG_TPOT]);
+  quantile_cis(itl, itl_o, n_itl, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
+  quantile_cis(e2el, e2el_o, n_ok, 0, 1000.0, &figs->f[FIG_E2EL]);
+  quantile_cis(tpc, tpc_o, n_ok, 0, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
   free(itl_sum);
   free(itl_cnt);
   summarize_fig(lag, n_lag, s, &out->send_lag, &figs->f[FIG_SEND_LAG], 1.0);
