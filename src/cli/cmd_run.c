@@ -44,14 +44,14 @@ struct run_opts {
   const char *llama_server;
   const char *proxy;
   struct opt_list sets, server_args;
-  int conc, num_prompts, num_warmups, isl, osl, port;
+  int conc, num_prompts, num_warmups, isl, osl, port, repeats;
   double ready_timeout_s;
   double request_timeout_s;
   bool request_timeout_seen;
   long seed;
   bool sweep, ab, ab_parallel, headless, allow_mislabel, json, quiet;
   bool conc_seen, num_prompts_seen, num_warmups_seen, isl_seen, osl_seen, port_seen;
-  bool ready_timeout_seen, seed_seen;
+  bool ready_timeout_seen, seed_seen, repeats_seen;
 };
 
 static const char run_description[] =
@@ -73,7 +73,9 @@ static const char run_description[] =
     "A run whose recipe says spec-decoding mtp while the server reports no speculative decoding (or\n"
     "the reverse) is MISLABELLED and exits 1 unless --allow-mislabel.\n"
     "--ab runs the recipe and its MTP/off twin back to back (--ab-parallel: at the same time, the\n"
-    "GPUs of --gpus split in halves), then compares them.\n"
+    "GPUs of --gpus split in halves), then compares them: every ratio with its 95% interval and\n"
+    "a verdict (faster, slower, no difference detected). --repeats N measures each arm N times,\n"
+    "interleaved (A B A B ..., each run its own folder), the ratios' intervals from the repeats.\n"
     "Ctrl-C stops the load, keeps every measured request and stops the server.\n"
     "In a terminal the dashboard opens on the run (the A/B view for --ab); --headless (or no\n"
     "terminal) prints a status line instead: updated in place on a terminal, one line a second\n"
@@ -127,6 +129,9 @@ static const char run_description[] =
         {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, &(o)->seed_seen},    \
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
         {"ab", OPT_FLAG, &(o)->ab, NULL, "also run the MTP/off twin and compare", NULL, NULL},     \
+        {"repeats", OPT_INT, &(o)->repeats, "N",                                                   \
+         "--ab: measure each arm N times, interleaved (A B A B ...); intervals from the repeats", \
+         NULL, &(o)->repeats_seen},                                                                \
         {"ab-parallel", OPT_FLAG, &(o)->ab_parallel, NULL, "--ab with both runs at the same time", \
          NULL, NULL},                                                                              \
         {"allow-mislabel", OPT_FLAG, &(o)->allow_mislabel, NULL,                                   \
@@ -457,13 +462,19 @@ static int split_gpus(const char *gpus, char **first, char **second) {
   return 0;
 }
 
-static int compare_run_dirs(FILE *out, const char *a_dir, const char *b_dir) {
+/* dirs[arm][k]: the run folders of each arm's repeats (n_reps each; 1: one run). */
+static int compare_run_dirs(FILE *out, char (*dirs)[RUN_SESSION_MAX_REPEATS][1024], int n_reps) {
+  const char *a_dir = dirs[0][0], *b_dir = dirs[1][0];
   char why[1024];
   struct run_compare_side a, b;
   memset(&b, 0, sizeof b);
   struct st_err err = {{0}};
-  int rc = EXIT_OK;
-  if (run_compare_side_load(a_dir, &a, &err) != 0 || run_compare_side_load(b_dir, &b, &err) != 0) {
+  int rc = EXIT_OK, loaded = run_compare_side_load(a_dir, &a, &err) == 0 &&
+                             run_compare_side_load(b_dir, &b, &err) == 0;
+  for (int k = 1; loaded && k < n_reps; k++)
+    loaded = run_compare_side_add_repeat(&a, dirs[0][k], &err) == 0 &&
+             run_compare_side_add_repeat(&b, dirs[1][k], &err) == 0;
+  if (!loaded) {
     fprintf(stderr, "servetop run --ab: cannot compare: %s\n", err.msg);
     rc = EXIT_RUN_FAILED;
   } else if (run_compare_unlike(&a, &b, why, sizeof why) > 0) {
@@ -516,6 +527,10 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       {o->ready_timeout_seen && !(o->ready_timeout_s > 0), "--ready-timeout must be > 0 seconds"},
       {o->request_timeout_seen && !(o->request_timeout_s > 0), "--request-timeout must be > 0 seconds"},
       {o->seed_seen && o->seed < 0, "--seed must be >= 0"},
+      {o->repeats_seen && (o->repeats < 1 || o->repeats > RUN_SESSION_MAX_REPEATS),
+       "--repeats must be from 1 to 20"},
+      {o->repeats_seen && o->repeats > 1 && !o->ab && !o->ab_parallel,
+       "--repeats compares arms: give it with --ab (or --ab-parallel)"},
   };
   if (cli_first_bad(checks, ST_ARRAY_LEN(checks), buf, n))
     return buf;
@@ -573,6 +588,7 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
   uint64_t seq[RUN_SESSION_MAX_ARMS] = {0, 0};
   int points_seen[RUN_SESSION_MAX_ARMS] = {0, 0};
   bool settled[RUN_SESSION_MAX_ARMS] = {false, false}; /* reported, or never started */
+  int repeat_seen = 0;
   int64_t next_print_ns = 0;
   struct sbuf lines[RUN_SESSION_MAX_ARMS] = {{0}, {0}};
   struct run_session_status st;
@@ -580,6 +596,15 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
   for (;;) {
     run_session_poll(s);
     run_session_status(s, &st);
+    if (st.n_arms > 0 && st.arm[0].repeat != repeat_seen) { /* --repeats: the next round */
+      repeat_seen = st.arm[0].repeat;
+      for (size_t i = 0; i < st.n_arms; i++)
+        settled[i] = false, points_seen[i] = 0, seq[i] = 0;
+      if (!o->quiet) {
+        live_clear(&ll, out);
+        fprintf(out, "repeat %d/%d\n", repeat_seen + 1, o->repeats);
+      }
+    }
     bool fresh = false;
     for (size_t i = 0; i < st.n_arms; i++) {
       if (settled[i] || !run_session_snapshot(s, i, &last[i], &seq[i]))
@@ -649,11 +674,13 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
 /* Runs the configured runs headless, one session (--ab: the arms back to
  * back; --ab-parallel: both at once); returns the exit status and fills outs. */
 static int run_headless(const struct run_opts *o, struct run_config *cfgs, const char *const *tags,
-                        size_t n_runs, struct run_outcome *outs) {
+                        size_t n_runs, struct run_outcome *outs,
+                        char (*rep_dirs)[RUN_SESSION_MAX_REPEATS][1024], int *n_reps) {
   struct run_session_config sc;
   memset(&sc, 0, sizeof sc);
   sc.n_arms = n_runs;
   sc.parallel = o->ab_parallel;
+  sc.repeats = o->repeats;
   for (size_t i = 0; i < n_runs; i++)
     sc.arm[i] = cfgs[i];
   install_stop_handlers();
@@ -668,6 +695,19 @@ static int run_headless(const struct run_opts *o, struct run_config *cfgs, const
     run_session_stop(s);
   int rc = watch_session(o, s, tags, outs);
   active_session = NULL;
+  /* the repeats every arm finished, in order (the last may be partial: left out) */
+  if (n_reps)
+    *n_reps = RUN_SESSION_MAX_REPEATS;
+  for (size_t i = 0; rep_dirs && n_reps && i < n_runs; i++) {
+    int k = 0;
+    struct run_outcome ro;
+    while (k < RUN_SESSION_MAX_REPEATS && run_session_repeat_outcome(s, i, k, &ro) &&
+           ro.status == RUN_STATUS_OK && ro.n_points_done > 0) {
+      snprintf(rep_dirs[i][k], sizeof rep_dirs[i][k], "%s", ro.dir);
+      k++;
+    }
+    *n_reps = k < *n_reps ? k : *n_reps;
+  }
   run_session_free(s);
   return rc;
 }
@@ -719,6 +759,7 @@ int cmd_run_main(int argc, char **argv) {
   int rc = cli_parse_options(&parser, "run", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos);
   struct recipe_set *set = NULL;
   char *gpu_halves[2] = {NULL, NULL};
+  char (*rep_dirs)[RUN_SESSION_MAX_REPEATS][1024] = NULL;
   char bad[512];
   if (rc == CLI_GO_ON && n_pos != 1)
     rc = cli_usage_error("run", "expected one RECIPE");
@@ -816,21 +857,29 @@ int cmd_run_main(int argc, char **argv) {
   struct run_outcome outcomes[2];
   memset(outcomes, 0, sizeof(outcomes));
   bool dashboard = wants_dashboard(&o);
-  if (dashboard && o.ab_parallel) {
-    fprintf(stderr, "servetop run: --ab-parallel runs headless (the A/B view runs the arms one "
-                    "after the other)\n");
+  if (dashboard && (o.ab_parallel || o.repeats > 1)) {
+    fprintf(stderr, "servetop run: %s runs headless (the A/B view runs the arms once, one "
+                    "after the other)\n", o.ab_parallel ? "--ab-parallel" : "--repeats");
     dashboard = false;
   }
+  rep_dirs = xcalloc(2, sizeof *rep_dirs);
+  int n_reps = 1;
   rc = dashboard ? run_in_dashboard(&o, cfgs, engines, tags, n_runs, outcomes)
-                 : run_headless(&o, cfgs, tags, n_runs, outcomes);
+                 : run_headless(&o, cfgs, tags, n_runs, outcomes, rep_dirs, &n_reps);
   if (rc == EXIT_USAGE)
     goto out;
+  if (dashboard || n_reps < 1) { /* one run each: the last outcomes */
+    n_reps = 1;
+    for (size_t i = 0; i < n_runs; i++)
+      snprintf(rep_dirs[i][0], sizeof rep_dirs[i][0], "%s", outcomes[i].dir);
+  }
   if (o.ab && outcomes[0].n_points_done > 0 && outcomes[1].n_points_done > 0 &&
       rc != EXIT_INTERRUPTED)
-    compare_run_dirs(o.json ? stderr : stdout, outcomes[0].dir, outcomes[1].dir);
+    compare_run_dirs(o.json ? stderr : stdout, rep_dirs, n_reps);
   if (o.json)
     print_outcomes_json(outcomes, tags, n_runs);
 out:
+  free(rep_dirs);
   free(gpu_halves[0]);
   free(gpu_halves[1]);
   recipe_set_free(set);
@@ -943,7 +992,7 @@ int cmd_attach_main(int argc, char **argv) {
   memset(&outcome, 0, sizeof outcome);
   const struct eng_ops *engines[1] = {NULL};
   int rc = wants_dashboard(&o) ? run_in_dashboard(&o, &cfg, engines, tags, 1, &outcome)
-                               : run_headless(&o, &cfg, tags, 1, &outcome);
+                               : run_headless(&o, &cfg, tags, 1, &outcome, NULL, NULL);
   if (o.json && rc != EXIT_USAGE)
     print_outcomes_json(&outcome, tags, 1);
   recipe_set_free(set);

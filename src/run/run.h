@@ -147,7 +147,12 @@ struct run_session_config {
   const char *engine_why[RUN_SESSION_MAX_ARMS];
   size_t n_arms;                 /* 1, or 2 for an A/B */
   bool parallel;                 /* the arms at the same time (each config its own GPUs) */
+  /* Repeated, interleaved measurement (run --ab --repeats N): every arm is run repeats times,
+   * the arms alternating (A B A B ..., each run all its points; parallel: both at once, N
+   * times); each repeat its own run folder, labelled "<label>-r<k>". <= 1: once. */
+  int repeats;
 };
+enum { RUN_SESSION_MAX_REPEATS = 20 };
 
 enum run_arm_state {
   RUN_ARM_WAITING = 0,           /* not started: an arm before it runs */
@@ -168,6 +173,8 @@ struct run_session_arm {
   struct run_outcome outcome;
   bool have_snap;                /* run_session_snapshot has a picture of it */
   char start_error[512];            /* RUN_ARM_NOT_STARTED: why (empty: called off) */
+  int repeat;                    /* the repeat it runs or ran last (0-based) */
+  int repeats_done;              /* repeats ended (run_session_repeat_outcome has them) */
 };
 
 /* The session as a value (progress of the whole job for a screen). */
@@ -202,6 +209,9 @@ bool run_session_poll(struct run_session *s);
 bool run_session_snapshot(const struct run_session *s, size_t arm, struct snap_run *out,
                           uint64_t *last_seq);
 void run_session_status(const struct run_session *s, struct run_session_status *out);
+/* The outcome of arm's repeat k (0-based, < repeats_done): false when it has not ended. */
+bool run_session_repeat_outcome(const struct run_session *s, size_t arm, int k,
+                                struct run_outcome *out);
 /* run_set_concurrency / run_restart_with on arm's run (-1 with err when it has
  * not started, or as those calls say). */
 int run_session_set_concurrency(struct run_session *s, size_t arm, int conc, struct st_err *err);
