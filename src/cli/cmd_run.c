@@ -106,7 +106,9 @@ static const char run_description[] =
         {"server-arg", OPT_LIST, &(o)->server_args, "ARG",                                         \
          "append ARG to the server command as is (repeatable; e.g. --server-arg=--sim-speed=20)",  \
          NULL, NULL},                                                                              \
-        {"num-prompts", OPT_INT, &(o)->num_prompts, "N", "requests per point (default conc x 10)", \
+        {"num-prompts", OPT_INT, &(o)->num_prompts, "N",                                           \
+         "requests per point (default conc x 10; below the concurrency: refused; a point under " \
+         "10 x conc requests or 5 s is marked short)",                                           \
          NULL, &(o)->num_prompts_seen},                                                            \
         {"num-warmups", OPT_INT, &(o)->num_warmups, "N", "warmup requests (default 2 x conc)",     \
          NULL, &(o)->num_warmups_seen},                                                            \
@@ -249,6 +251,9 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
     fprintf(out, " | drafts accepted %.1f%%", p->drafts_accepted_frac * 100.0);
   if (p->conc_end != p->conc)
     fprintf(out, " | conc changed to %d", p->conc_end);
+  char why[160]; /* too short for its intervals (ci_point_short) */
+  if (ci_point_short(p->completed, p->duration_s, p->conc, why, sizeof why))
+    fprintf(out, " | %s", why);
   fputc('\n', out);
 }
 
@@ -295,7 +300,8 @@ static void print_point_table(FILE *out, const char *tag, const struct snap_run 
         fprintf(out, " %10s", v);
       }
     }
-    fprintf(out, " %6s%s\n", acc, s->server.simulated ? " SIMULATED" : "");
+    fprintf(out, " %6s%s%s\n", acc, s->server.simulated ? " SIMULATED" : "",
+            ci_point_short(p->completed, p->duration_s, p->conc, NULL, 0) ? " short" : "");
   }
   if (s->server.simulated)
     fprintf(out, "%sSIMULATED: these figures come from servetop sim's model, not hardware\n", tag);
@@ -543,6 +549,26 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       return buf;
     }
   return cli_not_a_directory("--results", o->results_dir, buf, n);
+}
+
+/* --num-prompts below a point's concurrency: that concurrency could never be reached (fewer
+ * requests than slots), so the point would be labelled with a concurrency it did not run at:
+ * refused before anything starts (docs/figures.md, "How long is a point"). */
+static int check_prompts_cover_conc(const struct run_opts *o, const struct recipe *r) {
+  if (!o->num_prompts_seen)
+    return 0;
+  size_t n = o->conc_seen ? 1 : o->sweep ? r->n_points : r->n_points > 0 ? 1 : 0;
+  for (size_t i = 0; i < n; i++) {
+    int conc = o->conc_seen ? o->conc : r->points[i].conc;
+    if (o->num_prompts < conc) {
+      fprintf(stderr, "servetop run: --num-prompts %d is below concurrency %d%s%s: at most %d "
+                      "requests could be in flight (give at least %d, or a lower --conc)\n",
+              o->num_prompts, conc, o->conc_seen ? "" : " of ", o->conc_seen ? "" : r->name,
+              o->num_prompts, conc);
+      return -1;
+    }
+  }
+  return 0;
 }
 
 /* Every --set against the recipe (run_check_overrides), before anything starts. */
@@ -833,7 +859,7 @@ int cmd_run_main(int argc, char **argv) {
   }
   const struct eng_ops *engines[2] = {NULL, NULL};
   for (size_t i = 0; i < n_runs; i++)
-    if (check_overrides(&o, recipes[i]) != 0 ||
+    if (check_overrides(&o, recipes[i]) != 0 || check_prompts_cover_conc(&o, recipes[i]) != 0 ||
         check_engine(&o, recipes[i], &engines[i], tags[i]) != 0)
       goto out;
   const char *gpus[2] = {o.gpus, o.gpus};

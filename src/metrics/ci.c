@@ -263,3 +263,30 @@ void ci_ratio_format(char *buf, size_t len, const struct ci_ratio *r) {
   else
     snprintf(buf, len, "%.3fx [?] %s", r->ratio, ci_verdict_word(r->verdict));
 }
+
+bool ci_point_short(int64_t completed, double duration_s, int conc, char *why, size_t why_len) {
+  int64_t min_req = ci_point_min_requests(conc);
+  if (why_len)
+    why[0] = '\0';
+  if (completed < min_req) {
+    if (why_len)
+      snprintf(why, why_len, "short: %lld requests < %lld (10 x concurrency)", (long long)completed,
+               (long long)min_req);
+    return true;
+  }
+  if (!(duration_s >= CI_MIN_POINT_S)) {
+    if (why_len) {
+      double need = duration_s > 0 ? ceil((double)completed * CI_MIN_POINT_S * 1.1 / duration_s)
+                                   : (double)min_req;
+      snprintf(why, why_len, "short: %.1f s < %d s (--num-prompts %.0f for %d s)", duration_s,
+               CI_MIN_POINT_S, need, CI_MIN_POINT_S);
+    }
+    return true;
+  }
+  return false;
+}
+
+int64_t ci_point_min_requests(int conc) {
+  int64_t waves = (int64_t)CI_MIN_POINT_WAVES * (conc > 0 ? conc : 1);
+  return waves > CI_MIN_POINT_REQUESTS ? waves : CI_MIN_POINT_REQUESTS;
+}

@@ -326,15 +326,23 @@ static void throughput_cis(const struct lg_result *run, struct results_metrics *
 }
 
 /* Every interval holds its value (an estimator centred elsewhere, or rounding, could leave
- * it a hair outside), and a rate's or a latency's does not go below 0. */
+ * it a hair outside), a timing figure's (every one but tokens per chunk, a count of the
+ * server's) has the run-to-run allowance added (CI_RUN_REL_SD x z, in quadrature), and a rate's
+ * or a latency's does not go below 0. */
 static void ci_hold_values(struct fig_set *figs) {
   for (int i = 0; i < FIG_N; i++)
     for (int k = 0; k < FIG_N_STATS; k++) {
       struct fig_value *f = &figs->f[i];
       if (!isfinite(f->lo[k]) || !isfinite(f->hi[k]) || !isfinite(f->v[k]))
         continue;
-      f->lo[k] = fmax(0, fmin(f->lo[k], f->v[k]));
-      f->hi[k] = fmax(f->hi[k], f->v[k]);
+      double v = f->v[k], below = fmax(0, v - f->lo[k]), above = fmax(0, f->hi[k] - v);
+      if (i != FIG_TOKENS_PER_CHUNK) {
+        double run = CI_Z975 * CI_RUN_REL_SD * fabs(v);
+        below = sqrt(below * below + run * run);
+        above = sqrt(above * above + run * run);
+      }
+      f->lo[k] = fmax(0, v - below);
+      f->hi[k] = v + above;
     }
 }
 
@@ -773,8 +781,10 @@ static cJSON *ci_object(const struct fig_set *figs) {
   cJSON *how = cJSON_AddObjectToObject(o, "methods");
   cJSON_AddStringToObject(how, "throughput", "batch means over equal time windows of the point");
   cJSON_AddStringToObject(how, "mean", "batch means over consecutive requests (dispatch order)");
-  cJSON_AddStringToObject(how, "percentile", "order statistics (exact binomial; ITL: requests "
-                                             "as the independent units)");
+  cJSON_AddStringToObject(how, "percentile", "the wider of order statistics (exact binomial; "
+                                             "ITL: requests as the independent units) and "
+                                             "sections (batch quantiles)");
+  cJSON_AddNumberToObject(how, "run_to_run_rel_sd", CI_RUN_REL_SD); /* added to timing figures */
   cJSON *all = cJSON_AddObjectToObject(o, "figures");
   for (int i = 0; i < FIG_N; i++) {
     const struct fig_desc *d = fig_desc((enum fig_id)i);
@@ -1097,6 +1107,16 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddItemToObject(add, "send_lag", stat_object(&m->send_lag, s, "_ms"));
   cJSON_AddItemToObject(add, "connect", stat_object(&m->connect, s, "_ms"));
   cJSON_AddItemToObject(add, "ci", ci_object(&m->figs));
+  /* point length (ci_point_short): whether the point is long enough for its intervals */
+  cJSON *len = cJSON_AddObjectToObject(add, "point_length");
+  char short_why[160];
+  bool is_short = ci_point_short(m->completed, m->duration_s, s->max_concurrency, short_why,
+                                 sizeof short_why);
+  cJSON_AddBoolToObject(len, "short", is_short);
+  if (is_short)
+    cJSON_AddStringToObject(len, "why", short_why);
+  cJSON_AddNumberToObject(len, "min_requests", (double)ci_point_min_requests(s->max_concurrency));
+  cJSON_AddNumberToObject(len, "min_seconds", CI_MIN_POINT_S);
   cJSON *loop = cJSON_AddObjectToObject(st, "loop");
   cJSON_AddNumberToObject(loop, "sse_events", (double)run->events);
   cJSON_AddNumberToObject(loop, "body_bytes", (double)run->body_bytes);

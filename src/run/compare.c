@@ -261,6 +261,19 @@ bool run_compare_figure(const struct run_compare_side *a, int conc_a,
   return true;
 }
 
+/* Whether a side's result at conc is too short for its intervals (ci_point_short), in any
+ * repeat; why gets the first reason. */
+static bool side_short(const struct run_compare_side *side, int conc, char *why, size_t why_len) {
+  for (size_t k = 0; k <= side->n_more; k++) {
+    const struct results_file *rf = repeat_result(side, k, conc);
+    if (rf && ci_point_short((int64_t)fig_get(&rf->figs, FIG_COMPLETED, FIG_VALUE),
+                             fig_get(&rf->figs, FIG_DURATION, FIG_VALUE), rf->max_concurrency, why,
+                             why_len))
+      return true;
+  }
+  return false;
+}
+
 /* The ratio turned over (A / B from B / A): its interval too. */
 static void ratio_invert(struct ci_ratio *r, bool higher_is_better) {
   double lo = r->lo, hi = r->hi;
@@ -484,10 +497,18 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
     if (pairs[p].b->max_concurrency != pairs[p].a->max_concurrency)
       fprintf(out, " vs %d", pairs[p].b->max_concurrency);
     size_t reps = pair_repeats(a, b, &pairs[p]);
+    char why_a[160], why_b[160];
+    bool short_a = side_short(a, pairs[p].a->max_concurrency, why_a, sizeof why_a);
+    bool short_b = side_short(b, pairs[p].b->max_concurrency, why_b, sizeof why_b);
     fprintf(out, " (figures to %d significant digits", SIG_DIGITS);
     if (reps > 1)
       fprintf(out, "; A and B the means of %zu interleaved repeats", reps);
-    fprintf(out, ")\n%-30s %12s %12s %12s %12s %-18s %s\n", "metric", "A", "B", "B-A", "B/A",
+    fprintf(out, ")\n");
+    if (short_a)
+      fprintf(out, "A %s: its intervals are wide or unknown\n", why_a);
+    if (short_b)
+      fprintf(out, "B %s: its intervals are wide or unknown\n", why_b);
+    fprintf(out, "%-30s %12s %12s %12s %12s %-18s %s\n", "metric", "A", "B", "B-A", "B/A",
             "95% CI of B/A", "verdict (B against A)");
     struct metric_row rows[MAX_METRIC_ROWS];
     size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));
@@ -603,6 +624,15 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
     cJSON_AddNumberToObject(po, "concurrency_b", pairs[p].b->max_concurrency);
     size_t reps = pair_repeats(a, b, &pairs[p]);
     cJSON_AddNumberToObject(po, "repeats", (double)reps);
+    char short_why[160];
+    bool is_short = side_short(a, pairs[p].a->max_concurrency, short_why, sizeof short_why);
+    cJSON_AddBoolToObject(po, "short_a", is_short);
+    if (is_short)
+      cJSON_AddStringToObject(po, "short_a_why", short_why);
+    is_short = side_short(b, pairs[p].b->max_concurrency, short_why, sizeof short_why);
+    cJSON_AddBoolToObject(po, "short_b", is_short);
+    if (is_short)
+      cJSON_AddStringToObject(po, "short_b_why", short_why);
     cJSON_AddStringToObject(po, "ci_method", reps > 1 ? "repeats: t interval of the mean log ratio"
                                                       : "one run each: both results' own "
                                                         "intervals, combined on the log scale");
