@@ -197,15 +197,9 @@ enum ci_verdict ci_verdict_of(const struct ci_ratio *r, bool higher_is_better) {
 }
 
 const char *ci_verdict_word(enum ci_verdict v) {
-  switch (v) {
-  case CI_FASTER:
-    return "faster";
-  case CI_SLOWER:
-    return "slower";
-  case CI_NO_DIFFERENCE:
-    break;
-  }
-  return "no difference detected";
+  static const char *const words[] = {[CI_NO_DIFFERENCE] = "no difference detected",
+                                      [CI_FASTER] = "faster", [CI_SLOWER] = "slower"};
+  return (unsigned)v < ST_ARRAY_LEN(words) ? words[v] : words[CI_NO_DIFFERENCE];
 }
 
 void ci_ratio_of_intervals(double a, double a_lo, double a_hi, double b, double b_lo,
