@@ -300,8 +300,9 @@ static void print_point_table(FILE *out, const char *tag, const struct snap_run 
         fprintf(out, " %10s", v);
       }
     }
-    fprintf(out, " %6s%s%s\n", acc, s->server.simulated ? " SIMULATED" : "",
-            ci_point_short(p->completed, p->duration_s, p->conc, NULL, 0) ? " short" : "");
+    fprintf(out, " %6s%s%s\n", acc,
+            ci_point_short(p->completed, p->duration_s, p->conc, NULL, 0) ? " short" : "",
+            s->server.simulated ? " SIMULATED" : "");
   }
   if (s->server.simulated)
     fprintf(out, "%sSIMULATED: these figures come from servetop sim's model, not hardware\n", tag);

@@ -367,9 +367,6 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->point.conc = p->conc;
   int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
   p->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : p->conc * factor;
-  /* the default is at least the point length the intervals want (ci_point_min_requests) */
-  if (run->cfg.num_prompts <= 0 && p->num_prompts < ci_point_min_requests(p->conc))
-    p->num_prompts = (int)ci_point_min_requests(p->conc);
   if (run->cfg.num_warmups >= 0)
     p->num_warmups = run->cfg.num_warmups;
   else

@@ -64,7 +64,7 @@ ok "compare: 95% interval and verdict, text and JSON"
 run_once short --conc 16 --num-prompts 16 || fail "short run failed"
 grep -qF '| short: 16 requests < 160 (10 x concurrency)' "$WORK/short.out" ||
   { fail "headless line: no short mark"; cat "$WORK/short.out"; }
-grep -qE ' SIMULATED short$' "$WORK/short.out" || fail "point table: no short mark"
+grep -qE ' short SIMULATED$' "$WORK/short.out" || fail "point table: no short mark"
 ds=$(cat "$WORK/short.dir")
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["servetop"]["additions"]["point_length"]
 assert p["short"] is True and p["min_requests"] == 160 and "16 requests" in p["why"], p' \
