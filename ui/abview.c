@@ -177,13 +177,17 @@ enum { AB_N_ROWS = ST_ARRAY_LEN(ab_figs) + 1 };
 
 /* One arm's values in abview_rows() order: the figures of set (NULL: none
  * known) and the KV capacity. */
-static void set_values(const struct fig_set *set, double kv_tokens, double *v) {
+static void set_values(const struct fig_set *set, double kv_tokens, double *v, double *lo,
+                       double *hi) {
   for (size_t i = 0; i < ST_ARRAY_LEN(ab_figs); i++) {
     enum fig_id id = ab_figs[i];
-    v[i] = set ? fig_get(set, id, fig_desc(id)->kind == FIG_DIST ? FIG_STAT_P50 : FIG_VALUE)
-               : (double)NAN;
+    enum fig_stat stat = fig_desc(id)->kind == FIG_DIST ? FIG_STAT_P50 : FIG_VALUE;
+    v[i] = set ? fig_get(set, id, stat) : (double)NAN;
+    if (!set || !fig_get_ci(set, id, stat, &lo[i], &hi[i]))
+      lo[i] = hi[i] = (double)NAN;
   }
   v[ST_ARRAY_LEN(ab_figs)] = kv_tokens;
+  lo[ST_ARRAY_LEN(ab_figs)] = hi[ST_ARRAY_LEN(ab_figs)] = (double)NAN;
 }
 
 size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows) {
@@ -206,15 +210,15 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
     rows[i].unit = strcmp(d->unit, "ms") == 0 ? 'm' : 'n';
   }
   for (int a = 0; a < 2; a++) {
-    double v[AB_N_ROWS];
+    double v[AB_N_ROWS], lo[AB_N_ROWS], hi[AB_N_ROWS];
     const struct results_file *rf = abview_past_result(ab, a);
     const struct snap_point_result *pt = rf ? NULL : abview_shown_point(ab, a);
     const struct runview *rv = &ab->arm[a];
     const struct snap_run *s = &rv->snap;
     if (rf) {
-      set_values(&rf->figs, past_kv_tokens(rf), v);
+      set_values(&rf->figs, past_kv_tokens(rf), v, lo, hi);
     } else if (pt) {
-      set_values(&pt->figs, pt->kv_tokens_valid ? (double)pt->kv_tokens : (double)NAN, v);
+      set_values(&pt->figs, pt->kv_tokens_valid ? (double)pt->kv_tokens : (double)NAN, v, lo, hi);
     } else if (rv->have_snap) {
       struct fig_set run = s->figures.run;
       /* the point's own acceptance as the run view shows it (the result's once saved) */
@@ -222,13 +226,20 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
       set_values(&run,
                  s->load.max_total_num_tokens_valid ? (double)s->load.max_total_num_tokens
                                                     : (double)NAN,
-                 v);
+                 v, lo, hi);
     } else {
-      set_values(NULL, (double)NAN, v);
+      set_values(NULL, (double)NAN, v, lo, hi);
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
       rows[i].value[a] = v[i];
+      rows[i].lo[a] = lo[i];
+      rows[i].hi[a] = hi[i];
+    }
   }
+  for (size_t i = 0; i < n; i++)
+    ci_ratio_of_intervals(rows[i].value[AB_OFF], rows[i].lo[AB_OFF], rows[i].hi[AB_OFF],
+                          rows[i].value[AB_MTP], rows[i].lo[AB_MTP], rows[i].hi[AB_MTP],
+                          rows[i].higher_is_better, &rows[i].ratio);
   return n;
 }
 
@@ -442,6 +453,14 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
     fmt_value(rows[i].value[arm], rows[i].unit, v, sizeof v);
     put_right(g, in.x + LABEL_W + 9, y, 9, v, isnan(rows[i].value[arm]) ? THEME_INACTIVE : THEME_MAIN,
               gl);
+    /* how sure: the 95% interval's half-width, in percent of the value */
+    double val = rows[i].value[arm], lo = rows[i].lo[arm], hi = rows[i].hi[arm];
+    if (isfinite(lo) && isfinite(hi) && val > 0 && in.w > LABEL_W + 18) {
+      char pm[16];
+      snprintf(pm, sizeof pm, "%s%.0f%%", gl->braille ? "±" : "+-",
+               100.0 * fmax(hi - val, val - lo) / val);
+      ui_put(g, in.x + LABEL_W + 10, y, end, pm, THEME_INACTIVE, gl);
+    }
   }
   if (past->loaded)
     return; /* a result file has no time series to chart: its points are listed instead */
@@ -477,13 +496,21 @@ static void render_ratio(struct ui_grid *g, struct ui_rect box, const struct ab_
     } else if (isnan(a) || isnan(b) || a == 0) {
       snprintf(text, sizeof text, "-");
     } else {
+      /* the ratio and its 95% verdict: faster, slower, n.d. (no difference detected), ?
+       * (no interval: live figures, or too few requests) */
+      const struct ci_ratio *r = &rows[i].ratio;
       double ratio = b / a;
-      snprintf(text, sizeof text, "%.2f%s", ratio, gl->braille ? "×" : "x");
-      bool better = rows[i].higher_is_better ? ratio > 1.0 : ratio < 1.0;
-      bool same = fabs(ratio - 1.0) < 0.02;
-      role = same ? THEME_MAIN : better ? THEME_OK : THEME_WARNING;
+      const char *word = !r->known                    ? "?"
+                         : r->verdict == CI_FASTER    ? "faster"
+                         : r->verdict == CI_SLOWER    ? "slower"
+                                                      : "n.d.";
+      snprintf(text, sizeof text, ratio < 10 ? "%.2f%s %s" : "%.1f%s %s", ratio,
+               gl->braille ? "×" : "x", word);
+      role = !r->known || r->verdict == CI_NO_DIFFERENCE ? THEME_MAIN
+             : r->verdict == CI_FASTER                   ? THEME_OK
+                                                         : THEME_WARNING;
     }
-    put_right(g, in.x + in.w - 1, y, in.w - 1, text, role, gl);
+    put_right(g, in.x + in.w, y, in.w, text, role, gl);
   }
 }
 
@@ -554,6 +581,9 @@ static const struct ui_key_help keys[] = {
     {"x", "clear the selected column's past run", NULL, NULL, 0, 0},
     {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
     {"mouse", "click selects a column or a past point; wheel: [ ]", NULL, NULL, 0, 0},
+    {"ratio", "MTP/off and its 95% verdict: faster or slower", NULL, NULL, 0, 0},
+    {"n.d. / ?", "no difference detected / no interval (live, too short)", NULL, NULL, 0, 0},
+    {"+-N%", "an arm's 95% interval, in percent of its value", NULL, NULL, 0, 0},
     UI_KEY_HELP_ROW,
     {"q", "quit; asks first and stops the server when one is up", "quit", NULL, 'q', 0},
 };
@@ -573,9 +603,10 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
              ui_fmt_duration_s(eta, d, sizeof d));
   }
   /* what a narrow terminal keeps: that it runs and how long it has left */
-  snprintf(head, sizeof head, " servetop%sA/B%s%s%s%sMTP against its non-MTP twin, same scales",
+  snprintf(head, sizeof head, " servetop%sA/B%s%s%s%sMTP against its non-MTP twin, same scales%s"
+           "ratio: 95%% verdict (n.d. no difference detected, ? no interval)",
            gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "", eta_text,
-           gl->separator);
+           gl->separator, gl->separator);
   ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
   /* unlike columns: said first, in red, in place of the title; no ratio anywhere */
   char why[768];

@@ -79,6 +79,8 @@ struct ab_row {
   const char *label;     /* the figure's label (the table's), or label_buf */
   char label_buf[32];
   double value[2];       /* NaN = unknown */
+  double lo[2], hi[2];   /* each value's 95% interval (a saved point's); NaN = unknown */
+  struct ci_ratio ratio; /* MTP / off with its interval and verdict (ci_ratio_of_intervals) */
   bool higher_is_better;
   char unit;             /* 'n' number, 'm' milliseconds, 'k' tokens */
 };

@@ -232,10 +232,20 @@ static void render_progress(const struct runview *rv, struct ui_grid *g, struct 
   }
   x = ui_put(g, x, r.y, end, buf, p->failed ? THEME_WARNING : THEME_MAIN, gl);
   if (p->mislabelled)
-    ui_put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server", THEME_ERROR,
-        gl);
-  else if (rv->snap.figures.client_bound[0]) /* the client's delay is in the latencies */
-    ui_put(g, x + 2, r.y, end, rv->snap.figures.client_bound, THEME_WARNING, gl);
+    x = ui_put(g, x + 2, r.y, end, "MISLABELLED: spec-decoding label disagrees with the server",
+               THEME_ERROR, gl);
+  if (rv->snap.figures.client_bound[0]) { /* the client's delay is in the latencies */
+    x = ui_put(g, x + 2, r.y, end, rv->snap.figures.client_bound, THEME_WARNING, gl);
+    return;
+  }
+  /* the last saved point too short for its intervals (ci_point_short) */
+  const struct snap_points *h = &rv->snap.points;
+  char why[160];
+  if (h->n > 0 && ci_point_short(h->point[h->n - 1].completed, h->point[h->n - 1].duration_s,
+                                 h->point[h->n - 1].conc, why, sizeof why)) {
+    snprintf(buf, sizeof buf, "point %d %.140s", h->point[h->n - 1].point_index + 1, why);
+    ui_put(g, x + 2, r.y, end, buf, THEME_WARNING, gl);
+  }
 }
 
 /* A chart with its scale on the left: top value and 0. */

@@ -40,14 +40,14 @@ struct run_opts {
   const char *proxy;
   const char *num_workers;      /* --num-workers: "auto" (NULL) or 1..64 */
   struct opt_list sets, server_args;
-  int conc, num_prompts, num_warmups, isl, osl, port;
+  int conc, num_prompts, num_warmups, isl, osl, port, repeats;
   double ready_timeout_s;
   double request_timeout_s;
   bool request_timeout_seen;
   long seed;
   bool sweep, ab, ab_parallel, headless, allow_mislabel, json, quiet;
   bool conc_seen, num_prompts_seen, num_warmups_seen, isl_seen, osl_seen, port_seen;
-  bool ready_timeout_seen, seed_seen;
+  bool ready_timeout_seen, seed_seen, repeats_seen;
 };
 
 static const char run_description[] =
@@ -73,7 +73,9 @@ static const char run_description[] =
     "A run whose recipe says spec-decoding mtp while the server reports no speculative decoding (or\n"
     "the reverse) is MISLABELLED and exits 1 unless --allow-mislabel.\n"
     "--ab runs the recipe and its MTP/off twin back to back (--ab-parallel: at the same time, the\n"
-    "GPUs of --gpus split in halves), then compares them.\n"
+    "GPUs of --gpus split in halves), then compares them: every ratio with its 95% interval and\n"
+    "a verdict (faster, slower, no difference detected). --repeats N measures each arm N times,\n"
+    "interleaved (A B A B ..., each run its own folder), the ratios' intervals from the repeats.\n"
     "Ctrl-C stops the load, keeps every measured request and stops the server.\n"
     "In a terminal the dashboard opens on the run (the A/B view for --ab); --headless (or no\n"
     "terminal) prints a status line instead: updated in place on a terminal, one line a second\n"
@@ -104,7 +106,9 @@ static const char run_description[] =
         {"server-arg", OPT_LIST, &(o)->server_args, "ARG",                                         \
          "append ARG to the server command as is (repeatable; e.g. --server-arg=--sim-speed=20)",  \
          NULL, NULL},                                                                              \
-        {"num-prompts", OPT_INT, &(o)->num_prompts, "N", "requests per point (default conc x 10)", \
+        {"num-prompts", OPT_INT, &(o)->num_prompts, "N",                                           \
+         "requests per point (default conc x 10; below the concurrency: refused; a point under " \
+         "10 x conc requests or 5 s is marked short)",                                           \
          NULL, &(o)->num_prompts_seen},                                                            \
         {"num-warmups", OPT_INT, &(o)->num_warmups, "N", "warmup requests (default 2 x conc)",     \
          NULL, &(o)->num_warmups_seen},                                                            \
@@ -130,6 +134,9 @@ static const char run_description[] =
         {"seed", OPT_LONG, &(o)->seed, "N", "dataset seed (default 0)", NULL, &(o)->seed_seen},    \
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
         {"ab", OPT_FLAG, &(o)->ab, NULL, "also run the MTP/off twin and compare", NULL, NULL},     \
+        {"repeats", OPT_INT, &(o)->repeats, "N",                                                   \
+         "--ab: measure each arm N times, interleaved (A B A B ...); intervals from the repeats", \
+         NULL, &(o)->repeats_seen},                                                                \
         {"ab-parallel", OPT_FLAG, &(o)->ab_parallel, NULL, "--ab with both runs at the same time", \
          NULL, NULL},                                                                              \
         {"allow-mislabel", OPT_FLAG, &(o)->allow_mislabel, NULL,                                   \
@@ -253,6 +260,9 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
     fprintf(out, " | drafts accepted %.1f%%", p->drafts_accepted_frac * 100.0);
   if (p->conc_end != p->conc)
     fprintf(out, " | next segment at conc %d", p->conc_end);
+  char why[160]; /* too short for its intervals (ci_point_short) */
+  if (ci_point_short(p->completed, p->duration_s, p->conc, why, sizeof why))
+    fprintf(out, " | %s", why);
   fputc('\n', out);
 }
 
@@ -299,7 +309,9 @@ static void print_point_table(FILE *out, const char *tag, const struct snap_run 
         fprintf(out, " %10s", v);
       }
     }
-    fprintf(out, " %6s%s\n", acc, s->server.simulated ? " SIMULATED" : "");
+    fprintf(out, " %6s%s%s\n", acc,
+            ci_point_short(p->completed, p->duration_s, p->conc, NULL, 0) ? " short" : "",
+            s->server.simulated ? " SIMULATED" : "");
   }
   if (s->server.simulated)
     fprintf(out, "%sSIMULATED: these figures come from servetop sim's model, not hardware\n", tag);
@@ -469,13 +481,19 @@ static int split_gpus(const char *gpus, char **first, char **second) {
   return 0;
 }
 
-static int compare_run_dirs(FILE *out, const char *a_dir, const char *b_dir) {
+/* dirs[arm][k]: the run folders of each arm's repeats (n_reps each; 1: one run). */
+static int compare_run_dirs(FILE *out, char (*dirs)[RUN_SESSION_MAX_REPEATS][1024], int n_reps) {
+  const char *a_dir = dirs[0][0], *b_dir = dirs[1][0];
   char why[1024];
   struct run_compare_side a, b;
   memset(&b, 0, sizeof b);
   struct st_err err = {{0}};
-  int rc = EXIT_OK;
-  if (run_compare_side_load(a_dir, &a, &err) != 0 || run_compare_side_load(b_dir, &b, &err) != 0) {
+  int rc = EXIT_OK, loaded = run_compare_side_load(a_dir, &a, &err) == 0 &&
+                             run_compare_side_load(b_dir, &b, &err) == 0;
+  for (int k = 1; loaded && k < n_reps; k++)
+    loaded = run_compare_side_add_repeat(&a, dirs[0][k], &err) == 0 &&
+             run_compare_side_add_repeat(&b, dirs[1][k], &err) == 0;
+  if (!loaded) {
     fprintf(stderr, "servetop run --ab: cannot compare: %s\n", err.msg);
     rc = EXIT_RUN_FAILED;
   } else if (run_compare_unlike(&a, &b, why, sizeof why) > 0) {
@@ -530,6 +548,10 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       {o->seed_seen && o->seed < 0, "--seed must be >= 0"},
       {o->num_workers && lg_parse_num_workers(o->num_workers) < 0,
        "--num-workers must be auto or from 1 to 64 (load generator loops)"},
+      {o->repeats_seen && (o->repeats < 1 || o->repeats > RUN_SESSION_MAX_REPEATS),
+       "--repeats must be from 1 to 20"},
+      {o->repeats_seen && o->repeats > 1 && !o->ab && !o->ab_parallel,
+       "--repeats compares arms: give it with --ab (or --ab-parallel)"},
   };
   if (cli_first_bad(checks, ST_ARRAY_LEN(checks), buf, n))
     return buf;
@@ -542,6 +564,26 @@ static const char *run_input_error(const struct run_opts *o, char *buf, size_t n
       return buf;
     }
   return cli_not_a_directory("--results", o->results_dir, buf, n);
+}
+
+/* --num-prompts below a point's concurrency: that concurrency could never be reached (fewer
+ * requests than slots), so the point would be labelled with a concurrency it did not run at:
+ * refused before anything starts (docs/figures.md, "How long is a point"). */
+static int check_prompts_cover_conc(const struct run_opts *o, const struct recipe *r) {
+  if (!o->num_prompts_seen)
+    return 0;
+  size_t n = o->conc_seen ? 1 : o->sweep ? r->n_points : r->n_points > 0 ? 1 : 0;
+  for (size_t i = 0; i < n; i++) {
+    int conc = o->conc_seen ? o->conc : r->points[i].conc;
+    if (o->num_prompts < conc) {
+      fprintf(stderr, "servetop run: --num-prompts %d is below concurrency %d%s%s: at most %d "
+                      "requests could be in flight (give at least %d, or a lower --conc)\n",
+              o->num_prompts, conc, o->conc_seen ? "" : " of ", o->conc_seen ? "" : r->name,
+              o->num_prompts, conc);
+      return -1;
+    }
+  }
+  return 0;
 }
 
 /* Every --set against the recipe (run_check_overrides), before anything starts. */
@@ -616,6 +658,7 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
   uint64_t seq[RUN_SESSION_MAX_ARMS] = {0, 0};
   int points_seen[RUN_SESSION_MAX_ARMS] = {0, 0};
   bool settled[RUN_SESSION_MAX_ARMS] = {false, false}; /* reported, or never started */
+  int repeat_seen = 0;
   int64_t next_print_ns = 0;
   struct sbuf lines[RUN_SESSION_MAX_ARMS] = {{0}, {0}};
   struct run_session_status st;
@@ -623,6 +666,15 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
   for (;;) {
     run_session_poll(s);
     run_session_status(s, &st);
+    if (st.n_arms > 0 && st.arm[0].repeat != repeat_seen) { /* --repeats: the next round */
+      repeat_seen = st.arm[0].repeat;
+      for (size_t i = 0; i < st.n_arms; i++)
+        settled[i] = false, points_seen[i] = 0, seq[i] = 0;
+      if (!o->quiet) {
+        live_clear(&ll, out);
+        fprintf(out, "repeat %d/%d\n", repeat_seen + 1, o->repeats);
+      }
+    }
     bool fresh = false;
     for (size_t i = 0; i < st.n_arms; i++) {
       if (settled[i] || !run_session_snapshot(s, i, &last[i], &seq[i]))
@@ -692,11 +744,13 @@ static int watch_session(const struct run_opts *o, struct run_session *s,
 /* Runs the configured runs headless, one session (--ab: the arms back to
  * back; --ab-parallel: both at once); returns the exit status and fills outs. */
 static int run_headless(const struct run_opts *o, struct run_config *cfgs, const char *const *tags,
-                        size_t n_runs, struct run_outcome *outs) {
+                        size_t n_runs, struct run_outcome *outs,
+                        char (*rep_dirs)[RUN_SESSION_MAX_REPEATS][1024], int *n_reps) {
   struct run_session_config sc;
   memset(&sc, 0, sizeof sc);
   sc.n_arms = n_runs;
   sc.parallel = o->ab_parallel;
+  sc.repeats = o->repeats;
   for (size_t i = 0; i < n_runs; i++)
     sc.arm[i] = cfgs[i];
   install_stop_handlers();
@@ -711,6 +765,19 @@ static int run_headless(const struct run_opts *o, struct run_config *cfgs, const
     run_session_stop(s);
   int rc = watch_session(o, s, tags, outs);
   active_session = NULL;
+  /* the repeats every arm finished, in order (the last may be partial: left out) */
+  if (n_reps)
+    *n_reps = RUN_SESSION_MAX_REPEATS;
+  for (size_t i = 0; rep_dirs && n_reps && i < n_runs; i++) {
+    int k = 0;
+    struct run_outcome ro;
+    while (k < RUN_SESSION_MAX_REPEATS && run_session_repeat_outcome(s, i, k, &ro) &&
+           ro.status == RUN_STATUS_OK && ro.n_points_done > 0) {
+      snprintf(rep_dirs[i][k], sizeof rep_dirs[i][k], "%s", ro.dir);
+      k++;
+    }
+    *n_reps = k < *n_reps ? k : *n_reps;
+  }
   run_session_free(s);
   return rc;
 }
@@ -762,6 +829,7 @@ int cmd_run_main(int argc, char **argv) {
   int rc = cli_parse_options(&parser, "run", argc - 1, argv + 1, pos, ST_ARRAY_LEN(pos), &n_pos);
   struct recipe_set *set = NULL;
   char *gpu_halves[2] = {NULL, NULL};
+  char (*rep_dirs)[RUN_SESSION_MAX_REPEATS][1024] = NULL;
   char bad[512];
   if (rc == CLI_GO_ON && n_pos != 1)
     rc = cli_usage_error("run", "expected one RECIPE");
@@ -835,7 +903,7 @@ int cmd_run_main(int argc, char **argv) {
   }
   const struct eng_ops *engines[2] = {NULL, NULL};
   for (size_t i = 0; i < n_runs; i++)
-    if (check_overrides(&o, recipes[i]) != 0 ||
+    if (check_overrides(&o, recipes[i]) != 0 || check_prompts_cover_conc(&o, recipes[i]) != 0 ||
         check_engine(&o, recipes[i], &engines[i], tags[i]) != 0)
       goto out;
   const char *gpus[2] = {o.gpus, o.gpus};
@@ -859,21 +927,29 @@ int cmd_run_main(int argc, char **argv) {
   struct run_outcome outcomes[2];
   memset(outcomes, 0, sizeof(outcomes));
   bool dashboard = wants_dashboard(&o);
-  if (dashboard && o.ab_parallel) {
-    fprintf(stderr, "servetop run: --ab-parallel runs headless (the A/B view runs the arms one "
-                    "after the other)\n");
+  if (dashboard && (o.ab_parallel || o.repeats > 1)) {
+    fprintf(stderr, "servetop run: %s runs headless (the A/B view runs the arms once, one "
+                    "after the other)\n", o.ab_parallel ? "--ab-parallel" : "--repeats");
     dashboard = false;
   }
+  rep_dirs = xcalloc(2, sizeof *rep_dirs);
+  int n_reps = 1;
   rc = dashboard ? run_in_dashboard(&o, cfgs, engines, tags, n_runs, outcomes)
-                 : run_headless(&o, cfgs, tags, n_runs, outcomes);
+                 : run_headless(&o, cfgs, tags, n_runs, outcomes, rep_dirs, &n_reps);
   if (rc == EXIT_USAGE)
     goto out;
+  if (dashboard || n_reps < 1) { /* one run each: the last outcomes */
+    n_reps = 1;
+    for (size_t i = 0; i < n_runs; i++)
+      snprintf(rep_dirs[i][0], sizeof rep_dirs[i][0], "%s", outcomes[i].dir);
+  }
   if (o.ab && outcomes[0].n_points_done > 0 && outcomes[1].n_points_done > 0 &&
       rc != EXIT_INTERRUPTED)
-    compare_run_dirs(o.json ? stderr : stdout, outcomes[0].dir, outcomes[1].dir);
+    compare_run_dirs(o.json ? stderr : stdout, rep_dirs, n_reps);
   if (o.json)
     print_outcomes_json(outcomes, tags, n_runs);
 out:
+  free(rep_dirs);
   free(gpu_halves[0]);
   free(gpu_halves[1]);
   recipe_set_free(set);
@@ -986,7 +1062,7 @@ int cmd_attach_main(int argc, char **argv) {
   memset(&outcome, 0, sizeof outcome);
   const struct eng_ops *engines[1] = {NULL};
   int rc = wants_dashboard(&o) ? run_in_dashboard(&o, &cfg, engines, tags, 1, &outcome)
-                               : run_headless(&o, &cfg, tags, 1, &outcome);
+                               : run_headless(&o, &cfg, tags, 1, &outcome, NULL, NULL);
   if (o.json && rc != EXIT_USAGE)
     print_outcomes_json(&outcome, tags, 1);
   recipe_set_free(set);

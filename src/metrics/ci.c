@@ -8,7 +8,9 @@
  *   to independent even where neighbouring requests are not, so this is robust
  *   to the autocorrelation a shared batch puts between requests.
  * - Order statistics (ci_quantile_ranks / ci_quantile_sorted): the exact,
- *   distribution-free binomial interval of a quantile, [X(l), X(u)].
+ *   distribution-free binomial interval of a quantile, [X(l), X(u)], for independent
+ *   samples; sections (ci_quantile_sections): the spread of the quantile over K consecutive
+ *   batches, for samples that are not. results.c takes the wider of the two.
  * - Ratios (ci_ratio_of_intervals, ci_ratio_of_repeats) on the log scale, and the
  *   verdict read from where the interval lies against 1. */
 #include "metrics/metrics.h"
@@ -16,6 +18,9 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "util/util.h"
 
 /* Student's t, two-sided 95% (the 0.975 quantile), df 1..30 from the table,
  * above by the Cornish-Fisher expansion around z (error < 1e-4 at df > 30). */
@@ -138,6 +143,34 @@ bool ci_quantile_sorted(const double *sorted, size_t n, size_t n_eff, double q, 
   return isfinite(*lo) && isfinite(*hi);
 }
 
+bool ci_quantile_sections(const double *ordered, size_t n, double q, double est, double *lo,
+                          double *hi) {
+  *lo = *hi = (double)NAN;
+  size_t k = ci_batches_for(n);
+  if (k == 0 || !isfinite(est))
+    return false;
+  double qk[CI_BATCHES], sum = 0;
+  size_t from = 0;
+  double *tmp = xmalloc((n / k + 2) * sizeof(*tmp));
+  for (size_t b = 0; b < k; b++) {
+    size_t to = (b + 1) * n / k, m = to - from;
+    for (size_t i = 0; i < m; i++)
+      tmp[i] = ordered[from + i];
+    stats_sort(tmp, m);
+    qk[b] = stats_percentile_sorted(tmp, m, q * 100.0);
+    sum += qk[b];
+    from = to;
+  }
+  free(tmp);
+  double mean = sum / (double)k, ss = 0;
+  for (size_t b = 0; b < k; b++)
+    ss += (qk[b] - mean) * (qk[b] - mean);
+  double half = ci_t975((int)k - 1) * sqrt(ss / (double)(k - 1) / (double)k);
+  *lo = est - half;
+  *hi = est + half;
+  return isfinite(half);
+}
+
 /* Half an interval on the log scale, as a standard error (the interval taken as +- z se). */
 static bool log_se(double v, double lo, double hi, double *se) {
   if (!(v > 0 && lo > 0 && hi >= lo) || !isfinite(hi))
@@ -164,15 +197,9 @@ enum ci_verdict ci_verdict_of(const struct ci_ratio *r, bool higher_is_better) {
 }
 
 const char *ci_verdict_word(enum ci_verdict v) {
-  switch (v) {
-  case CI_FASTER:
-    return "faster";
-  case CI_SLOWER:
-    return "slower";
-  case CI_NO_DIFFERENCE:
-    break;
-  }
-  return "no difference detected";
+  static const char *const words[] = {[CI_NO_DIFFERENCE] = "no difference detected",
+                                      [CI_FASTER] = "faster", [CI_SLOWER] = "slower"};
+  return (unsigned)v < ST_ARRAY_LEN(words) ? words[v] : words[CI_NO_DIFFERENCE];
 }
 
 void ci_ratio_of_intervals(double a, double a_lo, double a_hi, double b, double b_lo,
@@ -229,4 +256,31 @@ void ci_ratio_format(char *buf, size_t len, const struct ci_ratio *r) {
              ci_verdict_word(r->verdict));
   else
     snprintf(buf, len, "%.3fx [?] %s", r->ratio, ci_verdict_word(r->verdict));
+}
+
+bool ci_point_short(int64_t completed, double duration_s, int conc, char *why, size_t why_len) {
+  int64_t min_req = ci_point_min_requests(conc);
+  if (why_len)
+    why[0] = '\0';
+  if (completed < min_req) {
+    if (why_len)
+      snprintf(why, why_len, "short: %lld requests < %lld (10 x concurrency)", (long long)completed,
+               (long long)min_req);
+    return true;
+  }
+  if (!(duration_s >= CI_MIN_POINT_S)) {
+    if (why_len) {
+      double need = duration_s > 0 ? ceil((double)completed * CI_MIN_POINT_S * 1.1 / duration_s)
+                                   : (double)min_req;
+      snprintf(why, why_len, "short: %.1f s < %d s (--num-prompts %.0f for %d s)", duration_s,
+               CI_MIN_POINT_S, need, CI_MIN_POINT_S);
+    }
+    return true;
+  }
+  return false;
+}
+
+int64_t ci_point_min_requests(int conc) {
+  int64_t waves = (int64_t)CI_MIN_POINT_WAVES * (conc > 0 ? conc : 1);
+  return waves > CI_MIN_POINT_REQUESTS ? waves : CI_MIN_POINT_REQUESTS;
 }

@@ -351,6 +351,11 @@ enum {
   CI_MIN_BATCHES = 5,     /* fewer: no interval (unknown, never a fake one) */
   CI_MIN_PER_BATCH = 2,   /* requests per batch at least */
 };
+/* Run to run: what identical runs differ by beyond the noise of their own requests (the
+ * machine's load, a server's start), as a relative standard deviation. One run cannot see it;
+ * results_compute adds it (x z, in quadrature) to the timing figures' intervals. Measured: the
+ * sim on the shared 2-core VM, sequential identical runs, sd 0.8% to 3.5% (docs/figures.md). */
+#define CI_RUN_REL_SD 0.04
 /* The 0.975 quantile of Student's t with df degrees of freedom (NaN for df < 1). */
 double ci_t975(int df);
 /* Batch means: the interval of est = sum(num) / sum(den) from k batches (num[i] over den[i] >
@@ -373,6 +378,11 @@ bool ci_quantile_ranks(size_t n, double q, size_t *lo_rank, size_t *hi_rank);
  * n_eff requests), at the same relative ranks of the whole sample. */
 bool ci_quantile_sorted(const double *sorted, size_t n, size_t n_eff, double q, double *lo,
                         double *hi);
+/* Sections: the q-quantile over each of ci_batches_for(n) consecutive batches of ordered[0..n)
+ * (in dispatch order), est +- t(K-1) * their standard error: robust where neighbouring samples
+ * are alike (a loaded server's batch, a slow first wave), where order statistics are not. */
+bool ci_quantile_sections(const double *ordered, size_t n, double q, double est, double *lo,
+                          double *hi);
 
 /* A ratio B / A with its 95% interval and verdict (of B against A). */
 enum ci_verdict { CI_NO_DIFFERENCE, CI_FASTER, CI_SLOWER };
@@ -397,6 +407,14 @@ void ci_ratio_of_repeats(const double *ratios, size_t n, bool higher_is_better,
 enum ci_verdict ci_verdict_of(const struct ci_ratio *r, bool higher_is_better);
 /* "faster", "slower", "no difference detected". */
 const char *ci_verdict_word(enum ci_verdict v);
+/* Point length: long enough for the intervals to mean something (docs/figures.md, "How long
+ * is a point"): at least CI_MIN_POINT_WAVES x concurrency requests (and CI_MIN_POINT_REQUESTS)
+ * measured after the warmups, over at least CI_MIN_POINT_S seconds. */
+enum { CI_MIN_POINT_WAVES = 10, CI_MIN_POINT_REQUESTS = 10, CI_MIN_POINT_S = 5 };
+int64_t ci_point_min_requests(int conc);
+/* True when a point of completed requests over duration_s at concurrency conc is shorter than
+ * that; why (why_len > 0) gets "short: 0.4 s < 5 s (--num-prompts 1840 for 5 s)". */
+bool ci_point_short(int64_t completed, double duration_s, int conc, char *why, size_t why_len);
 /* "1.234x [1.100, 1.380] faster", "1.234x [?] no difference detected", or "-". */
 void ci_ratio_format(char *buf, size_t len, const struct ci_ratio *r);
 

@@ -259,17 +259,31 @@ static void mean_ci(const double *values, const double *weights, size_t n, doubl
   }
 }
 
-/* p50, p90, p99's intervals from the sorted values (order statistics for n_eff independent
- * requests; 0: every value is one), times scale. */
-static void quantile_cis(const double *sorted, size_t n, size_t n_eff, double scale,
-                         struct fig_value *f) {
+/* A copy of values in dispatch order, for quantile_cis once the summaries sorted values. */
+static double *ordered_copy(const double *values, size_t n) {
+  double *c = xcalloc(n + 1, sizeof(*c));
+  memcpy(c, values, n * sizeof(*c));
+  return c;
+}
+
+/* p50, p90, p99's intervals, times scale: the wider of the order statistics of the sorted
+ * values (for n_eff independent requests; 0: every value is one) and the sections of the
+ * ordered ones (the same values in dispatch order, freed here); none when the order
+ * statistics have none (too few values). */
+static void quantile_cis(const double *sorted, double *ordered, size_t n, size_t n_eff,
+                         double scale, struct fig_value *f) {
   for (int k = FIG_STAT_P50; k < FIG_N_STATS; k++) {
-    double lo, hi;
-    if (ci_quantile_sorted(sorted, n, n_eff, ci_quantiles[k], &lo, &hi)) {
-      f->lo[k] = lo * scale;
-      f->hi[k] = hi * scale;
+    double lo, hi, slo, shi;
+    if (!ci_quantile_sorted(sorted, n, n_eff, ci_quantiles[k], &lo, &hi))
+      continue;
+    if (ci_quantile_sections(ordered, n, ci_quantiles[k], f->v[k] / scale, &slo, &shi)) {
+      lo = fmin(lo, slo);
+      hi = fmax(hi, shi);
     }
+    f->lo[k] = lo * scale;
+    f->hi[k] = hi * scale;
   }
+  free(ordered);
 }
 
 /* Throughputs by batch means over time windows: the point's span cut into K equal windows
@@ -312,15 +326,23 @@ static void throughput_cis(const struct lg_result *run, struct results_metrics *
 }
 
 /* Every interval holds its value (an estimator centred elsewhere, or rounding, could leave
- * it a hair outside), and a rate's or a latency's does not go below 0. */
+ * it a hair outside), a timing figure's (every one but tokens per chunk, a count of the
+ * server's) has the run-to-run allowance added (CI_RUN_REL_SD x z, in quadrature), and a rate's
+ * or a latency's does not go below 0. */
 static void ci_hold_values(struct fig_set *figs) {
   for (int i = 0; i < FIG_N; i++)
     for (int k = 0; k < FIG_N_STATS; k++) {
       struct fig_value *f = &figs->f[i];
       if (!isfinite(f->lo[k]) || !isfinite(f->hi[k]) || !isfinite(f->v[k]))
         continue;
-      f->lo[k] = fmax(0, fmin(f->lo[k], f->v[k]));
-      f->hi[k] = fmax(f->hi[k], f->v[k]);
+      double v = f->v[k], below = fmax(0, v - f->lo[k]), above = fmax(0, f->hi[k] - v);
+      if (i != FIG_TOKENS_PER_CHUNK) {
+        double run = CI_Z975 * CI_RUN_REL_SD * fabs(v);
+        below = sqrt(below * below + run * run);
+        above = sqrt(above * above + run * run);
+      }
+      f->lo[k] = fmax(0, v - below);
+      f->hi[k] = v + above;
     }
 }
 
@@ -434,6 +456,9 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   mean_ci(itl_sum, itl_cnt, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
   mean_ci(e2el, NULL, n_ok, 1000.0, &figs->f[FIG_E2EL]);
   mean_ci(tpc, NULL, n_ok, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
+  double *ttft_o = ordered_copy(ttft, n_ok), *tpot_o = ordered_copy(tpot, n_tpot),
+         *itl_o = ordered_copy(itl, n_itl), *e2el_o = ordered_copy(e2el, n_ok),
+         *tpc_o = ordered_copy(tpc, n_ok);
   summarize_s_as_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT], &figs->f[FIG_TTFT]);
   summarize_s_as_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT], &figs->f[FIG_TPOT]);
   summarize_s_as_ms(itl, n_itl, s, &out->stat[RESULTS_ITL], &figs->f[FIG_ITL]);
@@ -441,11 +466,11 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
   summarize_fig(tpc, n_ok, s, &out->tokens_per_chunk, &figs->f[FIG_TOKENS_PER_CHUNK], 1.0);
   /* ... and the quantiles' from the sorted values (ITL: its gaps cluster by request) */
-  quantile_cis(ttft, n_ok, 0, 1000.0, &figs->f[FIG_TTFT]);
-  quantile_cis(tpot, n_tpot, 0, 1000.0, &figs->f[FIG_TPOT]);
-  quantile_cis(itl, n_itl, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
-  quantile_cis(e2el, n_ok, 0, 1000.0, &figs->f[FIG_E2EL]);
-  quantile_cis(tpc, n_ok, 0, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
+  quantile_cis(ttft, ttft_o, n_ok, 0, 1000.0, &figs->f[FIG_TTFT]);
+  quantile_cis(tpot, tpot_o, n_tpot, 0, 1000.0, &figs->f[FIG_TPOT]);
+  quantile_cis(itl, itl_o, n_itl, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
+  quantile_cis(e2el, e2el_o, n_ok, 0, 1000.0, &figs->f[FIG_E2EL]);
+  quantile_cis(tpc, tpc_o, n_ok, 0, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
   free(itl_sum);
   free(itl_cnt);
   summarize_fig(lag, n_lag, s, &out->send_lag, &figs->f[FIG_SEND_LAG], 1.0);
@@ -767,8 +792,10 @@ static cJSON *ci_object(const struct fig_set *figs) {
   cJSON *how = cJSON_AddObjectToObject(o, "methods");
   cJSON_AddStringToObject(how, "throughput", "batch means over equal time windows of the point");
   cJSON_AddStringToObject(how, "mean", "batch means over consecutive requests (dispatch order)");
-  cJSON_AddStringToObject(how, "percentile", "order statistics (exact binomial; ITL: requests "
-                                             "as the independent units)");
+  cJSON_AddStringToObject(how, "percentile", "the wider of order statistics (exact binomial; "
+                                             "ITL: requests as the independent units) and "
+                                             "sections (batch quantiles)");
+  cJSON_AddNumberToObject(how, "run_to_run_rel_sd", CI_RUN_REL_SD); /* added to timing figures */
   cJSON *all = cJSON_AddObjectToObject(o, "figures");
   for (int i = 0; i < FIG_N; i++) {
     const struct fig_desc *d = fig_desc((enum fig_id)i);
@@ -1096,6 +1123,16 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddItemToObject(add, "recv_lag", stat_object(&m->recv_lag, s, "_ms"));
   cJSON_AddItemToObject(add, "connect", stat_object(&m->connect, s, "_ms"));
   cJSON_AddItemToObject(add, "ci", ci_object(&m->figs));
+  /* point length (ci_point_short): whether the point is long enough for its intervals */
+  cJSON *len = cJSON_AddObjectToObject(add, "point_length");
+  char short_why[160];
+  bool is_short = ci_point_short(m->completed, m->duration_s, s->max_concurrency, short_why,
+                                 sizeof short_why);
+  cJSON_AddBoolToObject(len, "short", is_short);
+  if (is_short)
+    cJSON_AddStringToObject(len, "why", short_why);
+  cJSON_AddNumberToObject(len, "min_requests", (double)ci_point_min_requests(s->max_concurrency));
+  cJSON_AddNumberToObject(len, "min_seconds", CI_MIN_POINT_S);
   cJSON *loop = cJSON_AddObjectToObject(st, "loop");
   cJSON_AddNumberToObject(loop, "sse_events", (double)run->events);
   cJSON_AddNumberToObject(loop, "body_bytes", (double)run->body_bytes);

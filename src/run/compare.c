@@ -159,7 +159,22 @@ int run_compare_side_load(const char *path, struct run_compare_side *out, struct
   return 0;
 }
 
+int run_compare_side_add_repeat(struct run_compare_side *side, const char *path,
+                                struct st_err *err) {
+  struct run_compare_side one;
+  if (run_compare_side_load(path, &one, err) != 0) {
+    run_compare_side_fini(&one);
+    return -1;
+  }
+  side->more = xreallocarray(side->more, side->n_more + 1, sizeof(*side->more));
+  side->more[side->n_more++] = one;
+  return 0;
+}
+
 void run_compare_side_fini(struct run_compare_side *side) {
+  for (size_t i = 0; i < side->n_more; i++)
+    run_compare_side_fini(&side->more[i]);
+  free(side->more);
   for (size_t i = 0; i < side->n_results; i++)
     results_file_fini(&side->results[i]);
   free(side->results);
@@ -218,21 +233,97 @@ static size_t metric_rows_fill(struct metric_row *rows, size_t cap) {
 
 enum { MAX_METRIC_ROWS = 3 * FIG_N };
 
-/* Value of row for one result (the side's GPU count for the per-GPU figures);
- * false when unknown. */
-static bool metric_value(const struct run_compare_side *side, const struct results_file *rf,
-                         const struct metric_row *row, double *out) {
-  struct fig_set figs = rf->figs;
-  fig_set_derive(&figs, side->n_gpus);
-  if (!fig_has(&figs, row->id, row->stat))
-    return false;
-  *out = fig_get(&figs, row->id, row->stat);
-  return true;
-}
-
 struct pairing {
   const struct results_file *a, *b;
 };
+
+/* ---------------------------------------------------------------- how sure */
+/* The result of side (repeat 0: the side itself, k: its k-th more) at concurrency conc. */
+static const struct results_file *repeat_result(const struct run_compare_side *side, size_t k,
+                                                int conc) {
+  const struct run_compare_side *r = k == 0 ? side : k <= side->n_more ? &side->more[k - 1] : NULL;
+  for (size_t i = 0; r && i < r->n_results; i++)
+    if (r->results[i].max_concurrency == conc)
+      return &r->results[i];
+  return NULL;
+}
+
+/* v[stat] of figure id in rf with its interval (NaN when not known); the side's GPUs for the
+ * per-GPU figure. False when the value is not known. */
+static bool figure_of(const struct run_compare_side *side, const struct results_file *rf,
+                      enum fig_id id, enum fig_stat stat, double *v, double *lo, double *hi) {
+  *lo = *hi = (double)NAN;
+  if (!rf)
+    return false;
+  struct fig_set figs = rf->figs;
+  fig_set_derive(&figs, side->n_gpus);
+  if (!fig_has(&figs, id, stat))
+    return false;
+  *v = fig_get(&figs, id, stat);
+  fig_get_ci(&figs, id, stat, lo, hi);
+  return true;
+}
+
+bool run_compare_figure(const struct run_compare_side *a, int conc_a,
+                        const struct run_compare_side *b, int conc_b, enum fig_id id,
+                        enum fig_stat stat, struct run_compare_value *out) {
+  memset(out, 0, sizeof *out);
+  ci_ratio_init(&out->ratio);
+  bool higher = fig_desc(id)->higher_is_better;
+  double alo, ahi, blo, bhi;
+  out->has_a = figure_of(a, repeat_result(a, 0, conc_a), id, stat, &out->a, &alo, &ahi);
+  out->has_b = figure_of(b, repeat_result(b, 0, conc_b), id, stat, &out->b, &blo, &bhi);
+  if (!out->has_a && !out->has_b)
+    return false;
+  /* repeats: every repeat both sides measured at these concurrencies */
+  size_t n_rep = (a->n_more < b->n_more ? a->n_more : b->n_more) + 1;
+  if (n_rep > 1 && out->has_a && out->has_b) {
+    double *ratios = xcalloc(n_rep, sizeof *ratios), sum_a = 0, sum_b = 0;
+    size_t m = 0;
+    for (size_t k = 0; k < n_rep; k++) {
+      double va, vb, l, h;
+      if (figure_of(a, repeat_result(a, k, conc_a), id, stat, &va, &l, &h) &&
+          figure_of(b, repeat_result(b, k, conc_b), id, stat, &vb, &l, &h) && va > 0) {
+        ratios[m++] = vb / va;
+        sum_a += va;
+        sum_b += vb;
+      }
+    }
+    if (m > 1) {
+      out->a = sum_a / (double)m;
+      out->b = sum_b / (double)m;
+      ci_ratio_of_repeats(ratios, m, higher, &out->ratio);
+      free(ratios);
+      return true;
+    }
+    free(ratios);
+  }
+  if (out->has_a && out->has_b)
+    ci_ratio_of_intervals(out->a, alo, ahi, out->b, blo, bhi, higher, &out->ratio);
+  return true;
+}
+
+/* Whether a side's result at conc is too short for its intervals (ci_point_short), in any
+ * repeat; why gets the first reason. */
+static bool side_short(const struct run_compare_side *side, int conc, char *why, size_t why_len) {
+  for (size_t k = 0; k <= side->n_more; k++) {
+    const struct results_file *rf = repeat_result(side, k, conc);
+    if (rf && ci_point_short((int64_t)fig_get(&rf->figs, FIG_COMPLETED, FIG_VALUE),
+                             fig_get(&rf->figs, FIG_DURATION, FIG_VALUE), rf->max_concurrency, why,
+                             why_len))
+      return true;
+  }
+  return false;
+}
+
+/* The ratio turned over (A / B from B / A): its interval too. */
+static void ratio_invert(struct ci_ratio *r, bool higher_is_better) {
+  double lo = r->lo, hi = r->hi;
+  r->ratio = 1.0 / r->ratio;
+  r->lo = 1.0 / hi;
+  r->hi = 1.0 / lo;
+  r->verdict = ci_verdict_of(r, higher_is_better);
+}
 
 /* Pairs by concurrency and configuration: first each result of A with B's at its
  * concurrency with the same knobs, then those left with one of B's left at their
@@ -300,6 +391,7 @@ struct speedup {
   bool per_gpu;              /* GPU counts known (else plain throughput) */
   bool throughput_valid, interactivity_valid;
   double throughput, interactivity;
+  struct ci_ratio throughput_ci, interactivity_ci; /* spec side / other side, with intervals */
 };
 
 static void spec_speedup(const struct run_compare_side *a, const struct run_compare_side *b,
@@ -311,23 +403,27 @@ static void spec_speedup(const struct run_compare_side *a, const struct run_comp
   out->spec_side = is_spec(a->spec_label) ? 'a' : 'b';
   const struct run_compare_side *sside = out->spec_side == 'a' ? a : b;
   const struct run_compare_side *oside = out->spec_side == 'a' ? b : a;
-  const struct results_file *m = out->spec_side == 'a' ? p->a : p->b;
-  const struct results_file *o = out->spec_side == 'a' ? p->b : p->a;
   out->spec_label = sside->spec_label;
   out->base_label = oside->spec_label;
   out->per_gpu = sside->n_gpus > 0 && oside->n_gpus > 0;
-  double mt = fig_get(&m->figs, FIG_OUTPUT_TPUT, FIG_VALUE) / (out->per_gpu ? sside->n_gpus : 1);
-  double ot = fig_get(&o->figs, FIG_OUTPUT_TPUT, FIG_VALUE) / (out->per_gpu ? oside->n_gpus : 1);
-  if (ot > 0) {
-    out->throughput_valid = true;
-    out->throughput = mt / ot;
+  /* B / A of throughput (per GPU where both count GPUs) and interactivity (1000 / TPOT p50),
+   * turned over when A is the speculative side */
+  struct run_compare_value t, i;
+  run_compare_figure(a, p->a->max_concurrency, b, p->b->max_concurrency,
+                     out->per_gpu ? FIG_OUTPUT_TPUT_PER_GPU : FIG_OUTPUT_TPUT, FIG_VALUE, &t);
+  run_compare_figure(a, p->a->max_concurrency, b, p->b->max_concurrency, FIG_INTERACTIVITY,
+                     FIG_VALUE, &i);
+  out->throughput_ci = t.ratio;
+  out->interactivity_ci = i.ratio;
+  if (out->spec_side == 'a') {
+    ratio_invert(&out->throughput_ci, true);
+    ratio_invert(&out->interactivity_ci, true);
   }
-  double m_tpot = fig_get(&m->figs, FIG_TPOT, FIG_STAT_P50);
-  double o_tpot = fig_get(&o->figs, FIG_TPOT, FIG_STAT_P50);
-  if (m_tpot > 0 && o_tpot > 0) { /* NaN (unknown) is not > 0 */
-    out->interactivity_valid = true;
-    out->interactivity = o_tpot / m_tpot;
-  }
+  out->throughput_valid = out->throughput_ci.ratio > 0 && isfinite(out->throughput_ci.ratio);
+  out->throughput = out->throughput_ci.ratio;
+  out->interactivity_valid =
+      out->interactivity_ci.ratio > 0 && isfinite(out->interactivity_ci.ratio);
+  out->interactivity = out->interactivity_ci.ratio;
 }
 
 /* ---------------------------------------------------------------- like with like */
@@ -392,6 +488,36 @@ static void print_ratio(FILE *out, bool valid, double v) {
   fprintf(out, " %12s", buf);
 }
 
+/* Figures with no interval of their own (counts, spans, the server's figures): no verdict. */
+static bool fig_gets_interval(enum fig_id id) {
+  enum fig_combine c = fig_desc(id)->combine;
+  return c != FIG_COMBINE_COUNT && c != FIG_COMBINE_SPAN && c != FIG_COMBINE_SERVER;
+}
+
+/* "[0.951, 1.102]" (or "[?]" when not known) and the verdict. */
+static void ratio_ci_text(const struct ci_ratio *r, char *ci, size_t ci_len) {
+  if (r->known)
+    snprintf(ci, ci_len, "[%.3f, %.3f]", r->lo, r->hi);
+  else
+    snprintf(ci, ci_len, "[?]");
+}
+
+static void print_ratio_ci(FILE *out, const struct ci_ratio *r, bool applies) {
+  char ci[64] = "-";
+  if (applies && isfinite(r->ratio))
+    ratio_ci_text(r, ci, sizeof ci);
+  fprintf(out, " %-18s %s", ci, applies && isfinite(r->ratio) ? ci_verdict_word(r->verdict) : "-");
+}
+
+/* How the intervals of a pair were found, for the line under its table. */
+static size_t pair_repeats(const struct run_compare_side *a, const struct run_compare_side *b,
+                           const struct pairing *p) {
+  size_t n = (a->n_more < b->n_more ? a->n_more : b->n_more) + 1, m = 0;
+  for (size_t k = 0; k < n; k++)
+    m += repeat_result(a, k, p->a->max_concurrency) && repeat_result(b, k, p->b->max_concurrency);
+  return m;
+}
+
 /* "A: name (path)" and a line of what it is: speculative decoding, GPUs. */
 static void print_side(FILE *out, char letter, const struct run_compare_side *s) {
   fprintf(out, "%c: %s (%s)\n", letter, s->name ? s->name : "?", s->path);
@@ -449,38 +575,64 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
     if (pairs[p].b->max_concurrency != pairs[p].a->max_concurrency)
       fprintf(out, " vs %d", pairs[p].b->max_concurrency);
     print_configs(out, &pairs[p]);
-    fprintf(out, " (figures to %d significant digits)\n%-30s %12s %12s %12s %12s\n", SIG_DIGITS,
-            "metric", "A", "B", "B-A", "B/A");
+    size_t reps = pair_repeats(a, b, &pairs[p]);
+    char why_a[160], why_b[160];
+    bool short_a = side_short(a, pairs[p].a->max_concurrency, why_a, sizeof why_a);
+    bool short_b = side_short(b, pairs[p].b->max_concurrency, why_b, sizeof why_b);
+    fprintf(out, " (figures to %d significant digits", SIG_DIGITS);
+    if (reps > 1)
+      fprintf(out, "; A and B the means of %zu interleaved repeats", reps);
+    fprintf(out, ")\n");
+    if (short_a)
+      fprintf(out, "A %s: its intervals are wide or unknown\n", why_a);
+    if (short_b)
+      fprintf(out, "B %s: its intervals are wide or unknown\n", why_b);
+    fprintf(out, "%-30s %12s %12s %12s %12s %-18s %s\n", "metric", "A", "B", "B-A", "B/A",
+            "95% CI of B/A", "verdict (B against A)");
     struct metric_row rows[MAX_METRIC_ROWS];
     size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));
     for (size_t r = 0; r < n_rows; r++) {
-      double va = 0, vb = 0;
-      bool ha = metric_value(a, pairs[p].a, &rows[r], &va);
-      bool hb = metric_value(b, pairs[p].b, &rows[r], &vb);
-      if (!ha && !hb)
+      struct run_compare_value cv;
+      if (!run_compare_figure(a, pairs[p].a->max_concurrency, b, pairs[p].b->max_concurrency,
+                              rows[r].id, rows[r].stat, &cv))
         continue;
       bool count = rows[r].count;
       fprintf(out, "%-30s", rows[r].title);
-      print_num(out, ha, va, count);
-      print_num(out, hb, vb, count);
-      print_num(out, ha && hb, vb - va, count);
-      print_ratio(out, ha && hb && va != 0, va != 0 ? vb / va : 0);
+      print_num(out, cv.has_a, cv.a, count);
+      print_num(out, cv.has_b, cv.b, count);
+      print_num(out, cv.has_a && cv.has_b, cv.b - cv.a, count);
+      print_ratio(out, isfinite(cv.ratio.ratio), cv.ratio.ratio);
+      print_ratio_ci(out, &cv.ratio, fig_gets_interval(rows[r].id));
       fputc('\n', out);
     }
+    if (reps > 1)
+      fprintf(out, "95%% CI: from the spread of the %zu repeats' ratios (t interval of the mean "
+                   "log ratio)\n", reps);
+    else
+      fprintf(out, "95%% CI: from each point's own requests (docs/figures.md, \"How sure\"); "
+                   "[?]: too few requests for an interval\n");
     struct speedup su;
     spec_speedup(a, b, &pairs[p], &su);
     if (su.valid) {
       char spec_side = su.spec_side == 'a' ? 'A' : 'B', base_side = su.spec_side == 'a' ? 'B' : 'A';
-      char t[48] = "-", i[48] = "-";
-      if (su.throughput_valid)
+      char t[48] = "-", i[48] = "-", tci[64] = "", ici[64] = "";
+      if (su.throughput_valid) {
         format_sig(t, sizeof t, su.throughput, false);
-      if (su.interactivity_valid)
+        ratio_ci_text(&su.throughput_ci, tci, sizeof tci);
+      }
+      if (su.interactivity_valid) {
         format_sig(i, sizeof i, su.interactivity, false);
-      fprintf(out, "%s speedup (%c = %s, %c = %s): throughput%s %s%s, interactivity %s%s\n",
+        ratio_ci_text(&su.interactivity_ci, ici, sizeof ici);
+      }
+      fprintf(out, "%s speedup (%c = %s, %c = %s): throughput%s %s%s %s %s, interactivity %s%s "
+                   "%s %s\n",
               strcmp(su.spec_label, "mtp") == 0 ? "MTP" : "speculative decoding", spec_side,
               spec_short(su.spec_label), base_side, spec_words(su.base_label),
               su.per_gpu ? " per GPU" : (a->on_cpu || b->on_cpu ? "" : " (GPU counts unknown)"),
-              t, su.throughput_valid ? "x" : "", i, su.interactivity_valid ? "x" : "");
+              t, su.throughput_valid ? "x" : "", tci,
+              su.throughput_valid ? ci_verdict_word(su.throughput_ci.verdict) : "", i,
+              su.interactivity_valid ? "x" : "", ici,
+              su.interactivity_valid ? ci_verdict_word(su.interactivity_ci.verdict) : "");
     }
   }
   free(pairs);
@@ -510,6 +662,25 @@ static cJSON *side_json(const struct run_compare_side *s) {
   return o;
 }
 
+/* "<key>_ci": [lo, hi] or null, "<key>_verdict": the verdict's words (null where the figure
+ * has no interval of its own or no ratio). */
+static void add_ratio_ci(cJSON *o, const char *key, const struct ci_ratio *r, bool applies) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_ci", key);
+  if (applies && r->known) {
+    cJSON *pair = cJSON_AddArrayToObject(o, name);
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(r->lo));
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(r->hi));
+  } else {
+    cJSON_AddNullToObject(o, name);
+  }
+  snprintf(name, sizeof name, "%s_verdict", key);
+  if (applies && isfinite(r->ratio))
+    cJSON_AddStringToObject(o, name, ci_verdict_word(r->verdict));
+  else
+    cJSON_AddNullToObject(o, name);
+}
+
 char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b) {
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddNumberToObject(doc, "schema_version", 1);
@@ -533,18 +704,33 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
     /* each segment's configuration (servetop_run), or null */
     json_add_string_or_null(po, "configuration_a", result_config(pairs[p].a));
     json_add_string_or_null(po, "configuration_b", result_config(pairs[p].b));
+    size_t reps = pair_repeats(a, b, &pairs[p]);
+    cJSON_AddNumberToObject(po, "repeats", (double)reps);
+    char short_why[160];
+    bool is_short = side_short(a, pairs[p].a->max_concurrency, short_why, sizeof short_why);
+    cJSON_AddBoolToObject(po, "short_a", is_short);
+    if (is_short)
+      cJSON_AddStringToObject(po, "short_a_why", short_why);
+    is_short = side_short(b, pairs[p].b->max_concurrency, short_why, sizeof short_why);
+    cJSON_AddBoolToObject(po, "short_b", is_short);
+    if (is_short)
+      cJSON_AddStringToObject(po, "short_b_why", short_why);
+    cJSON_AddStringToObject(po, "ci_method", reps > 1 ? "repeats: t interval of the mean log ratio"
+                                                      : "one run each: both results' own "
+                                                        "intervals, combined on the log scale");
     cJSON *metrics = cJSON_AddObjectToObject(po, "metrics");
     struct metric_row rows[MAX_METRIC_ROWS];
     size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));
     for (size_t r = 0; r < n_rows; r++) {
-      double va = 0, vb = 0;
-      bool ha = metric_value(a, pairs[p].a, &rows[r], &va);
-      bool hb = metric_value(b, pairs[p].b, &rows[r], &vb);
+      struct run_compare_value cv;
+      run_compare_figure(a, pairs[p].a->max_concurrency, b, pairs[p].b->max_concurrency,
+                         rows[r].id, rows[r].stat, &cv);
       cJSON *m = cJSON_AddObjectToObject(metrics, rows[r].key);
-      json_add_number_or_null(m, "a", ha, va);
-      json_add_number_or_null(m, "b", hb, vb);
-      json_add_number_or_null(m, "delta", ha && hb, vb - va);
-      json_add_number_or_null(m, "ratio", ha && hb && va != 0, va != 0 ? vb / va : 0);
+      json_add_number_or_null(m, "a", cv.has_a, cv.a);
+      json_add_number_or_null(m, "b", cv.has_b, cv.b);
+      json_add_number_or_null(m, "delta", cv.has_a && cv.has_b, cv.b - cv.a);
+      json_add_number_or_null(m, "ratio", isfinite(cv.ratio.ratio), cv.ratio.ratio);
+      add_ratio_ci(m, "ratio", &cv.ratio, fig_gets_interval(rows[r].id));
       cJSON_AddBoolToObject(m, "higher_is_better", rows[r].higher_is_better);
     }
     /* spec_speedup for any method; mtp_speedup (as before) only for MTP */
@@ -558,13 +744,17 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
       cJSON_AddStringToObject(s, "baseline_method", su.base_label);
       cJSON_AddBoolToObject(s, "per_gpu", su.per_gpu);
       json_add_number_or_null(s, "throughput", su.throughput_valid, su.throughput);
+      add_ratio_ci(s, "throughput", &su.throughput_ci, su.throughput_valid);
       json_add_number_or_null(s, "interactivity", su.interactivity_valid, su.interactivity);
+      add_ratio_ci(s, "interactivity", &su.interactivity_ci, su.interactivity_valid);
       if (strcmp(su.spec_label, "mtp") == 0) {
         cJSON *m = cJSON_AddObjectToObject(po, "mtp_speedup");
         cJSON_AddStringToObject(m, "mtp_side", side);
         cJSON_AddBoolToObject(m, "per_gpu", su.per_gpu);
         json_add_number_or_null(m, "throughput", su.throughput_valid, su.throughput);
+        add_ratio_ci(m, "throughput", &su.throughput_ci, su.throughput_valid);
         json_add_number_or_null(m, "interactivity", su.interactivity_valid, su.interactivity);
+        add_ratio_ci(m, "interactivity", &su.interactivity_ci, su.interactivity_valid);
       } else {
         cJSON_AddNullToObject(po, "mtp_speedup");
       }

@@ -181,7 +181,12 @@ struct run_session_config {
   const char *engine_why[RUN_SESSION_MAX_ARMS];
   size_t n_arms;                 /* 1, or 2 for an A/B */
   bool parallel;                 /* the arms at the same time (each config its own GPUs) */
+  /* Repeated, interleaved measurement (run --ab --repeats N): every arm is run repeats times,
+   * the arms alternating (A B A B ..., each run all its points; parallel: both at once, N
+   * times); each repeat its own run folder, labelled "<label>-r<k>". <= 1: once. */
+  int repeats;
 };
+enum { RUN_SESSION_MAX_REPEATS = 20 };
 
 enum run_arm_state {
   RUN_ARM_WAITING = 0,           /* not started: an arm before it runs */
@@ -202,6 +207,8 @@ struct run_session_arm {
   struct run_outcome outcome;
   bool have_snap;                /* run_session_snapshot has a picture of it */
   char start_error[512];            /* RUN_ARM_NOT_STARTED: why (empty: called off) */
+  int repeat;                    /* the repeat it runs or ran last (0-based) */
+  int repeats_done;              /* repeats ended (run_session_repeat_outcome has them) */
 };
 
 /* The session as a value (progress of the whole job for a screen). */
@@ -236,6 +243,9 @@ bool run_session_poll(struct run_session *s);
 bool run_session_snapshot(const struct run_session *s, size_t arm, struct snap_run *out,
                           uint64_t *last_seq);
 void run_session_status(const struct run_session *s, struct run_session_status *out);
+/* The outcome of arm's repeat k (0-based, < repeats_done): false when it has not ended. */
+bool run_session_repeat_outcome(const struct run_session *s, size_t arm, int k,
+                                struct run_outcome *out);
 /* run_set_concurrency / run_restart_with on arm's run (-1 with err when it has
  * not started, or as those calls say). */
 int run_session_set_concurrency(struct run_session *s, size_t arm, int conc, struct st_err *err);
@@ -421,11 +431,33 @@ struct run_compare_side {
   struct results_file *results; /* sorted by max_concurrency */
   size_t n_results;
   char *gpu_type;               /* recipe.json's runner ("h200", "cpu"); NULL unknown */
+  /* Repeats (run --ab --repeats N): the same arm measured again, interleaved with the other
+   * arm; each a side of its own (n_more, none of their own more). With repeats on both sides
+   * a ratio's interval comes from the spread of the repeats' ratios, else from each result's
+   * own intervals (docs/figures.md, "How sure"). */
+  struct run_compare_side *more;
+  size_t n_more;
 };
 int run_compare_side_load(const char *path, struct run_compare_side *out, struct st_err *err);
+/* Loads path (a run folder or result) as side's next repeat. */
+int run_compare_side_add_repeat(struct run_compare_side *side, const char *path,
+                                struct st_err *err);
 void run_compare_side_fini(struct run_compare_side *side);
+/* One figure of B against A at a concurrency: A's and B's values (the means over the repeats
+ * where both sides have them) and the ratio B / A with its 95% interval and verdict
+ * (ci_ratio_of_repeats over the repeats, else ci_ratio_of_intervals). False when neither side
+ * has the figure at conc_a / conc_b. */
+struct run_compare_value {
+  bool has_a, has_b;
+  double a, b;
+  struct ci_ratio ratio;         /* ratio.ratio NaN when either is unknown or A is 0 */
+};
+bool run_compare_figure(const struct run_compare_side *a, int conc_a,
+                        const struct run_compare_side *b, int conc_b, enum fig_id id,
+                        enum fig_stat stat, struct run_compare_value *out);
 /* The side-by-side table: every headline metric with delta (B - A) and ratio
- * (B / A) to 4 significant digits, acceptance, and per concurrency the
+ * (B / A) to 4 significant digits with its 95% interval and verdict (faster, slower, no
+ * difference detected), acceptance, and per concurrency the
  * speculative-decoding speedup (MTP, or a draft model), naming each side's
  * method, in throughput per GPU and in interactivity (tok/s/user = 1000 /
  * median TPOT). */

@@ -18,6 +18,12 @@ struct run_session {
   bool have_last[RUN_SESSION_MAX_ARMS];
   uint64_t run_seq[RUN_SESSION_MAX_ARMS];      /* of the run's slot, as last read */
   volatile sig_atomic_t stop_requested;
+  /* repeats: the one running (or last run), the outcomes of those that ended, their labels */
+  int repeat;
+  int repeats_done[RUN_SESSION_MAX_ARMS];
+  struct run_outcome *rep_outcome[RUN_SESSION_MAX_ARMS]; /* RUN_SESSION_MAX_REPEATS each */
+  const char *base_label[RUN_SESSION_MAX_ARMS];
+  char label[RUN_SESSION_MAX_ARMS][128];
 };
 
 /* ---------------------------------------------------------------- the ETA of arms */
@@ -68,6 +74,11 @@ static int arm_points(const struct run_config *cfg) {
 }
 
 static void start_arm(struct run_session *s, size_t i) {
+  if (s->cfg.repeats > 1) { /* each repeat its own folder: "<label>-r<k>" */
+    snprintf(s->label[i], sizeof s->label[i], "%s%sr%d", s->base_label[i] ? s->base_label[i] : "",
+             s->base_label[i] && s->base_label[i][0] ? "-" : "", s->repeat + 1);
+    s->cfg.arm[i].label = s->label[i];
+  }
   const struct run_config *cfg = &s->cfg.arm[i];
   if (!cfg->engine && !cfg->attach_url && s->cfg.engine_why[i]) {
     snprintf(s->start_error[i], sizeof s->start_error[i], "%s", s->cfg.engine_why[i]);
@@ -101,9 +112,39 @@ static bool any_in(const struct run_session *s, enum run_arm_state state) {
   return false;
 }
 
+/* Every arm has ended its repeat and more are asked for (and nothing was stopped, failed or
+ * could not start): every arm waits again, for the next repeat (its run joined and freed; its
+ * last picture kept until the next one comes). */
+static bool next_repeat(struct run_session *s) {
+  if (s->repeat + 1 >= s->cfg.repeats || s->stop_requested)
+    return false;
+  for (size_t i = 0; i < s->cfg.n_arms; i++) {
+    if (s->state[i] != RUN_ARM_ENDED)
+      return false;
+    struct run_outcome o;
+    run_get_outcome(s->run[i], &o);
+    if (o.status != RUN_STATUS_OK)
+      return false;
+  }
+  for (size_t i = 0; i < s->cfg.n_arms; i++) {
+    run_free(s->run[i]);
+    s->run[i] = NULL;
+    s->state[i] = RUN_ARM_WAITING;
+    s->run_seq[i] = 0;
+  }
+  s->repeat++;
+  return true;
+}
+
 /* Sequential arms: the next one starts when none runs, unless the session
  * was stopped or an arm could not start. */
 static bool start_next(struct run_session *s) {
+  if (!any_in(s, RUN_ARM_RUNNING) && !any_in(s, RUN_ARM_WAITING) && next_repeat(s) &&
+      s->cfg.parallel) {
+    for (size_t i = 0; i < s->cfg.n_arms; i++)
+      start_arm(s, i);
+    return true;
+  }
   if (any_in(s, RUN_ARM_RUNNING) || !any_in(s, RUN_ARM_WAITING))
     return false;
   if (s->stop_requested || any_in(s, RUN_ARM_NOT_STARTED)) {
@@ -148,6 +189,10 @@ struct run_session *run_session_start(const struct run_session_config *cfg, stru
       err_setf(err, "run session: arm %zu has no recipe", i + 1);
       return NULL;
     }
+  if (cfg->repeats > RUN_SESSION_MAX_REPEATS) {
+    err_setf(err, "run session: %d repeats (at most %d)", cfg->repeats, RUN_SESSION_MAX_REPEATS);
+    return NULL;
+  }
   struct run_session *s = xcalloc(1, sizeof *s);
   s->cfg = *cfg;
   s->cfg.parallel = cfg->parallel && cfg->n_arms > 1;
@@ -155,6 +200,8 @@ struct run_session *run_session_start(const struct run_session_config *cfg, stru
   for (size_t i = 0; i < cfg->n_arms; i++) {
     s->last[i] = xcalloc(1, sizeof *s->last[i]);
     s->state[i] = RUN_ARM_WAITING;
+    s->rep_outcome[i] = xcalloc(RUN_SESSION_MAX_REPEATS, sizeof *s->rep_outcome[i]);
+    s->base_label[i] = cfg->arm[i].label;
   }
   if (s->cfg.parallel) {
     for (size_t i = 0; i < cfg->n_arms; i++) {
@@ -184,10 +231,12 @@ bool run_session_poll(struct run_session *s) {
       if (run_snapshot(s->run[i], s->last[i], &s->run_seq[i]))
         s->have_last[i] = true;
       s->state[i] = RUN_ARM_ENDED;
+      if (s->repeats_done[i] < RUN_SESSION_MAX_REPEATS)
+        run_get_outcome(s->run[i], &s->rep_outcome[i][s->repeats_done[i]++]);
       changed = true;
     }
   }
-  if (!s->cfg.parallel && start_next(s))
+  if ((!s->cfg.parallel || s->cfg.repeats > 1) && start_next(s))
     changed = true;
   return changed;
 }
@@ -224,6 +273,8 @@ void run_session_status(const struct run_session *s, struct run_session_status *
       a->started = true;
       run_get_outcome(s->run[i], &a->outcome);
     }
+    a->repeat = s->repeat;
+    a->repeats_done = s->repeats_done[i];
     a->have_snap = s->have_last[i];
     if (s->have_last[i]) {
       pictures[i] = s->last[i];
@@ -243,6 +294,14 @@ void run_session_status(const struct run_session *s, struct run_session_status *
   out->over = over;
   out->remaining_valid = run_arms_remaining_s(pictures, n_points, skip, s->cfg.n_arms,
                                               s->cfg.parallel, &out->remaining_s);
+}
+
+bool run_session_repeat_outcome(const struct run_session *s, size_t arm, int k,
+                                struct run_outcome *out) {
+  if (arm >= s->cfg.n_arms || k < 0 || k >= s->repeats_done[arm])
+    return false;
+  *out = s->rep_outcome[arm][k];
+  return true;
 }
 
 int run_session_set_concurrency(struct run_session *s, size_t arm, int conc, struct st_err *err) {
@@ -296,6 +355,7 @@ void run_session_free(struct run_session *s) {
   for (size_t i = 0; i < RUN_SESSION_MAX_ARMS; i++) {
     run_free(s->run[i]); /* joins: its server is stopped */
     free(s->last[i]);
+    free(s->rep_outcome[i]);
   }
   free(s);
 }

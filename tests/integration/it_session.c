@@ -206,6 +206,53 @@ START_TEST(ab_arms_one_after_the_other) {
 }
 END_TEST
 
+/* --repeats: the arms alternate, A B A B A B, each repeat its own run folder ("-r<k>"), every
+ * repeat's outcome kept, and nothing left running. */
+START_TEST(ab_repeats_interleave) {
+  struct run_session_config sc;
+  ab_config(&sc, 4);
+  sc.repeats = 3;
+  struct st_err err = {{0}};
+  struct run_session *s = run_session_start(&sc, &err);
+  ck_assert_msg(s != NULL, "%s", err.msg);
+  struct run_session_status st;
+  int order[16], n_order = 0, last = -1;
+  for (int waited = 0; waited < 240000; waited += 20) {
+    run_session_poll(s);
+    run_session_status(s, &st);
+    ck_assert_uint_le(st.n_running, 1);
+    if (st.current >= 0) {
+      int now = st.arm[st.current].repeat * 2 + st.current;
+      if (now != last && n_order < 16)
+        order[n_order++] = last = now;
+    }
+    if (st.over)
+      break;
+    usleep(20 * 1000);
+  }
+  ck_assert_msg(st.over, "the repeated A/B did not end");
+  ck_assert_int_eq(n_order, 6);
+  for (int i = 0; i < 6; i++) /* off r1, mtp r1, off r2, mtp r2, off r3, mtp r3 */
+    ck_assert_int_eq(order[i], i);
+  for (size_t arm = 0; arm < 2; arm++) {
+    ck_assert_int_eq(st.arm[arm].repeats_done, 3);
+    for (int k = 0; k < 3; k++) {
+      struct run_outcome o;
+      ck_assert(run_session_repeat_outcome(s, arm, k, &o));
+      ck_assert_msg(o.status == RUN_STATUS_OK, "arm %zu repeat %d: %s", arm, k, o.message);
+      char want[8];
+      snprintf(want, sizeof want, "r%d", k + 1);
+      ck_assert_str_eq(folder_suffix(o.dir), want);
+    }
+    struct run_outcome o;
+    ck_assert(!run_session_repeat_outcome(s, arm, 3, &o));
+  }
+  run_session_free(s);
+  int none[2] = {0, 0};
+  assert_no_process_left(none, 2);
+}
+END_TEST
+
 START_TEST(parallel_arms_and_stop) {
   struct run_session_config sc;
   ab_config(&sc, 4000);
@@ -294,6 +341,7 @@ static Suite *session_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, ab_arms_one_after_the_other);
+  tcase_add_test(tc, ab_repeats_interleave);
   tcase_add_test(tc, parallel_arms_and_stop);
   tcase_add_test(tc, stop_during_the_first_arm_starts_no_other);
   tcase_add_test(tc, an_arm_that_cannot_start);

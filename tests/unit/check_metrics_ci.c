@@ -128,6 +128,34 @@ START_TEST(clustered_quantile_coverage) {
 }
 END_TEST
 
+/* Quantiles of an autocorrelated series (AR(1), phi 0.9, true median 0): order statistics
+ * alone are too narrow; the wider of them and the sections is near 95%. */
+START_TEST(autocorrelated_quantile_coverage) {
+  rng_state = 23;
+  enum { TRIALS = 1000, N = 2000 };
+  static double x[N], sorted[N];
+  int binom = 0, wider = 0;
+  for (int t = 0; t < TRIALS; t++) {
+    double e = normal() / sqrt(1 - 0.81);
+    for (int i = 0; i < N; i++) {
+      e = 0.9 * e + normal();
+      x[i] = sorted[i] = e;
+    }
+    qsort(sorted, N, sizeof(sorted[0]), cmp_d);
+    double med = stats_percentile_sorted(sorted, N, 50), lo, hi, slo, shi;
+    ck_assert(ci_quantile_sorted(sorted, N, 0, 0.5, &lo, &hi));
+    binom += lo <= 0 && 0 <= hi;
+    ck_assert(ci_quantile_sections(x, N, 0.5, med, &slo, &shi));
+    ck_assert(slo <= med && med <= shi);
+    wider += fmin(lo, slo) <= 0 && 0 <= fmax(hi, shi);
+  }
+  double b = (double)binom / TRIALS, w = (double)wider / TRIALS;
+  printf("AR(1) median: order statistics %.3f, wider of them and sections %.3f\n", b, w);
+  ck_assert_msg(b < 0.7, "order statistics alone covered %.3f", b);
+  ck_assert_msg(w >= 0.92 && w <= 0.99, "coverage %.3f", w);
+}
+END_TEST
+
 /* Batch means of an autocorrelated series (AR(1), phi 0.9: a loaded server's neighbouring
  * requests), known mean 5: near 95%, where the naive independent interval is far below. */
 START_TEST(batch_means_coverage) {
@@ -281,6 +309,7 @@ int main(void) {
   tcase_add_test(tc, tiny_samples_give_unknown);
   tcase_add_test(tc, quantile_coverage);
   tcase_add_test(tc, clustered_quantile_coverage);
+  tcase_add_test(tc, autocorrelated_quantile_coverage);
   tcase_add_test(tc, batch_means_coverage);
   tcase_add_test(tc, batch_ratio_of_sums);
   tcase_add_test(tc, ratio_of_intervals_coverage);

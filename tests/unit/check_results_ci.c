@@ -210,10 +210,20 @@ START_TEST(coverage_over_identical_runs) {
          ct = (double)ttft_covered / TRIALS, cm = (double)ttft_mean_covered / TRIALS;
   printf("output throughput: coverage %.3f, another run inside %.3f; TTFT p50 %.3f, mean %.3f\n",
          c, p, ct, cm);
-  ck_assert_msg(c >= 0.90 && c <= 0.995, "output throughput coverage %.3f", c);
-  ck_assert_msg(p >= 0.80, "another identical run inside the interval %.3f", p); /* 0.83 exact */
-  ck_assert_msg(ct >= 0.92 && ct <= 0.99, "TTFT p50 coverage %.3f", ct);
-  ck_assert_msg(cm >= 0.90 && cm <= 0.99, "TTFT mean coverage %.3f", cm);
+  /* at least 95%: the run-to-run allowance (CI_RUN_REL_SD) widens what the requests give, and
+   * these synthetic runs have no run-to-run effect; the estimators' own coverage is checked
+   * without it in check_metrics_ci */
+  ck_assert_msg(c >= 0.95, "output throughput coverage %.3f", c);
+  ck_assert_msg(p >= 0.90, "another identical run inside the interval %.3f", p);
+  ck_assert_msg(ct >= 0.95, "TTFT p50 coverage %.3f", ct);
+  ck_assert_msg(cm >= 0.95, "TTFT mean coverage %.3f", cm);
+  /* ... and no wider than the allowance and the requests' noise together */
+  double width = 0;
+  for (int t = 0; t < TRIALS; t++)
+    width += (hi[t] - lo[t]) / 2 / est[t] / TRIALS;
+  printf("output throughput: mean half-width %.1f%% (allowance alone %.1f%%)\n", 100 * width,
+         100 * CI_Z975 * CI_RUN_REL_SD);
+  ck_assert_msg(width < 1.5 * CI_Z975 * CI_RUN_REL_SD, "half-width %.3f", width);
 }
 END_TEST
 
