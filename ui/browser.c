@@ -29,6 +29,8 @@ static const struct ui_key_help keys[] = {
     {"p", "problems: every load error and doctor's finding", "problems", NULL, 'p', 1},
     {"L", "open the A/B view's list of past runs", "past", NULL, 'L', 5},
     {"A", "attach to a server already running (its URL)", "attach", NULL, 'A', 6},
+    {"t", "tune: search the recipe's knobs for the best setting under an SLO", "tune", NULL,
+     't', 7},
     {"Up/Down k/j", "select a recipe row", NULL, NULL, 0, 0},
     {"PgUp/PgDn Home/End g/G", "page through the list, first / last row", NULL, NULL, 0, 0},
     {"J / K", "scroll the detail pane down / up", NULL, NULL, 0, 0},
@@ -575,6 +577,18 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   case 'A':
     ctx->cmd.kind = UI_CMD_ATTACH_FORM;
     return true;
+  case 't': {
+    const struct browser_pair *p = browser_selected_pair(b);
+    if (!browser_selected(b)) {
+      snprintf(b->message, sizeof b->message, "no recipe selected");
+      b->message_role = THEME_WARNING;
+      return true;
+    }
+    ctx->cmd.kind = UI_CMD_TUNE_FORM;
+    ctx->cmd.recipe = browser_selected(b);
+    ctx->cmd.twin = p && p->off && p->spec ? (ctx->cmd.recipe == p->off ? p->spec : p->off) : NULL;
+    return true;
+  }
   case 'p':
     ctx->cmd.kind = UI_CMD_OPEN;
     ctx->cmd.screen = &problems_screen;

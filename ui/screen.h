@@ -40,6 +40,9 @@ enum ui_cmd_kind {
   UI_CMD_OPEN_LOG,        /* the full-screen log of the server on screen */
   UI_CMD_ATTACH_FORM,     /* the attach form (a server servetop did not launch) */
   UI_CMD_ATTACH,          /* the run view on the server at cmd.path, loaded at cmd.conc */
+  UI_CMD_TUNE_FORM,       /* the Tune form for cmd.recipe (cmd.twin: its twin, knob spec) */
+  UI_CMD_TUNE,            /* start the search the Tune form decided */
+  UI_CMD_TUNE_STOP,       /* the search on screen: run_tune_stop (what was measured is kept) */
 };
 
 /* A launch as the launch form decided it. */

@@ -1,0 +1,233 @@
+/* The Tune form: SLO, knobs, workload and budget of a search (pure; no ncurses). */
+#include "tuneform.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "ui_util.h"
+
+enum { KEY_START = 0 }; /* hints that can be inactive */
+static const struct ui_key_help keys[] = {
+    {"Enter", "start the search (once every field checks out)", "start", NULL, UI_KEY_ENTER, 0},
+    {"Tab Up/Down", "the next / previous field", "field", "Tab", UI_KEY_TAB, 1},
+    {"Bksp", "delete a character (other keys are typed)", NULL, NULL, 0, 0},
+    UI_KEY_HELP_ROW,
+    {"Esc", "cancel: back to the recipes", "cancel", NULL, UI_KEY_ESCAPE, 0},
+};
+
+static const char *const labels[TUNEFORM_FIELDS] = {"SLO",   "knob 1", "knob 2", "knob 3",
+                                                    "knob 4", "input", "output", "budget"};
+
+static void free_knobs(struct tuneform *f) {
+  for (size_t i = 0; i < f->n_knobs; i++)
+    tune_knob_free(&f->knobs[i]);
+  memset(f->knobs, 0, sizeof f->knobs);
+  f->n_knobs = 0;
+}
+
+void tuneform_open(struct tuneform *f, const struct recipe *recipe, const struct recipe *twin) {
+  tuneform_fini(f);
+  f->recipe = recipe;
+  f->twin = twin;
+  tuneform_set(f, TUNEFORM_SLO, "ttft_p99_ms=2000,tpot_p99_ms=50");
+  const struct eng_ops *e = recipe && recipe->engine ? eng_find(recipe->engine) : NULL;
+  int k = TUNEFORM_KNOB1;
+  if (e && eng_gpu_memory_flag(e)) { /* a GPU engine: its KV cache is a share of memory */
+    tuneform_set(f, k++, "max-batch=64,128,256");
+    tuneform_set(f, k++, "kv-cache=0.80:0.92:0.04");
+  } else {
+    tuneform_set(f, k++, "max-batch=1,2,4");
+  }
+  if (twin)
+    tuneform_set(f, k++, "spec=off,on");
+  int isl = recipe ? recipe->isl : 0, osl = recipe ? recipe->osl : 0;
+  snprintf(f->text[TUNEFORM_ISL], sizeof f->text[0], "%d", isl > 0 ? isl : 1024);
+  snprintf(f->text[TUNEFORM_OSL], sizeof f->text[0], "%d", osl > 0 ? osl : 128);
+  tuneform_set(f, TUNEFORM_BUDGET, "30m");
+}
+
+void tuneform_fini(struct tuneform *f) {
+  free_knobs(f);
+  memset(f, 0, sizeof *f);
+  f->error_field = -1;
+}
+
+void tuneform_set(struct tuneform *f, int field, const char *text) {
+  if (field < 0 || field >= TUNEFORM_FIELDS)
+    return;
+  if (text != f->text[field])
+    snprintf(f->text[field], sizeof f->text[field], "%s", text);
+  tuneform_check(f);
+}
+
+int tuneform_parse_budget(const char *text, double *out_s, struct st_err *err) {
+  const char *s = text + strspn(text, " ");
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || !isfinite(v) || v < 0)
+    return err_setf(err, "budget '%.40s': write a duration such as 30m, 90s or 2h (0: none)",
+                    text);
+  double unit = 0;
+  end += strspn(end, " ");
+  if (*end == 's')
+    unit = 1;
+  else if (*end == 'm')
+    unit = 60;
+  else if (*end == 'h')
+    unit = 3600;
+  else if (*end == '\0' && v == 0)
+    unit = 1;
+  if (unit == 0 || (*end && end[1 + strspn(end + 1, " ")] != '\0'))
+    return err_setf(err, "budget '%.40s': say the unit, s, m or h (30m, 90s, 2h; 0: none)", text);
+  *out_s = v * unit;
+  return 0;
+}
+
+/* The error of one field, prefixed by its label. */
+static void field_error(struct tuneform *f, int field, const char *msg) {
+  snprintf(f->error, sizeof f->error, "%s: %s", labels[field], msg);
+  f->error_field = field;
+}
+
+void tuneform_check(struct tuneform *f) {
+  struct st_err err = {{0}};
+  f->error[0] = '\0';
+  f->error_field = -1;
+  free_knobs(f);
+  if (tune_slo_parse(f->text[TUNEFORM_SLO], &f->slo, &err) != 0) {
+    field_error(f, TUNEFORM_SLO, err.msg);
+    return;
+  }
+  for (int i = 0; i < TUNEFORM_MAX_KNOBS; i++) {
+    const char *t = f->text[TUNEFORM_KNOB1 + i];
+    if (!t[strspn(t, " ")])
+      continue; /* an empty line: no knob */
+    struct tune_knob *k = &f->knobs[f->n_knobs];
+    if (tune_knob_parse(t, k, &err) != 0) {
+      field_error(f, TUNEFORM_KNOB1 + i, err.msg);
+      free_knobs(f);
+      return;
+    }
+    f->n_knobs++;
+    for (size_t j = 0; j + 1 < f->n_knobs; j++)
+      if (strcmp(f->knobs[j].name, k->name) == 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "knob '%.60s' is on two lines", k->name);
+        field_error(f, TUNEFORM_KNOB1 + i, msg);
+        free_knobs(f);
+        return;
+      }
+  }
+  int *lengths[] = {&f->isl, &f->osl};
+  for (int i = TUNEFORM_ISL; i <= TUNEFORM_OSL; i++)
+    if (parse_int(f->text[i], lengths[i - TUNEFORM_ISL]) != 0 || *lengths[i - TUNEFORM_ISL] < 1) {
+      char msg[120];
+      snprintf(msg, sizeof msg, "a whole number of tokens >= 1, not '%.40s'", f->text[i]);
+      field_error(f, i, msg);
+      return;
+    }
+  if (tuneform_parse_budget(f->text[TUNEFORM_BUDGET], &f->budget_s, &err) != 0)
+    field_error(f, TUNEFORM_BUDGET, err.msg);
+}
+
+static bool on_key(void *self, int key, struct ui_ctx *ctx) {
+  struct tuneform *f = self;
+  switch (key) {
+  case UI_KEY_ESCAPE: ctx->cmd.kind = UI_CMD_CLOSE; return true;
+  case UI_KEY_TAB:
+  case UI_KEY_DOWN: f->field = (f->field + 1) % TUNEFORM_FIELDS; return true;
+  case UI_KEY_UP: f->field = (f->field + TUNEFORM_FIELDS - 1) % TUNEFORM_FIELDS; return true;
+  case UI_KEY_ENTER:
+    tuneform_check(f);
+    if (!f->error[0])
+      ctx->cmd.kind = UI_CMD_TUNE;
+    else
+      f->field = f->error_field >= 0 ? f->error_field : f->field;
+    return true;
+  default:
+    if (key == '?' || !ui_edit_line(f->text[f->field], sizeof f->text[0], key))
+      return false;
+    tuneform_check(f);
+    return true;
+  }
+}
+
+enum { LABEL_W = 8, BOX_W = 96, ERROR_LINES = 2 };
+
+static const char *const hints[TUNEFORM_FIELDS] = {
+    "ttft/tpot/e2el/itl_p99_ms=MS, min_tok_s_per_user=N",
+    "NAME=LO:HI:STEP or NAME=V1,V2,...",
+    "kv-cache, max-batch, spec, or any server flag",
+    "empty: not searched",
+    "",
+    "tokens a request",
+    "tokens a request",
+    "no point starts after it: 30m, 90s, 2h; 0: none",
+};
+
+static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
+  struct tuneform *f = self;
+  const struct ui_layout *l = ctx->layout;
+  const struct ui_glyphs *gl = ctx->gl;
+  if (l->too_small || !f->recipe)
+    return;
+  int w = l->cols - 4 < BOX_W ? l->cols - 4 : BOX_W;
+  int h = 2 + 2 + TUNEFORM_FIELDS + 1 + ERROR_LINES;
+  struct ui_rect box = {(l->cols - w) / 2, (l->rows - h) / 2, w, h};
+  ui_grid_fill(g, box, THEME_MAIN);
+  char title[220];
+  snprintf(title, sizeof title, "Tune %s", f->recipe->name);
+  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  int x = in.x + 1, vx = x + LABEL_W, end = in.x + in.w - 1, y = in.y;
+  ui_put(g, x, y, end,
+         "The highest load whose SLO holds, per server setting; the knobs' settings searched.",
+         THEME_INACTIVE, gl);
+  for (int i = 0; i < TUNEFORM_FIELDS; i++) {
+    int fy = y + 2 + i;
+    bool bad = f->error_field == i;
+    ui_put(g, x, fy, vx, labels[i], f->field == i ? THEME_HOTKEY : bad ? THEME_ERROR
+                                                                       : THEME_INACTIVE, gl);
+    int fx = ui_put(g, vx, fy, end, f->text[i], bad ? THEME_ERROR : THEME_MAIN, gl);
+    if (f->field == i)
+      fx = ui_put(g, fx, fy, end, "_", THEME_HOTKEY, gl);
+    if (hints[i][0] && fx + 2 < end)
+      ui_put(g, fx + 2, fy, end, hints[i], THEME_INACTIVE, gl);
+  }
+  int ey = y + 2 + TUNEFORM_FIELDS + 1;
+  if (f->error[0])
+    ui_wrap_text(g, x, ey, 0, ERROR_LINES, end - x, f->error, 2, THEME_ERROR, gl->braille);
+  else {
+    char line[200];
+    size_t space = 1;
+    for (size_t i = 0; i < f->n_knobs; i++)
+      space *= f->knobs[i].n_values;
+    snprintf(line, sizeof line, "%zu knob%s, %zu setting%s; each searched over concurrency",
+             f->n_knobs, f->n_knobs == 1 ? "" : "s", space, space == 1 ? "" : "s");
+    ui_put(g, x, ey, end, line, THEME_OK, gl);
+  }
+}
+
+static void footer(void *self, struct ui_footer *out) {
+  struct tuneform *f = self;
+  if (f->error[0]) {
+    out->inactive |= 1u << KEY_START;
+    out->status = "fix the field in red to start";
+    out->status_role = THEME_ERROR;
+  }
+}
+
+const struct ui_screen tuneform_screen = {
+    .name = "tuneform",
+    .help_title = "Tune form keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
+    .overlay = true,
+    .text_input = true,
+    .key = on_key,
+    .render = render,
+    .footer = footer,
+};
