@@ -499,17 +499,16 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
 
 enum { KEY_PCT = 0 }; /* hints that can be inactive */
 static const struct ui_key_help keys[] = {
-    {"p", "latencies shown and judged at p50 / p90 / p99 (the search judges p99)", "pctl",
-     NULL, 'p', 2},
-    {"Up/Down k/j", "select a configuration: its status and why under the table", "select",
+    {"p", "latencies at p50/p90/p99 (the search judges p99)", "pctl", NULL, 'p', 2},
+    {"Up/Down k/j", "select a configuration (its why under the table)", "select",
      "j/k", 'j', 3},
     {"PgUp/PgDn Home/End", "scroll the table of configurations", NULL, NULL, 0, 0},
     {"y / n", "(stop question) yes / no", NULL, NULL, 0, 0},
-    {"b", "back to the recipes (while it searches: stops it, asks)", "back", NULL, 'b', 1},
+    {"b", "back to the recipes (stops the search: asks)", "back", NULL, 'b', 1},
     UI_KEY_HELP_ROW,
-    {"q Esc", "stop the search, keeping what was measured (asks); over: quit / back",
-     "stop", "q", 'q', 0},
+    {"q Esc", "stop, keeping what was measured (asks); over: quit", "stop", "q", 'q', 0},
 };
+
 static void footer(void *self, struct ui_footer *f) {
   struct tuneview *tv = self;
   if (tv->confirm_stop) {
