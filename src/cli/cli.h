@@ -15,6 +15,7 @@ int cmd_sim_main(int argc, char **argv);      /* servetop sim */
 int cmd_bench_main(int argc, char **argv);    /* servetop bench */
 int cmd_run_main(int argc, char **argv);      /* servetop run */
 int cmd_attach_main(int argc, char **argv);   /* servetop attach */
+int cmd_tune_main(int argc, char **argv);     /* servetop tune */
 int cmd_compare_main(int argc, char **argv);  /* servetop compare */
 int cmd_export_main(int argc, char **argv);   /* servetop export */
 int cmd_gpus_main(int argc, char **argv);     /* servetop gpus */

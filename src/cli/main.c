@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
     {"sim", cmd_sim_main, "a simulated SGLang-compatible server (takes launch_server flags)"},
     {"bench", cmd_bench_main, "headless load run against a server (benchmark_serving.py flags)"},
     {"run", cmd_run_main, "launch a recipe's server, measure it, stop it (--ab: MTP vs off)"},
+    {"tune", cmd_tune_main, "search a recipe's knobs for the best setting under an SLO"},
     {"attach", cmd_attach_main, "measure a server that is already running (any OpenAI URL)"},
     {"compare", cmd_compare_main, "two results, runs or sweeps side by side"},
     {"export", cmd_export_main, "a tuned run as an InferenceX master-config entry + script"},

@@ -100,12 +100,17 @@ void fig_set_from_hist_us(struct fig_set *set, enum fig_id id, const struct live
 }
 
 void fig_set_derive(struct fig_set *set, int n_gpus) {
-  double out = fig_get(set, FIG_OUTPUT_TPUT, FIG_VALUE);
+  double out = fig_get(set, FIG_OUTPUT_TPUT, FIG_VALUE), lo, hi;
   fig_set_scalar(set, FIG_OUTPUT_TPUT_PER_GPU, n_gpus > 0 && isfinite(out),
                  n_gpus > 0 ? out / n_gpus : (double)NAN);
+  if (n_gpus > 0 && fig_get_ci(set, FIG_OUTPUT_TPUT, FIG_VALUE, &lo, &hi))
+    fig_set_ci(set, FIG_OUTPUT_TPUT_PER_GPU, FIG_VALUE, lo / n_gpus, hi / n_gpus);
   double tpot = fig_get(set, FIG_TPOT, FIG_STAT_P50);
   fig_set_scalar(set, FIG_INTERACTIVITY, isfinite(tpot) && tpot > 0,
                  tpot > 0 ? 1000.0 / tpot : (double)NAN);
+  /* 1000 / x is monotone: TPOT p50's interval, turned over */
+  if (isfinite(tpot) && tpot > 0 && fig_get_ci(set, FIG_TPOT, FIG_STAT_P50, &lo, &hi) && lo > 0)
+    fig_set_ci(set, FIG_INTERACTIVITY, FIG_VALUE, 1000.0 / hi, 1000.0 / lo);
 }
 
 void fig_format(char *buf, size_t len, const struct fig_set *set, enum fig_id id,

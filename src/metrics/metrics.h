@@ -332,4 +332,63 @@ int64_t fig_spread_tokens(int64_t tokens, uint32_t chunks, uint32_t from, uint32
 void fig_spread_by_second(int64_t tokens, uint32_t total, const uint32_t *chunks, size_t n,
                           int64_t *tokens_out);
 
+/* ---------------------------------------------------------------- how sure (ci.c)
+ * 95% confidence intervals of figures and of A/B ratios; docs/figures.md ("How sure") says
+ * which estimator serves which figure and why. */
+#define CI_LEVEL 0.95
+#define CI_Z975 1.959963984540054
+enum {
+  CI_BATCHES = 10,        /* batch means: at most this many batches (time windows, request runs) */
+  CI_MIN_BATCHES = 5,     /* fewer: no interval (unknown, never a fake one) */
+  CI_MIN_PER_BATCH = 2,   /* requests per batch at least */
+};
+/* The 0.975 quantile of Student's t with df degrees of freedom (NaN for df < 1). */
+double ci_t975(int df);
+/* Batch means: the interval of est = sum(num) / sum(den) from k batches (num[i] over den[i] >
+ * 0), est +- t(k-1) * the ratio estimator's standard error. False (lo, hi NaN) when k <
+ * CI_MIN_BATCHES or a batch is empty. */
+bool ci_batch_ratio(const double *num, const double *den, size_t k, double est, double *lo,
+                    double *hi);
+/* How many batches n requests make (<= CI_BATCHES, >= CI_MIN_PER_BATCH each); 0: too few. */
+size_t ci_batches_for(size_t n);
+/* The interval of est = sum(values) / sum(weights) (weights NULL: all 1, a plain mean) over n
+ * items in their order (dispatch order), in ci_batches_for(n) consecutive batches. */
+bool ci_mean_batched(const double *values, const double *weights, size_t n, double est,
+                     double *lo, double *hi);
+/* The exact distribution-free 95% interval of the q-quantile (0 < q < 1) of n independent
+ * samples: ranks [lo_rank, hi_rank] (1-based order statistics). False when n is too small for
+ * an interval inside the sample (e.g. p50 needs n >= 6, p99 n >= 367). */
+bool ci_quantile_ranks(size_t n, double q, size_t *lo_rank, size_t *hi_rank);
+/* The interval of the q-quantile of sorted[0..n): the order statistics of ci_quantile_ranks
+ * for n_eff independent samples (0 or n: all are; fewer: samples cluster, e.g. the gaps of
+ * n_eff requests), at the same relative ranks of the whole sample. */
+bool ci_quantile_sorted(const double *sorted, size_t n, size_t n_eff, double q, double *lo,
+                        double *hi);
+
+/* A ratio B / A with its 95% interval and verdict (of B against A). */
+enum ci_verdict { CI_NO_DIFFERENCE, CI_FASTER, CI_SLOWER };
+struct ci_ratio {
+  double ratio;           /* B / A; NaN when not known */
+  double lo, hi;          /* the interval; NaN when not known */
+  bool known;             /* the interval is known */
+  int repeats;            /* ci_ratio_of_repeats: the repeats it rests on; 0: one run each */
+  enum ci_verdict verdict;
+};
+void ci_ratio_init(struct ci_ratio *r);
+/* One run per arm: the interval of b / a from each value's own interval, on the log scale
+ * (each half-width / z as a standard error, the two combined in quadrature). */
+void ci_ratio_of_intervals(double a, double a_lo, double a_hi, double b, double b_lo,
+                           double b_hi, bool higher_is_better, struct ci_ratio *out);
+/* Repeated, interleaved runs: the geometric mean of the n repeats' ratios, and the t interval
+ * of their mean log (n >= 2; non-positive or NaN ratios are skipped). */
+void ci_ratio_of_repeats(const double *ratios, size_t n, bool higher_is_better,
+                         struct ci_ratio *out);
+/* faster / slower when the whole interval is on one side of 1 (for a figure where lower is
+ * better, a ratio above 1 is slower), else (or unknown) no difference detected. */
+enum ci_verdict ci_verdict_of(const struct ci_ratio *r, bool higher_is_better);
+/* "faster", "slower", "no difference detected". */
+const char *ci_verdict_word(enum ci_verdict v);
+/* "1.234x [1.100, 1.380] faster", "1.234x [?] no difference detected", or "-". */
+void ci_ratio_format(char *buf, size_t len, const struct ci_ratio *r);
+
 #endif

@@ -178,6 +178,24 @@ static void fill_second_medians(struct second_value *pairs, size_t n, struct res
   free(tmp);
 }
 
+/* Adds a completed request's output tokens to bins[t / bin_ns] (t from the first dispatch;
+ * later than the last bin: the last) by chunk arrival, its tokens spread evenly over its
+ * token-carrying chunks (a finish-only last chunk without text has none): fig_spread_tokens,
+ * the rule the live window uses too. */
+static void spread_output_tokens(const struct lg_record *r, int64_t bin_ns, size_t n_bins,
+                                 int64_t *bins) {
+  uint32_t n_chunks = r->n_chunk_gaps + 1;
+  uint32_t carrying = (r->flags & LG_REC_LAST_CHUNK_NO_TOKEN) && n_chunks > 1 ? n_chunks - 1
+                                                                             : n_chunks;
+  int64_t t_ns = r->dispatch_ns + r->ttft_ns;
+  for (uint32_t c = 0; c < carrying; c++) {
+    if (c > 0)
+      t_ns += (int64_t)r->chunk_gaps_us[c - 1] * 1000;
+    size_t b = t_ns > 0 ? (size_t)(t_ns / bin_ns) : 0;
+    bins[b < n_bins ? b : n_bins - 1] += fig_spread_tokens(r->output_tokens, carrying, c, c + 1);
+  }
+}
+
 static void compute_seconds(const struct lg_result *run, struct results_metrics *m) {
   int64_t span_ns = run->end_mono_ns - run->start_mono_ns;
   size_t n_secs = (size_t)(span_ns > 0 ? (span_ns + 999999999) / 1000000000 : 1);
@@ -189,6 +207,7 @@ static void compute_seconds(const struct lg_result *run, struct results_metrics 
   struct results_second *secs = xcalloc(n_secs, sizeof(*secs));
   struct second_value *ttfts = xcalloc(run->n_records + 1, sizeof(*ttfts));
   struct second_value *tpots = xcalloc(run->n_records + 1, sizeof(*tpots));
+  int64_t *tokens = xcalloc(n_secs, sizeof(*tokens));
   size_t n_ttft = 0, n_tpot = 0;
   for (size_t i = 0; i < run->n_records; i++) {
     const struct lg_record *r = &run->records[i];
@@ -209,27 +228,100 @@ static void compute_seconds(const struct lg_result *run, struct results_metrics 
     ttfts[n_ttft++] = (struct second_value){(int64_t)sc, (double)r->ttft_ns / 1e6};
     if (r->output_tokens > 1)
       tpots[n_tpot++] = (struct second_value){(int64_t)sc, record_tpot_s(r) * 1e3};
-    /* Tokens by chunk arrival, a request's tokens spread evenly over its
-     * token-carrying chunks (a finish-only last chunk without text has none):
-     * fig_spread_tokens, the rule the live window uses too. */
-    uint32_t n_chunks = r->n_chunk_gaps + 1;
-    uint32_t carrying = (r->flags & LG_REC_LAST_CHUNK_NO_TOKEN) && n_chunks > 1 ? n_chunks - 1
-                                                                               : n_chunks;
-    int64_t t_ns = r->dispatch_ns + r->ttft_ns;
-    for (uint32_t c = 0; c < carrying; c++) {
-      if (c > 0)
-        t_ns += (int64_t)r->chunk_gaps_us[c - 1] * 1000;
-      size_t st = (size_t)(t_ns / 1000000000);
-      secs[st < n_secs ? st : n_secs - 1].output_tokens +=
-          fig_spread_tokens(r->output_tokens, carrying, c, c + 1);
-    }
+    spread_output_tokens(r, 1000000000, n_secs, tokens);
   }
+  for (size_t i = 0; i < n_secs; i++)
+    secs[i].output_tokens = tokens[i];
+  free(tokens);
   fill_second_medians(ttfts, n_ttft, secs, n_secs, false);
   fill_second_medians(tpots, n_tpot, secs, n_secs, true);
   free(ttfts);
   free(tpots);
   m->seconds = secs;
   m->n_seconds = n_secs;
+}
+
+/* ---------------------------------------------------------------- how sure
+ * The 95% intervals of the figures a choice rests on (docs/figures.md, "How sure"). */
+static const double ci_quantiles[FIG_N_STATS] = {[FIG_STAT_P50] = 0.50, [FIG_STAT_P90] = 0.90,
+                                                 [FIG_STAT_P99] = 0.99};
+
+/* The mean's interval by batch means over the items in dispatch order (weights: NULL, or
+ * each item's count when values are sums), times scale. Before the summaries sort values. */
+static void mean_ci(const double *values, const double *weights, size_t n, double scale,
+                    struct fig_value *f) {
+  double den = weights ? stats_sum(weights, n) : (double)n;
+  double lo, hi;
+  if (n > 0 && den > 0 &&
+      ci_mean_batched(values, weights, n, stats_sum(values, n) / den, &lo, &hi)) {
+    f->lo[FIG_STAT_MEAN] = lo * scale;
+    f->hi[FIG_STAT_MEAN] = hi * scale;
+  }
+}
+
+/* p50, p90, p99's intervals from the sorted values (order statistics for n_eff independent
+ * requests; 0: every value is one), times scale. */
+static void quantile_cis(const double *sorted, size_t n, size_t n_eff, double scale,
+                         struct fig_value *f) {
+  for (int k = FIG_STAT_P50; k < FIG_N_STATS; k++) {
+    double lo, hi;
+    if (ci_quantile_sorted(sorted, n, n_eff, ci_quantiles[k], &lo, &hi)) {
+      f->lo[k] = lo * scale;
+      f->hi[k] = hi * scale;
+    }
+  }
+}
+
+/* Throughputs by batch means over time windows: the point's span cut into K equal windows
+ * (the last takes the remainder), each window's tokens (by chunk arrival), completions and
+ * completed requests' prompt tokens (at their end) over its length. */
+static void throughput_cis(const struct lg_result *run, struct results_metrics *m) {
+  size_t k = ci_batches_for((size_t)(m->completed > 0 ? m->completed : 0));
+  int64_t span_ns = run->end_mono_ns - run->start_mono_ns;
+  if (k == 0 || span_ns < (int64_t)k)
+    return;
+  int64_t bin_ns = span_ns / (int64_t)k;
+  int64_t out_tok[CI_BATCHES] = {0};
+  double done[CI_BATCHES] = {0}, total[CI_BATCHES] = {0}, out[CI_BATCHES] = {0},
+         len_s[CI_BATCHES] = {0};
+  for (size_t i = 0; i < run->n_records; i++) {
+    const struct lg_record *r = &run->records[i];
+    if (r->failure != LG_OK)
+      continue;
+    spread_output_tokens(r, bin_ns, k, out_tok);
+    int64_t end_ns = r->dispatch_ns + r->e2el_ns;
+    size_t b = end_ns > 0 ? (size_t)(end_ns / bin_ns) : 0;
+    b = b < k ? b : k - 1;
+    done[b] += 1;
+    total[b] += r->prompt_len;
+  }
+  for (size_t b = 0; b < k; b++) {
+    out[b] = (double)out_tok[b];
+    total[b] += out[b];
+    len_s[b] = (double)(b + 1 < k ? bin_ns : span_ns - (int64_t)(k - 1) * bin_ns) / 1e9;
+  }
+  const struct {
+    enum fig_id id;
+    const double *num;
+  } rows[] = {{FIG_REQ_TPUT, done}, {FIG_OUTPUT_TPUT, out}, {FIG_TOTAL_TPUT, total}};
+  for (size_t i = 0; i < ST_ARRAY_LEN(rows); i++) {
+    double lo, hi;
+    if (ci_batch_ratio(rows[i].num, len_s, k, fig_get(&m->figs, rows[i].id, FIG_VALUE), &lo, &hi))
+      fig_set_ci(&m->figs, rows[i].id, FIG_VALUE, lo, hi);
+  }
+}
+
+/* Every interval holds its value (an estimator centred elsewhere, or rounding, could leave
+ * it a hair outside), and a rate's or a latency's does not go below 0. */
+static void ci_hold_values(struct fig_set *figs) {
+  for (int i = 0; i < FIG_N; i++)
+    for (int k = 0; k < FIG_N_STATS; k++) {
+      struct fig_value *f = &figs->f[i];
+      if (!isfinite(f->lo[k]) || !isfinite(f->hi[k]) || !isfinite(f->v[k]))
+        continue;
+      f->lo[k] = fmax(0, fmin(f->lo[k], f->v[k]));
+      f->hi[k] = fmax(f->hi[k], f->v[k]);
+    }
 }
 
 void results_compute(const struct lg_result *run, const struct results_settings *s,
@@ -249,6 +341,8 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   double *lag = xcalloc(n + 1, sizeof(double));
   double *connect = xcalloc(n + 1, sizeof(double));
   double *accept = xcalloc(n + 1, sizeof(double));
+  double *itl_sum = xcalloc(n + 1, sizeof(double)), *itl_cnt = xcalloc(n + 1, sizeof(double));
+  size_t n_itl_req = 0;
   size_t n_ok = 0, n_tpot = 0, n_itl = 0, n_lag = 0, n_connect = 0, n_accept = 0;
   int64_t good = 0;
   for (size_t i = 0; i < n; i++) {
@@ -302,6 +396,10 @@ void results_compute(const struct lg_result *run, const struct results_settings 
       itl_tok[n_itl] = (per_chunk > 0 ? gap_s / per_chunk : gap_s) * 1000.0;
       n_itl++;
     }
+    if (r->n_chunk_gaps > 0) { /* a request's gaps together: one batch item */
+      itl_sum[n_itl_req] = stats_sum(itl + n_itl - r->n_chunk_gaps, r->n_chunk_gaps);
+      itl_cnt[n_itl_req++] = r->n_chunk_gaps;
+    }
     tpc[n_ok] = (double)r->output_tokens / (double)(r->n_chunk_gaps + 1);
     if (r->connect_us > 0)
       connect[n_connect++] = (double)r->connect_us / 1000.0;
@@ -330,12 +428,26 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   out->failure_rate = sent > 0 ? (double)out->failed / (double)sent : 0.0;
   struct fig_set *figs = &out->figs;
   fig_set_clear(figs);
+  /* How sure: the means' intervals from the values in dispatch order (before they are sorted) */
+  mean_ci(ttft, NULL, n_ok, 1000.0, &figs->f[FIG_TTFT]);
+  mean_ci(tpot, NULL, n_tpot, 1000.0, &figs->f[FIG_TPOT]);
+  mean_ci(itl_sum, itl_cnt, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
+  mean_ci(e2el, NULL, n_ok, 1000.0, &figs->f[FIG_E2EL]);
+  mean_ci(tpc, NULL, n_ok, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
   summarize_s_as_ms(ttft, n_ok, s, &out->stat[RESULTS_TTFT], &figs->f[FIG_TTFT]);
   summarize_s_as_ms(tpot, n_tpot, s, &out->stat[RESULTS_TPOT], &figs->f[FIG_TPOT]);
   summarize_s_as_ms(itl, n_itl, s, &out->stat[RESULTS_ITL], &figs->f[FIG_ITL]);
   summarize_s_as_ms(e2el, n_ok, s, &out->stat[RESULTS_E2EL], &figs->f[FIG_E2EL]);
   summarize_ms(itl_tok, n_itl, s, &out->itl_per_token);
   summarize_fig(tpc, n_ok, s, &out->tokens_per_chunk, &figs->f[FIG_TOKENS_PER_CHUNK], 1.0);
+  /* ... and the quantiles' from the sorted values (ITL: its gaps cluster by request) */
+  quantile_cis(ttft, n_ok, 0, 1000.0, &figs->f[FIG_TTFT]);
+  quantile_cis(tpot, n_tpot, 0, 1000.0, &figs->f[FIG_TPOT]);
+  quantile_cis(itl, n_itl, n_itl_req, 1000.0, &figs->f[FIG_ITL]);
+  quantile_cis(e2el, n_ok, 0, 1000.0, &figs->f[FIG_E2EL]);
+  quantile_cis(tpc, n_ok, 0, 1.0, &figs->f[FIG_TOKENS_PER_CHUNK]);
+  free(itl_sum);
+  free(itl_cnt);
   summarize_fig(lag, n_lag, s, &out->send_lag, &figs->f[FIG_SEND_LAG], 1.0);
   summarize_ms(connect, n_connect, s, &out->connect);
   summarize_ms(accept, n_accept, s, &out->accept_rate);
@@ -354,6 +466,8 @@ void results_compute(const struct lg_result *run, const struct results_settings 
   fig_set_scalar(figs, FIG_TOTAL_TPUT, timed, out->total_token_throughput);
   fig_set_scalar(figs, FIG_COMPLETED, true, (double)out->completed);
   fig_set_scalar(figs, FIG_DURATION, true, out->duration_s);
+  throughput_cis(run, out);
+  ci_hold_values(figs);
   fig_set_derive(figs, 0);
   compute_seconds(run, out);
 }
@@ -625,6 +739,41 @@ static cJSON *signals_object(const struct sig_summary *sig, const struct lg_resu
     json_add_number_or_null(row, "num_queued", true, pt->num_queued);
     json_add_number_or_null(row, "generation_tokens_total", true, pt->gen_tokens_total);
     cJSON_AddItemToArray(series, row);
+  }
+  return o;
+}
+
+/* servetop/additions/ci: {"level": 0.95, "methods": {...}, "figures": {"<name>": {"<stat>":
+ * [lo, hi]}}} for every saved figure whose interval is known; <stat> "value" for a scalar,
+ * else "mean", "p50", "p90", "p99". results_figures_from_json reads it back. */
+static const char *ci_stat_key(const struct fig_desc *d, int k) {
+  return d->kind == FIG_SCALAR ? "value" : fig_stat_name((enum fig_stat)k);
+}
+
+static cJSON *ci_object(const struct fig_set *figs) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "level", CI_LEVEL);
+  cJSON *how = cJSON_AddObjectToObject(o, "methods");
+  cJSON_AddStringToObject(how, "throughput", "batch means over equal time windows of the point");
+  cJSON_AddStringToObject(how, "mean", "batch means over consecutive requests (dispatch order)");
+  cJSON_AddStringToObject(how, "percentile", "order statistics (exact binomial; ITL: requests "
+                                             "as the independent units)");
+  cJSON *all = cJSON_AddObjectToObject(o, "figures");
+  for (int i = 0; i < FIG_N; i++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)i);
+    if (d->json_style == FIG_JSON_NONE)
+      continue;
+    cJSON *one = NULL;
+    for (int k = 0; k < (d->kind == FIG_SCALAR ? 1 : FIG_N_STATS); k++) {
+      double lo, hi;
+      if (!fig_get_ci(figs, d->id, (enum fig_stat)k, &lo, &hi))
+        continue;
+      if (!one)
+        one = cJSON_AddObjectToObject(all, d->name);
+      cJSON *pair = cJSON_AddArrayToObject(one, ci_stat_key(d, k));
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber(lo));
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber(hi));
+    }
   }
   return o;
 }
@@ -930,6 +1079,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON_AddItemToObject(add, "tokens_per_chunk", stat_object(&m->tokens_per_chunk, s, ""));
   cJSON_AddItemToObject(add, "send_lag", stat_object(&m->send_lag, s, "_ms"));
   cJSON_AddItemToObject(add, "connect", stat_object(&m->connect, s, "_ms"));
+  cJSON_AddItemToObject(add, "ci", ci_object(&m->figs));
   cJSON *loop = cJSON_AddObjectToObject(st, "loop");
   cJSON_AddNumberToObject(loop, "sse_events", (double)run->events);
   cJSON_AddNumberToObject(loop, "body_bytes", (double)run->body_bytes);
@@ -1095,6 +1245,19 @@ void results_figures_from_json(const void *json, struct fig_set *out) {
       f->valid = f->n > 0 && isfinite(f->v[FIG_STAT_MEAN]);
       break;
     }
+    }
+  }
+  /* The intervals, where the file has them (servetop/additions/ci) */
+  const cJSON *cis = json_at_path(root, "servetop/additions/ci/figures");
+  for (int i = 0; cis && i < FIG_N; i++) {
+    const struct fig_desc *d = fig_desc((enum fig_id)i);
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(cis, d->name);
+    for (int k = 0; cJSON_IsObject(one) && k < (d->kind == FIG_SCALAR ? 1 : FIG_N_STATS); k++) {
+      const cJSON *pair = cJSON_GetObjectItemCaseSensitive(one, ci_stat_key(d, k));
+      const cJSON *lo = cJSON_GetArrayItem(pair, 0), *hi = cJSON_GetArrayItem(pair, 1);
+      if (cJSON_IsArray(pair) && cJSON_IsNumber(lo) && cJSON_IsNumber(hi) &&
+          lo->valuedouble <= hi->valuedouble)
+        fig_set_ci(out, d->id, (enum fig_stat)k, lo->valuedouble, hi->valuedouble);
     }
   }
   fig_set_derive(out, 0);

@@ -374,6 +374,8 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->isl = run->cfg.isl > 0 ? run->cfg.isl : (r->isl > 0 ? r->isl : 1024);
   p->osl = run->cfg.osl > 0 ? run->cfg.osl : (r->osl > 0 ? r->osl : 1024);
   p->range_ratio = r->bench.random_range_ratio > 0 ? r->bench.random_range_ratio : 0.8;
+  if (run->cfg.range_ratio_set)
+    p->range_ratio = run->cfg.range_ratio;
   p->chat_template = run->cfg.chat_template >= 0 ? run->cfg.chat_template != 0
                                                  : r->bench.use_chat_template;
 }
@@ -841,6 +843,63 @@ static enum run_status status_after_point(struct run *run, enum point_end end,
   return status;
 }
 
+/* Points on demand (run_measure_point): waits for each concurrency asked for, measures it on
+ * the server (started at the first, restarted only when its command changes) and hands the
+ * saved point back; ends when no more are asked for, on a stop, or when the server fails. */
+static enum run_status run_points_on_demand(struct run *run, char **running_cmd,
+                                            struct st_err *err) {
+  const struct recipe *r = run->cfg.recipe;
+  enum run_status status = RUN_STATUS_OK;
+  for (int k = 0; status == RUN_STATUS_OK; k++) {
+    pthread_mutex_lock(&run->lock);
+    while (run->demand_conc == 0 && !run->demand_end && !run->stop_requested) {
+      struct timespec until; /* a stop comes from a signal handler: polled */
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += TICK_MS * 1000000L;
+      if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&run->demand_cond, &run->lock, &until);
+    }
+    int conc = run->demand_conc;
+    bool end = run->demand_end;
+    pthread_mutex_unlock(&run->lock);
+    if (run->stop_requested) {
+      status = RUN_STATUS_INTERRUPTED;
+      set_outcome(run, status, "stopped after %d point(s)", k);
+      break;
+    }
+    if (end || conc <= 0)
+      break;
+    run->cfg.conc = conc;
+    struct point_plan plan;
+    plan_point(run, &r->points[0], &plan);
+    run->snap.progress.point_index = k;
+    run->snap.progress.n_points = k + 1;
+    run->snap.concurrency.target = conc;
+    int written = run->snap.points.n_written;
+    status = ensure_server(run, &plan, running_cmd, err);
+    bool saved = false;
+    if (status == RUN_STATUS_OK) {
+      enum point_end pend = measure_one_point(run, k, &plan, &saved, err);
+      check_mislabel(run);
+      /* too many failed requests is the point's verdict (it was saved), not the run's */
+      if (pend != POINT_REQUESTS_FAILED)
+        status = status_after_point(run, pend, &plan, saved, err);
+    }
+    pthread_mutex_lock(&run->lock);
+    run->demand_conc = 0;
+    run->demand_ready = true;
+    run->demand_measured = saved && run->snap.points.n_written > written;
+    if (run->demand_measured)
+      run->demand_result = run->snap.points.point[run->snap.points.n - 1];
+    pthread_cond_broadcast(&run->done_cond);
+    pthread_mutex_unlock(&run->lock);
+  }
+  return status;
+}
+
 static void *run_main(void *arg) {
   pthread_setname_np(pthread_self(), "st-run"); /* shows in top -H and /proc */
   struct run *run = arg;
@@ -869,6 +928,10 @@ static void *run_main(void *arg) {
   }
   enum run_status status = RUN_STATUS_OK;
   char *running_cmd = NULL;
+  if (run->cfg.points_on_demand) {
+    status = run_points_on_demand(run, &running_cmd, &err);
+    n_points = 0; /* the loop below measures nothing */
+  }
   for (size_t i = 0; i < n_points && status == RUN_STATUS_OK; i++) {
     struct point_plan plan;
     plan_point(run, &r->points[i], &plan);
@@ -1013,6 +1076,7 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err) {
   run->slot = snap_slot_new();
   pthread_mutex_init(&run->lock, NULL);
   pthread_cond_init(&run->done_cond, NULL);
+  pthread_cond_init(&run->demand_cond, NULL);
   run->outcome.status = RUN_STATUS_RUNNING;
   run->outcome.max_total_num_tokens = -1;
   run->server.max_total_num_tokens = run->server.kv_per_slot_tokens = -1;
@@ -1073,6 +1137,53 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
   return ok ? 0 : err_setf(err, "restart: no point is being measured (or a restart is pending)");
 }
 
+int run_measure_point(struct run *run, int conc, const volatile int *cancel,
+                      struct snap_point_result *out, char *why, size_t why_len) {
+  pthread_mutex_lock(&run->lock);
+  const char *refused = !run->cfg.points_on_demand ? "the run does not take points on demand"
+                        : conc < 1                  ? "concurrency must be >= 1"
+                        : run->demand_conc          ? "a point is being measured"
+                        : run->demand_end           ? "no more points were to come"
+                                                    : NULL;
+  if (refused) {
+    pthread_mutex_unlock(&run->lock);
+    snprintf(why, why_len, "%s", refused);
+    return -1;
+  }
+  run->demand_conc = conc;
+  run->demand_ready = false;
+  pthread_cond_broadcast(&run->demand_cond);
+  while (!run->demand_ready && !run->done) {
+    if (cancel && *cancel)
+      run_stop(run); /* flags only: fine under the lock */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += TICK_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&run->done_cond, &run->lock, &until);
+  }
+  bool measured = run->demand_ready && run->demand_measured;
+  if (measured)
+    *out = run->demand_result;
+  run->demand_ready = false;
+  run->demand_conc = 0;
+  bool over = run->done || run->outcome.status != RUN_STATUS_RUNNING;
+  snprintf(why, why_len, "%s",
+           over && run->outcome.message[0] ? run->outcome.message : "the point was not measured");
+  pthread_mutex_unlock(&run->lock);
+  return measured ? 0 : -1;
+}
+
+void run_end_points(struct run *run) {
+  pthread_mutex_lock(&run->lock);
+  run->demand_end = true;
+  pthread_cond_broadcast(&run->demand_cond);
+  pthread_mutex_unlock(&run->lock);
+}
+
 void run_stop(struct run *run) {
   run->stop_requested = 1;
   run->cancel_measure = 1; /* also stops building prompts */
@@ -1131,5 +1242,6 @@ void run_free(struct run *run) {
   snap_slot_free(run->slot);
   pthread_mutex_destroy(&run->lock);
   pthread_cond_destroy(&run->done_cond);
+  pthread_cond_destroy(&run->demand_cond);
   free(run);
 }

@@ -55,6 +55,9 @@ struct run_config {
   int64_t stop_grace_ms;        /* 0 = 10 s */
   bool allow_mislabel;          /* a mislabelled run is not a failure */
   uint64_t seed;
+  bool range_ratio_set;         /* range_ratio overrides the recipe's random range ratio */
+  double range_ratio;
+  bool points_on_demand;        /* no point of its own: run_measure_point asks for each (tune) */
 };
 void run_config_init(struct run_config *cfg);
 
@@ -104,6 +107,17 @@ int run_set_concurrency(struct run *run, int conc, struct st_err *err);
  * request was queued, -1 with err when the run is over or the knob is bad
  * for the recipe's engine (eng_check_knob: checked before anything stops). */
 int run_restart_with(struct run *run, const char *knob, const char *value, struct st_err *err);
+
+/* Points on demand (run_config.points_on_demand; `servetop tune`): the run measures no point
+ * of its own. Each run_measure_point measures one at concurrency conc on the run's server
+ * (launched at the first; kept up while its command stays the same) and blocks until it
+ * ends: 0 with *out (the saved result's figures, as the snapshot's point list holds them;
+ * out->end says how it ended), or -1 with why (one line: the server did not start, with
+ * its reason; it died; the run was stopped or is over). One caller at a time.
+ * run_end_points: no more points; the run ends ok (its server stopped). */
+int run_measure_point(struct run *run, int conc, const volatile int *cancel,
+                      struct snap_point_result *out, char *why, size_t why_len);
+void run_end_points(struct run *run);
 
 /* Asks the run to end: load stopped, partial results saved, server stopped.
  * Returns at once; async-signal-safe. */
@@ -253,6 +267,8 @@ struct run_tune_config {
   int chat_template;             /* 1 / 0 / -1: as the recipe's benchmark says */
   const char *gpus;
   uint64_t seed;
+  char *const *extra_server_args; /* appended to every server command (run_config's) */
+  size_t n_extra_server_args;
 };
 struct run_tune; /* opaque */
 
@@ -267,6 +283,8 @@ struct run_tune_status {
   bool eta_valid;
   double eta_s;                  /* left until the search ends (at most the budget left) */
   int n_gpus;                    /* the throughput is per GPU when > 0, else in all */
+  char engine[32];               /* the engine launched ("sim", "sglang", "llama.cpp") */
+  bool simulated;                /* servetop sim: a model's figures */
 };
 
 /* Starts the search; NULL with err for a bad config (a knob the engine does not take, an
@@ -281,6 +299,20 @@ void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_r
 void run_tune_stop(struct run_tune *t);
 bool run_tune_wait(struct run_tune *t, int64_t timeout_ms); /* true when over */
 void run_tune_free(struct run_tune *t);
+/* The answer, from a result (run_tune_poll's once over): the winner and the runner-up with
+ * goodput and interval, and how it compares with the recipe as written (the start), as lines
+ * (markdown: list items). */
+void run_tune_answer(const struct run_tune *t, const struct tune_result *res, struct sbuf *sb,
+                     bool markdown);
+/* Every configuration visited with its status, best concurrency, goodput and interval, and
+ * why (a markdown table, readable as text). */
+void run_tune_config_table(const struct run_tune *t, const struct tune_result *res,
+                           struct sbuf *sb);
+/* One saved point as the search reads it: TTFT / TPOT / E2EL / ITL p99 and the tok/s per
+ * user with their 95% intervals, the output throughput (per GPU when n_gpus > 0). A point
+ * with failed requests, or cut before its end, never holds. */
+void run_tune_point_from_figs(const struct snap_point_result *p, int n_gpus,
+                              struct tune_point *out);
 
 /* ---------------------------------------------------------------- helpers */
 /* The engine to use for a recipe here: its own when its probe says it can run

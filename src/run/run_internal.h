@@ -83,6 +83,13 @@ struct run {
   bool pending_restart;
   struct eng_log_state log_state; /* folded server log lines (launcher's reader thread) */
   bool measuring;
+  /* points on demand (run_measure_point): the one asked for, and its answer */
+  pthread_cond_t demand_cond;     /* a point asked for, or no more */
+  int demand_conc;                /* > 0: measure this next */
+  bool demand_end;                /* run_end_points */
+  bool demand_ready;              /* the point asked for ended: demand_* below say how */
+  bool demand_measured;
+  struct snap_point_result demand_result;
 
   atomic_int stop_requested;     /* lock-free: set from signal handlers and other threads */
   atomic_int cancel_measure;     /* the same, as measure's hooks watch it */

@@ -329,6 +329,10 @@ static int probe(struct search *s, struct tune_config_result *c, int conc, struc
   memset(pt, 0, sizeof *pt);
   char why[sizeof c->why] = "";
   int rc = s->measure(s->ctx, &c->cfg, conc, pt, why, sizeof why, s->err);
+  if (rc == TUNE_STOPPED) {
+    s->res->stopped = s->res->out_of_budget = true;
+    return -3;
+  }
   s->res->points++;
   c->points++;
   if (rc == TUNE_START_FAILED) {

@@ -95,7 +95,10 @@ struct tune_point {
  * when the server did not start with cfg (why: the server's reason, e.g. its out-of-memory
  * line); -1 for a failure that stops the search (err says why). The search calls it with one
  * configuration at a time, in order: a change of configuration means a restart. */
-enum { TUNE_START_FAILED = 1 };
+enum { TUNE_START_FAILED = 1, TUNE_STOPPED = 2 };
+/* TUNE_STOPPED: the point was not measured because the search must end now (a stop, or the
+ * time budget ran out while the server started); it does not count, the search ends as a stop
+ * does (stopped, out_of_budget), keeping what was measured. */
 typedef int (*tune_measure_fn)(void *ctx, const struct tune_config *cfg, int concurrency,
                                struct tune_point *out, char *why, size_t why_len,
                                struct st_err *err);
