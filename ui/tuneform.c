@@ -217,6 +217,9 @@ static void footer(void *self, struct ui_footer *out) {
     out->inactive |= 1u << KEY_START;
     out->status = "fix the field in red to start";
     out->status_role = THEME_ERROR;
+  } else if (f->waiting) {
+    out->status = "waiting for the engine probe...";
+    out->status_role = THEME_WARNING;
   }
 }
 

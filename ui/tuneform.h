@@ -39,6 +39,7 @@ struct tuneform {
   size_t n_knobs;
   int isl, osl;
   double budget_s;              /* 0: none */
+  bool waiting;                 /* Enter was pressed: it starts when the engine probe answers */
 };
 
 /* Opens the form on a recipe (twin: its twin, for knob spec) with defaults for its engine:
