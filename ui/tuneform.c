@@ -157,15 +157,16 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
 
 enum { LABEL_W = 8, BOX_W = 96, ERROR_LINES = 2 };
 
+/* What the field with the keys takes, under the fields. */
 static const char *const hints[TUNEFORM_FIELDS] = {
-    "ttft/tpot/e2el/itl_p99_ms=MS, min_tok_s_per_user=N",
-    "NAME=LO:HI:STEP or NAME=V1,V2,...",
-    "kv-cache, max-batch, spec, or any server flag",
-    "empty: not searched",
-    "",
-    "tokens a request",
-    "tokens a request",
-    "no point starts after it: 30m, 90s, 2h; 0: none",
+    "ttft/tpot/e2el/itl_p99_ms=MS (ceilings), min_tok_s_per_user=N (a floor)",
+    "NAME=LO:HI:STEP or NAME=V1,V2,...: kv-cache, max-batch, spec, any flag",
+    "NAME=LO:HI:STEP or NAME=V1,V2,...: kv-cache, max-batch, spec, any flag",
+    "NAME=LO:HI:STEP or NAME=V1,V2,... (an empty line: no knob)",
+    "NAME=LO:HI:STEP or NAME=V1,V2,... (an empty line: no knob)",
+    "input tokens a request",
+    "output tokens a request",
+    "no point starts after it: 30m, 90s, 2h (0: none)",
 };
 
 static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
@@ -184,7 +185,7 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   struct ui_rect in = ui_rect_inner(box);
   int x = in.x + 1, vx = x + LABEL_W, end = in.x + in.w - 1, y = in.y;
   ui_put(g, x, y, end,
-         "The highest load whose SLO holds, per server setting; the knobs' settings searched.",
+         "Each setting of the knobs: the highest load whose SLO holds. The best wins.",
          THEME_INACTIVE, gl);
   for (int i = 0; i < TUNEFORM_FIELDS; i++) {
     int fy = y + 2 + i;
@@ -193,10 +194,9 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
                                                                        : THEME_INACTIVE, gl);
     int fx = ui_put(g, vx, fy, end, f->text[i], bad ? THEME_ERROR : THEME_MAIN, gl);
     if (f->field == i)
-      fx = ui_put(g, fx, fy, end, "_", THEME_HOTKEY, gl);
-    if (hints[i][0] && fx + 2 < end)
-      ui_put(g, fx + 2, fy, end, hints[i], THEME_INACTIVE, gl);
+      ui_put(g, fx, fy, end, "_", THEME_HOTKEY, gl);
   }
+  ui_put(g, vx, y + 2 + TUNEFORM_FIELDS, end, hints[f->field], THEME_INACTIVE, gl);
   int ey = y + 2 + TUNEFORM_FIELDS + 1;
   if (f->error[0])
     ui_wrap_text(g, x, ey, 0, ERROR_LINES, end - x, f->error, 2, THEME_ERROR, gl->braille);

@@ -73,7 +73,9 @@ bool tuneview_probe_at(const struct tuneview *tv, size_t probe, struct tune_poin
     return true;
   if (!p->pt.by_stat_valid)
     return false;
-  memcpy(out->figure, p->pt.by_stat[tv->stat], sizeof out->figure);
+  for (int f = 0; f < TUNE_N_FIGURES; f++) /* the latencies; the tok/s per user is one */
+    if (f != TUNE_MIN_TOK_S_PER_USER)
+      out->figure[f] = p->pt.by_stat[tv->stat][f];
   *holds = tune_slo_holds(&tv->slo, out);
   return true;
 }
@@ -134,6 +136,12 @@ static bool running(const struct tuneview *tv) {
   return !tv->have_status || !tv->st.over;
 }
 
+/* The search ended on its budget (points or time) rather than by a stop or an answer. */
+static bool budget_spent(const struct tuneview *tv) {
+  return tv->res.out_of_budget &&
+         (!tv->res.stopped || (tv->st.budget_s > 0 && tv->st.elapsed_s >= tv->st.budget_s));
+}
+
 static bool per_gpu(const struct tuneview *tv) {
   return tv->have_status && tv->st.n_gpus > 0;
 }
@@ -161,13 +169,15 @@ static void render_header(const struct tuneview *tv, struct ui_grid *g, struct u
   const char *state = !tv->have_status      ? "starting"
                       : !tv->st.over        ? "searching"
                       : tv->st.failed       ? "failed"
+                      : budget_spent(tv)    ? "budget spent"
                       : tv->res.stopped     ? "stopped"
-                      : tv->res.out_of_budget ? "budget spent"
                                             : "done";
   char head[600];
   snprintf(head, sizeof head, " servetop%stune %s%s%s%s%s", gl->separator, tv->recipe,
            gl->separator, state, gl->separator, stat_names[tv->stat]);
-  ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
+  int x = ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
+  if (tv->have_status && tv->st.simulated) /* as the run view says it */
+    ui_put(g, x, h.y, h.x + h.w, "  SIMULATED", THEME_WARNING, gl);
 }
 
 static void render_progress(const struct tuneview *tv, struct ui_grid *g, struct ui_rect r,
@@ -207,10 +217,9 @@ static void render_progress(const struct tuneview *tv, struct ui_grid *g, struct
   char desc[256];
   if (running(tv) && st->config >= 0 && (size_t)st->config < tv->res.n_configs) {
     describe(tv, (size_t)st->config, desc, sizeof desc);
-    if (st->concurrency > 0)
-      snprintf(line, sizeof line, " now %c %s at concurrency %d%s%s",
-               tuneview_glyph((size_t)st->config, true), desc, st->concurrency,
-               st->message[0] ? gl->separator : "", st->message);
+    if (st->concurrency > 0) /* the driver's message says the same in its words */
+      snprintf(line, sizeof line, " now %c %s at concurrency %d",
+               tuneview_glyph((size_t)st->config, true), desc, st->concurrency);
     else
       snprintf(line, sizeof line, " now %c %s%s%s", tuneview_glyph((size_t)st->config, true), desc,
                st->message[0] ? gl->separator : "", st->message);
@@ -379,6 +388,33 @@ static const char *status_word(const struct tuneview *tv, size_t i) {
   return "?";
 }
 
+/* " · ttft p50 120ms tpot p50 12.0ms": the latencies the SLO names at configuration i's best
+ * concurrency, at the percentile shown ("" when it has none). */
+static void latencies_at_best(const struct tuneview *tv, size_t i, char *buf, size_t len,
+                              const struct ui_glyphs *gl) {
+  const struct tune_config_result *c = &tv->res.configs[i];
+  buf[0] = '\0';
+  for (size_t k = 0; k < tv->res.n_probes && c->best_conc > 0; k++) {
+    struct tune_point pt;
+    bool holds;
+    const struct tune_probe *p = &tv->res.probes[k];
+    if (p->config != i || p->concurrency != c->best_conc || !tuneview_probe_at(tv, k, &pt, &holds))
+      continue;
+    size_t used = 0;
+    for (int f = 0; f < TUNE_MIN_TOK_S_PER_USER && used < len; f++) {
+      if (!tv->slo.set[f])
+        continue;
+      char v[16];
+      const char *key = tune_figure_key((enum tune_figure)f);
+      int n = snprintf(buf + used, len - used, "%s%.*s %s %s", used ? " " : gl->separator,
+                       (int)strcspn(key, "_"), key, stat_names[tv->stat],
+                       ui_fmt_ms(pt.figure[f].point, v, sizeof v));
+      used += n > 0 ? (size_t)n : 0;
+    }
+    return;
+  }
+}
+
 enum { COL_GLYPH, COL_CONFIG, COL_STATUS, COL_CONC, COL_GOODPUT, COL_CI, COL_POINTS, N_COLS };
 
 /* Rows of the table shown in a table box of height h. */
@@ -468,6 +504,7 @@ static void render_table(struct tuneview *tv, struct ui_grid *g, struct ui_rect 
     else
       snprintf(line, sizeof line, "%c %s%s%s", tuneview_glyph(tv->sel, true),
                tune_status_name(c->status), c->why[0] ? ": " : "", c->why);
+    latencies_at_best(tv, tv->sel, line + strlen(line), sizeof line - strlen(line), gl);
     ui_put(g, in.x + 1, in.y + in.h - 1, in.x + in.w,
            line, c->status == TUNE_CFG_START_FAILED ? THEME_ERROR : THEME_INACTIVE, gl);
   }
