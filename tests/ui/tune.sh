@@ -84,9 +84,13 @@ screen | grep -qE "max-batch=8 +measuring +[0-9]+ +[0-9.]+k? \[" ||
 ls "$RESULTS"/servetop/runs/*-tune-llama-bf16-h200-sglang >/dev/null ||
   fail "no tune folder"
 
-# p: the percentile switch answers (this driver keeps p99 only, or switches)
+# p: the percentile switch: at p50 where the driver keeps each point's latencies at every
+# percentile (tune_point.by_stat), else it says the search kept p99 only
 key p
-screen | grep -qE "p99 only|at p50" || wait_for "at p50" 5
+if ! screen | grep -qF "p99 only"; then
+  wait_for "at p50 (the search judges p99)" 5
+  wait_for "interactivity at p50"
+fi
 
 # q asks; y stops the search and keeps what was measured on screen
 key q
