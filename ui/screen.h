@@ -117,6 +117,11 @@ struct ui_screen {
  * dim hint after it (what Enter and Esc do). */
 void ui_footer_input(struct ui_footer *f, const char *prompt, const char *input, const char *hint);
 
+/* A form's footer: while it has an error, the hint of keys[start_key] (Enter) dim and fix as
+ * the status; else while it waits for the engine probe, that. */
+void ui_form_footer(struct ui_footer *out, bool error, bool waiting, unsigned start_key,
+                    const char *fix);
+
 /* The footer of a screen in its current state (ops->footer, defaults filled). */
 void ui_screen_footer(const struct ui_screen *s, void *self, struct ui_footer *out);
 /* Draws that footer into the layout's footer line. */

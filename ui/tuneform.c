@@ -64,25 +64,13 @@ void tuneform_set(struct tuneform *f, int field, const char *text) {
 }
 
 int tuneform_parse_budget(const char *text, double *out_s, struct st_err *err) {
-  const char *s = text + strspn(text, " ");
-  char *end = NULL;
-  double v = strtod(s, &end);
-  if (end == s || !isfinite(v) || v < 0)
-    return err_setf(err, "budget '%.40s': write a duration such as 30m, 90s or 2h (0: none)",
-                    text);
-  double unit = 0;
-  end += strspn(end, " ");
-  if (*end == 's')
-    unit = 1;
-  else if (*end == 'm')
-    unit = 60;
-  else if (*end == 'h')
-    unit = 3600;
-  else if (*end == '\0' && v == 0)
-    unit = 1;
-  if (unit == 0 || (*end && end[1 + strspn(end + 1, " ")] != '\0'))
-    return err_setf(err, "budget '%.40s': say the unit, s, m or h (30m, 90s, 2h; 0: none)", text);
-  *out_s = v * unit;
+  const char *t = text + strspn(text, " ");
+  if (!*t || strcmp(t, "0") == 0) {
+    *out_s = 0; /* none */
+    return 0;
+  }
+  if (parse_duration_s(t, out_s) != 0)
+    return err_setf(err, "'%.40s' is not a duration: 30m, 90s, 2h, 1h30m (0: none)", text);
   return 0;
 }
 
@@ -166,7 +154,7 @@ static const char *const hints[TUNEFORM_FIELDS] = {
     "NAME=LO:HI:STEP or NAME=V1,V2,... (an empty line: no knob)",
     "input tokens a request",
     "output tokens a request",
-    "no point starts after it: 30m, 90s, 2h (0: none)",
+    "no point starts after it: 30m, 90s, 2h, 1h30m (0: none)",
 };
 
 static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
@@ -213,14 +201,7 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
 
 static void footer(void *self, struct ui_footer *out) {
   struct tuneform *f = self;
-  if (f->error[0]) {
-    out->inactive |= 1u << KEY_START;
-    out->status = "fix the field in red to start";
-    out->status_role = THEME_ERROR;
-  } else if (f->waiting) {
-    out->status = "waiting for the engine probe...";
-    out->status_role = THEME_WARNING;
-  }
+  ui_form_footer(out, f->error[0] != '\0', f->waiting, KEY_START, "fix the field in red to start");
 }
 
 const struct ui_screen tuneform_screen = {

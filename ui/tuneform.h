@@ -1,7 +1,7 @@
 /* ui tune form: what t in the browser opens — `servetop tune RECIPE` as a
  * form: the SLO targets (as --slo takes them), up to four knobs to search (a
  * line each, as --knob takes it), the workload (input and output tokens a
- * request) and the wall-clock budget ("30m", "90s", "2h"; "0": none). Every
+ * request) and the wall-clock budget ("30m", "90s", "2h" as --budget; "0": none). Every
  * field is checked as it is typed (tune_slo_parse, tune_knob_parse), the
  * error shown in the form; Enter asks the program to start the search
  * (UI_CMD_TUNE) and the Tune view comes over the browser. Drawn over the
@@ -51,7 +51,8 @@ void tuneform_fini(struct tuneform *f);
 void tuneform_set(struct tuneform *f, int field, const char *text);
 /* Checks every field (error and error_field say what is wrong). */
 void tuneform_check(struct tuneform *f);
-/* "30m", "90s", "2h", "1.5h", "0" into seconds; -1 with err naming the budget. */
+/* The budget field into seconds: a duration as --budget takes it (parse_duration_s), "0" or
+ * empty: none; -1 with err saying why. */
 int tuneform_parse_budget(const char *text, double *out_s, struct st_err *err);
 
 extern const struct ui_screen tuneform_screen;

@@ -637,19 +637,6 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   }
 }
 
-static bool on_wheel(void *self, int x, int y, int lines, struct ui_ctx *ctx) {
-  (void)x;
-  (void)y;
-  (void)ctx;
-  struct tuneview *tv = self;
-  if (tv->confirm_stop || tv->res.n_configs == 0)
-    return false;
-  long s = (long)tv->sel + (lines > 0 ? 1 : -1);
-  if (s >= 0 && (size_t)s < tv->res.n_configs)
-    tv->sel = (size_t)s;
-  return true;
-}
-
 const struct ui_screen tuneview_screen = {
     .name = "tune",
     .help_title = "Tune view keys",
@@ -657,7 +644,6 @@ const struct ui_screen tuneview_screen = {
     .n_keys = ST_ARRAY_LEN(keys),
     .view = UI_VIEW_PAGE,
     .key = on_key,
-    .wheel = on_wheel,
     .render = render,
     .footer = footer,
 };

@@ -102,8 +102,8 @@ START_TEST(form_errors_are_shown_and_refuse_enter) {
   ut_assert_has(f.error, "output: a whole number of tokens >= 1");
   retype("64");
   f.field = TUNEFORM_BUDGET;
-  retype("30");
-  ut_assert_has(f.error, "say the unit");
+  retype("30 minutes");
+  ut_assert_has(f.error, "budget: '30 minutes' is not a duration");
   retype("90s");
   ck_assert_str_eq(f.error, "");
   ck_assert(f.budget_s == 90);
@@ -117,13 +117,17 @@ START_TEST(budget_words) {
   struct st_err err = {{0}};
   ck_assert_int_eq(tuneform_parse_budget("30m", &s, &err), 0);
   ck_assert(s == 1800);
-  ck_assert_int_eq(tuneform_parse_budget("1.5h", &s, &err), 0);
+  ck_assert_int_eq(tuneform_parse_budget("1h30m", &s, &err), 0);
   ck_assert(s == 5400);
+  ck_assert_int_eq(tuneform_parse_budget("90", &s, &err), 0); /* seconds, as --budget */
+  ck_assert(s == 90);
   ck_assert_int_eq(tuneform_parse_budget("0", &s, &err), 0);
   ck_assert(s == 0);
+  ck_assert_int_eq(tuneform_parse_budget("", &s, &err), 0);
+  ck_assert(s == 0);
   ck_assert_int_eq(tuneform_parse_budget("abc", &s, &err), -1);
+  ut_assert_has(err.msg, "not a duration");
   ck_assert_int_eq(tuneform_parse_budget("10x", &s, &err), -1);
-  ck_assert_int_eq(tuneform_parse_budget("10 m extra", &s, &err), -1);
   ck_assert_int_eq(tuneform_parse_budget("-5m", &s, &err), -1);
 }
 END_TEST
