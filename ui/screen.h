@@ -117,6 +117,12 @@ struct ui_screen {
  * dim hint after it (what Enter and Esc do). */
 void ui_footer_input(struct ui_footer *f, const char *prompt, const char *input, const char *hint);
 
+/* The keys of a form of n one-line fields (field: the one with the keys, text: its text of
+ * size bytes): Tab and Down the next field, Up the previous, Backspace and printable keys but
+ * `?` edit it. Returns 2 when the text changed (check the form), 1 when the field moved, 0 for
+ * any other key. */
+int ui_form_field_key(int *field, int n, char *text, size_t size, int key);
+
 /* A form's footer: while it has an error, the hint of keys[start_key] (Enter) dim and fix as
  * the status; else while it waits for the engine probe, that. */
 void ui_form_footer(struct ui_footer *out, bool error, bool waiting, unsigned start_key,

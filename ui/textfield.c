@@ -30,3 +30,12 @@ void ui_form_footer(struct ui_footer *out, bool error, bool waiting, unsigned st
     out->status_role = THEME_WARNING;
   }
 }
+
+int ui_form_field_key(int *field, int n, char *text, size_t size, int key) {
+  switch (key) {
+  case UI_KEY_TAB:
+  case UI_KEY_DOWN: *field = (*field + 1) % n; return 1;
+  case UI_KEY_UP: *field = (*field + n - 1) % n; return 1;
+  default: return key != '?' && ui_edit_line(text, size, key) ? 2 : 0;
+  }
+}

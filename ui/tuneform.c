@@ -123,24 +123,22 @@ void tuneform_check(struct tuneform *f) {
 
 static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   struct tuneform *f = self;
-  switch (key) {
-  case UI_KEY_ESCAPE: ctx->cmd.kind = UI_CMD_CLOSE; return true;
-  case UI_KEY_TAB:
-  case UI_KEY_DOWN: f->field = (f->field + 1) % TUNEFORM_FIELDS; return true;
-  case UI_KEY_UP: f->field = (f->field + TUNEFORM_FIELDS - 1) % TUNEFORM_FIELDS; return true;
-  case UI_KEY_ENTER:
+  if (key == UI_KEY_ESCAPE) {
+    ctx->cmd.kind = UI_CMD_CLOSE;
+    return true;
+  }
+  if (key == UI_KEY_ENTER) { /* start, or go to the field at fault */
     tuneform_check(f);
     if (!f->error[0])
       ctx->cmd.kind = UI_CMD_TUNE;
-    else
-      f->field = f->error_field >= 0 ? f->error_field : f->field;
-    return true;
-  default:
-    if (key == '?' || !ui_edit_line(f->text[f->field], sizeof f->text[0], key))
-      return false;
-    tuneform_check(f);
+    else if (f->error_field >= 0)
+      f->field = f->error_field;
     return true;
   }
+  int r = ui_form_field_key(&f->field, TUNEFORM_FIELDS, f->text[f->field], sizeof f->text[0], key);
+  if (r == 2)
+    tuneform_check(f);
+  return r != 0;
 }
 
 enum { LABEL_W = 8, BOX_W = 96, ERROR_LINES = 2 };
@@ -206,12 +204,12 @@ static void footer(void *self, struct ui_footer *out) {
 
 const struct ui_screen tuneform_screen = {
     .name = "tuneform",
-    .help_title = "Tune form keys",
-    .keys = keys,
-    .n_keys = ST_ARRAY_LEN(keys),
     .overlay = true,
     .text_input = true,
     .key = on_key,
     .render = render,
     .footer = footer,
+    .help_title = "Tune form keys",
+    .keys = keys,
+    .n_keys = ST_ARRAY_LEN(keys),
 };
