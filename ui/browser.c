@@ -561,14 +561,19 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
     scroll_detail(b, -3);
     break;
   case UI_KEY_ENTER:
+  case 't': { /* the launch form, or the Tune form (with the twin: knob spec) */
+    const struct browser_pair *p = browser_selected_pair(b);
     if (!browser_selected(b)) {
       snprintf(b->message, sizeof b->message, "no recipe selected");
       b->message_role = THEME_WARNING;
       return true;
     }
-    ctx->cmd.kind = UI_CMD_LAUNCH_FORM;
+    ctx->cmd.kind = key == 't' ? UI_CMD_TUNE_FORM : UI_CMD_LAUNCH_FORM;
     ctx->cmd.recipe = browser_selected(b);
+    if (key == 't' && p && p->off && p->spec)
+      ctx->cmd.twin = ctx->cmd.recipe == p->off ? p->spec : p->off;
     return true;
+  }
   case 'L':
     ctx->cmd.kind = UI_CMD_PAST_RUNS;
     ctx->cmd.column = 0;
@@ -576,18 +581,6 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   case 'A':
     ctx->cmd.kind = UI_CMD_ATTACH_FORM;
     return true;
-  case 't': {
-    const struct browser_pair *p = browser_selected_pair(b);
-    if (!browser_selected(b)) {
-      snprintf(b->message, sizeof b->message, "no recipe selected");
-      b->message_role = THEME_WARNING;
-      return true;
-    }
-    ctx->cmd.kind = UI_CMD_TUNE_FORM;
-    ctx->cmd.recipe = browser_selected(b);
-    ctx->cmd.twin = p && p->off && p->spec ? (ctx->cmd.recipe == p->off ? p->spec : p->off) : NULL;
-    return true;
-  }
   case 'p':
     ctx->cmd.kind = UI_CMD_OPEN;
     ctx->cmd.screen = &problems_screen;

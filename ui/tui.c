@@ -741,14 +741,20 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
     push(d, &launchform_screen);
     return true;
   case UI_CMD_RUN:
-    launch_copy(d, &cmd->launch);
-    if (d->probe && ui_probe_done(d->probe)) {
+  case UI_CMD_TUNE: { /* now when the engine probe has answered, else when it does */
+    bool run = cmd->kind == UI_CMD_RUN;
+    if (run)
+      launch_copy(d, &cmd->launch);
+    if (d->probe && ui_probe_done(d->probe) && run)
       start_launch(d);
-    } else {
-      d->launch_pending = true;
-      d->form.waiting = true;
-    }
+    else if (d->probe && ui_probe_done(d->probe))
+      start_tune(d);
+    else if (run)
+      d->launch_pending = d->form.waiting = true;
+    else
+      d->tune_pending = d->tuneform.waiting = true;
     return true;
+  }
   case UI_CMD_PAST_RUNS:
     if (!d->ab_initialised) {
       abview_init(&d->ab, NULL, NULL, d->results_dir);
@@ -781,14 +787,6 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
     tuneform_open(&d->tuneform, cmd->recipe, cmd->twin);
     start_probe(d, cmd->recipe, NULL); /* the engine it runs on, off this thread */
     push(d, &tuneform_screen);
-    return true;
-  case UI_CMD_TUNE:
-    if (d->probe && ui_probe_done(d->probe)) {
-      start_tune(d);
-    } else {
-      d->tune_pending = true;
-      d->tuneform.waiting = true;
-    }
     return true;
   case UI_CMD_TUNE_STOP:
     if (d->tune_run)

@@ -14,6 +14,7 @@ static const struct ui_key_help keys[] = {
     {"Enter", "start the search (once every field checks out)", "start", NULL, UI_KEY_ENTER, 0},
     {"Tab Up/Down", "the next / previous field", "field", "Tab", UI_KEY_TAB, 1},
     {"Bksp", "delete a character (other keys are typed)", NULL, NULL, 0, 0},
+    {"mouse", "click a field to type into it", NULL, NULL, 0, 0},
     UI_KEY_HELP_ROW,
     {"Esc", "cancel: back to the recipes", "cancel", NULL, UI_KEY_ESCAPE, 0},
 };
@@ -155,15 +156,29 @@ static const char *const hints[TUNEFORM_FIELDS] = {
     "no point starts after it: 30m, 90s, 2h, 1h30m (0: none)",
 };
 
+/* Where the form's box goes on a cols x rows screen; its fields are on rows y + 3 .. */
+static struct ui_rect form_box(int cols, int rows) {
+  int w = cols - 4 < BOX_W ? cols - 4 : BOX_W;
+  int h = 2 + 2 + TUNEFORM_FIELDS + 1 + ERROR_LINES;
+  return (struct ui_rect){(cols - w) / 2, (rows - h) / 2, w, h};
+}
+
+static bool on_click(void *self, int x, int y, struct ui_ctx *ctx) {
+  struct tuneform *f = self;
+  struct ui_rect box = form_box(ctx->layout->cols, ctx->layout->rows);
+  int field = y - (box.y + 3);
+  if (!ui_rect_contains(box, x, y) || field < 0 || field >= TUNEFORM_FIELDS)
+    return false;
+  f->field = field; /* a click on a field gives it the keys */
+  return true;
+}
+
 static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
   struct tuneform *f = self;
-  const struct ui_layout *l = ctx->layout;
   const struct ui_glyphs *gl = ctx->gl;
-  if (l->too_small || !f->recipe)
+  if (ctx->layout->too_small || !f->recipe)
     return;
-  int w = l->cols - 4 < BOX_W ? l->cols - 4 : BOX_W;
-  int h = 2 + 2 + TUNEFORM_FIELDS + 1 + ERROR_LINES;
-  struct ui_rect box = {(l->cols - w) / 2, (l->rows - h) / 2, w, h};
+  struct ui_rect box = form_box(ctx->layout->cols, ctx->layout->rows);
   ui_grid_fill(g, box, THEME_MAIN);
   char title[220];
   snprintf(title, sizeof title, "Tune %s", f->recipe->name);
@@ -204,12 +219,13 @@ static void footer(void *self, struct ui_footer *out) {
 
 const struct ui_screen tuneform_screen = {
     .name = "tuneform",
-    .overlay = true,
-    .text_input = true,
-    .key = on_key,
-    .render = render,
-    .footer = footer,
     .help_title = "Tune form keys",
     .keys = keys,
     .n_keys = ST_ARRAY_LEN(keys),
+    .overlay = true,
+    .text_input = true,
+    .key = on_key,
+    .click = on_click,
+    .render = render,
+    .footer = footer,
 };

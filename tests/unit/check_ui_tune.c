@@ -108,6 +108,20 @@ START_TEST(form_errors_are_shown_and_refuse_enter) {
   ck_assert_str_eq(f.error, "");
   ck_assert(f.budget_s == 90);
   ck_assert_int_eq(form_key(UI_KEY_ENTER).kind, UI_CMD_TUNE);
+  /* a click on a field's row gives it the keys */
+  frame = ut_frame(&tuneform_screen, &f, NULL, NULL, 80, 24, true);
+  const char *row = strstr(frame, "knob 2");
+  ck_assert_ptr_nonnull(row);
+  int y = 0;
+  for (const char *c = frame; c < row; c++)
+    y += *c == '\n';
+  free(frame);
+  bool acted;
+  ut_mouse(&tuneform_screen, &f, 40, y, 0, 80, 24, &acted);
+  ck_assert(acted);
+  ck_assert_int_eq(f.field, TUNEFORM_KNOB1 + 1);
+  ut_mouse(&tuneform_screen, &f, 0, 0, 0, 80, 24, &acted);
+  ck_assert(!acted);
   ck_assert_int_eq(form_key(UI_KEY_ESCAPE).kind, UI_CMD_CLOSE);
 }
 END_TEST
