@@ -4,10 +4,12 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
 #include "logview.h"
+#include "report/report.h"
 #include "run/run.h"
 #include "ui_util.h"
 
@@ -373,6 +375,50 @@ static void render_throughput(const struct runview *rv, struct ui_grid *g, struc
                   2, 0, -1, gl);
   if (conc_h > 0)
     render_conc_chart(rv, g, (struct ui_rect){in.x, in.y + 1 + chart_h - conc_h, in.w, conc_h}, gl);
+}
+
+/* The end of a sweep: its points as a table (sweep.md's columns without intervals, the
+ * most telling first: as many as fit) and where the run drew its chart. */
+static bool sweep_over(const struct runview *rv) {
+  return runview_finished(rv) && rv->snap.points.n > 0 &&
+         (rv->snap.points.chart[0] || rv->snap.progress.n_points > 1);
+}
+
+static void render_sweep_end(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
+                             const struct ui_glyphs *gl) {
+  const struct snap_points *h = &rv->snap.points;
+  char buf[sizeof h->chart + 64];
+  snprintf(buf, sizeof buf, "Sweep: %d point%s", h->n, h->n == 1 ? "" : "s");
+  ui_box(g, box, buf, THEME_BORDER, THEME_TITLE, gl);
+  struct ui_rect in = ui_rect_inner(box);
+  if (in.h < 1)
+    return;
+  if (h->chart[0])
+    snprintf(buf, sizeof buf, "chart %s (and .svg; table: sweep.md)", h->chart);
+  else
+    snprintf(buf, sizeof buf, "no chart: the run could not draw it (see its message)");
+  ui_put(g, in.x + 1, in.y, in.x + in.w, buf, h->chart[0] ? THEME_OK : THEME_WARNING, gl);
+  static const size_t order[REPORT_SWEEP_COLS] = {0, 4, 2, 6, 8, 5, 7, 1, 3};
+  struct ui_table_col cols[REPORT_SWEEP_COLS];
+  char(*text)[REPORT_SWEEP_COLS][32] = xcalloc((size_t)h->n + 1, sizeof *text);
+  const char **cells = xcalloc((size_t)h->n * REPORT_SWEEP_COLS + 1, sizeof *cells);
+  for (size_t c = 0; c < REPORT_SWEEP_COLS; c++) {
+    cols[c] = (struct ui_table_col){report_sweep_col_title(order[c]),
+                                    (int)strlen(report_sweep_col_title(order[c])), true};
+    for (int r = 0; r < h->n; r++) {
+      const struct snap_point_result *pt = &h->point[r];
+      struct report_sweep_point p = {.conc = pt->conc, .interrupted = !pt->measured_to_end,
+                                     .figs = pt->figs};
+      report_sweep_cell(&p, order[c], false, text[r][c], sizeof text[r][c]);
+      cells[(size_t)r * REPORT_SWEEP_COLS + c] = text[r][c];
+      if ((int)strlen(text[r][c]) > cols[c].width)
+        cols[c].width = (int)strlen(text[r][c]);
+    }
+  }
+  ui_table(g, (struct ui_rect){in.x + 1, in.y + 1, in.w - 1, in.h - 1}, cols, REPORT_SWEEP_COLS,
+           cells, NULL, (size_t)h->n, THEME_HEADER, gl->braille);
+  free(cells);
+  free(text);
 }
 
 static const char *source_name(enum snap_source s) {
@@ -760,7 +806,10 @@ void runview_render(struct runview *rv, struct ui_grid *g, const struct ui_layou
     return;
   render_header(rv, g, l->slot[UI_SLOT_HEADER], gl);
   render_progress(rv, g, l->slot[UI_SLOT_PROGRESS], gl);
-  render_throughput(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
+  if (sweep_over(rv))
+    render_sweep_end(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
+  else
+    render_throughput(rv, g, l->slot[UI_SLOT_THROUGHPUT], gl);
   render_accept(rv, g, l->slot[UI_SLOT_ACCEPT], gl);
   render_latency(rv, g, l->slot[UI_SLOT_LATENCY], gl);
   render_server_load(rv, g, l->slot[UI_SLOT_SERVER_LOAD], gl);

@@ -37,6 +37,8 @@ int cli_parse_options(const struct opt_parser *p, const char *cmd, int argc, cha
  * "servetop CMD: <wrong>" and give EXIT_USAGE. */
 int cli_parse_positionals(const struct opt_parser *p, const char *cmd, int argc, char **argv,
                           char **pos, size_t max_pos, size_t n_want, const char *wrong);
+/* SIGINT, SIGTERM and SIGHUP call handler (a stop: run, attach, tune). */
+void cli_on_stop_signals(void (*handler)(int));
 /* Prints "servetop CMD: <message>" to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) ST_PRINTF(2, 3);
 /* "servetop CMD: no recipe 'NAME' (...)" and the did-you-mean of the names

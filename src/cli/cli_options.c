@@ -3,7 +3,9 @@
 
 #include "http/http.h"
 
+#include <signal.h>
 #include <stdarg.h>
+#include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -71,4 +73,14 @@ int cli_parse_positionals(const struct opt_parser *p, const char *cmd, int argc,
   if (n_pos != n_want)
     return cli_usage_error(cmd, "%s", wrong);
   return CLI_GO_ON;
+}
+
+void cli_on_stop_signals(void (*handler)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
 }

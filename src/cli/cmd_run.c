@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { EXIT_RUN_FAILED = 1, EXIT_INTERRUPTED = 130 };
@@ -29,13 +30,7 @@ static void on_stop_signal(int sig) {
 }
 
 static void install_stop_handlers(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  cli_on_stop_signals(on_stop_signal);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -59,7 +54,9 @@ static const char run_description[] =
     "waits until it is ready, drives it with the load generator at --conc N or over the recipe's\n"
     "sweep (--sweep: one result per point; the server stays up while its command does not change),\n"
     "then stops it. Each run is a folder under the results directory: manifest.json, recipe.json\n"
-    "(the resolved server command), server.log and one result-conc<N>.json per point.\n"
+    "(the resolved server command), server.log and one result-conc<N>.json per point; a sweep\n"
+    "ends with sweep.md (its table of points), sweep.png and sweep.svg (output tok/s per GPU\n"
+    "against tok/s per user, each point labelled with its concurrency: docs/charts.md).\n"
     "\n"
     "Engine: --engine, else the recipe's own where it can run here (sglang: python3 can import\n"
     "sglang and a GPU exists; vllm: `vllm` on PATH and a GPU), else the simulated server (said so).\n"
@@ -78,7 +75,7 @@ static const char run_description[] =
     "In a terminal the dashboard opens on the run (the A/B view for --ab); --headless (or no\n"
     "terminal) prints a status line instead: updated in place on a terminal, one line a second\n"
     "otherwise, with point k/N and the sweep's ETA, a line per saved point and a per-point\n"
-    "table at the end.\n"
+    "table at the end (a sweep: then its table of points and the chart's path).\n"
     "Exit status: 0 ok, 1 failed or mislabelled, 2 usage or input error (every one is found\n"
     "before anything starts), 130 interrupted.";
 
@@ -546,6 +543,33 @@ static bool wants_dashboard(const struct run_opts *o) {
   return !o->headless && !o->quiet && !o->json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 }
 
+/* A sweep's end: its table of points (sweep.md's) and where the chart the run drew is. */
+static void print_sweep_end(FILE *out, const char *tag, const struct run_outcome *oc) {
+  char *chart = oc->dir[0] ? path_join_alloc(oc->dir, RUN_SWEEP_CHART) : NULL;
+  struct stat sb;
+  bool drawn = chart && stat(chart, &sb) == 0 && S_ISREG(sb.st_mode);
+  free(chart);
+  if (!drawn)
+    return;
+  struct sbuf table = {0};
+  struct st_err err = {{0}};
+  if (run_sweep_table(oc->dir, &table, &err) != 0) {
+    fprintf(stderr, "%sservetop run: %s\n", tag, err.msg);
+    return;
+  }
+  fprintf(out, "%ssweep:\n", tag);
+  for (char *line = table.data, *nl; line && *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    fprintf(out, "%s%.*s\n", tag, nl ? (int)(nl - line) : (int)strlen(line), line);
+    if (!nl)
+      break;
+  }
+  sbuf_free(&table);
+  fprintf(out, "%ssweep chart: %s/sweep.png (and sweep.svg, table sweep.md beside it)\n", tag,
+          oc->dir);
+  fflush(out);
+}
+
 /* What every run ended with: its line, the per-point table, the exit status. */
 static int report_runs(const struct run_opts *o, const char *const *tags,
                        const struct run_outcome *outs, const struct snap_run *last, size_t n) {
@@ -553,6 +577,8 @@ static int report_runs(const struct run_opts *o, const char *const *tags,
   for (size_t i = 0; i < n; i++) {
     if (last)
       print_point_table(o->json ? stderr : stdout, tags[i], &last[i]);
+    if (o->sweep)
+      print_sweep_end(o->json ? stderr : stdout, tags[i], &outs[i]);
     report_outcome(o->json ? stderr : stdout, tags[i], &outs[i], o->allow_mislabel);
     int st = exit_status_for(&outs[i], o->allow_mislabel);
     if (st != EXIT_OK && (rc == EXIT_OK || st == EXIT_INTERRUPTED))
@@ -1028,7 +1054,8 @@ int cmd_export_main(int argc, char **argv) {
       {"inferencex", OPT_FLAG, &inferencex, NULL, "InferenceX master-config entry + script",
        NULL, NULL},
       {"out", OPT_STRING, &out_dir, "DIR",
-       "write <DIR>/master-entry.yaml and <DIR>/launch-server.sh instead of stdout", NULL, NULL},
+       "write <DIR>/master-entry.yaml and <DIR>/launch-server.sh (a tune: and recipe.yaml) "
+       "instead of stdout", NULL, NULL},
       {"allow-simulated", OPT_FLAG, &allow_simulated, NULL,
        "export a run measured on servetop sim (marked SIMULATED)", NULL, NULL},
       {"results", OPT_STRING, &results_dir, "DIR",
@@ -1046,7 +1073,10 @@ int cmd_export_main(int argc, char **argv) {
                      "them). A failed or mislabelled run, or one that finished no point, is\n"
                      "refused with the reason (exit 1); an unreadable folder exits 2. A run on\n"
                      "servetop sim is refused too unless --allow-simulated (then marked\n"
-                     "SIMULATED). isl / osl are the ones the run measured.",
+                     "SIMULATED). isl / osl are the ones the run measured.\n"
+                     "RUN may be a tune folder (servetop tune): its winner is exported, with its\n"
+                     "best concurrency as conc-list and its server command as launched, and also\n"
+                     "as a servetop recipe (recipe.yaml with --out).",
       .specs = specs,
       .n_specs = ST_ARRAY_LEN(specs)};
   char *pos[2];
@@ -1063,7 +1093,10 @@ int cmd_export_main(int argc, char **argv) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
     return EXIT_USAGE;
   }
-  int erc = run_export_inferencex_opts(run_dir, allow_simulated, &yaml, &script, &err);
+  char *tuned = NULL; /* a tune folder: its winner as a recipe too */
+  int erc = run_is_tune_dir(run_dir)
+                ? run_export_tune(run_dir, allow_simulated, &tuned, &yaml, &script, &err)
+                : run_export_inferencex_opts(run_dir, allow_simulated, &yaml, &script, &err);
   free(run_dir);
   if (erc != 0) {
     fprintf(stderr, "servetop export: %s\n", err.msg);
@@ -1073,21 +1106,30 @@ int cmd_export_main(int argc, char **argv) {
   if (out_dir) {
     char *yaml_path = path_join_alloc(out_dir, "master-entry.yaml");
     char *sh_path = path_join_alloc(out_dir, "launch-server.sh");
+    char *recipe_path = path_join_alloc(out_dir, "recipe.yaml");
     if (path_mkdir_p(out_dir, 0755, &err) != 0 ||
         file_write_atomic(yaml_path, yaml, strlen(yaml), 0644, &err) != 0 ||
-        file_write_atomic(sh_path, script, strlen(script), 0644, &err) != 0) {
+        file_write_atomic(sh_path, script, strlen(script), 0644, &err) != 0 ||
+        (tuned && file_write_atomic(recipe_path, tuned, strlen(tuned), 0644, &err) != 0)) {
       fprintf(stderr, "servetop export: %s\n", err.msg);
       rc = EXIT_RUN_FAILED;
     } else {
       printf("%s\n%s\n", yaml_path, sh_path);
+      if (tuned)
+        printf("%s\n", recipe_path);
     }
     free(yaml_path);
     free(sh_path);
+    free(recipe_path);
   } else {
+    if (tuned)
+      printf("# ---- servetop recipe of the tune's winner (servetop run --configs DIR)\n%s\n",
+             tuned);
     printf("# ---- master config entry (configs/*-master.yaml)\n%s\n", yaml);
     printf("# ---- launch-script fragment (benchmarks/single_node/...)\n%s", script);
   }
   free(yaml);
   free(script);
+  free(tuned);
   return rc;
 }

@@ -335,13 +335,7 @@ int cmd_tune_main(int argc, char **argv) {
   c.seed = (uint64_t)o.seed;
   c.extra_server_args = o.server_args.items;
   c.n_extra_server_args = o.server_args.n;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_tune_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  cli_on_stop_signals(on_tune_signal);
   struct run_tune *t = run_tune_start(&c, &err);
   if (!t) {
     fprintf(stderr, "servetop tune: %s\n", err.msg);

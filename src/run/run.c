@@ -367,6 +367,8 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
   p->point.conc = p->conc;
   int factor = r->bench.num_prompts_factor > 0 ? r->bench.num_prompts_factor : 10;
   p->num_prompts = run->cfg.num_prompts > 0 ? run->cfg.num_prompts : p->conc * factor;
+  if (run->cfg.num_prompts <= 0 && p->num_prompts < run->cfg.num_prompts_min)
+    p->num_prompts = run->cfg.num_prompts_min;
   if (run->cfg.num_warmups >= 0)
     p->num_warmups = run->cfg.num_warmups;
   else
@@ -875,6 +877,8 @@ static enum run_status run_points_on_demand(struct run *run, char **running_cmd,
     run->cfg.conc = conc;
     struct point_plan plan;
     plan_point(run, &r->points[0], &plan);
+    if (run->cfg.server_conc > 0)
+      plan.point.conc = run->cfg.server_conc; /* the command stays; the load is conc */
     run->snap.progress.point_index = k;
     run->snap.progress.n_points = k + 1;
     run->snap.concurrency.target = conc;
@@ -1009,6 +1013,18 @@ finish:
   bool manifest_failed = run->dir[0] && run_files_write_manifest(run, &err) != 0;
   if (manifest_failed)
     log_msg(LOG_ERROR, "run: %s", err.msg);
+  /* a sweep ends with its table of points and chart, of what was measured (stopped too) */
+  if (run->cfg.sweep && run->dir[0] && run->n_points_done > 0 && !manifest_failed) {
+    struct st_err chart_err = {{0}};
+    if (run_sweep_report(run->dir, &chart_err) != 0) {
+      log_msg(LOG_ERROR, "run: %s", chart_err.msg);
+      run->n_file_failures++;
+    } else {
+      char *chart = path_join_alloc(run->dir, RUN_SWEEP_CHART);
+      snprintf(run->snap.points.chart, sizeof run->snap.points.chart, "%s", chart);
+      free(chart);
+    }
+  }
   if ((run->n_file_failures || log_fails) && final_status != RUN_STATUS_INTERRUPTED) {
     char was[sizeof run->outcome.message], files[200] = "", logs[120] = "";
     pthread_mutex_lock(&run->lock);

@@ -44,6 +44,8 @@ struct run_config {
   char *const *extra_server_args; /* appended to the server command as given */
   size_t n_extra_server_args;
   int num_prompts;              /* > 0: requests per point; 0 = conc x recipe factor */
+  int num_prompts_min;          /* > 0: at least this many requests per point (tune: a p99's
+                                   interval needs 367) */
   int num_warmups;              /* >= 0: warmup requests; < 0 = none */
   int isl, osl;                 /* > 0: override the recipe's input / output length */
   int chat_template;            /* 1 / 0: measure with / without the chat template; -1 (the
@@ -58,6 +60,8 @@ struct run_config {
   bool range_ratio_set;         /* range_ratio overrides the recipe's random range ratio */
   double range_ratio;
   bool points_on_demand;        /* no point of its own: run_measure_point asks for each (tune) */
+  int server_conc;              /* > 0: the server command's $CONC is this whatever the point's
+                                   concurrency (tune: one launch per configuration) */
 };
 void run_config_init(struct run_config *cfg);
 
@@ -270,6 +274,9 @@ struct run_tune_config {
   char *const *extra_server_args; /* appended to every server command (run_config's) */
   size_t n_extra_server_args;
 };
+/* Requests per point by default where the SLO has a latency (p99) target: the exact
+ * order-statistic interval of a p99 needs 367 (docs/figures.md "How sure"). */
+enum { RUN_TUNE_P99_MIN_PROMPTS = 400 };
 struct run_tune; /* opaque */
 
 struct run_tune_status {
@@ -413,6 +420,19 @@ size_t run_compare_unlike(const struct run_compare_side *a, const struct run_com
  * and per side "simulated" (true, false, null: unknown or mixed). */
 char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_compare_side *b);
 
+/* ---------------------------------------------------------------- a sweep's end
+ * What a run of a sweep leaves besides its results (docs/charts.md): sweep.md (the table of
+ * points: conc, req/s, output tok/s and per GPU, tok/s per user, TTFT and TPOT p50/p99, with
+ * their 95% intervals where the results have them) and the chart, sweep.png and sweep.svg
+ * (output throughput per GPU against tok/s per user, each point labelled with its
+ * concurrency), from the results its manifest lists. The run thread writes them when a
+ * sweep ends (RUN_SWEEP_CHART in its folder; stopped ones too, with what was measured).
+ * -1 with err naming the folder or the file that could not be read or written. */
+#define RUN_SWEEP_CHART "sweep.png"
+int run_sweep_report(const char *run_dir, struct st_err *err);
+/* The same table of points as text (markdown, aligned) appended to out. */
+int run_sweep_table(const char *run_dir, struct sbuf *out, struct st_err *err);
+
 /* ---------------------------------------------------------------- like with like
  * The one decision whether two measurements may be divided (run/like.c), used by
  * `servetop compare`, the headless `run --ab` summary and the A/B view: the same model,
@@ -463,6 +483,16 @@ int run_export_inferencex(const char *run_dir, char **master_yaml_out, char **sc
  * measured_isl / measured_osl). */
 int run_export_inferencex_opts(const char *run_dir, bool allow_simulated, char **master_yaml_out,
                                char **script_out, struct st_err *err);
+
+/* A tune folder (tune.json in it)? */
+bool run_is_tune_dir(const char *dir);
+/* `servetop export TUNE_DIR`: the tune's winner as a servetop recipe (YAML), an InferenceX
+ * master-config entry (conc-list: its best concurrency) and a launch-script fragment (its
+ * server command as launched). Heap strings. 0; 1 with err when refused (no winner, its run
+ * refused as run_export_inferencex_opts refuses, SIMULATED without allow_simulated); -1 when
+ * the folder cannot be read. */
+int run_export_tune(const char *tune_dir, bool allow_simulated, char **recipe_yaml_out,
+                    char **master_yaml_out, char **script_out, struct st_err *err);
 
 /* ---------------------------------------------------------------- past runs
  * The run folders that `servetop run` and the dashboard leave under a results

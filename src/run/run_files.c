@@ -31,9 +31,9 @@ static void sanitize_name(const char *in, char *out, size_t out_bytes) {
   out[n] = '\0';
 }
 
-int run_files_make_dir(struct run *run, struct st_err *err) {
-  char *base = run->cfg.results_dir ? xstrdup(run->cfg.results_dir)
-                                     : run_default_results_dir_alloc();
+int run_files_mkdir_stamped(const char *results_dir, const char *name, const char *suffix,
+                            char *dir_out, size_t dir_bytes, struct st_err *err) {
+  char *base = results_dir ? xstrdup(results_dir) : run_default_results_dir_alloc();
   if (path_mkdir_p(base, 0755, err) != 0) {
     free(base);
     return -1;
@@ -41,19 +41,13 @@ int run_files_make_dir(struct run *run, struct st_err *err) {
   time_t now = time(NULL);
   struct tm tm_utc;
   gmtime_r(&now, &tm_utc);
-  char stamp[32], name[160];
+  char stamp[32], safe[160];
   strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm_utc);
-  sanitize_name(run->cfg.recipe->name, name, sizeof(name));
-  /* A label the recipe name already ends with is not said twice ("-mtp-mtp"). */
-  const char *label = run->cfg.label;
-  size_t name_len = strlen(name), label_len = label ? strlen(label) : 0;
-  if (label && (!label[0] || (name_len > label_len && name[name_len - label_len - 1] == '-' &&
-                              strcmp(name + name_len - label_len, label) == 0)))
-    label = NULL;
+  sanitize_name(name, safe, sizeof(safe));
   int rc = -1;
   for (int attempt = 1; attempt < 100; attempt++) {
     char leaf[320];
-    snprintf(leaf, sizeof(leaf), "%s-%s%s%s", stamp, name, label ? "-" : "", label ? label : "");
+    snprintf(leaf, sizeof(leaf), "%s-%s%s%s", stamp, safe, suffix ? "-" : "", suffix ? suffix : "");
     if (attempt > 1) {
       size_t len = strlen(leaf);
       snprintf(leaf + len, sizeof(leaf) - len, "-%d", attempt);
@@ -62,9 +56,7 @@ int run_files_make_dir(struct run *run, struct st_err *err) {
     /* One mkdir: it fails on any existing entry, a (dangling) symlink
      * planted at the name included, so the folder is always our own. */
     if (mkdir(dir, 0755) == 0) {
-      pthread_mutex_lock(&run->lock);
-      snprintf(run->dir, sizeof(run->dir), "%s", dir);
-      pthread_mutex_unlock(&run->lock);
+      snprintf(dir_out, dir_bytes, "%s", dir);
       rc = 0;
     } else if (errno != EEXIST) {
       err_setf(err, "cannot create directory %s: %s", dir, strerror(errno));
@@ -73,10 +65,28 @@ int run_files_make_dir(struct run *run, struct st_err *err) {
     if (rc == 0 || (err && err->msg[0]))
       break;
   }
-  free(base);
   if (rc != 0 && err && !err->msg[0])
-    err_setf(err, "cannot make a run folder under %s", run->cfg.results_dir);
+    err_setf(err, "cannot make a folder under %s", base);
+  free(base);
   return rc;
+}
+
+int run_files_make_dir(struct run *run, struct st_err *err) {
+  char name[160];
+  sanitize_name(run->cfg.recipe->name, name, sizeof(name));
+  /* A label the recipe name already ends with is not said twice ("-mtp-mtp"). */
+  const char *label = run->cfg.label;
+  size_t name_len = strlen(name), label_len = label ? strlen(label) : 0;
+  if (label && (!label[0] || (name_len > label_len && name[name_len - label_len - 1] == '-' &&
+                              strcmp(name + name_len - label_len, label) == 0)))
+    label = NULL;
+  char dir[sizeof run->dir];
+  if (run_files_mkdir_stamped(run->cfg.results_dir, name, label, dir, sizeof dir, err) != 0)
+    return -1;
+  pthread_mutex_lock(&run->lock);
+  snprintf(run->dir, sizeof(run->dir), "%s", dir);
+  pthread_mutex_unlock(&run->lock);
+  return 0;
 }
 
 /* Writes one JSON file of the run folder; a measured result that cannot be

@@ -144,6 +144,10 @@ void run_server_on_log_line(void *ctx, const char *line, int64_t mono_ns);
 int run_batch_cap(const struct run *run, const struct eng_log_state *ls);
 
 /* run_files.c */
+/* <results_dir (NULL: the default)>/<UTC time>-<name>[-<suffix>][-N]/, made new (never an
+ * existing entry); its path into dir_out. */
+int run_files_mkdir_stamped(const char *results_dir, const char *name, const char *suffix,
+                            char *dir_out, size_t dir_bytes, struct st_err *err);
 int run_files_make_dir(struct run *run, struct st_err *err);
 /* recipe.json: the recipe and the resolved server command about to run. */
 int run_files_write_recipe(struct run *run, const struct launch_cmd *cmd,

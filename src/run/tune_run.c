@@ -215,39 +215,15 @@ static int check_knobs(const struct run_tune_config *cfg, struct st_err *err) {
 
 /* ---------------------------------------------------------------- the tune folder */
 static int make_tune_dir(struct run_tune *t, struct st_err *err) {
-  char *base = t->cfg.results_dir ? xstrdup(t->cfg.results_dir) : run_default_results_dir_alloc();
-  if (path_mkdir_p(base, 0755, err) != 0) {
-    free(base);
-    return -1;
+  char *name = xasprintf("tune-%s", t->cfg.recipe->name);
+  char dir[sizeof t->st.dir];
+  int rc = run_files_mkdir_stamped(t->cfg.results_dir, name, NULL, dir, sizeof dir, err);
+  free(name);
+  if (rc == 0) {
+    pthread_mutex_lock(&t->lock);
+    snprintf(t->st.dir, sizeof t->st.dir, "%s", dir);
+    pthread_mutex_unlock(&t->lock);
   }
-  time_t now = time(NULL);
-  struct tm tm_utc;
-  gmtime_r(&now, &tm_utc);
-  char stamp[32], name[160];
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm_utc);
-  snprintf(name, sizeof name, "%s", t->cfg.recipe->name);
-  for (char *c = name; *c; c++)
-    if (!(isalnum((unsigned char)*c) || *c == '.' || *c == '_' || *c == '-'))
-      *c = '-';
-  int rc = -1;
-  for (int attempt = 1; attempt < 100 && rc != 0; attempt++) {
-    char leaf[256];
-    snprintf(leaf, sizeof leaf, attempt > 1 ? "%s-tune-%s-%d" : "%s-tune-%s", stamp, name,
-             attempt);
-    char *dir = path_join_alloc(base, leaf);
-    if (mkdir(dir, 0755) == 0) {
-      pthread_mutex_lock(&t->lock);
-      snprintf(t->st.dir, sizeof t->st.dir, "%s", dir);
-      pthread_mutex_unlock(&t->lock);
-      rc = 0;
-    } else if (errno != EEXIST) {
-      err_setf(err, "cannot create directory %s: %s", dir, strerror(errno));
-      free(dir);
-      break;
-    }
-    free(dir);
-  }
-  free(base);
   return rc;
 }
 
@@ -452,6 +428,12 @@ static int start_run(struct run_tune *t, const struct tune_config *c, long index
   rc.extra_server_args = t->cfg.extra_server_args;
   rc.n_extra_server_args = t->cfg.n_extra_server_args;
   rc.num_prompts = t->cfg.num_prompts;
+  /* a p99's 95% interval needs 367 requests (docs/figures.md): with fewer, a latency target
+   * could never hold */
+  bool latency_target = false;
+  for (int f = 0; f < TUNE_N_FIGURES; f++)
+    latency_target = latency_target || (t->cfg.slo.set[f] && f != TUNE_MIN_TOK_S_PER_USER);
+  rc.num_prompts_min = latency_target ? RUN_TUNE_P99_MIN_PROMPTS : 0;
   rc.isl = t->cfg.isl;
   rc.osl = t->cfg.osl;
   rc.range_ratio_set = t->cfg.range_ratio >= 0;
@@ -460,6 +442,9 @@ static int start_run(struct run_tune *t, const struct tune_config *c, long index
   rc.gpus = t->cfg.gpus;
   rc.seed = t->cfg.seed;
   rc.points_on_demand = true;
+  /* flags the recipe ties to the concurrency ($CONC) are launched at the highest concurrency
+   * searched: one launch per configuration, no cap below what is measured */
+  rc.server_conc = t->cfg.conc_max > 0 ? t->cfg.conc_max : 1024;
   rc.allow_mislabel = true; /* the spec knob's twin is labelled as it runs */
   struct st_err err = {{0}};
   t->run = run_start(&rc, &err);
@@ -493,7 +478,7 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   if (!t->run) {
     note_status(t, index, conc, "starting configuration %ld: %s", index + 1, desc);
     if (start_run(t, c, index, why, why_len) != 0)
-      return TUNE_START_FAILED;
+      return TUNE_START_FAILED; /* refused before a launch (a command that does not resolve) */
   }
   note_status(t, index, conc, "configuration %ld (%s): measuring concurrency %d", index + 1, desc,
               conc);
@@ -510,6 +495,9 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   }
   if (rc != 0) {
     end_run(t); /* it failed to start or died: its server is gone */
+    for (char *ch = why; *ch; ch++) /* one line: its log lines joined */
+      if (*ch == '\n' || *ch == '\r')
+        *ch = ' ';
     return TUNE_START_FAILED;
   }
   t->point_s_sum += (double)(clock_mono_ns() - t0) / 1e9;
@@ -640,10 +628,12 @@ void run_tune_config_table(const struct run_tune *t, const struct tune_result *r
     const struct tune_config_result *c = &res->configs[i];
     tune_config_describe(&t->space, &c->cfg, desc, sizeof desc);
     fmt_estimate(est, sizeof est, &c->goodput);
-    sbuf_printf(sb, "| %zu%s%s | %s | %s | %s%d | %s | ", i + 1,
+    char conc[16] = "-";
+    if (c->best_conc > 0)
+      snprintf(conc, sizeof conc, "%d", c->best_conc);
+    sbuf_printf(sb, "| %zu%s%s | %s | %s | %s | %s | ", i + 1,
                 (long)i == res->winner ? " winner" : (long)i == res->runner_up ? " runner-up" : "",
-                (long)i == s ? " (recipe)" : "", desc, tune_status_name(c->status),
-                c->best_conc > 0 ? "" : "-", c->best_conc > 0 ? c->best_conc : 0,
+                (long)i == s ? " (recipe)" : "", desc, tune_status_name(c->status), conc,
                 c->best_conc > 0 ? est : "-");
     if (c->fail_conc > 0)
       sbuf_printf(sb, "%d", c->fail_conc);

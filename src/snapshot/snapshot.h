@@ -278,6 +278,8 @@ struct snap_points {
   int n_written;                  /* result files written in all (n stops at SNAP_MAX_POINTS:
                                      the oldest are dropped) */
   struct snap_point_result point[SNAP_MAX_POINTS];
+  char chart[1024];               /* a sweep's chart (sweep.png in the run folder), once the
+                                     run wrote it at its end; "" none */
 };
 
 /* ---------------------------------------------------------------- the whole picture */

@@ -9,7 +9,7 @@ libs=$(dirname "$SERVETOP")/src
 [ -d "$libs" ] || skip "no module libraries beside $SERVETOP"
 declare -A allowed=(
   [util]="x err_ log_ file_ parse_ str_ util_ sbuf_ path_ clock_ opt_ json_ thread_"
-  [metrics]="metrics_ prom_ stats_ live_ fig_"
+  [metrics]="metrics_ prom_ stats_ live_ fig_ ci_"
   [http]="http_"
   [launcher]="launch_ launcher_"
   [engine]="eng_ sig_"
@@ -22,6 +22,7 @@ declare -A allowed=(
   [telemetry]="tm_"
   [run]="run_"
   [tune]="tune_"
+  [report]="report_"
 )
 seen=0
 for lib in "$libs"/*/libst_*.a; do

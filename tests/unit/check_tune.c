@@ -366,6 +366,35 @@ START_TEST(probes_are_recorded_and_stop_keeps_them) {
 }
 END_TEST
 
+/* A callback that answers TUNE_STOPPED (the time budget ran out while a server started) ends
+ * the search as a stop does: that point is not counted, what was measured is kept. */
+static int stopped_measure(void *ctx, const struct tune_config *cfg, int conc,
+                           struct tune_point *out, char *why, size_t why_len, struct st_err *err) {
+  int *calls = ctx;
+  if (*calls == 2)
+    return TUNE_STOPPED;
+  return one_config_measure(calls, cfg, conc, out, why, why_len, err);
+}
+
+START_TEST(a_stopped_point_ends_the_search_keeping_what_was_measured) {
+  struct tune_slo slo;
+  struct st_err err = {{0}};
+  ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
+  struct tune_space space = {0};
+  struct tune_options opt = {1, 1024, 0, NULL, NULL};
+  struct tune_result res;
+  int calls = 0;
+  ck_assert_int_eq(tune_search(&space, &slo, &opt, stopped_measure, &calls, &res, &err), 0);
+  ck_assert(res.stopped && res.out_of_budget);
+  ck_assert_int_eq(res.points, 2);
+  ck_assert_uint_eq(res.n_probes, 2);
+  ck_assert_int_eq(res.configs[0].best_conc, 2);
+  ck_assert_int_eq(res.configs[0].status, TUNE_CFG_OUT_OF_BUDGET);
+  ck_assert_int_eq(res.winner, 0);
+  tune_result_free(&res);
+}
+END_TEST
+
 static struct tune_probe fprobe(double user, double tput, bool holds) {
   struct tune_probe p = {0};
   p.pt.figure[TUNE_MIN_TOK_S_PER_USER].point = user;
@@ -528,6 +557,7 @@ int main(void) {
   tcase_add_test(tc, frontier_keeps_the_undominated_holding_points);
   tcase_add_test(tc, falling_throughput_is_not_pruned);
   tcase_add_test(tc, search_input_and_callback_errors);
+  tcase_add_test(tc, a_stopped_point_ends_the_search_keeping_what_was_measured);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
