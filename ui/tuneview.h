@@ -1,4 +1,4 @@
-/* ui tune view: `servetop tune` live, on one screen (what T in the browser
+/* ui tune view: `servetop tune` live, on one screen (what t in the browser
  * starts through the Tune form). Throughput per GPU (up) against tok/s per
  * user (across), the way InferenceX plots its results: every measured point
  * as its configuration's letter (A, B, ...; lower case and dim where the SLO
