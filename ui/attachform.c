@@ -56,30 +56,19 @@ void attachform_check(struct attachform *f) {
 
 static bool on_key(void *self, int key, struct ui_ctx *ctx) {
   struct attachform *f = self;
-  char *text = f->text[f->field];
-  size_t len = strlen(text);
   switch (key) {
   case UI_KEY_ESCAPE: ctx->cmd.kind = UI_CMD_CLOSE; return true;
-  case UI_KEY_TAB:
-  case UI_KEY_DOWN: f->field = (f->field + 1) % ATTACH_FIELDS; return true;
-  case UI_KEY_UP: f->field = (f->field + ATTACH_FIELDS - 1) % ATTACH_FIELDS; return true;
   case UI_KEY_ENTER:
     attachform_check(f);
     if (!f->error[0])
       ctx->cmd.kind = UI_CMD_ATTACH;
     return true;
-  case UI_KEY_BACKSPACE:
-    if (len)
-      text[len - 1] = '\0';
-    attachform_check(f);
-    return true;
-  default:
-    if (key < 0x20 || key >= 0x7f || key == '?' || len + 1 >= sizeof f->text[0])
-      return false;
-    text[len] = (char)key;
-    text[len + 1] = '\0';
-    attachform_check(f);
-    return true;
+  default: {
+    int r = ui_form_field_key(&f->field, ATTACH_FIELDS, f->text[f->field], sizeof f->text[0], key);
+    if (r == 2)
+      attachform_check(f);
+    return r != 0;
+  }
   }
 }
 
@@ -120,11 +109,8 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
 
 static void footer(void *self, struct ui_footer *out) {
   struct attachform *f = self;
-  if (f->error[0]) {
-    out->inactive |= 1u << KEY_ATTACH;
-    out->status = "fix the URL or the concurrency to attach";
-    out->status_role = THEME_ERROR;
-  }
+  ui_form_footer(out, f->error[0] != '\0', false, KEY_ATTACH,
+                 "fix the URL or the concurrency to attach");
 }
 
 const struct ui_screen attachform_screen = {

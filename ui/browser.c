@@ -26,9 +26,10 @@ static const struct ui_key_help keys[] = {
     {"a", "run the row's off/MTP pair as an A/B comparison", "A/B", NULL, 'a', 3},
     {"Left/Right h/l Tab", "the row's off or MTP recipe", "off/mtp", "Tab", UI_KEY_TAB, 4},
     {"/", "filter: words match name, model, GPU, engine...", "filter", NULL, '/', 2},
-    {"p", "problems: every load error and doctor's finding", "problems", NULL, 'p', 1},
+    {"p", "problems: every load error and doctor's finding", "lint", NULL, 'p', 1},
     {"L", "open the A/B view's list of past runs", "past", NULL, 'L', 5},
     {"A", "attach to a server already running (its URL)", "attach", NULL, 'A', 6},
+    {"t", "tune: search the knobs' best setting for an SLO", "tune", NULL, 't', 7},
     {"Up/Down k/j", "select a recipe row", NULL, NULL, 0, 0},
     {"PgUp/PgDn Home/End g/G", "page through the list, first / last row", NULL, NULL, 0, 0},
     {"J / K", "scroll the detail pane down / up", NULL, NULL, 0, 0},
@@ -560,14 +561,19 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
     scroll_detail(b, -3);
     break;
   case UI_KEY_ENTER:
+  case 't': { /* the launch form, or the Tune form (with the twin: knob spec) */
+    const struct browser_pair *p = browser_selected_pair(b);
     if (!browser_selected(b)) {
       snprintf(b->message, sizeof b->message, "no recipe selected");
       b->message_role = THEME_WARNING;
       return true;
     }
-    ctx->cmd.kind = UI_CMD_LAUNCH_FORM;
+    ctx->cmd.kind = key == 't' ? UI_CMD_TUNE_FORM : UI_CMD_LAUNCH_FORM;
     ctx->cmd.recipe = browser_selected(b);
+    if (key == 't' && p && p->off && p->spec)
+      ctx->cmd.twin = ctx->cmd.recipe == p->off ? p->spec : p->off;
     return true;
+  }
   case 'L':
     ctx->cmd.kind = UI_CMD_PAST_RUNS;
     ctx->cmd.column = 0;

@@ -40,6 +40,9 @@ enum ui_cmd_kind {
   UI_CMD_OPEN_LOG,        /* the full-screen log of the server on screen */
   UI_CMD_ATTACH_FORM,     /* the attach form (a server servetop did not launch) */
   UI_CMD_ATTACH,          /* the run view on the server at cmd.path, loaded at cmd.conc */
+  UI_CMD_TUNE_FORM,       /* the Tune form for cmd.recipe (cmd.twin: its twin, knob spec) */
+  UI_CMD_TUNE,            /* start the search the Tune form decided */
+  UI_CMD_TUNE_STOP,       /* the search on screen: run_tune_stop (what was measured is kept) */
 };
 
 /* A launch as the launch form decided it. */
@@ -113,6 +116,17 @@ struct ui_screen {
 /* A footer that asks for typed text: the prompt, the text typed so far and a
  * dim hint after it (what Enter and Esc do). */
 void ui_footer_input(struct ui_footer *f, const char *prompt, const char *input, const char *hint);
+
+/* The keys of a form of n one-line fields (field: the one with the keys, text: its text of
+ * size bytes): Tab and Down the next field, Up the previous, Backspace and printable keys but
+ * `?` edit it. Returns 2 when the text changed (check the form), 1 when the field moved, 0 for
+ * any other key. */
+int ui_form_field_key(int *field, int n, char *text, size_t size, int key);
+
+/* A form's footer: while it has an error, the hint of keys[start_key] (Enter) dim and fix as
+ * the status; else while it waits for the engine probe, that. */
+void ui_form_footer(struct ui_footer *out, bool error, bool waiting, unsigned start_key,
+                    const char *fix);
 
 /* The footer of a screen in its current state (ops->footer, defaults filled). */
 void ui_screen_footer(const struct ui_screen *s, void *self, struct ui_footer *out);

@@ -1,4 +1,4 @@
-/* The editing keys of the one-line text fields (search, overrides). */
+/* The editing keys of the one-line text fields (search, overrides) and the forms' footer. */
 #include "screen.h"
 #include "widgets.h"
 
@@ -17,4 +17,25 @@ bool ui_edit_line(char *text, size_t size, int key) {
     return true;
   }
   return false;
+}
+
+void ui_form_footer(struct ui_footer *out, bool error, bool waiting, unsigned start_key,
+                    const char *fix) {
+  if (error) {
+    out->inactive |= 1u << start_key;
+    out->status = fix;
+    out->status_role = THEME_ERROR;
+  } else if (waiting) {
+    out->status = "waiting for the engine probe...";
+    out->status_role = THEME_WARNING;
+  }
+}
+
+int ui_form_field_key(int *field, int n, char *text, size_t size, int key) {
+  switch (key) {
+  case UI_KEY_TAB:
+  case UI_KEY_DOWN: *field = (*field + 1) % n; return 1;
+  case UI_KEY_UP: *field = (*field + n - 1) % n; return 1;
+  default: return key != '?' && ui_edit_line(text, size, key) ? 2 : 0;
+  }
 }

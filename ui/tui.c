@@ -35,6 +35,8 @@
 #include "screen.h"
 #include "sessview.h"
 #include "theme.h"
+#include "tuneform.h"
+#include "tuneview.h"
 #include "widgets.h"
 #include "ui_util.h"
 
@@ -243,6 +245,8 @@ struct dashboard {
   struct abview ab;
   struct pastpicker picker;
   struct attachform attach;
+  struct tuneform tuneform;
+  struct tuneview tune;
   struct helpview help;
   /* the screens open, the browser at the bottom */
   const struct ui_screen *stack[STACK_MAX];
@@ -258,6 +262,9 @@ struct dashboard {
   struct ui_probe *retired[RETIRED_PROBES]; /* abandoned probes, freed once done */
   struct launch launch;
   bool launch_pending;    /* the form said go; waiting for the probe */
+  /* the search on the Tune view (its driver, run_tune_*), kept until the view goes */
+  struct run_tune *tune_run;
+  bool tune_pending;      /* the Tune form said go; waiting for the probe */
 };
 
 /* The screen table: every screen and where its state lives. Adding a screen
@@ -274,6 +281,8 @@ static const struct {
     {&abview_screen, offsetof(struct dashboard, ab)},
     {&pastpicker_screen, offsetof(struct dashboard, picker)},
     {&attachform_screen, offsetof(struct dashboard, attach)},
+    {&tuneform_screen, offsetof(struct dashboard, tuneform)},
+    {&tuneview_screen, offsetof(struct dashboard, tune)},
     {&help_screen, offsetof(struct dashboard, help)},
 };
 
@@ -630,10 +639,84 @@ static void open_log(struct dashboard *d) {
   push(d, &logview_screen);
 }
 
+/* ---------------------------------------------------------------- tune */
+
+/* The driver's progress and result so far into the Tune view. */
+static void poll_tune(struct dashboard *d) {
+  struct run_tune_status st;
+  struct tune_result res;
+  run_tune_poll(d->tune_run, &st, &res);
+  tuneview_update(&d->tune, &st, &res);
+  tune_result_free(&res);
+}
+
+/* Ends the search on the Tune view, if any: stops it (what was measured is kept), waits for
+ * its server to go (at most 30 s, drawing meanwhile) and frees it; the browser says where
+ * its folder is. */
+static void end_tune(struct dashboard *d) {
+  if (!d->tune_run)
+    return;
+  run_tune_stop(d->tune_run);
+  for (int i = 0; i < 300 && !run_tune_wait(d->tune_run, 100); i++) {
+    poll_tune(d);
+    draw(d);
+  }
+  poll_tune(d);
+  if (d->tune.st.dir[0])
+    browser_say(d, d->tune.st.failed ? THEME_WARNING : THEME_OK, "tune %s: %.400s",
+                d->tune.st.failed ? "failed" : d->tune.res.stopped ? "stopped" : "over",
+                d->tune.st.dir);
+  run_tune_free(d->tune_run);
+  d->tune_run = NULL;
+  d->tune.space = NULL; /* the driver's: gone with it */
+}
+
+/* The probe has answered and the Tune form said go: the search starts on the Tune view, or
+ * the form says why it cannot. */
+static void start_tune(struct dashboard *d) {
+  struct tuneform *f = &d->tuneform;
+  const struct ui_probe_answer *a = ui_probe_answer(d->probe, 0);
+  d->tune_pending = false;
+  stop_session(d);
+  end_tune(d);
+  struct st_err err = {{0}};
+  if (!a->engine) {
+    snprintf(f->error, sizeof f->error, "%.590s", a->text);
+    return;
+  }
+  struct run_tune_config c;
+  memset(&c, 0, sizeof c);
+  c.recipe = f->recipe;
+  c.twin = f->twin;
+  c.engine = a->engine;
+  c.results_dir = d->results_dir;
+  c.slo = f->slo;
+  c.knobs = f->knobs; /* the form's until it opens again: after this search has ended */
+  c.n_knobs = f->n_knobs;
+  c.budget_s = f->budget_s;
+  c.isl = f->isl;
+  c.osl = f->osl;
+  c.range_ratio = -1;
+  c.chat_template = -1;
+  d->tune_run = run_tune_start(&c, &err);
+  if (!d->tune_run) {
+    snprintf(f->error, sizeof f->error, "%.590s", err.msg);
+    return;
+  }
+  while (d->depth > 1) /* the form goes; the Tune view comes over the browser */
+    pop(d);
+  tuneview_fini(&d->tune);
+  tuneview_init(&d->tune, f->recipe->name, run_tune_space(d->tune_run), &f->slo);
+  poll_tune(d);
+  push(d, &tuneview_screen);
+}
+
 /* Back to the recipes: whatever runs stops first (its folder stays). */
 static void go_home(struct dashboard *d) {
   compute_layout(d);
   stop_session(d);
+  end_tune(d);
+  d->tune_pending = false;
   d->launch_pending = false;
   d->depth = 1;
 }
@@ -646,6 +729,8 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
   case UI_CMD_CLOSE:
     if (top(d) == &launchform_screen) /* a launch waiting for the probe is called off */
       d->launch_pending = false;
+    if (top(d) == &tuneform_screen) /* so is a search */
+      d->tune_pending = false;
     pop(d);
     return true;
   case UI_CMD_HOME: go_home(d); return true;
@@ -656,14 +741,20 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
     push(d, &launchform_screen);
     return true;
   case UI_CMD_RUN:
-    launch_copy(d, &cmd->launch);
-    if (d->probe && ui_probe_done(d->probe)) {
+  case UI_CMD_TUNE: { /* now when the engine probe has answered, else when it does */
+    bool run = cmd->kind == UI_CMD_RUN;
+    if (run)
+      launch_copy(d, &cmd->launch);
+    if (d->probe && ui_probe_done(d->probe) && run)
       start_launch(d);
-    } else {
-      d->launch_pending = true;
-      d->form.waiting = true;
-    }
+    else if (d->probe && ui_probe_done(d->probe))
+      start_tune(d);
+    else if (run)
+      d->launch_pending = d->form.waiting = true;
+    else
+      d->tune_pending = d->tuneform.waiting = true;
     return true;
+  }
   case UI_CMD_PAST_RUNS:
     if (!d->ab_initialised) {
       abview_init(&d->ab, NULL, NULL, d->results_dir);
@@ -691,6 +782,16 @@ static bool execute(struct dashboard *d, const struct ui_cmd *cmd) {
     start_attach(d, &load, NULL);
     return true;
   }
+  case UI_CMD_TUNE_FORM:
+    end_tune(d);
+    tuneform_open(&d->tuneform, cmd->recipe, cmd->twin);
+    start_probe(d, cmd->recipe, NULL); /* the engine it runs on, off this thread */
+    push(d, &tuneform_screen);
+    return true;
+  case UI_CMD_TUNE_STOP:
+    if (d->tune_run)
+      run_tune_stop(d->tune_run);
+    return true;
   }
   return true;
 }
@@ -740,6 +841,10 @@ static void poll_probe(struct dashboard *d, bool *dirty) {
   *dirty = true;
   if (d->launch_pending)
     start_launch(d);
+  if (d->tune_pending) {
+    d->tuneform.waiting = false;
+    start_tune(d);
+  }
 }
 
 int tui_run(const struct tui_options *opts) {
@@ -818,6 +923,10 @@ int tui_run(const struct tui_options *opts) {
     if (sessview_poll(&d.sv, &views))
       dirty = true;
     poll_probe(&d, &dirty);
+    if (d.tune_run) {
+      poll_tune(&d);
+      dirty = dirty || on_stack(&d, &tuneview_screen);
+    }
     bool ticking = false;
     for (size_t i = base_index(&d); i < d.depth; i++)
       if (d.stack[i]->tick) {
@@ -831,7 +940,8 @@ int tui_run(const struct tui_options *opts) {
     }
     /* 10 Hz while something publishes or is awaited; otherwise wait for
      * keys, waking now and then to notice signals */
-    bool busy = (d.sv.session && !(d.sv.ab && d.sv.st.over)) || ticking || (d.probe && d.form.probing) || d.retired[0];
+    bool busy = (d.sv.session && !(d.sv.ab && d.sv.st.over)) || ticking || (d.probe && d.form.probing) || d.retired[0] ||
+                (d.tune_run && !d.tune.st.over);
     timeout(busy ? 100 : 1000);
     int ch = getch();
     if (ch == ERR)
@@ -844,6 +954,7 @@ int tui_run(const struct tui_options *opts) {
   /* the server never outlives the dashboard */
   compute_layout(&d);
   stop_session(&d);
+  end_tune(&d);
   endwin();
   stderr_back(saved_stderr);
   saved_stderr = -1;
@@ -859,6 +970,8 @@ int tui_run(const struct tui_options *opts) {
     abview_fini(&d.ab);
   pastpicker_close(&d.picker);
   launchform_fini(&d.form);
+  tuneview_fini(&d.tune);
+  tuneform_fini(&d.tuneform);
   logview_fini(&d.log);
   browser_fini(&d.browser);
   recipe_set_free(d.set);

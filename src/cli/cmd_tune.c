@@ -56,32 +56,10 @@ static const char tune_description[] =
     "Exit status: 0 a winner, 1 no configuration held the SLO (or the search failed), 2 usage or\n"
     "input error (found before anything starts), 130 interrupted (the answer so far is kept).";
 
-/* "30m", "90s", "1h30m", "45" (seconds) -> seconds; -1 when it is not a duration. */
+/* --budget in seconds (parse_duration_s); -1 when it is not a duration. */
 static double parse_budget_s(const char *text) {
-  double total = 0;
-  const char *p = text;
-  if (!*p)
-    return -1;
-  while (*p) {
-    char *end;
-    double v = strtod(p, &end);
-    if (end == p || !(v >= 0) || !isfinite(v))
-      return -1;
-    double unit = 1;
-    if (*end == 'h')
-      unit = 3600;
-    else if (*end == 'm')
-      unit = 60;
-    else if (*end == 's')
-      unit = 1;
-    else if (*end != '\0')
-      return -1;
-    if (*end == '\0' && p != text)
-      return -1; /* "1h30": a bare number only alone */
-    total += v * unit;
-    p = *end ? end + 1 : end;
-  }
-  return total > 0 ? total : -1;
+  double s;
+  return parse_duration_s(text, &s) == 0 ? s : -1;
 }
 
 static const char *tune_input_error(const struct tune_opts *o, char *buf, size_t n) {

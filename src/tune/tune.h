@@ -78,9 +78,18 @@ struct tune_estimate {
 
 /* What one measured point gives: each figure (latencies in ms, tok/s per user) and the output
  * throughput (tok/s; per GPU or in all, as long as it is the same for every point). */
+/* The percentiles of the dashboard's p50/p90/p99 switch. */
+enum tune_stat { TUNE_STAT_P50, TUNE_STAT_P90, TUNE_STAT_P99, TUNE_N_STATS };
+
 struct tune_point {
   struct tune_estimate figure[TUNE_N_FIGURES];
   struct tune_estimate throughput;
+  /* Optional (valid when by_stat_valid): the latencies (TTFT, TPOT, E2EL, ITL: the first four
+   * figures) at each percentile, for the Tune screen's p50/p90/p99 switch; the tok/s per user
+   * is figure[]'s at every percentile. figure[] stays what the SLO judges; the search never
+   * reads these. */
+  bool by_stat_valid;
+  struct tune_estimate by_stat[TUNE_N_STATS][TUNE_N_FIGURES];
 };
 
 /* Measures configuration cfg at a concurrency. Returns 0 with *out filled; TUNE_START_FAILED

@@ -59,6 +59,36 @@ int parse_double(const char *s, double *out) {
   return 0;
 }
 
+int parse_duration_s(const char *s, double *out_s) {
+  double total = 0;
+  const char *p = s;
+  if (!p || !*p)
+    return -1;
+  while (*p) {
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p || !(v >= 0) || !isfinite(v))
+      return -1;
+    double unit = 1;
+    if (*end == 'h')
+      unit = 3600;
+    else if (*end == 'm')
+      unit = 60;
+    else if (*end == 's')
+      unit = 1;
+    else if (*end != '\0')
+      return -1;
+    if (*end == '\0' && p != s)
+      return -1; /* "1h30": a bare number only alone */
+    total += v * unit;
+    p = *end ? end + 1 : end;
+  }
+  if (!(total > 0))
+    return -1;
+  *out_s = total;
+  return 0;
+}
+
 int parse_bool(const char *s, bool *out) {
   static const char *const yes[] = {"1", "true", "yes", "on"};
   static const char *const no[] = {"0", "false", "no", "off"};

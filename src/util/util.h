@@ -151,6 +151,8 @@ int parse_int(const char *s, int *out);
 int parse_double(const char *s, double *out);
 /* Accepts true/false/yes/no/on/off/1/0 (case-insensitive). */
 int parse_bool(const char *s, bool *out);
+/* A duration above zero: "30m", "90s", "2h", "1h30m", or a bare number of seconds ("45"). */
+int parse_duration_s(const char *s, double *out_s);
 
 /* ---------------------------------------------------------------- JSON (cJSON)
  * Members whose value may be unknown: null stands for it. */

@@ -20,7 +20,7 @@ screen | grep -qE "> 8k1k +off +mtp" || fail "the first row is not the 8k1k off/
 wait_for "Server command"
 wait_for "Enter run"
 
-wait_for "Enter run a A/B Tab off/mtp / filter p problems L past A attach ? help q quit"
+wait_for "Enter run a A/B Tab off/mtp / filter p lint L past A attach t tune ? help q quit"
 wait_for "2 groups · 3 rows · 1 MTP"
 
 # incremental filter: each key narrows the list at once, the counts follow it

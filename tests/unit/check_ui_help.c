@@ -22,6 +22,8 @@
 #include "problems.h"
 #include "runview.h"
 #include "tui.h"
+#include "tuneform.h"
+#include "tuneview.h"
 #include "ui_test.h"
 
 static const struct {
@@ -99,6 +101,8 @@ static struct logview logv;
 static struct launchform form;
 static struct helpview help;
 static struct attachform attach;
+static struct tuneform tform;
+static struct tuneview tview;
 
 static void load_set(void) {
   set = ut_fixture_recipes(); /* not inside a test yet: exits on failure */
@@ -160,6 +164,17 @@ static void *fresh(const struct ui_screen *s) {
   if (s == &attachform_screen) {
     attachform_open(&attach, NULL);
     return &attach;
+  }
+  if (s == &tuneform_screen) {
+    tuneform_open(&tform, recipe_set_at(set, 0), NULL);
+    return &tform;
+  }
+  if (s == &tuneview_screen) { /* a search running */
+    tuneview_fini(&tview);
+    tuneview_init(&tview, "demo", NULL, NULL);
+    struct run_tune_status st = {.config = -1};
+    tuneview_update(&tview, &st, NULL);
+    return &tview;
   }
   if (s == &help_screen) {
     help.of = &browser_screen;
@@ -358,6 +373,8 @@ int main(void) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   recipe_findings_fini(&findings);
+  tuneform_fini(&tform);
+  tuneview_fini(&tview);
   recipe_set_free(set);
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

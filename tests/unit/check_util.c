@@ -121,6 +121,13 @@ START_TEST(strict_numbers) {
   ck_assert_int_eq(parse_bool("Yes", &b), 0);
   ck_assert(b);
   ck_assert_int_eq(parse_bool("maybe", &b), -1);
+  ck_assert_int_eq(parse_duration_s("1h30m", &d), 0);
+  ck_assert(d == 5400);
+  ck_assert_int_eq(parse_duration_s("45", &d), 0);
+  ck_assert(d == 45);
+  ck_assert_int_eq(parse_duration_s("1h30", &d), -1);
+  ck_assert_int_eq(parse_duration_s("0", &d), -1);
+  ck_assert_int_eq(parse_duration_s("10x", &d), -1);
 }
 END_TEST
 
