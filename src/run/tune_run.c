@@ -101,10 +101,20 @@ void run_tune_point_from_figs(const struct snap_point_result *p, int n_gpus,
       out->throughput.hi /= n_gpus;
     }
   }
+  /* the latencies at p50 / p90 / p99 too, for the Tune screen's switch (tune.h) */
+  static const enum fig_id lat[TUNE_MIN_TOK_S_PER_USER] = {FIG_TTFT, FIG_TPOT, FIG_E2EL, FIG_ITL};
+  static const enum fig_stat pct[TUNE_N_STATS] = {FIG_STAT_P50, FIG_STAT_P90, FIG_STAT_P99};
+  for (int s = 0; s < TUNE_N_STATS; s++)
+    for (int k = 0; k < TUNE_MIN_TOK_S_PER_USER; k++)
+      estimate_of(f, lat[k], pct[s], &out->by_stat[s][k]);
+  out->by_stat_valid = true;
   if (p->failed > 0 || !p->measured_to_end) {
     for (int k = 0; k < TUNE_N_FIGURES; k++)
-      if (k != TUNE_MIN_TOK_S_PER_USER)
+      if (k != TUNE_MIN_TOK_S_PER_USER) {
         out->figure[k].hi = (double)INFINITY;
+        for (int s = 0; s < TUNE_N_STATS; s++)
+          out->by_stat[s][k].hi = (double)INFINITY;
+      }
     user->lo = -(double)INFINITY;
   }
 }

@@ -84,13 +84,12 @@ screen | grep -qE "max-batch=8 +measuring +[0-9]+ +[0-9.]+k? \[" ||
 ls "$RESULTS"/servetop/runs/*-tune-llama-bf16-h200-sglang >/dev/null ||
   fail "no tune folder"
 
-# p: the percentile switch: at p50 where the driver keeps each point's latencies at every
-# percentile (tune_point.by_stat), else it says the search kept p99 only
+# p: the percentile switch: the driver keeps each point's latencies at every percentile
+# (tune_point.by_stat), so p shows them at p50
 key p
-if ! screen | grep -qF "p99 only"; then
-  wait_for "at p50 (the search judges p99)" 5
-  wait_for "interactivity at p50"
-fi
+screen | grep -qF "p99 only" && fail "the driver kept only p99: no p50/p90 to switch to"
+wait_for "at p50 (the search judges p99)" 5
+wait_for "interactivity at p50"
 
 # q asks; y stops the search and keeps what was measured on screen
 key q
