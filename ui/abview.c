@@ -481,8 +481,7 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
 /* unlike: the columns are not like with like (abview_unlike): no ratio at all. */
 static void render_ratio(struct ui_grid *g, struct ui_rect box, const struct ab_row *rows,
                          size_t n_rows, bool unlike, const struct ui_glyphs *gl) {
-  ui_box(g, box, "ratio", THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, "ratio", gl);
   put_right(g, in.x + in.w - 1, in.y, in.w - 1, unlike ? "UNLIKE" : "MTP/off",
             unlike ? THEME_ERROR : THEME_HEADER, gl);
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {

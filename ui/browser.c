@@ -702,8 +702,7 @@ static void render_list(struct browser *b, struct ui_grid *g, const struct ui_la
     snprintf(title, sizeof title, "Recipes %zu/%zu", n_shown, total);
   else
     snprintf(title, sizeof title, "Recipes %zu", total);
-  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, title, gl);
   if (b->n_lines == 0) {
     ui_grid_text(g, in.x + 1, in.y, in.w - 1,
                  b->filter[0] ? "no recipe matches the filter" : "no recipes loaded",
@@ -745,8 +744,7 @@ static void render_list(struct browser *b, struct ui_grid *g, const struct ui_la
 static void render_detail(struct browser *b, struct ui_grid *g, const struct ui_layout *l,
                           const struct ui_glyphs *gl) {
   struct ui_rect box = l->slot[UI_SLOT_DETAIL];
-  ui_box(g, box, "Recipe", THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, "Recipe", gl);
   in.x += 1;
   in.w -= 1;
   detail_build(b);

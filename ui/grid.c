@@ -130,6 +130,12 @@ struct ui_rect ui_rect_inner(struct ui_rect r) {
   return in;
 }
 
+struct ui_rect ui_pane(struct ui_grid *g, struct ui_rect r, const char *title,
+                       const struct ui_glyphs *gl) {
+  ui_box(g, r, title, THEME_BORDER, THEME_TITLE, gl);
+  return ui_rect_inner(r);
+}
+
 void ui_box(struct ui_grid *g, struct ui_rect r, const char *title, enum theme_role border_role,
             enum theme_role title_role, const struct ui_glyphs *gl) {
   if (r.w < 2 || r.h < 2)

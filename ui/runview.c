@@ -350,8 +350,7 @@ static void render_conc_chart(const struct runview *rv, struct ui_grid *g, struc
 
 static void render_throughput(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                               const struct ui_glyphs *gl) {
-  ui_box(g, box, "Throughput (last 10 s)", THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, "Throughput (last 10 s)", gl);
   if (in.h < 1)
     return;
   const struct snap_figures *t = &rv->snap.figures;
@@ -401,8 +400,7 @@ static void render_sweep_end(const struct runview *rv, struct ui_grid *g, struct
   const struct snap_points *h = &rv->snap.points;
   char buf[sizeof h->chart + 64];
   snprintf(buf, sizeof buf, "Sweep: %d point%s", h->n, h->n == 1 ? "" : "s");
-  ui_box(g, box, buf, THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, buf, gl);
   if (in.h < 1)
     return;
   if (h->chart[0])
@@ -466,8 +464,7 @@ static int accept_bins(struct ui_grid *g, int x, int y, int end,
 
 static void render_accept(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                           const struct ui_glyphs *gl) {
-  ui_box(g, box, "Speculative decoding", THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, "Speculative decoding", gl);
   if (in.h < 1)
     return;
   const struct snap_spec *sp = &rv->snap.spec;
@@ -599,8 +596,7 @@ static void render_latency(const struct runview *rv, struct ui_grid *g, struct u
  * the narrowest right column (80 columns). */
 static void render_server_load(const struct runview *rv, struct ui_grid *g, struct ui_rect box,
                                const struct ui_glyphs *gl) {
-  ui_box(g, box, "Server", THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, "Server", gl);
   if (in.h < 1)
     return;
   const struct snap_server_load *ld = &rv->snap.load;

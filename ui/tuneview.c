@@ -250,8 +250,7 @@ static void render_chart(const struct tuneview *tv, struct ui_grid *g, struct ui
   snprintf(title, sizeof title, "Throughput per %s vs interactivity at %s%sSLO %s",
            per_gpu(tv) ? "GPU" : "server", stat_names[tv->stat], gl->separator,
            slo[0] ? slo : "none");
-  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, title, gl);
   if (in.h < 4 || in.w < 30)
     return;
   int end = in.x + in.w;
@@ -428,8 +427,7 @@ static void render_table(struct tuneview *tv, struct ui_grid *g, struct ui_rect 
   char title[96];
   snprintf(title, sizeof title, "Configurations %zu%sgoodput at the best concurrency, 95%% CI",
            r->n_configs, gl->separator);
-  ui_box(g, box, title, THEME_BORDER, THEME_TITLE, gl);
-  struct ui_rect in = ui_rect_inner(box);
+  struct ui_rect in = ui_pane(g, box, title, gl);
   if (in.h < 2 || in.w < 30)
     return;
   size_t visible = table_rows(box.h);

@@ -89,6 +89,10 @@ void ui_box(struct ui_grid *g, struct ui_rect r, const char *title, enum theme_r
             enum theme_role title_role, const struct ui_glyphs *gl);
 /* The inside of a box drawn at r. */
 struct ui_rect ui_rect_inner(struct ui_rect r);
+/* A pane: a box in the border and title colours, titled; returns its inside (h 0 when the
+ * box has no room inside). */
+struct ui_rect ui_pane(struct ui_grid *g, struct ui_rect r, const char *title,
+                       const struct ui_glyphs *gl);
 
 /* ---------------------------------------------------------------- line chart */
 /* A time series, oldest first; NaN is an unknown sample (a gap). The newest
