@@ -914,7 +914,8 @@ static bool on_key(void *self, int key, struct ui_ctx *ctx) {
       rv->knob_value[0] = '\0';
       return true;
     }
-    if (!measuring || !runview_over_cap(rv, &cap)) {
+    /* over the cap (between two segments too: the run takes it at the next) */
+    if (!runview_over_cap(rv, &cap)) {
       runview_set_status(rv, THEME_WARNING, "the concurrency is within the batch cap: nothing to raise");
       return true;
     }
