@@ -151,6 +151,12 @@ int parse_int(const char *s, int *out);
 int parse_double(const char *s, double *out);
 /* Accepts true/false/yes/no/on/off/1/0 (case-insensitive). */
 int parse_bool(const char *s, bool *out);
+/* After an item of a ','-separated list that `close` ends (JSON objects and
+ * arrays, Prometheus label sets): consumes a ',' at *p (PARSE_LIST_MORE) or
+ * close (PARSE_LIST_END); anything else, or the end, is PARSE_LIST_BAD and
+ * leaves *p as it was. */
+enum parse_list_step { PARSE_LIST_BAD = -1, PARSE_LIST_END = 0, PARSE_LIST_MORE = 1 };
+enum parse_list_step parse_list_next(const char **p, const char *end, char close);
 
 /* ---------------------------------------------------------------- JSON (cJSON)
  * Members whose value may be unknown: null stands for it. */
