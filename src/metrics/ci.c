@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util/util.h"
+
 /* Student's t, two-sided 95% (the 0.975 quantile), df 1..30 from the table,
  * above by the Cornish-Fisher expansion around z (error < 1e-4 at df > 30). */
 double ci_t975(int df) {
@@ -164,15 +166,12 @@ enum ci_verdict ci_verdict_of(const struct ci_ratio *r, bool higher_is_better) {
 }
 
 const char *ci_verdict_word(enum ci_verdict v) {
-  switch (v) {
-  case CI_FASTER:
-    return "faster";
-  case CI_SLOWER:
-    return "slower";
-  case CI_NO_DIFFERENCE:
-    break;
-  }
-  return "no difference detected";
+  static const char *const words[] = {
+      [CI_NO_DIFFERENCE] = "no difference detected",
+      [CI_FASTER] = "faster",
+      [CI_SLOWER] = "slower",
+  };
+  return (unsigned)v < ST_ARRAY_LEN(words) ? words[v] : words[CI_NO_DIFFERENCE];
 }
 
 void ci_ratio_of_intervals(double a, double a_lo, double a_hi, double b, double b_lo,
