@@ -220,9 +220,8 @@ static bool scan_object(struct scanner *s, member_fn member, void *ctx) {
     if (!scan_string(s, &key, &key_len))
       return false;
     skip_ws(s);
-    if (s->p >= s->end || *s->p != ':')
+    if (!parse_char(&s->p, s->end, ':'))
       return false;
-    s->p++;
     skip_ws(s);
     bool ok = member ? member(ctx, key, key_len, s) : scan_value(s);
     if (!ok)

@@ -165,9 +165,8 @@ static bool parse_sample_line(struct cursor *c, struct prom_sample *s) {
       if (lname_len == 0)
         goto bad;
       skip_blanks(c);
-      if (c->p >= c->end || *c->p != '=')
+      if (!parse_char(&c->p, c->end, '='))
         goto bad;
-      c->p++;
       skip_blanks(c);
       char *value = scan_quoted_alloc(c);
       if (!value)

@@ -157,6 +157,8 @@ int parse_bool(const char *s, bool *out);
  * leaves *p as it was. */
 enum parse_list_step { PARSE_LIST_BAD = -1, PARSE_LIST_END = 0, PARSE_LIST_MORE = 1 };
 enum parse_list_step parse_list_next(const char **p, const char *end, char close);
+/* Consumes the character c at *p (before end): true, or false and *p as it was. */
+bool parse_char(const char **p, const char *end, char c);
 
 /* ---------------------------------------------------------------- JSON (cJSON)
  * Members whose value may be unknown: null stands for it. */
