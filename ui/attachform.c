@@ -120,11 +120,8 @@ static void render(void *self, struct ui_grid *g, const struct ui_ctx *ctx) {
 
 static void footer(void *self, struct ui_footer *out) {
   struct attachform *f = self;
-  if (f->error[0]) {
-    out->inactive |= 1u << KEY_ATTACH;
-    out->status = "fix the URL or the concurrency to attach";
-    out->status_role = THEME_ERROR;
-  }
+  if (f->error[0])
+    ui_footer_blocked(out, KEY_ATTACH, "fix the URL or the concurrency to attach");
 }
 
 const struct ui_screen attachform_screen = {

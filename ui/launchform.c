@@ -326,9 +326,7 @@ static void footer(void *self, struct ui_footer *out) {
   if (f->editing) /* h, l and ? are text in the field */
     out->inactive |= 1u << KEY_PICK | 1u << KEY_HELP;
   if (f->error[0]) {
-    out->inactive |= 1u << KEY_START;
-    out->status = "fix the overrides to start";
-    out->status_role = THEME_ERROR;
+    ui_footer_blocked(out, KEY_START, "fix the overrides to start");
   } else if (f->waiting) {
     out->status = "waiting for the engine probe...";
     out->status_role = THEME_WARNING;
