@@ -6,21 +6,28 @@
 
 #include "util/util.h"
 
-/* Each takes the arguments after the subcommand name (argv[0] is the
- * subcommand) and returns the process exit status. */
-int cmd_recipes_main(int argc, char **argv);  /* servetop recipes */
-int cmd_show_main(int argc, char **argv);     /* servetop show */
-int cmd_lint_main(int argc, char **argv);     /* servetop lint */
-int cmd_sim_main(int argc, char **argv);      /* servetop sim */
-int cmd_bench_main(int argc, char **argv);    /* servetop bench */
-int cmd_run_main(int argc, char **argv);      /* servetop run */
-int cmd_attach_main(int argc, char **argv);   /* servetop attach */
-int cmd_tune_main(int argc, char **argv);     /* servetop tune */
-int cmd_compare_main(int argc, char **argv);  /* servetop compare */
-int cmd_export_main(int argc, char **argv);   /* servetop export */
-int cmd_gpus_main(int argc, char **argv);     /* servetop gpus */
-int cmd_engines_main(int argc, char **argv);  /* servetop engines */
-int cmd_tui_main(int argc, char **argv);      /* servetop (no subcommand) */
+/* The subcommands, in the order `servetop --help` lists them:
+ * X(name, one-line summary). Each has an entry point cmd_<name>_main that
+ * takes the arguments after the subcommand name (argv[0] is the subcommand)
+ * and returns the process exit status; main.c tables them from this list. */
+#define CLI_COMMANDS(X)                                                                        \
+  X(recipes, "list recipes (bundled, --configs DIR or --inferencex DIR)")                      \
+  X(show, "one recipe resolved: server command, env, knobs, sweep, script")                   \
+  X(lint, "the recipe doctor: find recipe mistakes before GPU hours are spent")               \
+  X(sim, "a simulated SGLang-compatible server (takes launch_server flags)")                  \
+  X(bench, "headless load run against a server (benchmark_serving.py flags)")                 \
+  X(run, "launch a recipe's server, measure it, stop it (--ab: MTP vs off)")                  \
+  X(tune, "search a recipe's knobs for the best setting under an SLO")                        \
+  X(attach, "measure a server that is already running (any OpenAI URL)")                      \
+  X(compare, "two results, runs or sweeps side by side")                                      \
+  X(export, "a tuned run as an InferenceX master-config entry + script")                      \
+  X(gpus, "GPUs and processes from the telemetry backend")                                    \
+  X(engines, "the servers servetop launches, and whether each can run here")
+
+#define CLI_DECLARE_COMMAND(name, summary) int cmd_##name##_main(int argc, char **argv);
+CLI_COMMANDS(CLI_DECLARE_COMMAND)
+#undef CLI_DECLARE_COMMAND
+int cmd_tui_main(int argc, char **argv); /* servetop (no subcommand) */
 
 /* Exit statuses shared by the subcommands. */
 enum { EXIT_OK = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2 };

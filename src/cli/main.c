@@ -13,20 +13,9 @@ struct subcommand {
   const char *summary;
 };
 
-static const struct subcommand subcommands[] = {
-    {"recipes", cmd_recipes_main, "list recipes (bundled, --configs DIR or --inferencex DIR)"},
-    {"show", cmd_show_main, "one recipe resolved: server command, env, knobs, sweep, script"},
-    {"lint", cmd_lint_main, "the recipe doctor: find recipe mistakes before GPU hours are spent"},
-    {"sim", cmd_sim_main, "a simulated SGLang-compatible server (takes launch_server flags)"},
-    {"bench", cmd_bench_main, "headless load run against a server (benchmark_serving.py flags)"},
-    {"run", cmd_run_main, "launch a recipe's server, measure it, stop it (--ab: MTP vs off)"},
-    {"tune", cmd_tune_main, "search a recipe's knobs for the best setting under an SLO"},
-    {"attach", cmd_attach_main, "measure a server that is already running (any OpenAI URL)"},
-    {"compare", cmd_compare_main, "two results, runs or sweeps side by side"},
-    {"export", cmd_export_main, "a tuned run as an InferenceX master-config entry + script"},
-    {"gpus", cmd_gpus_main, "GPUs and processes from the telemetry backend"},
-    {"engines", cmd_engines_main, "the servers servetop launches, and whether each can run here"},
-};
+#define SUBCOMMAND_ROW(name, summary) {#name, cmd_##name##_main, summary},
+static const struct subcommand subcommands[] = {CLI_COMMANDS(SUBCOMMAND_ROW)};
+#undef SUBCOMMAND_ROW
 
 static void usage(FILE *out) {
   fprintf(out,

@@ -180,26 +180,34 @@ enum eng_log_kind {
   ENG_LOG_READY,         /* the engine's ready line */
 };
 
-enum { /* struct eng_log_record.has bits: which fields the line carried */
-  ENG_LOG_HAS_MAX_TOTAL_TOKENS = 1u << 0,
-  ENG_LOG_HAS_RUNNING = 1u << 1,
-  ENG_LOG_HAS_QUEUED = 1u << 2,
-  ENG_LOG_HAS_TOKEN_USAGE = 1u << 3,
-  ENG_LOG_HAS_NUM_TOKENS = 1u << 4,
-  ENG_LOG_HAS_ACCEPT_LENGTH = 1u << 5,
-  ENG_LOG_HAS_ACCEPT_RATE = 1u << 6,
-  ENG_LOG_HAS_GEN_THROUGHPUT = 1u << 7,
-  ENG_LOG_HAS_INPUT_THROUGHPUT = 1u << 8,
-  ENG_LOG_HAS_NEW_SEQ = 1u << 9,
-  ENG_LOG_HAS_NEW_TOKENS = 1u << 10,
-  ENG_LOG_HAS_CACHED_TOKENS = 1u << 11,
-  ENG_LOG_HAS_PER_POSITION = 1u << 12,
-  ENG_LOG_HAS_SPEC_TOKENS = 1u << 13, /* accepted_tokens + drafted_tokens */
-  ENG_LOG_HAS_DP_SIZE = 1u << 14,
-  ENG_LOG_HAS_MAX_RUNNING = 1u << 15,
-  ENG_LOG_HAS_CONTEXT_LEN = 1u << 16,
-  ENG_LOG_HAS_PREFIX_HIT = 1u << 17,
-};
+/* struct eng_log_record.has bits: which fields the line carried. One bit
+ * each, in this order: ENG_LOG_HAS_<NAME> = 1u << ENG_LOG_BIT_<NAME>. */
+#define ENG_LOG_HAS_FIELDS(X)                                                                  \
+  X(MAX_TOTAL_TOKENS)                                                                          \
+  X(RUNNING)                                                                                   \
+  X(QUEUED)                                                                                    \
+  X(TOKEN_USAGE)                                                                               \
+  X(NUM_TOKENS)                                                                                \
+  X(ACCEPT_LENGTH)                                                                             \
+  X(ACCEPT_RATE)                                                                               \
+  X(GEN_THROUGHPUT)                                                                            \
+  X(INPUT_THROUGHPUT)                                                                          \
+  X(NEW_SEQ)                                                                                   \
+  X(NEW_TOKENS)                                                                                \
+  X(CACHED_TOKENS)                                                                             \
+  X(PER_POSITION)                                                                              \
+  X(SPEC_TOKENS) /* accepted_tokens + drafted_tokens */                                        \
+  X(DP_SIZE)                                                                                   \
+  X(MAX_RUNNING)                                                                               \
+  X(CONTEXT_LEN)                                                                               \
+  X(PREFIX_HIT)
+
+#define ENG_LOG_BIT_ROW(name) ENG_LOG_BIT_##name,
+enum { ENG_LOG_HAS_FIELDS(ENG_LOG_BIT_ROW) ENG_LOG_BIT_COUNT };
+#undef ENG_LOG_BIT_ROW
+#define ENG_LOG_HAS_ROW(name) ENG_LOG_HAS_##name = 1u << ENG_LOG_BIT_##name,
+enum { ENG_LOG_HAS_FIELDS(ENG_LOG_HAS_ROW) };
+#undef ENG_LOG_HAS_ROW
 
 #define ENG_LOG_MAX_POSITIONS 8
 

@@ -104,16 +104,35 @@ struct live_accept {
   int64_t bins[LG_ACCEPT_BINS];
 };
 
+/* A worker's running sums (loop thread only), published as one copy. */
+struct worker_tally {
+  int64_t dispatched, completed, failed, output_tokens, input_tokens;
+  struct live_lat window;    /* sum of the live slots' latencies */
+  struct live_lat point;     /* every completed request of the run */
+  double point_settled;      /* tokens of the completed requests */
+  int64_t point_pending;     /* chunks of the requests streaming now */
+  double ratio_tokens;       /* completed requests: tokens / their token-carrying chunks */
+  int64_t ratio_chunks;
+  struct live_accept accept;
+};
+
+/* The request counts of c added to sum. */
+static void worker_tally_add_counts(struct worker_tally *sum, const struct worker_tally *c) {
+  sum->dispatched += c->dispatched;
+  sum->completed += c->completed;
+  sum->failed += c->failed;
+  sum->output_tokens += c->output_tokens;
+  sum->input_tokens += c->input_tokens;
+}
+
 /* What a worker publishes under its mutex every 100 ms. */
 struct worker_published {
-  int64_t dispatched, completed, failed, in_flight, output_tokens, input_tokens;
+  struct worker_tally tally;
+  int64_t in_flight;
   int64_t window_completed;
-  double window_settled, window_s, point_settled;
-  int64_t window_pending, point_pending, ratio_chunks;
-  double ratio_tokens;
+  double window_settled, window_s;
+  int64_t window_pending;
   int64_t window_from_s;
-  struct live_lat window, point;
-  struct live_accept accept;
   double busy_window, busy_point; /* the loop's busy share over the window / the point */
   double cpu_window, cpu_point;   /* its thread's CPU time / wall time, the same spans */
   bool finished;
@@ -137,19 +156,11 @@ struct lg_worker {
   struct xfer *free_xfers;
   struct xfer **active;      /* in-flight xfers, for cutting them at stop */
   size_t n_active, active_cap;
-  /* counters (loop thread only) */
-  int64_t dispatched, completed, failed, output_tokens, input_tokens;
+  struct worker_tally tally;
   uint64_t events, body_bytes;
   int64_t batch_start_ns;    /* when epoll_wait returned the events being handled */
   struct live_hist callback_delay; /* batch start -> write callback, µs */
   struct live_second live[LG_LIVE_WINDOW_S];
-  struct live_lat window;    /* sum of the live slots' latencies */
-  struct live_lat point;     /* every completed request of the run */
-  double point_settled;      /* tokens of the completed requests */
-  int64_t point_pending;     /* chunks of the requests streaming now */
-  double ratio_tokens;       /* completed requests: tokens / their token-carrying chunks */
-  int64_t ratio_chunks;
-  struct live_accept accept;
   /* client health: time outside epoll_wait, receive lag samples (µs) */
   int64_t busy_ns;
   int64_t cpu_ns;            /* thread CPU time at the last publish */
@@ -305,7 +316,7 @@ bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, const 
 
 /* ---------------------------------------------------------------- live figures (loop side)
  * One slot per second of the last LG_LIVE_WINDOW_S, plus the running sum of
- * their latency histograms (w->window): a sample is added to both, an
+ * their latency histograms (w->tally.window): a sample is added to both, an
  * expiring slot is subtracted, so publishing is one copy instead of a merge
  * of every slot. Token counts follow the chunks (see lg_live in loadgen.h). */
 static void hist_subtract(struct live_hist *from, const struct live_hist *h) {
@@ -319,7 +330,7 @@ static void live_slot_expire(struct lg_worker *w, struct live_second *slot) {
   if (slot->second < 0)
     return;
   for (int m = 0; m < LAT_N; m++) {
-    hist_subtract(&w->window.h[m], &slot->lat.h[m]);
+    hist_subtract(&w->tally.window.h[m], &slot->lat.h[m]);
     live_hist_reset(&slot->lat.h[m]);
   }
   slot->second = -1;
@@ -369,10 +380,10 @@ static void live_chunk(struct xfer *x, bool carries) {
   x->live_chunks_total += units;
   if (x->by_usage) {
     slot->settled += units;
-    x->worker->point_settled += units;
+    x->worker->tally.point_settled += units;
   } else {
     slot->pending += units;
-    x->worker->point_pending += units;
+    x->worker->tally.point_pending += units;
   }
 }
 
@@ -412,13 +423,13 @@ static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_toke
     x->live_second[i] = -1;
   }
   if (x->by_usage)
-    w->point_settled -= x->live_chunks_total;
+    w->tally.point_settled -= x->live_chunks_total;
   else
-    w->point_pending -= x->live_chunks_total;
-  w->point_settled += (double)output_tokens;
+    w->tally.point_pending -= x->live_chunks_total;
+  w->tally.point_settled += (double)output_tokens;
   if (output_tokens > 0 && x->live_carrying > 0) {
-    w->ratio_tokens += (double)output_tokens;
-    w->ratio_chunks += x->live_carrying;
+    w->tally.ratio_tokens += (double)output_tokens;
+    w->tally.ratio_chunks += x->live_carrying;
   }
   x->live_chunks_total = 0;
   x->live_carrying = 0;
@@ -427,8 +438,8 @@ static void live_settle(struct lg_worker *w, struct xfer *x, int64_t output_toke
 static void live_record_us(struct lg_worker *w, struct live_second *slot, int metric,
                            uint64_t v_us) {
   live_hist_record_us(&slot->lat.h[metric], v_us);
-  live_hist_record_us(&w->window.h[metric], v_us);
-  live_hist_record_us(&w->point.h[metric], v_us);
+  live_hist_record_us(&w->tally.window.h[metric], v_us);
+  live_hist_record_us(&w->tally.point.h[metric], v_us);
 }
 
 static void live_record_completion(struct lg_worker *w, const struct lg_record *rec,
@@ -445,7 +456,7 @@ static void live_record_completion(struct lg_worker *w, const struct lg_record *
   live_record_us(w, slot, LAT_TPC,
                  (uint64_t)llround(1000.0 * rec->output_tokens / (rec->n_chunk_gaps + 1.0)));
   if (rec->draft_tokens > 0 && rec->draft_accepted >= 0) { /* as results_compute */
-    struct live_accept *a = &w->accept;
+    struct live_accept *a = &w->tally.accept;
     double rate = (double)rec->draft_accepted / (double)rec->draft_tokens;
     a->requests++;
     a->draft_tokens += rec->draft_tokens;
@@ -487,24 +498,13 @@ static void publish(struct lg_worker *w, int64_t now_ns, bool finished) {
   double point_s = (double)(now_ns - w->run->start_ns) / 1e9;
   struct worker_published *p = &w->pub;
   pthread_mutex_lock(&w->pub_mu);
-  p->dispatched = w->dispatched;
-  p->completed = w->completed;
-  p->failed = w->failed;
+  p->tally = w->tally;
   p->in_flight = w->in_flight;
-  p->output_tokens = w->output_tokens;
-  p->input_tokens = w->input_tokens;
   p->window_completed = window_completed;
   p->window_settled = window_settled;
   p->window_pending = window_pending;
   p->window_s = window_s > 0 ? window_s : 0;
   p->window_from_s = first;
-  p->point_settled = w->point_settled;
-  p->point_pending = w->point_pending;
-  p->ratio_tokens = w->ratio_tokens;
-  p->ratio_chunks = w->ratio_chunks;
-  p->window = w->window;
-  p->point = w->point;
-  p->accept = w->accept;
   /* a pass counts in the second it ended: a share may pass 1 by a pass */
   p->busy_window = window_s > 0 ? fmin(1.0, (double)window_busy_ns / 1e9 / window_s) : 0;
   p->busy_point = point_s > 0 ? fmin(1.0, (double)w->busy_ns / 1e9 / point_s) : 0;
@@ -814,7 +814,7 @@ static void start_request(struct lg_worker *w, size_t index, int64_t scheduled_a
   x->dispatch_abs_ns = now;
   x->now_ns = x->hand_ns = now; /* no stamp of this request before it */
   w->in_flight++;
-  w->dispatched++;
+  w->tally.dispatched++;
   active_add(w, x);
   x->connecting = CURL_SOCKET_BAD;
   curl_multi_add_handle(w->multi, e);
@@ -928,12 +928,12 @@ static void finish_request(struct lg_worker *w, struct xfer *x, CURLcode result,
 
   w->in_flight--;
   if (failure == LG_OK) {
-    w->completed++;
-    w->output_tokens += rec->output_tokens;
-    w->input_tokens += rec->prompt_len; /* the client's count, as the result's total */
+    w->tally.completed++;
+    w->tally.output_tokens += rec->output_tokens;
+    w->tally.input_tokens += rec->prompt_len; /* the client's count, as the result's total */
     live_record_completion(w, rec, now_ns);
   } else {
-    w->failed++;
+    w->tally.failed++;
   }
   long long prev = atomic_load(&w->run->end_ns);
   while (now_ns > prev && !atomic_compare_exchange_weak(&w->run->end_ns, &prev, now_ns))
@@ -1096,7 +1096,7 @@ static void cut_in_flight(struct lg_worker *w) {
     struct lg_record *rec = x->rec;
     live_settle(w, x, 0);
     w->in_flight--;
-    w->failed++;
+    w->tally.failed++;
     rec->failure = LG_FAIL_INTERRUPTED;
     rec->ttft_ns = rec->e2el_ns = 0;
     rec->n_chunk_gaps = 0;
@@ -1499,33 +1499,30 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     memcpy(p, &w->pub, sizeof(*p));
     pthread_mutex_unlock(&w->pub_mu);
     win[i] = (struct pub_window){.from_s = p->window_from_s, .pending = p->window_pending,
-                                 .point_pending = p->point_pending,
+                                 .point_pending = p->tally.point_pending,
                                  .completed = p->window_completed, .s = p->window_s,
-                                 .settled = p->window_settled, .point_settled = p->point_settled};
-    ratio_tokens += p->ratio_tokens;
-    ratio_chunks += p->ratio_chunks;
+                                 .settled = p->window_settled,
+                                 .point_settled = p->tally.point_settled};
+    ratio_tokens += p->tally.ratio_tokens;
+    ratio_chunks += p->tally.ratio_chunks;
     /* every rate is over the window of the latest publish */
     if (i == 0 || (double)p->window_from_s + p->window_s >
                       (double)sum->window_from_s + sum->window_s) {
       sum->window_s = p->window_s;
       sum->window_from_s = p->window_from_s;
     }
-    sum->dispatched += p->dispatched;
-    sum->completed += p->completed;
-    sum->failed += p->failed;
+    worker_tally_add_counts(&sum->tally, &p->tally);
     sum->in_flight += p->in_flight;
-    sum->output_tokens += p->output_tokens;
-    sum->input_tokens += p->input_tokens;
     for (int m = 0; m < LAT_N; m++) {
-      live_hist_add(&sum->window.h[m], &p->window.h[m]);
-      live_hist_add(&sum->point.h[m], &p->point.h[m]);
+      live_hist_add(&sum->tally.window.h[m], &p->tally.window.h[m]);
+      live_hist_add(&sum->tally.point.h[m], &p->tally.point.h[m]);
     }
-    sum->accept.requests += p->accept.requests;
-    sum->accept.draft_tokens += p->accept.draft_tokens;
-    sum->accept.accepted_tokens += p->accept.accepted_tokens;
-    sum->accept.rate_sum += p->accept.rate_sum;
+    sum->tally.accept.requests += p->tally.accept.requests;
+    sum->tally.accept.draft_tokens += p->tally.accept.draft_tokens;
+    sum->tally.accept.accepted_tokens += p->tally.accept.accepted_tokens;
+    sum->tally.accept.rate_sum += p->tally.accept.rate_sum;
     for (int k = 0; k < LG_ACCEPT_BINS; k++)
-      sum->accept.bins[k] += p->accept.bins[k];
+      sum->tally.accept.bins[k] += p->tally.accept.bins[k];
     all_finished = all_finished && p->finished;
     out->loop_busy_window[i] = p->busy_window;
     out->loop_busy_point[i] = p->busy_point;
@@ -1546,7 +1543,7 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   for (int i = 0; i < run->n_workers; i++) {
     const struct pub_window *q = &win[i];
     window_pending += q->pending;
-    sum->point_settled += q->point_settled + per_chunk * (double)q->point_pending;
+    sum->tally.point_settled += q->point_settled + per_chunk * (double)q->point_pending;
     /* A loop's window starting in the same second is inside the latest one
      * (it misses at most its last 100 ms, or nothing once it has exited);
      * one that started a second earlier counts at its own rate. */
@@ -1556,12 +1553,12 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
     window_completed += (double)q->completed * scale;
   }
   out->total = (int64_t)run->cfg.n_prompts;
-  out->dispatched = sum->dispatched;
-  out->completed = sum->completed;
-  out->failed = sum->failed;
+  out->dispatched = sum->tally.dispatched;
+  out->completed = sum->tally.completed;
+  out->failed = sum->tally.failed;
   out->in_flight = sum->in_flight;
-  out->output_tokens = sum->output_tokens;
-  out->input_tokens = sum->input_tokens;
+  out->output_tokens = sum->tally.output_tokens;
+  out->input_tokens = sum->tally.input_tokens;
   out->max_concurrency = atomic_load(&run->max_concurrency);
   /* Once over, the span the result divides by: first dispatch to last end. */
   int64_t until_ns = all_finished ? atomic_load(&run->end_ns) : clock_mono_ns();
@@ -1571,18 +1568,18 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
   fig_set_clear(&out->window);
   fig_set_clear(&out->point);
   /* the window has no input-token count: the point's mean prompt per request */
-  double mean_input =
-      sum->completed > 0 ? (double)sum->input_tokens / (double)sum->completed : 0;
+  const struct worker_tally *n = &sum->tally;
+  double mean_input = n->completed > 0 ? (double)n->input_tokens / (double)n->completed : 0;
   live_rates(&out->window, sum->window_s, window_tokens, window_completed * mean_input,
              window_completed);
   /* settled, the sum is the completed requests' tokens */
   live_rates(&out->point, out->elapsed_s,
-             all_finished ? (double)sum->output_tokens : sum->point_settled,
-             (double)sum->input_tokens, (double)sum->completed);
-  fig_set_scalar(&out->point, FIG_COMPLETED, true, (double)sum->completed);
+             all_finished ? (double)sum->tally.output_tokens : sum->tally.point_settled,
+             (double)sum->tally.input_tokens, (double)sum->tally.completed);
+  fig_set_scalar(&out->point, FIG_COMPLETED, true, (double)sum->tally.completed);
   fig_set_scalar(&out->point, FIG_DURATION, true, out->elapsed_s);
-  live_latencies(&out->window, &sum->window);
-  live_latencies(&out->point, &sum->point);
+  live_latencies(&out->window, &sum->tally.window);
+  live_latencies(&out->point, &sum->tally.point);
   double busiest_window = 0, busiest_point = 0;
   for (int i = 0; i < out->n_loops; i++) {
     busiest_window = fmax(busiest_window, out->loop_busy_window[i]);
@@ -1601,11 +1598,11 @@ void lg_run_live(struct lg_run *run, struct lg_live *out) {
                     out->client_bound, sizeof(out->client_bound));
   out->output_estimated = !all_finished && window_pending > 0 &&
                           !(per_chunk == 1.0 && ratio_chunks > 0 && ratio_tokens == ratio_chunks);
-  out->accept_requests = sum->accept.requests;
-  out->accept_draft_tokens = sum->accept.draft_tokens;
-  out->accept_accepted_tokens = sum->accept.accepted_tokens;
-  out->accept_rate_sum = sum->accept.rate_sum;
-  memcpy(out->accept_rate_bins, sum->accept.bins, sizeof(out->accept_rate_bins));
+  out->accept_requests = sum->tally.accept.requests;
+  out->accept_draft_tokens = sum->tally.accept.draft_tokens;
+  out->accept_accepted_tokens = sum->tally.accept.accepted_tokens;
+  out->accept_rate_sum = sum->tally.accept.rate_sum;
+  memcpy(out->accept_rate_bins, sum->tally.accept.bins, sizeof(out->accept_rate_bins));
   out->finished = all_finished;
   free(p);
   free(sum);

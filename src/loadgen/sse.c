@@ -6,6 +6,7 @@
 #include "loadgen/loadgen.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 
@@ -219,24 +220,18 @@ static bool scan_object(struct scanner *s, member_fn member, void *ctx) {
     if (!scan_string(s, &key, &key_len))
       return false;
     skip_ws(s);
-    if (s->p >= s->end || *s->p != ':')
+    if (!parse_char(&s->p, s->end, ':'))
       return false;
-    s->p++;
     skip_ws(s);
     bool ok = member ? member(ctx, key, key_len, s) : scan_value(s);
     if (!ok)
       return false;
     skip_ws(s);
-    if (s->p < s->end && *s->p == ',') {
-      s->p++;
-      continue;
-    }
-    if (s->p < s->end && *s->p == '}') {
-      s->p++;
+    enum parse_list_step step = parse_list_next(&s->p, s->end, '}');
+    if (step != PARSE_LIST_MORE) {
       s->depth--;
-      return true;
+      return step == PARSE_LIST_END;
     }
-    return false;
   }
 }
 
@@ -263,18 +258,13 @@ static bool scan_array(struct scanner *s, element_fn element, void *ctx, size_t 
       return false;
     n++;
     skip_ws(s);
-    if (s->p < s->end && *s->p == ',') {
-      s->p++;
-      continue;
-    }
-    if (s->p < s->end && *s->p == ']') {
-      s->p++;
+    enum parse_list_step step = parse_list_next(&s->p, s->end, ']');
+    if (step != PARSE_LIST_MORE) {
       s->depth--;
       if (count)
         *count = n;
-      return true;
+      return step == PARSE_LIST_END;
     }
-    return false;
   }
 }
 
@@ -366,22 +356,35 @@ static bool scan_count(struct scanner *s, int64_t *out) {
   return true;
 }
 
-static bool usage_member(void *ctx, const char *key, size_t key_len, struct scanner *s) {
-  struct lg_chunk *c = ctx;
-  if (key_is(key, key_len, "completion_tokens"))
-    return scan_count(s, &c->completion_tokens);
-  if (key_is(key, key_len, "prompt_tokens"))
-    return scan_count(s, &c->prompt_tokens);
-  return scan_value(s);
-}
+/* An object whose members of interest are counts: key -> lg_chunk field. */
+struct count_key {
+  const char *key;
+  size_t offset; /* of an int64_t in struct lg_chunk */
+};
+
+static const struct count_key usage_counts[] = {
+    {"completion_tokens", offsetof(struct lg_chunk, completion_tokens)},
+    {"prompt_tokens", offsetof(struct lg_chunk, prompt_tokens)},
+    {NULL, 0},
+};
 
 /* llama.cpp's final chunk: "timings": {"draft_n": N, "draft_n_accepted": M, ...}. */
-static bool timings_member(void *ctx, const char *key, size_t key_len, struct scanner *s) {
-  struct lg_chunk *c = ctx;
-  if (key_is(key, key_len, "draft_n"))
-    return scan_count(s, &c->draft_n);
-  if (key_is(key, key_len, "draft_n_accepted"))
-    return scan_count(s, &c->draft_n_accepted);
+static const struct count_key timings_counts[] = {
+    {"draft_n", offsetof(struct lg_chunk, draft_n)},
+    {"draft_n_accepted", offsetof(struct lg_chunk, draft_n_accepted)},
+    {NULL, 0},
+};
+
+struct count_object {
+  struct lg_chunk *chunk;
+  const struct count_key *keys; /* ends with a NULL key */
+};
+
+static bool count_member(void *ctx, const char *key, size_t key_len, struct scanner *s) {
+  const struct count_object *o = ctx;
+  for (const struct count_key *k = o->keys; k->key; k++)
+    if (key_is(key, key_len, k->key))
+      return scan_count(s, (int64_t *)((char *)o->chunk + k->offset));
   return scan_value(s);
 }
 
@@ -396,11 +399,11 @@ static bool top_member(void *ctx, const char *key, size_t key_len, struct scanne
   }
   if (key_is(key, key_len, "usage") && s->p < s->end && *s->p == '{') {
     c->has_usage = true;
-    return scan_object(s, usage_member, c);
+    return scan_object(s, count_member, &(struct count_object){c, usage_counts});
   }
   if (key_is(key, key_len, "timings") && s->p < s->end && *s->p == '{') {
     c->has_timings = true;
-    return scan_object(s, timings_member, c);
+    return scan_object(s, count_member, &(struct count_object){c, timings_counts});
   }
   /* "error": {...} or "error": "text" is an error event; "error": null is not. */
   if (key_is(key, key_len, "error") && s->p < s->end && *s->p == '{') {

@@ -22,6 +22,8 @@
 
 #include "util/util.h"
 
+#include "util/util.h"
+
 /* Student's t, two-sided 95% (the 0.975 quantile), df 1..30 from the table,
  * above by the Cornish-Fisher expansion around z (error < 1e-4 at df > 30). */
 double ci_t975(int df) {

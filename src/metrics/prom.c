@@ -165,9 +165,8 @@ static bool parse_sample_line(struct cursor *c, struct prom_sample *s) {
       if (lname_len == 0)
         goto bad;
       skip_blanks(c);
-      if (c->p >= c->end || *c->p != '=')
+      if (!parse_char(&c->p, c->end, '='))
         goto bad;
-      c->p++;
       skip_blanks(c);
       char *value = scan_quoted_alloc(c);
       if (!value)
@@ -180,15 +179,11 @@ static bool parse_sample_line(struct cursor *c, struct prom_sample *s) {
       s->labels[s->n_labels].value = value;
       s->n_labels++;
       skip_blanks(c);
-      if (c->p < c->end && *c->p == ',') {
-        c->p++;
-        continue;
-      }
-      if (c->p < c->end && *c->p == '}') {
-        c->p++;
+      enum parse_list_step step = parse_list_next(&c->p, c->end, '}');
+      if (step == PARSE_LIST_END)
         break;
-      }
-      goto bad;
+      if (step == PARSE_LIST_BAD)
+        goto bad;
     }
   }
   skip_blanks(c);

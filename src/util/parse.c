@@ -105,6 +105,27 @@ int parse_bool(const char *s, bool *out) {
   return -1;
 }
 
+bool parse_char(const char **p, const char *end, char c) {
+  if (*p >= end || **p != c)
+    return false;
+  (*p)++;
+  return true;
+}
+
+enum parse_list_step parse_list_next(const char **p, const char *end, char close) {
+  if (*p >= end)
+    return PARSE_LIST_BAD;
+  if (**p == ',') {
+    (*p)++;
+    return PARSE_LIST_MORE;
+  }
+  if (**p == close) {
+    (*p)++;
+    return PARSE_LIST_END;
+  }
+  return PARSE_LIST_BAD;
+}
+
 void str_vec_free(char **v, size_t n) {
   if (!v)
     return;

@@ -153,6 +153,14 @@ int parse_double(const char *s, double *out);
 int parse_bool(const char *s, bool *out);
 /* A duration above zero: "30m", "90s", "2h", "1h30m", or a bare number of seconds ("45"). */
 int parse_duration_s(const char *s, double *out_s);
+/* After an item of a ','-separated list that `close` ends (JSON objects and
+ * arrays, Prometheus label sets): consumes a ',' at *p (PARSE_LIST_MORE) or
+ * close (PARSE_LIST_END); anything else, or the end, is PARSE_LIST_BAD and
+ * leaves *p as it was. */
+enum parse_list_step { PARSE_LIST_BAD = -1, PARSE_LIST_END = 0, PARSE_LIST_MORE = 1 };
+enum parse_list_step parse_list_next(const char **p, const char *end, char close);
+/* Consumes the character c at *p (before end): true, or false and *p as it was. */
+bool parse_char(const char **p, const char *end, char c);
 
 /* ---------------------------------------------------------------- JSON (cJSON)
  * Members whose value may be unknown: null stands for it. */
