@@ -8,18 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A seeded generator (splitmix64): the same numbers on every machine. */
-static uint64_t rng_state;
-static double uniform01(void) {
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-static double exponential(double mean) {
-  return -mean * log(uniform01());
-}
+#include "test_rng.h"
 static double normal(void) {
   return sqrt(-2 * log(uniform01())) * cos(2 * M_PI * uniform01());
 }

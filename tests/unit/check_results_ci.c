@@ -11,17 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state;
-static double uniform01(void) {
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-static double exponential(double mean) {
-  return -mean * log(uniform01());
-}
+#include "test_rng.h"
 
 enum { MAX_REQ = 800, TOKENS = 20, TTFT_BASE_MS = 20, TTFT_EXP_MS = 50 };
 static struct lg_record recs[MAX_REQ];
