@@ -663,6 +663,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp) {
   return len;
 }
 
+/* Header lines come before the body in the byte stream: when libcurl hands
+ * one over after an epoll return, the oldest bytes of that return were the
+ * headers, not the body that follows them in the same read (a server that
+ * sends its headers at once and the first token later: both may be read
+ * together when the loop got to the socket late). The body then gets the
+ * moment libcurl hands it over, never the earlier epoll return. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userp) {
+  struct xfer *x = userp;
+  (void)data;
+  x->hand_ns = clock_mono_ns();
+  return size * nmemb;
+}
+
 /* ---------------------------------------------------------------- receive lag
  * Every socket asks the kernel for receive timestamps (SO_TIMESTAMPNS); on a
  * sampled readiness event the loop peeks one byte with its timestamp before
@@ -733,6 +746,8 @@ static struct xfer *xfer_get(struct lg_worker *w) {
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, run->headers);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
   curl_easy_setopt(e, CURLOPT_PRIVATE, x);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
