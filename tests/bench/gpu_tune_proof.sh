@@ -71,17 +71,8 @@ cp "$tune_dir"/tune.json "$tune_dir"/report.md "$tune_dir"/tune.png "$out/" 2>/d
 (( rc == 0 )) || { say "tune exited $rc (0: a winner)"; exit 1; }
 
 # the winner's settings as a plain run: the twin when spec=on, --set for every other knob
-mapfile -t run_args < <(python3 - "$tune_dir/tune.json" <<'EOF'
-import json, sys
-t = json.load(open(sys.argv[1]))
-w = t["configs"][t["winner"]]
-print(t["twin"] if w["knobs"].get("spec") == "on" else t["recipe"])
-print("--conc"); print(w["best_conc"])
-for k, v in w["knobs"].items():
-    if k != "spec":
-        print("--set"); print(f"{k}={v}")
-EOF
-)
+winner_py=$root/tests/lib/tune_winner.py
+mapfile -t run_args < <(python3 "$winner_py" args "$tune_dir/tune.json")
 say "re-run of the winner: servetop run ${run_args[*]}"
 rc=0
 "$SERVETOP" run "${run_args[@]}" "${common[@]}" --headless --quiet --results "$work/rerun" \
@@ -89,26 +80,7 @@ rc=0
 tail -30 "$out/rerun.out"
 rerun=$(ls "$work"/rerun/*/result-conc*.json 2>/dev/null | head -1)
 [[ -n $rerun ]] && cp "$rerun" "$out/rerun.json"
-python3 - "$tune_dir/tune.json" "$out/rerun.json" <<'EOF' | tee "$out/verdict.txt"
-import json, sys
-t, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-w = t["configs"][t["winner"]]
-ci = r["servetop"]["additions"]["ci"]["figures"]
-names = {"ttft_p99_ms": ("ttft", "p99_ttft_ms"), "tpot_p99_ms": ("tpot", "p99_tpot_ms"),
-         "e2el_p99_ms": ("e2el", "p99_e2el_ms"), "itl_p99_ms": ("itl", "p99_itl_ms")}
-ok = True
-for key, target in t["slo"].items():
-    fig, field = names[key]
-    lo, hi = ci[fig]["p99"]
-    ok = ok and lo <= target
-    print(f"{key}: target {target}, re-run {r[field]:.2f} [{lo:.2f}, {hi:.2f}]: "
-          + ("meets it within its interval" if lo <= target else "FAILS"))
-gp, (lo, hi) = w["goodput"], ci["output_throughput"]["value"]
-print(f"goodput: tune {gp['point']:.1f} [{gp['lo']:.1f}, {gp['hi']:.1f}], re-run "
-      f"{r['output_throughput']:.1f} [{lo:.1f}, {hi:.1f}] output tok/s at concurrency "
-      f"{r['max_concurrency']}")
-print("verdict", "ok" if ok else "fails")
-EOF
+python3 "$winner_py" verdict "$tune_dir/tune.json" "$out/rerun.json" | tee "$out/verdict.txt"
 grep -q "^verdict ok" "$out/verdict.txt" || rc=1
 say "done, exit $rc"
 exit "$rc"

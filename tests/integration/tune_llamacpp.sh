@@ -41,18 +41,7 @@ EOF
 TUNE_JSON=$(ls "$WORK"/tune/*/tune.json)
 
 # the winner's settings as a plain run: the twin when spec=on, --set for every other knob
-mapfile -t RUN_ARGS < <(python3 - "$TUNE_JSON" <<'EOF'
-import json, sys
-t = json.load(open(sys.argv[1]))
-w = t["configs"][t["winner"]]
-knobs = w["knobs"]
-print(t["twin"] if knobs.get("spec") == "on" else t["recipe"])
-print("--conc"); print(w["best_conc"])
-for k, v in knobs.items():
-    if k != "spec":
-        print("--set"); print(f"{k}={v}")
-EOF
-)
+mapfile -t RUN_ARGS < <(python3 "$(dirname "$0")/../lib/tune_winner.py" args "$TUNE_JSON")
 echo "re-run: servetop run ${RUN_ARGS[*]}"
 rc=0
 timeout 300 "$SERVETOP" run "${RUN_ARGS[@]}" "${COMMON[@]}" --headless --quiet \
@@ -61,29 +50,7 @@ check "the winner's plain run exits 0" test "$rc" -eq 0
 RESULT=$(ls "$WORK"/rerun/*/result-conc*.json 2>/dev/null | head -1)
 [[ -n $RESULT ]] || { fail "the re-run saved no result"; cat "$WORK/rerun.out"; finish tune_llamacpp; }
 
-python3 - "$TUNE_JSON" "$RESULT" <<'EOF' >"$WORK/verdict"
-import json, sys
-t, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-w = t["configs"][t["winner"]]
-ci = r["servetop"]["additions"]["ci"]["figures"]
-names = {"ttft_p99_ms": ("ttft", "p99_ttft_ms"), "tpot_p99_ms": ("tpot", "p99_tpot_ms"),
-         "e2el_p99_ms": ("e2el", "p99_e2el_ms"), "itl_p99_ms": ("itl", "p99_itl_ms")}
-ok = True
-for key, target in t["slo"].items():
-    fig, field = names[key]
-    lo, hi = ci[fig]["p99"]
-    est = r[field]
-    inside = lo <= target
-    ok = ok and inside
-    print(f"{key}: target {target}, re-run {est:.1f} [{lo:.1f}, {hi:.1f}]: "
-          + ("meets it within its interval" if inside else "FAILS (the whole interval is above)")
-          + ("" if est <= target else " (the estimate is above the target)"))
-gp, (lo, hi) = w["goodput"], ci["output_throughput"]["value"]
-print(f"goodput: tune {gp['point']:.1f} [{gp['lo']:.1f}, {gp['hi']:.1f}], re-run "
-      f"{r['output_throughput']:.1f} [{lo:.1f}, {hi:.1f}] output tok/s at concurrency "
-      f"{r['max_concurrency']}")
-print("verdict", "ok" if ok else "fails")
-EOF
+python3 "$(dirname "$0")/../lib/tune_winner.py" verdict "$TUNE_JSON" "$RESULT" >"$WORK/verdict"
 cat "$WORK/verdict"
 check "the winner measured again meets the SLO within its interval" grep -q "^verdict ok" "$WORK/verdict"
 finish tune_llamacpp
