@@ -22,11 +22,7 @@ static const struct recipe *off, *mtp, *lone;
 static struct tuneform f;
 
 static void form_setup(void) {
-  set = ut_fixture_recipes();
-  off = recipe_set_find(set, "demo-fp8-h200-sglang:8192_1024");
-  mtp = recipe_set_find(set, "demo-fp8-h200-sglang-mtp");
-  lone = recipe_set_find(set, "other-bf16-b200-vllm");
-  ck_assert(off && mtp && lone);
+  set = ut_fixture_trio(&off, &mtp, &lone);
   memset(&f, 0, sizeof f);
 }
 

@@ -30,6 +30,22 @@ static inline struct recipe_set *ut_fixture_recipes(void) {
   return set;
 }
 
+/* The fixture recipes and the three the form tests use: a recipe with an MTP twin
+ * (*off), the twin (*mtp) and one without (*lone). */
+static inline struct recipe_set *ut_fixture_trio(const struct recipe **off,
+                                                 const struct recipe **mtp,
+                                                 const struct recipe **lone) {
+  struct recipe_set *set = ut_fixture_recipes();
+  *off = recipe_set_find(set, "demo-fp8-h200-sglang:8192_1024");
+  *mtp = recipe_set_find(set, "demo-fp8-h200-sglang-mtp");
+  *lone = recipe_set_find(set, "other-bf16-b200-vllm");
+  if (!*off || !*mtp || !*lone) {
+    fprintf(stderr, "fixture: tests/data/ui/recipes.yaml lacks a recipe the form tests use\n");
+    exit(EXIT_FAILURE);
+  }
+  return set;
+}
+
 /* A key to a screen at cols x rows; returns the command it asked for
  * (UI_CMD_NONE also when it did nothing: *acted tells, when not NULL). */
 static inline struct ui_cmd ut_key(const struct ui_screen *s, void *self, int key, int cols,
