@@ -30,8 +30,19 @@ static void past_unload(struct abview_past *p) {
 }
 
 void abview_fini(struct abview *ab) {
-  past_unload(&ab->past[AB_OFF]);
-  past_unload(&ab->past[AB_MTP]);
+  for (int a = 0; a < 2; a++) {
+    past_unload(&ab->past[a]);
+    past_unload(&ab->repeats[a]);
+  }
+}
+
+/* p holds side (taken over) loaded from path, in place of what it held. */
+static void past_set(struct abview_past *p, const struct run_compare_side *side, const char *path) {
+  past_unload(p);
+  p->side = *side;
+  p->loaded = true;
+  const char *base = strrchr(path, '/');
+  snprintf(p->folder, sizeof p->folder, "%s", base && base[1] ? base + 1 : path);
 }
 
 int abview_load_past(struct abview *ab, int arm, const char *path, struct st_err *err) {
@@ -40,33 +51,76 @@ int abview_load_past(struct abview *ab, int arm, const char *path, struct st_err
     run_compare_side_fini(&side);
     return -1;
   }
-  struct abview_past *p = &ab->past[arm];
-  past_unload(p);
-  p->side = side;
-  p->loaded = true;
-  const char *base = strrchr(path, '/');
-  snprintf(p->folder, sizeof p->folder, "%s", base && base[1] ? base + 1 : path);
+  past_set(&ab->past[arm], &side, path);
   ab->shown_conc = 0;
   return 0;
 }
 
+int abview_load_repeats(struct abview *ab, char dirs[][RUN_SESSION_MAX_REPEATS][1024], int n,
+                        struct st_err *err) {
+  if (n < 1 || n > RUN_SESSION_MAX_REPEATS)
+    return err_setf(err, "repeats: %d (1 to %d)", n, RUN_SESSION_MAX_REPEATS);
+  struct run_compare_side side[2];
+  memset(side, 0, sizeof side);
+  for (int a = 0; a < 2; a++) {
+    const char *paths[RUN_SESSION_MAX_REPEATS];
+    for (int k = 0; k < n; k++)
+      paths[k] = dirs[a][k];
+    if (run_compare_side_load_repeats(paths, (size_t)n, &side[a], err) != 0) {
+      run_compare_side_fini(&side[0]);
+      run_compare_side_fini(&side[1]);
+      return -1;
+    }
+  }
+  for (int a = 0; a < 2; a++)
+    past_set(&ab->repeats[a], &side[a], dirs[a][0]);
+  return 0;
+}
+
+/* side's result nearest concurrency want (want <= 0: the highest; NULL: none). */
+static const struct results_file *nearest_result(const struct run_compare_side *side, int want) {
+  if (side->n_results == 0)
+    return NULL;
+  if (want <= 0)
+    return &side->results[side->n_results - 1]; /* sorted by concurrency */
+  const struct results_file *best = NULL;
+  for (size_t i = 0; i < side->n_results; i++) {
+    const struct results_file *rf = &side->results[i];
+    if (!best || abs(rf->max_concurrency - want) < abs(best->max_concurrency - want))
+      best = rf;
+  }
+  return best;
+}
+
+const struct results_file *abview_repeats_result(const struct abview *ab, int arm) {
+  if (!ab->repeats[AB_OFF].loaded || !ab->repeats[AB_MTP].loaded || ab->running ||
+      ab->past[AB_OFF].loaded || ab->past[AB_MTP].loaded)
+    return NULL;
+  const struct runview *off = &ab->arm[AB_OFF];
+  int want = ab->shown_conc > 0 ? ab->shown_conc
+             : off->have_snap   ? off->snap.concurrency.target
+                                : 0;
+  const struct results_file *at = nearest_result(&ab->repeats[AB_OFF].side, want);
+  /* a concurrency both arms' repeats measured: never a ratio of unpaired points */
+  const struct results_file *mine = NULL, *other = NULL;
+  for (int a = 0; at && a < 2; a++) {
+    const struct run_compare_side *side = &ab->repeats[a].side;
+    for (size_t i = 0; i < side->n_results; i++)
+      if (side->results[i].max_concurrency == at->max_concurrency)
+        *(a == arm ? &mine : &other) = &side->results[i];
+  }
+  return other ? mine : NULL;
+}
+
 const struct results_file *abview_past_result(const struct abview *ab, int arm) {
   const struct abview_past *p = &ab->past[arm];
-  if (!p->loaded || p->side.n_results == 0)
+  if (!p->loaded)
     return NULL;
   int want = ab->shown_conc;
   const struct runview *other = &ab->arm[!arm];
   if (want <= 0 && !ab->past[!arm].loaded && other->have_snap)
     want = other->snap.concurrency.target;
-  if (want <= 0)
-    return &p->side.results[p->side.n_results - 1]; /* sorted by concurrency */
-  const struct results_file *best = NULL;
-  for (size_t i = 0; i < p->side.n_results; i++) {
-    const struct results_file *rf = &p->side.results[i];
-    if (!best || abs(rf->max_concurrency - want) < abs(best->max_concurrency - want))
-      best = rf;
-  }
-  return best;
+  return nearest_result(&p->side, want);
 }
 
 /* The finished point of a live arm nearest concurrency want (NULL: none). */
@@ -209,9 +263,13 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
     rows[i].higher_is_better = d->higher_is_better;
     rows[i].unit = strcmp(d->unit, "ms") == 0 ? 'm' : 'n';
   }
+  /* the repeats over: every arm's repeats at one concurrency (abview_repeats_result) */
+  const struct results_file *rep[2] = {abview_repeats_result(ab, AB_OFF),
+                                       abview_repeats_result(ab, AB_MTP)};
+  bool from_repeats = rep[AB_OFF] && rep[AB_MTP];
   for (int a = 0; a < 2; a++) {
     double v[AB_N_ROWS], lo[AB_N_ROWS], hi[AB_N_ROWS];
-    const struct results_file *rf = abview_past_result(ab, a);
+    const struct results_file *rf = from_repeats ? rep[a] : abview_past_result(ab, a);
     const struct snap_point_result *pt = rf ? NULL : abview_shown_point(ab, a);
     const struct runview *rv = &ab->arm[a];
     const struct snap_run *s = &rv->snap;
@@ -236,10 +294,26 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
       rows[i].hi[a] = hi[i];
     }
   }
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
+    struct run_compare_value cv;
+    if (from_repeats && i < ST_ARRAY_LEN(ab_figs)) {
+      /* as `servetop compare` does: the means over the repeats, the ratio's interval from
+       * their spread (one repeat: from each result's own interval) */
+      enum fig_stat stat = fig_desc(ab_figs[i])->kind == FIG_DIST ? FIG_STAT_P50 : FIG_VALUE;
+      run_compare_figure(&ab->repeats[AB_OFF].side, rep[AB_OFF]->max_concurrency,
+                         &ab->repeats[AB_MTP].side, rep[AB_MTP]->max_concurrency, ab_figs[i],
+                         stat, &cv);
+      rows[i].value[AB_OFF] = cv.has_a ? cv.a : (double)NAN;
+      rows[i].value[AB_MTP] = cv.has_b ? cv.b : (double)NAN;
+      rows[i].ratio = cv.ratio;
+      for (int a = 0; a < 2 && cv.ratio.repeats > 1; a++) /* one repeat's interval is not the mean's */
+        rows[i].lo[a] = rows[i].hi[a] = (double)NAN;
+      continue;
+    }
     ci_ratio_of_intervals(rows[i].value[AB_OFF], rows[i].lo[AB_OFF], rows[i].hi[AB_OFF],
                           rows[i].value[AB_MTP], rows[i].lo[AB_MTP], rows[i].hi[AB_MTP],
                           rows[i].higher_is_better, &rows[i].ratio);
+  }
   return n;
 }
 
@@ -254,8 +328,10 @@ bool abview_arm_counts_gpus(const struct abview *ab, int arm) {
  * shows nothing yet. A live arm knows its engine, provenance, GPUs and concurrency. */
 static bool arm_facts(const struct abview *ab, int arm, struct run_like_facts *f) {
   const struct results_file *rf = abview_past_result(ab, arm);
-  if (rf) {
-    run_like_facts_from_result(&ab->past[arm].side, rf, f);
+  const struct results_file *rep = abview_repeats_result(ab, arm);
+  if (rf || rep) {
+    run_like_facts_from_result(rf ? &ab->past[arm].side : &ab->repeats[arm].side, rf ? rf : rep,
+                               f);
     return true;
   }
   const struct runview *rv = &ab->arm[arm];
@@ -498,7 +574,7 @@ static void render_ratio(struct ui_grid *g, struct ui_rect box, const struct ab_
       /* the ratio and its 95% verdict: faster, slower, n.d. (no difference detected), ?
        * (no interval: live figures, or too few requests) */
       const struct ci_ratio *r = &rows[i].ratio;
-      double ratio = b / a;
+      double ratio = isfinite(r->ratio) ? r->ratio : b / a; /* repeats: their geometric mean */
       const char *word = !r->known                    ? "?"
                          : r->verdict == CI_FASTER    ? "faster"
                          : r->verdict == CI_SLOWER    ? "slower"
@@ -593,19 +669,31 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
     return;
   struct ui_rect h = l->slot[UI_SLOT_HEADER];
   ui_grid_fill(g, h, THEME_HEADER);
-  char head[256];
+  struct ab_row rows[16];
+  size_t n_rows = abview_rows(ab, rows, ST_ARRAY_LEN(rows));
+  int from_repeats = 0; /* the repeats the ratios rest on (0: one run each) */
+  for (size_t i = 0; i < n_rows; i++)
+    from_repeats = rows[i].ratio.repeats > from_repeats ? rows[i].ratio.repeats : from_repeats;
+  char head[320];
   double eta;
-  char eta_text[48] = "";
+  char eta_text[48] = "", running[48] = "", how_sure[64] = "";
   if (ab->running && abview_job_remaining_s(ab, &eta)) {
     char d[16];
-    snprintf(eta_text, sizeof eta_text, "%sETA %s (both arms)", gl->separator,
-             ui_fmt_duration_s(eta, d, sizeof d));
+    snprintf(eta_text, sizeof eta_text, "%sETA %s (%s)", gl->separator,
+             ui_fmt_duration_s(eta, d, sizeof d), ab->n_repeats > 1 ? "this repeat" : "both arms");
   }
-  /* what a narrow terminal keeps: that it runs and how long it has left */
+  if (ab->running)
+    snprintf(running, sizeof running, "%srunning", gl->separator);
+  if (ab->running && ab->n_repeats > 1)
+    snprintf(running + strlen(running), sizeof running - strlen(running), " repeat %d/%d",
+             ab->repeat + 1, ab->n_repeats);
+  if (from_repeats > 1)
+    snprintf(how_sure, sizeof how_sure, "%sratios: 95%% CI from %d repeats", gl->separator,
+             from_repeats);
+  /* what a narrow terminal keeps: that it runs, how long it has left, how sure the ratios are */
   snprintf(head, sizeof head, " servetop%sA/B%s%s%s%sMTP against its non-MTP twin, same scales%s"
            "ratio: 95%% verdict (n.d. no difference detected, ? no interval)",
-           gl->separator, ab->running ? gl->separator : "", ab->running ? "running" : "", eta_text,
-           gl->separator, gl->separator);
+           gl->separator, running, eta_text, how_sure, gl->separator, gl->separator);
   ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
   /* unlike columns: said first, in red, in place of the title; no ratio anywhere */
   char why[768];
@@ -617,8 +705,6 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
     ui_put(g, h.x, h.y, h.x + h.w, line, THEME_ERROR, gl);
   }
 
-  struct ab_row rows[16];
-  size_t n_rows = abview_rows(ab, rows, ST_ARRAY_LEN(rows));
   /* one scale for both arms' throughput charts */
   double chart_max = 0;
   for (int a = 0; a < 2; a++) {

@@ -26,6 +26,12 @@ struct abview {
   struct runview arm[2];            /* AB_OFF, AB_MTP */
   const struct recipe *recipe[2];   /* borrowed; NULL = arm not loaded */
   struct abview_past past[2];       /* a loaded past run replaces the live arm's figures */
+  /* --repeats: each arm's repeats that both arms finished, as one side each (its first repeat,
+   * the others in side.more: abview_load_repeats); once no arm runs, the rows and their ratios
+   * come from them (run_compare_figure: the interval from the spread of the repeats) */
+  struct abview_past repeats[2];
+  int n_repeats;                    /* repeats the launch asked for (<= 1: once); the program's */
+  int repeat;                       /* the repeat that runs or ran last (0-based); the program's */
   int shown_conc;                   /* the concurrency shown ([ ]): past results and finished
                                        live points at it; 0 = automatic (the live figures) */
   int n_points[2];                  /* points each arm runs (the launch's), for the job's ETA */
@@ -47,6 +53,16 @@ void abview_fini(struct abview *ab);
 /* Loads a run folder (or one result file) into column arm, replacing what
  * was there; -1 with err when it cannot be read. */
 int abview_load_past(struct abview *ab, int arm, const char *path, struct st_err *err);
+/* Loads the run folders of the repeats both arms finished, dirs[arm][k] for k < n (n >= 1),
+ * each arm as one side (run_compare_side_load_repeats), replacing what was loaded before; -1
+ * with err (nothing kept) when one cannot be read. */
+int abview_load_repeats(struct abview *ab, char dirs[][RUN_SESSION_MAX_REPEATS][1024], int n,
+                        struct st_err *err);
+/* The result of arm's repeats the rows rest on: when both arms' repeats are loaded, no arm
+ * runs and no column holds a past run, the first repeat's result at the concurrency shown
+ * (shown_conc, else the live off arm's, else the highest; nearest), which the other arm's
+ * repeats measured too. NULL: the rows are the columns' own. */
+const struct results_file *abview_repeats_result(const struct abview *ab, int arm);
 /* The result a past column shows: the one at shown_conc, else at the live
  * other arm's concurrency, else the highest; nearest concurrency when there
  * is no exact match. NULL when the column has no past run. */
@@ -80,11 +96,13 @@ struct ab_row {
   char label_buf[32];
   double value[2];       /* NaN = unknown */
   double lo[2], hi[2];   /* each value's 95% interval (a saved point's); NaN = unknown */
-  struct ci_ratio ratio; /* MTP / off with its interval and verdict (ci_ratio_of_intervals) */
+  struct ci_ratio ratio; /* MTP / off with its interval and verdict: ci_ratio_of_intervals,
+                            or from the repeats (run_compare_figure; ratio.repeats: how many) */
   bool higher_is_better;
   char unit;             /* 'n' number, 'm' milliseconds, 'k' tokens */
 };
-/* The rows compared, filled from the arms' latest snapshots; returns n. */
+/* The rows compared, filled from the arms' latest snapshots (past columns: their results;
+ * repeats over: the means over the repeats, abview_repeats_result); returns n. */
 size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows);
 
 /* Curve points of an arm: x = interactivity (1000 / TPOT p50, tok/s/user),

@@ -2,6 +2,7 @@
 #include "sessview.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui_util.h"
@@ -11,29 +12,59 @@ static struct runview *arm_view(struct sessview *v, const struct sessview_views 
   return v->ab ? &views->ab->arm[arm] : views->rv;
 }
 
-/* An arm the command line asked for is over: its outcome goes back (once). */
+/* An arm the command line asked for is over: its outcome goes back (once; a later repeat's
+ * takes the place of the one before, as the headless run's does). */
 static void report(struct sessview *v, size_t arm) {
   const struct run_session_arm *a = &v->st.arm[arm];
-  if (!v->direct || !v->outcomes || !v->n_outcomes || v->reported[arm] || !a->started ||
-      *v->n_outcomes >= v->max_outcomes)
+  if (!v->direct || !v->outcomes || !v->n_outcomes || !a->started)
+    return;
+  if (v->reported[arm] && arm < *v->n_outcomes) {
+    v->outcomes[arm] = a->outcome;
+    return;
+  }
+  if (v->reported[arm] || *v->n_outcomes >= v->max_outcomes)
     return;
   v->reported[arm] = true;
   v->outcomes[(*v->n_outcomes)++] = a->outcome;
 }
 
+/* --repeats: a round both arms finished goes into the A/B view, for its ratios. */
+static void load_repeats(struct sessview *v, struct abview *ab) {
+  int done = RUN_SESSION_MAX_REPEATS;
+  for (size_t i = 0; i < v->st.n_arms; i++)
+    done = v->st.arm[i].repeats_done < done ? v->st.arm[i].repeats_done : done;
+  if (v->repeats <= 1 || v->st.n_arms < 2 || done <= v->repeats_loaded)
+    return;
+  char(*dirs)[RUN_SESSION_MAX_REPEATS][1024] = xcalloc(RUN_SESSION_MAX_ARMS, sizeof *dirs);
+  int n = run_session_repeat_dirs(v->session, dirs);
+  struct st_err err = {{0}};
+  if (n > v->repeats_loaded && abview_load_repeats(ab, dirs, n, &err) != 0) {
+    snprintf(ab->status, sizeof ab->status, "repeats: %.230s", err.msg);
+    ab->status_role = THEME_ERROR;
+  }
+  v->repeats_loaded = done; /* a failed or stopped round is not tried again */
+  free(dirs);
+}
+
 /* The A/B view follows its session: each arm's folder, the outcome of an arm
  * that ended, and the footer's line (which arm runs, why one cannot). */
 static void follow_ab(struct sessview *v, struct abview *ab) {
+  char repeat[48] = ""; /* "repeat 2/3, " */
+  ab->n_repeats = v->repeats;
+  ab->repeat = v->st.n_arms ? v->st.arm[0].repeat : 0;
+  if (v->repeats > 1)
+    snprintf(repeat, sizeof repeat, "repeat %d/%d, ", ab->repeat + 1, v->repeats);
   for (size_t i = 0; i < v->st.n_arms && i < 2; i++) {
     const struct run_session_arm *a = &v->st.arm[i];
-    if (!v->ab_dir[i][0] && a->started && a->outcome.dir[0])
+    /* the folder of the run the arm runs (or ran last): each repeat has its own */
+    if (a->started && a->outcome.dir[0])
       snprintf(v->ab_dir[i], sizeof v->ab_dir[i], "%s", a->outcome.dir);
     if (a->state == v->shown[i])
       continue;
     v->shown[i] = a->state;
     if (a->state == RUN_ARM_RUNNING) {
-      snprintf(ab->status, sizeof ab->status, "running the %s arm, %.200s",
-               i == AB_MTP ? "MTP" : "off", v->engine_text[i] ? v->engine_text[i] : "");
+      snprintf(ab->status, sizeof ab->status, "running the %s arm, %s%.200s",
+               i == AB_MTP ? "MTP" : "off", repeat, v->engine_text[i] ? v->engine_text[i] : "");
       ab->status_role = THEME_INACTIVE;
     } else if (a->state == RUN_ARM_NOT_STARTED && a->start_error[0]) {
       snprintf(ab->status, sizeof ab->status, "cannot run %s: %.200s", a->recipe->name,
@@ -41,15 +72,25 @@ static void follow_ab(struct sessview *v, struct abview *ab) {
       ab->status_role = THEME_ERROR;
     } else if (a->state == RUN_ARM_ENDED) {
       report(v, i);
-      if (i == AB_MTP)
+      if (i == AB_MTP && v->repeats > 1)
+        snprintf(ab->status, sizeof ab->status, "both arms measured, %.*s", (int)strlen(repeat) - 2,
+                 repeat);
+      else if (i == AB_MTP)
         snprintf(ab->status, sizeof ab->status, "both arms measured");
     }
   }
   ab->running = v->st.n_running > 0;
+  load_repeats(v, ab);
 }
 
 bool sessview_pull(struct sessview *v, const struct sessview_views *views) {
   bool changed = false;
+  if (v->session && v->st.n_arms && v->st.arm[0].repeat != v->repeat_followed) {
+    /* the next repeat: each arm's pictures come from a new run, its own sequence */
+    v->repeat_followed = v->st.arm[0].repeat;
+    for (size_t i = 0; i < RUN_SESSION_MAX_ARMS; i++)
+      v->seq[i] = 0;
+  }
   for (size_t i = 0; v->session && i < v->st.n_arms; i++)
     if (run_session_snapshot(v->session, i, &v->incoming, &v->seq[i])) {
       runview_push(arm_view(v, views, i), &v->incoming);
@@ -87,6 +128,9 @@ bool sessview_begin(struct sessview *v, const struct run_session_config *sc, boo
   v->session = s;
   v->ab = ab;
   v->direct = direct;
+  v->repeats = sc->repeats;
+  v->repeat_followed = 0;
+  v->repeats_loaded = 0;
   for (size_t i = 0; i < RUN_SESSION_MAX_ARMS; i++) {
     v->seq[i] = 0;
     v->shown[i] = RUN_ARM_WAITING;
@@ -151,6 +195,8 @@ void sessview_end(struct sessview *v, const struct sessview_views *views, bool w
   run_session_status(v->session, &v->st);
   for (size_t i = 0; i < v->st.n_arms; i++)
     report(v, i);
+  if (v->direct && v->repeat_dirs && v->n_repeat_dirs)
+    *v->n_repeat_dirs = run_session_repeat_dirs(v->session, v->repeat_dirs);
   *last = v->st.arm[0].outcome;
   run_session_free(v->session); /* stops and joins whatever is left */
   v->session = NULL;

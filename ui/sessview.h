@@ -2,7 +2,10 @@
  * (run_session_*, src/run/run.h). It holds the session on screen, copies its
  * arms' newest pictures into the view they feed (the run view, or the A/B
  * view's columns), keeps the A/B footer in step with the arms' states
- * ("running the MTP arm", "cannot run ...", "both arms measured"), remembers
+ * ("running the MTP arm", "cannot run ...", "both arms measured") and, with
+ * --repeats, with the repeat that runs (the columns follow each repeat's run;
+ * each round both arms finished is loaded into the A/B view for its ratios:
+ * abview_load_repeats), remembers
  * each A/B arm's folder for its log, and hands the outcome of each arm the
  * command line asked for back to it. No ncurses, no sequencing of its own:
  * what runs when is the controller's. */
@@ -31,6 +34,12 @@ struct sessview {
   struct run_outcome *outcomes;
   size_t *n_outcomes;
   size_t max_outcomes;
+  /* where the command line's repeat folders go at the end (borrowed; NULL: nowhere) */
+  char (*repeat_dirs)[RUN_SESSION_MAX_REPEATS][1024];
+  int *n_repeat_dirs;
+  int repeats;                          /* the A/B's repeats (the config's; <= 1: once) */
+  int repeat_followed;                  /* the repeat the views follow (0-based) */
+  int repeats_loaded;                   /* finished repeats the A/B view's ratios rest on */
   struct snap_run incoming;             /* a picture on its way into a view */
 };
 

@@ -227,6 +227,7 @@ struct launch {
   size_t n_overrides;
   struct ui_probe_answer engine[2];  /* the probe's answers: recipe, twin */
   bool direct;             /* from the command line: its runs' outcomes go back to it */
+  int repeats;             /* an A/B's arms this many times, interleaved (the command line's) */
 };
 
 struct dashboard {
@@ -444,6 +445,8 @@ static bool begin_session(struct dashboard *d, const struct run_session_config *
   d->sv.outcomes = d->direct ? d->direct->outcomes : NULL;
   d->sv.n_outcomes = d->direct ? &d->direct->n_outcomes : NULL;
   d->sv.max_outcomes = d->direct ? ST_ARRAY_LEN(d->direct->outcomes) : 0;
+  d->sv.repeat_dirs = d->direct ? d->direct->repeat_dirs : NULL;
+  d->sv.n_repeat_dirs = d->direct ? &d->direct->n_repeat_dirs : NULL;
   return sessview_begin(&d->sv, sc, ab, direct, texts, &views, err);
 }
 
@@ -488,6 +491,7 @@ static void start_launch(struct dashboard *d) {
   struct run_session_config sc;
   memset(&sc, 0, sizeof sc);
   sc.n_arms = twin ? 2 : 1;
+  sc.repeats = twin ? d->launch.repeats : 0;
   for (size_t i = 0; i < sc.n_arms; i++) {
     sc.arm[i] = d->launch.base;
     sc.arm[i].recipe = i == 0 ? r : twin;
@@ -906,6 +910,7 @@ int tui_run(const struct tui_options *opts) {
     d.launch.twin = d.direct->twin;
     d.launch.base = d.direct->config;
     d.launch.direct = true;
+    d.launch.repeats = d.direct->repeats;
     for (int i = 0; i < 2; i++) {
       d.launch.engine[i].engine = d.direct->engine[i];
       snprintf(d.launch.engine[i].text, sizeof d.launch.engine[i].text, "%s",

@@ -19,9 +19,15 @@ struct tui_launch {
   const char *engine_text[2];       /* one line each for the footer ("engine sim: ...") */
   struct run_config config;         /* every setting but recipe and engine (borrowed strings);
                                        config.attach_url: the server to attach to */
+  int repeats;                      /* with a twin: each arm this many times, interleaved
+                                       (A B A B ...: run --ab --repeats N); <= 1: once */
   /* out: the outcome of each run of this launch that ended (arm order) */
   struct run_outcome outcomes[2];
   size_t n_outcomes;
+  /* out (when not NULL): the run folders of the repeats both arms finished with a result,
+   * repeat_dirs[arm][k] (run_session_repeat_dirs), n_repeat_dirs of them */
+  char (*repeat_dirs)[RUN_SESSION_MAX_REPEATS][1024];
+  int n_repeat_dirs;
 };
 
 /* Options of the dashboard, filled by the program from its command line. */

@@ -488,11 +488,12 @@ static int compare_run_dirs(FILE *out, char (*dirs)[RUN_SESSION_MAX_REPEATS][102
   struct run_compare_side a, b;
   memset(&b, 0, sizeof b);
   struct st_err err = {{0}};
-  int rc = EXIT_OK, loaded = run_compare_side_load(a_dir, &a, &err) == 0 &&
-                             run_compare_side_load(b_dir, &b, &err) == 0;
-  for (int k = 1; loaded && k < n_reps; k++)
-    loaded = run_compare_side_add_repeat(&a, dirs[0][k], &err) == 0 &&
-             run_compare_side_add_repeat(&b, dirs[1][k], &err) == 0;
+  const char *paths[2][RUN_SESSION_MAX_REPEATS];
+  for (int k = 0; k < n_reps; k++)
+    paths[0][k] = dirs[0][k], paths[1][k] = dirs[1][k];
+  int rc = EXIT_OK,
+      loaded = run_compare_side_load_repeats(paths[0], (size_t)n_reps, &a, &err) == 0 &&
+               run_compare_side_load_repeats(paths[1], (size_t)n_reps, &b, &err) == 0;
   if (!loaded) {
     fprintf(stderr, "servetop run --ab: cannot compare: %s\n", err.msg);
     rc = EXIT_RUN_FAILED;
@@ -766,30 +767,24 @@ static int run_headless(const struct run_opts *o, struct run_config *cfgs, const
   int rc = watch_session(o, s, tags, outs);
   active_session = NULL;
   /* the repeats every arm finished, in order (the last may be partial: left out) */
-  if (n_reps)
-    *n_reps = RUN_SESSION_MAX_REPEATS;
-  for (size_t i = 0; rep_dirs && n_reps && i < n_runs; i++) {
-    int k = 0;
-    struct run_outcome ro;
-    while (k < RUN_SESSION_MAX_REPEATS && run_session_repeat_outcome(s, i, k, &ro) &&
-           ro.status == RUN_STATUS_OK && ro.n_points_done > 0) {
-      snprintf(rep_dirs[i][k], sizeof rep_dirs[i][k], "%s", ro.dir);
-      k++;
-    }
-    *n_reps = k < *n_reps ? k : *n_reps;
-  }
+  if (rep_dirs && n_reps)
+    *n_reps = run_session_repeat_dirs(s, rep_dirs);
   run_session_free(s);
   return rc;
 }
 
-/* The same runs in the dashboard; outs gets what each ended with. */
+/* The same runs in the dashboard; outs gets what each ended with, rep_dirs (when not NULL) the
+ * folders of the repeats both arms finished, *n_reps of them. */
 static int run_in_dashboard(const struct run_opts *o, struct run_config *cfgs,
                             const struct eng_ops *const *engines, const char *const *tags,
-                            size_t n_runs, struct run_outcome *outs) {
+                            size_t n_runs, struct run_outcome *outs,
+                            char (*rep_dirs)[RUN_SESSION_MAX_REPEATS][1024], int *n_reps) {
   struct tui_launch launch;
   memset(&launch, 0, sizeof launch);
   launch.recipe = cfgs[0].recipe;
   launch.twin = n_runs > 1 ? cfgs[1].recipe : NULL;
+  launch.repeats = o->repeats;
+  launch.repeat_dirs = rep_dirs;
   char texts[2][160];
   for (size_t i = 0; i < n_runs; i++) {
     launch.engine[i] = engines[i];
@@ -805,6 +800,8 @@ static int run_in_dashboard(const struct run_opts *o, struct run_config *cfgs,
     return EXIT_USAGE;
   for (size_t i = 0; i < launch.n_outcomes && i < n_runs; i++)
     outs[i] = launch.outcomes[i];
+  if (n_reps)
+    *n_reps = launch.n_repeat_dirs;
   if (launch.n_outcomes == 0) {
     fprintf(stderr, "servetop run: quit before the run started\n");
     return tui_rc == 130 ? EXIT_INTERRUPTED : EXIT_RUN_FAILED;
@@ -927,18 +924,18 @@ int cmd_run_main(int argc, char **argv) {
   struct run_outcome outcomes[2];
   memset(outcomes, 0, sizeof(outcomes));
   bool dashboard = wants_dashboard(&o);
-  if (dashboard && (o.ab_parallel || o.repeats > 1)) {
-    fprintf(stderr, "servetop run: %s runs headless (the A/B view runs the arms once, one "
-                    "after the other)\n", o.ab_parallel ? "--ab-parallel" : "--repeats");
+  if (dashboard && o.ab_parallel) {
+    fprintf(stderr, "servetop run: --ab-parallel runs headless (the A/B view runs the arms one "
+                    "after the other)\n");
     dashboard = false;
   }
   rep_dirs = xcalloc(2, sizeof *rep_dirs);
   int n_reps = 1;
-  rc = dashboard ? run_in_dashboard(&o, cfgs, engines, tags, n_runs, outcomes)
+  rc = dashboard ? run_in_dashboard(&o, cfgs, engines, tags, n_runs, outcomes, rep_dirs, &n_reps)
                  : run_headless(&o, cfgs, tags, n_runs, outcomes, rep_dirs, &n_reps);
   if (rc == EXIT_USAGE)
     goto out;
-  if (dashboard || n_reps < 1) { /* one run each: the last outcomes */
+  if (n_reps < 1) { /* one run each: the last outcomes */
     n_reps = 1;
     for (size_t i = 0; i < n_runs; i++)
       snprintf(rep_dirs[i][0], sizeof rep_dirs[i][0], "%s", outcomes[i].dir);
@@ -1061,7 +1058,7 @@ int cmd_attach_main(int argc, char **argv) {
   struct run_outcome outcome;
   memset(&outcome, 0, sizeof outcome);
   const struct eng_ops *engines[1] = {NULL};
-  int rc = wants_dashboard(&o) ? run_in_dashboard(&o, &cfg, engines, tags, 1, &outcome)
+  int rc = wants_dashboard(&o) ? run_in_dashboard(&o, &cfg, engines, tags, 1, &outcome, NULL, NULL)
                                : run_headless(&o, &cfg, tags, 1, &outcome, NULL, NULL);
   if (o.json && rc != EXIT_USAGE)
     print_outcomes_json(&outcome, tags, 1);

@@ -171,6 +171,16 @@ int run_compare_side_add_repeat(struct run_compare_side *side, const char *path,
   return 0;
 }
 
+int run_compare_side_load_repeats(const char *const *paths, size_t n,
+                                  struct run_compare_side *out, struct st_err *err) {
+  if (run_compare_side_load(paths[0], out, err) != 0)
+    return -1;
+  for (size_t k = 1; k < n; k++)
+    if (run_compare_side_add_repeat(out, paths[k], err) != 0)
+      return -1;
+  return 0;
+}
+
 void run_compare_side_fini(struct run_compare_side *side) {
   for (size_t i = 0; i < side->n_more; i++)
     run_compare_side_fini(&side->more[i]);

@@ -246,6 +246,11 @@ void run_session_status(const struct run_session *s, struct run_session_status *
 /* The outcome of arm's repeat k (0-based, < repeats_done): false when it has not ended. */
 bool run_session_repeat_outcome(const struct run_session *s, size_t arm, int k,
                                 struct run_outcome *out);
+/* The run folders of the repeats every arm finished with a result (status ok, a point saved),
+ * in order: dirs[arm][k]; returns how many (the fewest of any arm: a round the other arm has not
+ * finished yet, or one stopped or failed, and those after it, are left out). */
+int run_session_repeat_dirs(const struct run_session *s,
+                            char dirs[][RUN_SESSION_MAX_REPEATS][1024]);
 /* run_set_concurrency / run_restart_with on arm's run (-1 with err when it has
  * not started, or as those calls say). */
 int run_session_set_concurrency(struct run_session *s, size_t arm, int conc, struct st_err *err);
@@ -442,6 +447,10 @@ int run_compare_side_load(const char *path, struct run_compare_side *out, struct
 /* Loads path (a run folder or result) as side's next repeat. */
 int run_compare_side_add_repeat(struct run_compare_side *side, const char *path,
                                 struct st_err *err);
+/* One arm's repeats as one side: paths[0] loaded, paths[1..n) its repeats (n >= 1). On error
+ * (err names the folder) out is still to be finished with run_compare_side_fini. */
+int run_compare_side_load_repeats(const char *const *paths, size_t n,
+                                  struct run_compare_side *out, struct st_err *err);
 void run_compare_side_fini(struct run_compare_side *side);
 /* One figure of B against A at a concurrency: A's and B's values (the means over the repeats
  * where both sides have them) and the ratio B / A with its 95% interval and verdict

@@ -304,6 +304,22 @@ bool run_session_repeat_outcome(const struct run_session *s, size_t arm, int k,
   return true;
 }
 
+int run_session_repeat_dirs(const struct run_session *s,
+                            char dirs[][RUN_SESSION_MAX_REPEATS][1024]) {
+  int n = RUN_SESSION_MAX_REPEATS;
+  for (size_t i = 0; i < s->cfg.n_arms; i++) {
+    int k = 0;
+    struct run_outcome ro;
+    while (k < n && run_session_repeat_outcome(s, i, k, &ro) && ro.status == RUN_STATUS_OK &&
+           ro.n_points_done > 0) {
+      snprintf(dirs[i][k], sizeof dirs[i][k], "%s", ro.dir);
+      k++;
+    }
+    n = k;
+  }
+  return n;
+}
+
 int run_session_set_concurrency(struct run_session *s, size_t arm, int conc, struct st_err *err) {
   if (arm >= s->cfg.n_arms || !s->run[arm])
     return err_setf(err, "no run to change: this arm has not started");
