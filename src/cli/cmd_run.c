@@ -75,7 +75,9 @@ static const char run_description[] =
     "--ab runs the recipe and its MTP/off twin back to back (--ab-parallel: at the same time, the\n"
     "GPUs of --gpus split in halves), then compares them: every ratio with its 95% interval and\n"
     "a verdict (faster, slower, no difference detected). --repeats N measures each arm N times,\n"
-    "interleaved (A B A B ..., each run its own folder), the ratios' intervals from the repeats.\n"
+    "interleaved (A B A B ..., each run its own folder), the ratios' intervals from the repeats\n"
+    "(headless, and in the dashboard's A/B view: it says \"repeat k/N\" and, once they are over,\n"
+    "\"ratios: 95% CI from N repeats\"; --ab-parallel runs headless).\n"
     "Ctrl-C stops the load, keeps every measured request and stops the server.\n"
     "In a terminal the dashboard opens on the run (the A/B view for --ab); --headless (or no\n"
     "terminal) prints a status line instead: updated in place on a terminal, one line a second\n"
@@ -135,7 +137,8 @@ static const char run_description[] =
         {"label", OPT_STRING, &(o)->label, "TEXT", "run folder suffix", NULL, NULL},               \
         {"ab", OPT_FLAG, &(o)->ab, NULL, "also run the MTP/off twin and compare", NULL, NULL},     \
         {"repeats", OPT_INT, &(o)->repeats, "N",                                                   \
-         "--ab: measure each arm N times, interleaved (A B A B ...); intervals from the repeats", \
+         "--ab: measure each arm N times, interleaved (A B A B ...); intervals from the repeats " \
+         "(headless or in the dashboard's A/B view)",                                             \
          NULL, &(o)->repeats_seen},                                                                \
         {"ab-parallel", OPT_FLAG, &(o)->ab_parallel, NULL, "--ab with both runs at the same time", \
          NULL, NULL},                                                                              \
