@@ -20,6 +20,8 @@ wait_for "MTP against its non-MTP twin" 30
 screen | grep -q "runs headless" && fail "--repeats did not open the dashboard"
 wait_for "running repeat 1/2" 30
 wait_for "running repeat 2/2" 60
+# the columns follow the second repeat's runs: measuring again, not the first repeat's end
+wait_for "measuring · point 1/1" 30
 wait_for "both arms measured, repeat 2/2" 60
 wait_for "ratios: 95% CI from 2 repeats" 10
 screen >"$WORK/end.txt"
