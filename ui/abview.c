@@ -497,30 +497,44 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
     ui_put(g, x0, in.y, end, r ? "waiting for its run" : "empty: L loads a past run",
         THEME_INACTIVE, gl);
   } else {
-    char buf[160];
+    /* head, then a mark when points are too short for their intervals (ci_point_short),
+     * then the rest: the mark comes before the request counts, which a narrow column cuts */
+    char head[96], tail[96], mark[32] = "";
     const struct snap_point_result *pt = abview_shown_point(ab, arm);
     const struct snap_progress *pr = &rv->snap.progress;
     if (pt) {
       char d[16];
-      snprintf(buf, sizeof buf, "conc %d%spoint %d %s%s%lld/%lld req in %s", pt->conc,
-               gl->separator, pt->point_index + 1, pt->end, gl->separator,
-               (long long)pt->completed, (long long)pt->total,
-               ui_fmt_duration_s(pt->duration_s, d, sizeof d));
+      snprintf(head, sizeof head, "conc %d%spoint %d %s", pt->conc, gl->separator,
+               pt->point_index + 1, pt->end);
+      snprintf(tail, sizeof tail, "%s%lld/%lld req in %s", gl->separator, (long long)pt->completed,
+               (long long)pt->total, ui_fmt_duration_s(pt->duration_s, d, sizeof d));
+      if (ci_point_short(pt->completed, pt->duration_s, pt->conc, NULL, 0))
+        snprintf(mark, sizeof mark, "%sshort", gl->separator);
     } else if (runview_finished(rv) && rv->snap.points.n > 0) {
       /* over: what it measured, from the saved points */
       long long req = 0;
-      for (int i = 0; i < rv->snap.points.n; i++)
-        req += rv->snap.points.point[i].completed;
-      snprintf(buf, sizeof buf, "%s%s%d point%s saved%s%lld req", snap_run_phase_name(pr->phase),
-               gl->separator, rv->snap.points.n_written, rv->snap.points.n_written == 1 ? "" : "s",
-               gl->separator, req);
+      int n_short = 0;
+      for (int i = 0; i < rv->snap.points.n; i++) {
+        const struct snap_point_result *p = &rv->snap.points.point[i];
+        req += p->completed;
+        n_short += ci_point_short(p->completed, p->duration_s, p->conc, NULL, 0);
+      }
+      snprintf(head, sizeof head, "%s%s%d point%s saved", snap_run_phase_name(pr->phase),
+               gl->separator, rv->snap.points.n_written, rv->snap.points.n_written == 1 ? "" : "s");
+      snprintf(tail, sizeof tail, "%s%lld req", gl->separator, req);
+      if (n_short > 0)
+        snprintf(mark, sizeof mark, "%s%d short", gl->separator, n_short);
     } else {
-      snprintf(buf, sizeof buf, "%s%spoint %d/%d%s%lld/%lld req%sconc %d",
+      snprintf(head, sizeof head, "%s%spoint %d/%d%s%lld/%lld req%sconc %d",
                snap_run_phase_name(pr->phase), gl->separator, pr->point_index + 1,
                pr->n_points > 0 ? pr->n_points : 1, gl->separator, (long long)pr->done,
                (long long)pr->total, gl->separator, rv->snap.concurrency.target);
+      tail[0] = '\0';
     }
-    ui_put(g, x0, in.y, end, buf, pt ? THEME_SELECTED : THEME_MAIN, gl);
+    enum theme_role role = pt ? THEME_SELECTED : THEME_MAIN;
+    int x = ui_put(g, x0, in.y, end, head, role, gl);
+    x = ui_put(g, x, in.y, end, mark, THEME_WARNING, gl);
+    ui_put(g, x, in.y, end, tail, role, gl);
   }
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {
     int y = in.y + ROWS_Y + (int)i;

@@ -447,10 +447,17 @@ START_TEST(live_points_are_browsed) {
   ck_assert(rows[0].value[AB_OFF] == 1000 && rows[0].value[AB_MTP] == 1850);
   char *f = render(100, 32, true);
   assert_has(f, "conc 4 · point 1 done · 50/50 req in 5s");
+  ut_assert_lacks(f, "short"); /* 50 requests in 5 s at conc 4: long enough */
   free(f);
   key(']');
   ck_assert_int_eq(ab.shown_conc, 8);
+  f = render(100, 32, true); /* 50 requests at conc 8: fewer than 10 x 8, marked */
+  assert_has(f, "conc 8 · point 2 done · short · 50/50"); /* the rest cut by the column */
+  free(f);
   key(UI_KEY_ESCAPE);
+  f = render(100, 32, true); /* both arms over: how many of their saved points are short */
+  assert_has(f, "done · 2 points saved · 1 short · 100 r");
+  free(f);
   ck_assert_int_eq(ab.shown_conc, 0);
   abview_rows(&ab, rows, 16);
   ck_assert(rows[0].value[AB_OFF] == 1800);
