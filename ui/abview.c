@@ -447,6 +447,7 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
   if (points_y >= in.y + in.h)
     return;
   ui_put(g, in.x + 1, points_y, end, "  conc    out tok/s  tok/s/user", THEME_HEADER, gl);
+  /* a point too short for its intervals is marked after its figures */
   for (size_t i = 0; i < p->side.n_results; i++) {
     int y = points_y + 1 + (int)i;
     if (y >= in.y + in.h)
@@ -456,7 +457,9 @@ static void render_past_arm(const struct abview *ab, int arm, struct ui_grid *g,
     snprintf(buf, sizeof buf, "%s %4d  %11s  %10s", rf == shown ? ">" : " ", rf->max_concurrency,
              ui_fmt_si(fig_get(&rf->figs, FIG_OUTPUT_TPUT, FIG_VALUE), out, sizeof out),
              ui_fmt_si(fig_get(&rf->figs, FIG_INTERACTIVITY, FIG_VALUE), user, sizeof user));
-    ui_put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
+    int x = ui_put(g, in.x + 1, y, end, buf, rf == shown ? THEME_SELECTED : THEME_MAIN, gl);
+    if (run_result_short(rf, NULL, 0))
+      ui_put(g, x, y, end, " short", THEME_WARNING, gl);
   }
 }
 

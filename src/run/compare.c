@@ -313,14 +313,18 @@ bool run_compare_figure(const struct run_compare_side *a, int conc_a,
   return true;
 }
 
-/* Whether a side's result at conc is too short for its intervals (ci_point_short), in any
- * repeat; why gets the first reason. */
+bool run_result_short(const struct results_file *rf, char *why, size_t why_len) {
+  return ci_point_short((int64_t)fig_get(&rf->figs, FIG_COMPLETED, FIG_VALUE),
+                        fig_get(&rf->figs, FIG_DURATION, FIG_VALUE), rf->max_concurrency, why,
+                        why_len);
+}
+
+/* Whether a side's result at conc is too short for its intervals, in any repeat; why gets
+ * the first reason. */
 static bool side_short(const struct run_compare_side *side, int conc, char *why, size_t why_len) {
   for (size_t k = 0; k <= side->n_more; k++) {
     const struct results_file *rf = repeat_result(side, k, conc);
-    if (rf && ci_point_short((int64_t)fig_get(&rf->figs, FIG_COMPLETED, FIG_VALUE),
-                             fig_get(&rf->figs, FIG_DURATION, FIG_VALUE), rf->max_concurrency, why,
-                             why_len))
+    if (rf && run_result_short(rf, why, why_len))
       return true;
   }
   return false;

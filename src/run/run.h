@@ -525,6 +525,9 @@ size_t run_like_check(const struct run_like_facts *a, const struct run_like_fact
                       size_t why_bytes);
 /* "SIMULATED" provenance of a result: 1 simulated, 0 real, -1 unknown. */
 int run_result_simulated(const struct results_file *rf);
+/* Whether a saved result is too short for its intervals (ci_point_short over its completed
+ * requests, duration and concurrency); why gets the reason. */
+bool run_result_short(const struct results_file *rf, char *why, size_t why_len);
 
 /* ---------------------------------------------------------------- export
  * `servetop export RUN --inferencex`: the run's tuned knobs as an InferenceX

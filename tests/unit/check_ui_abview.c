@@ -276,6 +276,7 @@ START_TEST(past_runs_fill_both_columns) {
   ck_assert(abview_unlike(&ab, why, sizeof why));
   ck_assert(abview_arm_simulated(&ab, AB_OFF) && abview_arm_simulated(&ab, AB_MTP));
   assert_has(f, ">    8        17.6k");
+  assert_has(f, "4.00k short"); /* 32 requests in 0.2 s: too short for its intervals */
   free(f);
   /* the curve: tok/s per GPU (tp 8 from recipe.json) against tok/s/user */
   double x[8], y[8];
