@@ -300,9 +300,8 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
       /* as `servetop compare` does: the means over the repeats, the ratio's interval from
        * their spread (one repeat: from each result's own interval) */
       enum fig_stat stat = fig_desc(ab_figs[i])->kind == FIG_DIST ? FIG_STAT_P50 : FIG_VALUE;
-      run_compare_figure(&ab->repeats[AB_OFF].side, rep[AB_OFF]->max_concurrency,
-                         &ab->repeats[AB_MTP].side, rep[AB_MTP]->max_concurrency, ab_figs[i],
-                         stat, &cv);
+      run_compare_figure(&ab->repeats[AB_OFF].side, rep[AB_OFF], &ab->repeats[AB_MTP].side,
+                         rep[AB_MTP], ab_figs[i], stat, &cv);
       rows[i].value[AB_OFF] = cv.has_a ? cv.a : (double)NAN;
       rows[i].value[AB_MTP] = cv.has_b ? cv.b : (double)NAN;
       rows[i].ratio = cv.ratio;

@@ -248,12 +248,16 @@ struct pairing {
 };
 
 /* ---------------------------------------------------------------- how sure */
-/* The result of side (repeat 0: the side itself, k: its k-th more) at concurrency conc. */
+/* The result of side's repeat k (0: the side itself, ref; k: its k-th more) of ref's
+ * configuration (its concurrency and its knobs: a folder may hold several segments at one
+ * concurrency, after a restart with other knobs). */
 static const struct results_file *repeat_result(const struct run_compare_side *side, size_t k,
-                                                int conc) {
-  const struct run_compare_side *r = k == 0 ? side : k <= side->n_more ? &side->more[k - 1] : NULL;
+                                                const struct results_file *ref) {
+  if (k == 0 || !ref)
+    return ref;
+  const struct run_compare_side *r = k <= side->n_more ? &side->more[k - 1] : NULL;
   for (size_t i = 0; r && i < r->n_results; i++)
-    if (r->results[i].max_concurrency == conc)
+    if (same_config(&r->results[i], ref))
       return &r->results[i];
   return NULL;
 }
@@ -274,15 +278,15 @@ static bool figure_of(const struct run_compare_side *side, const struct results_
   return true;
 }
 
-bool run_compare_figure(const struct run_compare_side *a, int conc_a,
-                        const struct run_compare_side *b, int conc_b, enum fig_id id,
-                        enum fig_stat stat, struct run_compare_value *out) {
+bool run_compare_figure(const struct run_compare_side *a, const struct results_file *ra,
+                        const struct run_compare_side *b, const struct results_file *rb,
+                        enum fig_id id, enum fig_stat stat, struct run_compare_value *out) {
   memset(out, 0, sizeof *out);
   ci_ratio_init(&out->ratio);
   bool higher = fig_desc(id)->higher_is_better;
   double alo, ahi, blo, bhi;
-  out->has_a = figure_of(a, repeat_result(a, 0, conc_a), id, stat, &out->a, &alo, &ahi);
-  out->has_b = figure_of(b, repeat_result(b, 0, conc_b), id, stat, &out->b, &blo, &bhi);
+  out->has_a = figure_of(a, ra, id, stat, &out->a, &alo, &ahi);
+  out->has_b = figure_of(b, rb, id, stat, &out->b, &blo, &bhi);
   if (!out->has_a && !out->has_b)
     return false;
   /* repeats: every repeat both sides measured at these concurrencies */
@@ -292,8 +296,8 @@ bool run_compare_figure(const struct run_compare_side *a, int conc_a,
     size_t m = 0;
     for (size_t k = 0; k < n_rep; k++) {
       double va, vb, l, h;
-      if (figure_of(a, repeat_result(a, k, conc_a), id, stat, &va, &l, &h) &&
-          figure_of(b, repeat_result(b, k, conc_b), id, stat, &vb, &l, &h) && va > 0) {
+      if (figure_of(a, repeat_result(a, k, ra), id, stat, &va, &l, &h) &&
+          figure_of(b, repeat_result(b, k, rb), id, stat, &vb, &l, &h) && va > 0) {
         ratios[m++] = vb / va;
         sum_a += va;
         sum_b += vb;
@@ -319,11 +323,12 @@ bool run_result_short(const struct results_file *rf, char *why, size_t why_len) 
                         why_len);
 }
 
-/* Whether a side's result at conc is too short for its intervals, in any repeat; why gets
- * the first reason. */
-static bool side_short(const struct run_compare_side *side, int conc, char *why, size_t why_len) {
+/* Whether a side's result of ref's configuration is too short for its intervals, in any
+ * repeat; why gets the first reason. */
+static bool side_short(const struct run_compare_side *side, const struct results_file *ref,
+                       char *why, size_t why_len) {
   for (size_t k = 0; k <= side->n_more; k++) {
-    const struct results_file *rf = repeat_result(side, k, conc);
+    const struct results_file *rf = repeat_result(side, k, ref);
     if (rf && run_result_short(rf, why, why_len))
       return true;
   }
@@ -423,9 +428,9 @@ static void spec_speedup(const struct run_compare_side *a, const struct run_comp
   /* B / A of throughput (per GPU where both count GPUs) and interactivity (1000 / TPOT p50),
    * turned over when A is the speculative side */
   struct run_compare_value t, i;
-  run_compare_figure(a, p->a->max_concurrency, b, p->b->max_concurrency,
+  run_compare_figure(a, p->a, b, p->b,
                      out->per_gpu ? FIG_OUTPUT_TPUT_PER_GPU : FIG_OUTPUT_TPUT, FIG_VALUE, &t);
-  run_compare_figure(a, p->a->max_concurrency, b, p->b->max_concurrency, FIG_INTERACTIVITY,
+  run_compare_figure(a, p->a, b, p->b, FIG_INTERACTIVITY,
                      FIG_VALUE, &i);
   out->throughput_ci = t.ratio;
   out->interactivity_ci = i.ratio;
@@ -528,7 +533,7 @@ static size_t pair_repeats(const struct run_compare_side *a, const struct run_co
                            const struct pairing *p) {
   size_t n = (a->n_more < b->n_more ? a->n_more : b->n_more) + 1, m = 0;
   for (size_t k = 0; k < n; k++)
-    m += repeat_result(a, k, p->a->max_concurrency) && repeat_result(b, k, p->b->max_concurrency);
+    m += repeat_result(a, k, p->a) && repeat_result(b, k, p->b);
   return m;
 }
 
@@ -591,8 +596,8 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
     print_configs(out, &pairs[p]);
     size_t reps = pair_repeats(a, b, &pairs[p]);
     char why_a[160], why_b[160];
-    bool short_a = side_short(a, pairs[p].a->max_concurrency, why_a, sizeof why_a);
-    bool short_b = side_short(b, pairs[p].b->max_concurrency, why_b, sizeof why_b);
+    bool short_a = side_short(a, pairs[p].a, why_a, sizeof why_a);
+    bool short_b = side_short(b, pairs[p].b, why_b, sizeof why_b);
     fprintf(out, " (figures to %d significant digits", SIG_DIGITS);
     if (reps > 1)
       fprintf(out, "; A and B the means of %zu interleaved repeats", reps);
@@ -607,7 +612,7 @@ void run_compare_print(FILE *out, const struct run_compare_side *a, const struct
     size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));
     for (size_t r = 0; r < n_rows; r++) {
       struct run_compare_value cv;
-      if (!run_compare_figure(a, pairs[p].a->max_concurrency, b, pairs[p].b->max_concurrency,
+      if (!run_compare_figure(a, pairs[p].a, b, pairs[p].b,
                               rows[r].id, rows[r].stat, &cv))
         continue;
       bool count = rows[r].count;
@@ -721,11 +726,11 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
     size_t reps = pair_repeats(a, b, &pairs[p]);
     cJSON_AddNumberToObject(po, "repeats", (double)reps);
     char short_why[160];
-    bool is_short = side_short(a, pairs[p].a->max_concurrency, short_why, sizeof short_why);
+    bool is_short = side_short(a, pairs[p].a, short_why, sizeof short_why);
     cJSON_AddBoolToObject(po, "short_a", is_short);
     if (is_short)
       cJSON_AddStringToObject(po, "short_a_why", short_why);
-    is_short = side_short(b, pairs[p].b->max_concurrency, short_why, sizeof short_why);
+    is_short = side_short(b, pairs[p].b, short_why, sizeof short_why);
     cJSON_AddBoolToObject(po, "short_b", is_short);
     if (is_short)
       cJSON_AddStringToObject(po, "short_b_why", short_why);
@@ -737,7 +742,7 @@ char *run_compare_json_alloc(const struct run_compare_side *a, const struct run_
     size_t n_rows = metric_rows_fill(rows, ST_ARRAY_LEN(rows));
     for (size_t r = 0; r < n_rows; r++) {
       struct run_compare_value cv;
-      run_compare_figure(a, pairs[p].a->max_concurrency, b, pairs[p].b->max_concurrency,
+      run_compare_figure(a, pairs[p].a, b, pairs[p].b,
                          rows[r].id, rows[r].stat, &cv);
       cJSON *m = cJSON_AddObjectToObject(metrics, rows[r].key);
       json_add_number_or_null(m, "a", cv.has_a, cv.a);

@@ -452,18 +452,19 @@ int run_compare_side_add_repeat(struct run_compare_side *side, const char *path,
 int run_compare_side_load_repeats(const char *const *paths, size_t n,
                                   struct run_compare_side *out, struct st_err *err);
 void run_compare_side_fini(struct run_compare_side *side);
-/* One figure of B against A at a concurrency: A's and B's values (the means over the repeats
- * where both sides have them) and the ratio B / A with its 95% interval and verdict
- * (ci_ratio_of_repeats over the repeats, else ci_ratio_of_intervals). False when neither side
- * has the figure at conc_a / conc_b. */
+/* One figure of B against A at one configuration each: ra, a result of side a (b: rb), paired
+ * (a concurrency, the knobs); in each repeat the result of the same configuration. A's and B's
+ * values (the means over the repeats where both sides have them) and the ratio B / A with its
+ * 95% interval and verdict (ci_ratio_of_repeats over the repeats, else ci_ratio_of_intervals).
+ * False when neither ra nor rb has the figure. */
 struct run_compare_value {
   bool has_a, has_b;
   double a, b;
   struct ci_ratio ratio;         /* ratio.ratio NaN when either is unknown or A is 0 */
 };
-bool run_compare_figure(const struct run_compare_side *a, int conc_a,
-                        const struct run_compare_side *b, int conc_b, enum fig_id id,
-                        enum fig_stat stat, struct run_compare_value *out);
+bool run_compare_figure(const struct run_compare_side *a, const struct results_file *ra,
+                        const struct run_compare_side *b, const struct results_file *rb,
+                        enum fig_id id, enum fig_stat stat, struct run_compare_value *out);
 /* The side-by-side table: every headline metric with delta (B - A) and ratio
  * (B / A) to 4 significant digits with its 95% interval and verdict (faster, slower, no
  * difference detected), acceptance, and per concurrency the

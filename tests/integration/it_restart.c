@@ -280,6 +280,23 @@ START_TEST(plus_and_restart_end_segments) {
   ck_assert_msg(run_compare_unlike(&side, &side, why, sizeof why) == 0, "%s", why);
   char *json = run_compare_json_alloc(&side, &side);
   ck_assert_msg(strstr(json, "\"configuration_a\":\t\"conc 8 kv-cache=0.7\""), "%s", json);
+  /* each configuration's figures are its own segment's, not the first result at its
+   * concurrency: the kv-cache=0.7 row is seg3's */
+  cJSON *doc = cJSON_Parse(json);
+  const cJSON *pt, *kv07 = NULL;
+  cJSON_ArrayForEach(pt, cJSON_GetObjectItemCaseSensitive(doc, "points")) {
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(pt, "configuration_a");
+    if (cJSON_IsString(c) && strcmp(c->valuestring, "conc 8 kv-cache=0.7") == 0)
+      kv07 = pt;
+  }
+  ck_assert_ptr_nonnull(kv07);
+  const cJSON *out_tput = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(kv07, "metrics"), fig_desc(FIG_OUTPUT_TPUT)->name);
+  double seg3 = fig_get(&side.results[2].figs, FIG_OUTPUT_TPUT, FIG_VALUE);
+  double seg2 = fig_get(&side.results[1].figs, FIG_OUTPUT_TPUT, FIG_VALUE);
+  ck_assert(seg3 != seg2);
+  ck_assert_double_eq_tol(num_at(out_tput, "a"), seg3, 1e-9 * seg3);
+  cJSON_Delete(doc);
   free(json);
   run_compare_side_fini(&side);
   struct run_summary_list past;

@@ -129,8 +129,15 @@ static void assert_row_is_compare(const struct ab_row *r, enum fig_id id, enum f
     ck_assert_msg(run_compare_side_load_repeats(paths[a], N_REPS, &side[a], &err) == 0, "%s",
                   err.msg);
   }
+  const struct results_file *at8[2] = {NULL, NULL}; /* each arm's conc-8 result */
+  for (int a = 0; a < 2; a++)
+    for (size_t i = 0; i < side[a].n_results; i++)
+      if (side[a].results[i].max_concurrency == 8 && !at8[a])
+        at8[a] = &side[a].results[i];
+  ck_assert(at8[AB_OFF] && at8[AB_MTP]);
   struct run_compare_value cv;
-  ck_assert(run_compare_figure(&side[AB_OFF], 8, &side[AB_MTP], 8, id, stat, &cv));
+  ck_assert(run_compare_figure(&side[AB_OFF], at8[AB_OFF], &side[AB_MTP], at8[AB_MTP], id, stat,
+                               &cv));
   ck_assert_int_eq(cv.ratio.repeats, N_REPS);
   ck_assert(cv.ratio.known);
   ck_assert_int_eq(r->ratio.repeats, N_REPS);
