@@ -22,8 +22,6 @@
 
 #include "util/util.h"
 
-#include "util/util.h"
-
 /* Student's t, two-sided 95% (the 0.975 quantile), df 1..30 from the table,
  * above by the Cornish-Fisher expansion around z (error < 1e-4 at df > 30). */
 double ci_t975(int df) {
@@ -89,9 +87,17 @@ bool ci_mean_batched(const double *values, const double *weights, size_t n, doub
   return ci_batch_ratio(num, den, k, est, lo, hi);
 }
 
+/* log Gamma(x) for x > 0; lgamma_r, not lgamma: lgamma writes the global signgam, and two
+ * run threads (run --ab-parallel) compute their results at once. */
+static double log_gamma(double x) {
+  int sign;
+  return lgamma_r(x, &sign);
+}
+
 /* log P(B = j), B ~ Binomial(n, q), 0 < q < 1. */
 static double binom_log_pmf(double n, double j, double q) {
-  return lgamma(n + 1) - lgamma(j + 1) - lgamma(n - j + 1) + j * log(q) + (n - j) * log1p(-q);
+  return log_gamma(n + 1) - log_gamma(j + 1) - log_gamma(n - j + 1) + j * log(q) +
+         (n - j) * log1p(-q);
 }
 
 bool ci_quantile_ranks(size_t n, double q, size_t *lo_rank, size_t *hi_rank) {
