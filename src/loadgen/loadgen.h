@@ -215,7 +215,9 @@ int lg_parse_num_workers(const char *text);
 #define LG_CLIENT_BOUND_BUSY_FRAC 0.90      /* a loop busy this share of the time */
 #define LG_CLIENT_BOUND_RECV_LAG_P99_MS 1.0 /* receive lag p99 */
 #define LG_CLIENT_BOUND_SEND_LAG_P50_MS 10.0/* send lag p50 (a start burst's p99 is long) */
-enum { LG_RECV_LAG_SAMPLE_EVERY = 16, LG_CLIENT_BOUND_LEN = 160 };
+/* the receive lag's p99 decides only over this many samples: below, it is one of the few
+ * largest, and one scheduling hiccup on a lightly loaded client would call it client-bound */
+enum { LG_RECV_LAG_SAMPLE_EVERY = 16, LG_CLIENT_BOUND_LEN = 160, LG_CLIENT_BOUND_RECV_LAG_MIN_N = 100 };
 /* Client-bound by figs (FIG_LOOP_BUSY, FIG_RECV_LAG, FIG_SEND_LAG), each loop's
  * busy share and its thread's CPU share (CPU time / wall time; NULL: not known),
  * 0..1, n_loops of them: true with the reason in why

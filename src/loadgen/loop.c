@@ -300,7 +300,8 @@ bool lg_client_bound(const struct fig_set *figs, const double *loop_busy, const 
   if (busiest >= 0 && loop_busy[busiest] >= LG_CLIENT_BOUND_BUSY_FRAC)
     snprintf(why, why_len, "client-bound: %s (limit %.0f%%)", loop,
              LG_CLIENT_BOUND_BUSY_FRAC * 100.0);
-  else if (recv_p99 > LG_CLIENT_BOUND_RECV_LAG_P99_MS) /* NaN: not measured, no verdict */
+  else if (recv_p99 > LG_CLIENT_BOUND_RECV_LAG_P99_MS && /* NaN: not measured, no verdict */
+           figs->f[FIG_RECV_LAG].n >= LG_CLIENT_BOUND_RECV_LAG_MIN_N)
     snprintf(why, why_len, "client-bound: receive lag p99 %.2f ms (limit %.1f ms); %s", recv_p99,
              LG_CLIENT_BOUND_RECV_LAG_P99_MS, loop);
   else if (send_p50 > LG_CLIENT_BOUND_SEND_LAG_P50_MS)

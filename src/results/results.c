@@ -1157,6 +1157,7 @@ char *results_json_alloc(const struct lg_result *run, const struct results_setti
   cJSON *lim = cJSON_AddObjectToObject(loop, "client_bound_limits");
   cJSON_AddNumberToObject(lim, "busy_share", LG_CLIENT_BOUND_BUSY_FRAC);
   cJSON_AddNumberToObject(lim, "recv_lag_p99_ms", LG_CLIENT_BOUND_RECV_LAG_P99_MS);
+  cJSON_AddNumberToObject(lim, "recv_lag_min_samples", LG_CLIENT_BOUND_RECV_LAG_MIN_N);
   cJSON_AddNumberToObject(lim, "send_lag_p50_ms", LG_CLIENT_BOUND_SEND_LAG_P50_MS);
   cJSON_AddNumberToObject(lim, "recv_lag_sample_every", LG_RECV_LAG_SAMPLE_EVERY);
   if (signals)

@@ -939,7 +939,9 @@ START_TEST(client_health_rules) {
   ck_assert(lg_client_bound(&f, busy, cpu, 2, why, sizeof why));
   ck_assert_msg(strstr(why, "busy 95%, on a CPU 20%: waiting for a CPU (a busy machine)"), "%s",
                 why);
-  fig_set_dist(&f, FIG_RECV_LAG, 100, 0.5, 0.2, 0.9, 2.5);
+  fig_set_dist(&f, FIG_RECV_LAG, LG_CLIENT_BOUND_RECV_LAG_MIN_N - 1, 0.5, 0.2, 0.9, 2.5);
+  ck_assert(!lg_client_bound(&f, calm, NULL, 2, why, sizeof why)); /* too few: one hiccup */
+  fig_set_dist(&f, FIG_RECV_LAG, LG_CLIENT_BOUND_RECV_LAG_MIN_N, 0.5, 0.2, 0.9, 2.5);
   ck_assert(lg_client_bound(&f, calm, NULL, 2, why, sizeof why));
   ck_assert_msg(strstr(why, "receive lag p99 2.50 ms") && strstr(why, "loop 2 of 2 busy 30%") &&
                     strstr(why, "waiting for a CPU"),
