@@ -272,8 +272,8 @@ bool ci_point_short(int64_t completed, double duration_s, int conc, char *why, s
     why[0] = '\0';
   if (completed < min_req) {
     if (why_len)
-      snprintf(why, why_len, "short: %lld requests < %lld (10 x concurrency)", (long long)completed,
-               (long long)min_req);
+      snprintf(why, why_len, "short: %lld requests < %lld (%d x concurrency)", (long long)completed,
+               (long long)min_req, CI_MIN_POINT_WAVES);
     return true;
   }
   if (!(duration_s >= CI_MIN_POINT_S)) {

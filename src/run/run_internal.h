@@ -19,7 +19,7 @@
 
 struct cJSON;
 
-enum { RUN_CONFIG_LABEL_BYTES = 160 };
+enum { RUN_CONFIG_LABEL_BYTES = SNAP_CONFIG_LABEL_BYTES }; /* what a point's result shows */
 
 /* What the server said about itself after it became ready. */
 struct run_server_info {

@@ -40,6 +40,8 @@
 #define SNAP_NAME_BYTES 128
 #define SNAP_MESSAGE_BYTES 256
 #define SNAP_MAX_POINTS 64
+/* a configuration in words ("conc 8 kv-cache=0.9 max-batch=64"): the run's label fits whole */
+enum { SNAP_CONFIG_LABEL_BYTES = 160 };
 
 /* ---------------------------------------------------------------- server / run state */
 enum snap_server_state {
@@ -259,7 +261,7 @@ struct snap_log_tail {
 struct snap_point_result {
   int point_index;                /* sweep point (0-based) */
   int segment;                    /* 1-based within the point: +/- and restarts start another */
-  char config[64];                /* its configuration in words: "conc 8 kv-cache=0.9" */
+  char config[SNAP_CONFIG_LABEL_BYTES]; /* its configuration in words: "conc 8 kv-cache=0.9" */
   int conc;                       /* concurrency it was measured at (the result's) */
   int conc_end;                   /* concurrency at its end (after live changes) */
   bool measured_to_end;           /* its load ran to the end ("done"): not stopped, restarted
