@@ -21,14 +21,37 @@ static const struct eng_flag vllm_flags[] = {
     {{"--max-model-len"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{"--max-num-batched-tokens"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{"--enable-expert-parallel"}, ENG_KNOB_EXPERT_PARALLEL, ENG_VALUE_NONE},
+    /* The flags of the list below whose value is JSON (EngineArgs fields typed
+     * as a config dataclass or a dict in vllm/engine/arg_utils.py): --set takes
+     * them whole (compilation-config='{"level": 3}') or one member at a time
+     * (compilation-config.level=3, eng_ops.dotted_json_flags). */
+    {{"--compilation-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--speculative-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--kv-transfer-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--kv-events-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--structured-outputs-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--attention-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--additional-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--eplb-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--hf-overrides"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--rope-scaling"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--pooler-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--override-pooler-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--override-generation-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--model-loader-extra-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--limit-mm-per-prompt"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--mm-processor-kwargs"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--media-io-kwargs"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--default-mm-loras"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
     {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
 };
 
 /* Every flag of `vllm serve` (without dashes), as the engine table's full
  * list: `--set` keys that are none of these are refused with a did-you-mean
  * (eng_check_knob_name). vLLM's parser (FlexibleArgumentParser) also takes
- * underscores for dashes, --no-NAME for every switch and NAME.key for a
- * config's member (--compilation-config.level): the check reads them so. From
+ * underscores for dashes and --no-NAME for every switch (flexible_flags), and
+ * NAME.key for a member of a JSON flag (--compilation-config.level: the
+ * ENG_VALUE_JSON rows above, dotted_json_flags): the check reads them so. From
  * vllm-project/vllm at the v0.11 series (v0.12.0 drops only the flags marked
  * deprecated there): EngineArgs.add_cli_args in vllm/engine/arg_utils.py at
  * commit 99d7eb5d6a512cfcc5a2b104f24ebf2d6cda772b, `vllm serve`'s own and
@@ -451,6 +474,7 @@ const struct eng_ops eng_vllm_ops = {
     .all_flags = vllm_all_flags,
     .all_flags_source = "servetop's list of vllm serve's flags, v0.11 and those InferenceX uses",
     .flexible_flags = true,
+    .dotted_json_flags = true,
     .shared_flags = true,
     .model_positional = true,
     .batch_cap_per_dp_rank = true, /* --max-num-seqs is per DP engine */
