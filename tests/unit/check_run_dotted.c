@@ -3,6 +3,7 @@
  * --compilation-config.level 3: appended, replacing the same dotted flag,
  * never merged into --compilation-config's own value. */
 #include "run/run.h"
+#include "tune/tune.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -93,6 +94,17 @@ START_TEST(split_takes_dots_and_plus) {
   ck_assert_str_eq(value, "8");
   ck_assert_int_eq(run_override_split("compilation-config.a$b=1", key, sizeof key, &value, &err),
                    -1);
+  /* tune's --knob takes them too */
+  struct tune_knob k;
+  ck_assert_msg(tune_knob_parse("speculative-config.num_speculative_tokens=1,2", &k, &err) == 0,
+                "%s", err.msg);
+  ck_assert_str_eq(k.name, "speculative-config.num_speculative_tokens");
+  ck_assert_uint_eq(k.n_values, 2);
+  tune_knob_free(&k);
+  ck_assert_msg(tune_knob_parse("compilation-config.cudagraph_capture_sizes+=8,16", &k, &err) == 0,
+                "%s", err.msg);
+  ck_assert_str_eq(k.name, "compilation-config.cudagraph_capture_sizes+");
+  tune_knob_free(&k);
   /* SGLang: refused by the engine check, with the reason */
   char *sets[] = {"compilation-config.level=3"};
   static const char sg_yaml[] =
