@@ -317,11 +317,47 @@ static void spec_config_as_sglang(const char *json_text, struct launch_cmd *out)
   cJSON_Delete(spec);
 }
 
+#define SPEC_DOTTED "--speculative-config."
+
+/* The dotted members --speculative-config.KEY VALUE (or =VALUE) of argv as
+ * vLLM's parser gathers them (a value that is not JSON is a string); NULL
+ * when there are none. The one-level keys are all the sim reads. */
+static cJSON *spec_config_members(char *const *argv, size_t argc) {
+  cJSON *obj = NULL;
+  for (size_t i = 0; i < argc; i++) {
+    if (strncmp(argv[i], SPEC_DOTTED, strlen(SPEC_DOTTED)) != 0)
+      continue;
+    const char *key = argv[i] + strlen(SPEC_DOTTED), *eq = strchr(key, '=');
+    const char *value = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : "";
+    char *name = eq ? xstrndup(key, (size_t)(eq - key)) : xstrdup(key);
+    cJSON *v = cJSON_Parse(value);
+    if (!obj)
+      obj = cJSON_CreateObject();
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, name); /* the last one wins */
+    cJSON_AddItemToObject(obj, name, v ? v : cJSON_CreateString(value));
+    free(name);
+  }
+  return obj;
+}
+
 static void vllm_args_for_sim(char *const *argv, size_t argc, struct launch_cmd *out) {
+  /* Dotted speculative-config members with a method: vLLM passes them as one
+   * --speculative-config after every other argument and keeps that one, so
+   * the sim runs them (and not a whole --speculative-config of the recipe).
+   * Without a method they pass as they are: the sim logs them as not
+   * modelled. */
+  cJSON *members = spec_config_members(argv, argc);
+  bool dotted_spec = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(members, "method"));
   for (size_t i = 0; i < argc; i++) {
     const char *arg = argv[i];
     if (strcmp(arg, "--speculative-config") == 0 && i + 1 < argc) {
-      spec_config_as_sglang(argv[++i], out);
+      if (!dotted_spec)
+        spec_config_as_sglang(argv[i + 1], out);
+      i++;
+      continue;
+    }
+    if (dotted_spec && strncmp(arg, SPEC_DOTTED, strlen(SPEC_DOTTED)) == 0) {
+      i += !strchr(arg, '=') && i + 1 < argc; /* its value too */
       continue;
     }
     for (size_t t = 0; t < ST_ARRAY_LEN(as_sglang); t++)
@@ -329,6 +365,12 @@ static void vllm_args_for_sim(char *const *argv, size_t argc, struct launch_cmd 
         arg = as_sglang[t].sglang;
     launch_cmd_add_arg(out, arg);
   }
+  if (dotted_spec) {
+    char *json = cJSON_PrintUnformatted(members);
+    spec_config_as_sglang(json, out);
+    free(json);
+  }
+  cJSON_Delete(members);
 }
 
 /* The version-bound rules' check (eng_version.c's table): --disable-log-requests,

@@ -114,6 +114,51 @@ START_TEST(refused_where_the_recipe_gives_the_flag_whole) {
 }
 END_TEST
 
+static long arg_at(const struct launch_cmd *c, const char *word) {
+  for (size_t i = 0; i < c->argc; i++)
+    if (strcmp(c->argv[i], word) == 0)
+      return (long)i;
+  return -1;
+}
+
+/* The sim standing in for vLLM: dotted speculative-config members with a
+ * method are run (as vLLM keeps them over a whole --speculative-config);
+ * other dotted flags pass as they are, for the sim to log as not modelled. */
+START_TEST(the_sim_reads_dotted_speculative_members) {
+  const struct eng_ops *vl = eng_find("vllm");
+  char *argv[] = {"Org/M",
+                  "--speculative-config",
+                  "{\"method\": \"mtp\", \"num_speculative_tokens\": 3}",
+                  "--speculative-config.method",
+                  "mtp",
+                  "--speculative-config.num_speculative_tokens=2",
+                  "--compilation-config.level",
+                  "3"};
+  struct launch_cmd c;
+  launch_cmd_init(&c);
+  vl->args_for_sim(argv, 8, &c);
+  long at = arg_at(&c, "--speculative-num-steps");
+  ck_assert_int_ge(at, 0);
+  ck_assert_str_eq(c.argv[at + 1], "2"); /* the dotted members, not the whole JSON's 3 */
+  ck_assert_uint_eq(arg_at(&c, "--speculative-algorithm") >= 0, 1);
+  ck_assert_int_eq(arg_at(&c, "--speculative-config.method"), -1);
+  ck_assert_int_eq(arg_at(&c, "mtp"), -1);
+  at = arg_at(&c, "--compilation-config.level");
+  ck_assert_int_ge(at, 0);
+  ck_assert_str_eq(c.argv[at + 1], "3");
+  launch_cmd_fini(&c);
+  /* no method among the members: passed on as they are */
+  char *no_method[] = {"Org/M", "--speculative-config.num_speculative_tokens", "2"};
+  launch_cmd_init(&c);
+  vl->args_for_sim(no_method, 3, &c);
+  ck_assert_int_eq(arg_at(&c, "--speculative-num-steps"), -1);
+  at = arg_at(&c, "--speculative-config.num_speculative_tokens");
+  ck_assert_int_ge(at, 0);
+  ck_assert_str_eq(c.argv[at + 1], "2");
+  launch_cmd_fini(&c);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("engine_dotted");
   TCase *tc = tcase_create("core");
@@ -122,6 +167,7 @@ int main(void) {
   tcase_add_test(tc, a_head_that_is_not_a_json_flag);
   tcase_add_test(tc, the_shape_of_a_dotted_key);
   tcase_add_test(tc, refused_where_the_recipe_gives_the_flag_whole);
+  tcase_add_test(tc, the_sim_reads_dotted_speculative_members);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
