@@ -69,6 +69,8 @@ static const char run_description[] =
     "--set KEY=VALUE takes the engine's flags (mem-fraction-static=0.8, np=8) or a generic knob:\n"
     "kv-cache (alias mem-fraction: the KV cache in the engine's unit, a fraction of GPU memory\n"
     "or llama.cpp's -c tokens) and max-batch (alias batch-cap: requests decoded at once);\n"
+    "on vLLM also a dotted JSON key, HEAD.member[.member...][+] of a JSON flag\n"
+    "(compilation-config.level=3 gives --compilation-config.level 3; docs/run.md);\n"
     "values are checked before anything starts.\n"
     "A run whose recipe says spec-decoding mtp while the server reports no speculative decoding (or\n"
     "the reverse) is MISLABELLED and exits 1 unless --allow-mislabel.\n"

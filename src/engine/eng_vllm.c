@@ -21,14 +21,37 @@ static const struct eng_flag vllm_flags[] = {
     {{"--max-model-len"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{"--max-num-batched-tokens"}, ENG_KNOB_NONE, ENG_VALUE_COUNT},
     {{"--enable-expert-parallel"}, ENG_KNOB_EXPERT_PARALLEL, ENG_VALUE_NONE},
+    /* The flags of the list below whose value is JSON (EngineArgs fields typed
+     * as a config dataclass or a dict in vllm/engine/arg_utils.py): --set takes
+     * them whole (compilation-config='{"level": 3}') or one member at a time
+     * (compilation-config.level=3, eng_ops.dotted_json_flags). */
+    {{"--compilation-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--speculative-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--kv-transfer-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--kv-events-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--structured-outputs-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--attention-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--additional-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--eplb-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--hf-overrides"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--rope-scaling"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--pooler-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--override-pooler-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--override-generation-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--model-loader-extra-config"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--limit-mm-per-prompt"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--mm-processor-kwargs"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--media-io-kwargs"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
+    {{"--default-mm-loras"}, ENG_KNOB_NONE, ENG_VALUE_JSON},
     {{NULL}, ENG_KNOB_NONE, ENG_VALUE_ANY},
 };
 
 /* Every flag of `vllm serve` (without dashes), as the engine table's full
  * list: `--set` keys that are none of these are refused with a did-you-mean
  * (eng_check_knob_name). vLLM's parser (FlexibleArgumentParser) also takes
- * underscores for dashes, --no-NAME for every switch and NAME.key for a
- * config's member (--compilation-config.level): the check reads them so. From
+ * underscores for dashes and --no-NAME for every switch (flexible_flags), and
+ * NAME.key for a member of a JSON flag (--compilation-config.level: the
+ * ENG_VALUE_JSON rows above, dotted_json_flags): the check reads them so. From
  * vllm-project/vllm at the v0.11 series (v0.12.0 drops only the flags marked
  * deprecated there): EngineArgs.add_cli_args in vllm/engine/arg_utils.py at
  * commit 99d7eb5d6a512cfcc5a2b104f24ebf2d6cda772b, `vllm serve`'s own and
@@ -294,11 +317,47 @@ static void spec_config_as_sglang(const char *json_text, struct launch_cmd *out)
   cJSON_Delete(spec);
 }
 
+#define SPEC_DOTTED "--speculative-config."
+
+/* The dotted members --speculative-config.KEY VALUE (or =VALUE) of argv as
+ * vLLM's parser gathers them (a value that is not JSON is a string); NULL
+ * when there are none. The one-level keys are all the sim reads. */
+static cJSON *spec_config_members(char *const *argv, size_t argc) {
+  cJSON *obj = NULL;
+  for (size_t i = 0; i < argc; i++) {
+    if (strncmp(argv[i], SPEC_DOTTED, strlen(SPEC_DOTTED)) != 0)
+      continue;
+    const char *key = argv[i] + strlen(SPEC_DOTTED), *eq = strchr(key, '=');
+    const char *value = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : "";
+    char *name = eq ? xstrndup(key, (size_t)(eq - key)) : xstrdup(key);
+    cJSON *v = cJSON_Parse(value);
+    if (!obj)
+      obj = cJSON_CreateObject();
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, name); /* the last one wins */
+    cJSON_AddItemToObject(obj, name, v ? v : cJSON_CreateString(value));
+    free(name);
+  }
+  return obj;
+}
+
 static void vllm_args_for_sim(char *const *argv, size_t argc, struct launch_cmd *out) {
+  /* Dotted speculative-config members with a method: vLLM passes them as one
+   * --speculative-config after every other argument and keeps that one, so
+   * the sim runs them (and not a whole --speculative-config of the recipe).
+   * Without a method they pass as they are: the sim logs them as not
+   * modelled. */
+  cJSON *members = spec_config_members(argv, argc);
+  bool dotted_spec = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(members, "method"));
   for (size_t i = 0; i < argc; i++) {
     const char *arg = argv[i];
     if (strcmp(arg, "--speculative-config") == 0 && i + 1 < argc) {
-      spec_config_as_sglang(argv[++i], out);
+      if (!dotted_spec)
+        spec_config_as_sglang(argv[i + 1], out);
+      i++;
+      continue;
+    }
+    if (dotted_spec && strncmp(arg, SPEC_DOTTED, strlen(SPEC_DOTTED)) == 0) {
+      i += !strchr(arg, '=') && i + 1 < argc; /* its value too */
       continue;
     }
     for (size_t t = 0; t < ST_ARRAY_LEN(as_sglang); t++)
@@ -306,6 +365,12 @@ static void vllm_args_for_sim(char *const *argv, size_t argc, struct launch_cmd 
         arg = as_sglang[t].sglang;
     launch_cmd_add_arg(out, arg);
   }
+  if (dotted_spec) {
+    char *json = cJSON_PrintUnformatted(members);
+    spec_config_as_sglang(json, out);
+    free(json);
+  }
+  cJSON_Delete(members);
 }
 
 /* The version-bound rules' check (eng_version.c's table): --disable-log-requests,
@@ -451,6 +516,7 @@ const struct eng_ops eng_vllm_ops = {
     .all_flags = vllm_all_flags,
     .all_flags_source = "servetop's list of vllm serve's flags, v0.11 and those InferenceX uses",
     .flexible_flags = true,
+    .dotted_json_flags = true,
     .shared_flags = true,
     .model_positional = true,
     .batch_cap_per_dp_rank = true, /* --max-num-seqs is per DP engine */

@@ -266,12 +266,17 @@ static int parse_decimal(const char *s, double *out) {
   return 0;
 }
 
+static int check_dotted(const struct eng_ops *e, const char *key, const char *value,
+                        struct st_err *err);
+
 int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
                    struct st_err *err) {
   key = undashed(key);
   size_t len = strlen(key);
   if (len == 0)
     return err_setf(err, "'%s': the knob needs a name (KEY=VALUE)", key);
+  if (strchr(key, '.'))
+    return check_dotted(e, key, value, err); /* HEAD.PATH[+]: a member of a JSON flag */
   for (size_t i = 0; i < len; i++) {
     char c = key[i];
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -349,7 +354,9 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
     if (parse_decimal(value, &d) != 0 || !(d >= 0 && d <= 1))
       return err_setf(err, "%s=%s: %s of %s takes a decimal number in [0, 1]", key, value, flag,
                       who);
-    return 0;
+    return 0;  case ENG_VALUE_JSON: /* the engine parses it */
+    return *value ? 0 : err_setf(err, "%s: %s of %s takes a JSON value (%s='{...}')", key, flag,
+                                 who, key);
   }
   return 0;
 }
@@ -411,12 +418,11 @@ bool eng_help_flags_may_run(void) {
 }
 
 /* Is key one of the names in list? With a flexible parser (vLLM's), also as
- * it reads '_' for '-', --no-NAME and NAME.key. */
+ * it reads '_' for '-' and --no-NAME. */
 static bool list_has(const char *const *list, bool flexible, const char *key) {
   char name[128];
   snprintf(name, sizeof name, "%s", key);
   if (flexible) {
-    name[strcspn(name, ".")] = '\0'; /* --compilation-config.level */
     for (char *c = name; *c; c++)
       if (*c == '_')
         *c = '-';
@@ -428,10 +434,116 @@ static bool list_has(const char *const *list, bool flexible, const char *key) {
   return false;
 }
 
+/* ---------------------------------------------------------------- dotted JSON keys
+ * vLLM's parser (FlexibleArgumentParser.parse_args) takes --HEAD.a.b VALUE as
+ * {"a": {"b": VALUE}} for HEAD, and --HEAD.a+ V1,V2 as {"a": ["V1", "V2"]};
+ * it gathers every dotted argument of one HEAD into one JSON and passes it as
+ * --HEAD JSON after all the other arguments. eng_ops.dotted_json_flags says
+ * an engine's parser does this; its ENG_VALUE_JSON rows are the HEADs. */
+static bool flag_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
+}
+
+/* head (len bytes) as engine e's parser reads a flag name: '_' is '-' where
+ * it is flexible. */
+static void flag_name_as_read(const struct eng_ops *e, const char *head, size_t len, char *out,
+                              size_t out_bytes) {
+  snprintf(out, out_bytes, "%.*s", (int)len, head);
+  for (char *c = out; e && e->flexible_flags && *c; c++)
+    if (*c == '_')
+      *c = '-';
+}
+
+/* "compilation-config, speculative-config, ..." (e's JSON flags) into out. */
+static void json_flag_names(const struct eng_ops *e, char *out, size_t out_bytes) {
+  out[0] = '\0';
+  for (const struct eng_flag *f = e->flags; f && f->names[0]; f++)
+    if (f->value == ENG_VALUE_JSON) {
+      size_t used = strlen(out);
+      snprintf(out + used, out_bytes - used, "%s%s", used ? ", " : "", undashed(f->names[0]));
+    }
+}
+
+/* key (without dashes) holds a '.': is it HEAD.PATH or HEAD.PATH+, HEAD one
+ * of engine e's JSON flags, each member letters, digits, '_' and '-'? value
+ * NULL: not looked at; else it must not be empty (the engine parses it). */
+static int check_dotted(const struct eng_ops *e, const char *key, const char *value,
+                        struct st_err *err) {
+  const char *who = e ? e->title : "the engine";
+  if (!e || !e->dotted_json_flags)
+    return err_setf(err, "'%s': %s has no dotted (JSON) flags: --set takes a flag name "
+                    "(letters, digits, '-', '_')", key, who);
+  size_t len = strlen(key), end = len > 0 && key[len - 1] == '+' ? len - 1 : len, seg = 0;
+  for (size_t i = 0; i <= end; i++) {
+    if (i < end && flag_char(key[i])) {
+      seg++;
+      continue;
+    }
+    if ((i < end && key[i] != '.') || seg == 0)
+      return err_setf(err, "'%s' is neither a flag name nor a dotted JSON key (FLAG.member"
+                      "[.member...] or FLAG.member+ for a list element: letters, digits, '-', "
+                      "'_' between the dots)", key);
+    seg = 0;
+  }
+  size_t head_len = strcspn(key, ".");
+  char head[128], json_flags[512];
+  flag_name_as_read(e, key, head_len, head, sizeof head);
+  const struct eng_flag *row = rows_find(e->flags, head, strlen(head));
+  json_flag_names(e, json_flags, sizeof json_flags);
+  if (row && row->value == ENG_VALUE_JSON) {
+    if (value && !*value)
+      return err_setf(err, "%s: a member of %s of %s takes a value (%s=VALUE; %s parses it)", key,
+                      row->names[0], who, key, who);
+    return 0;
+  }
+  if (row || eng_flag_lookup(e, head, strlen(head)) || list_has(e->all_flags, e->flexible_flags, head))
+    return err_setf(err, "%s: --%s of %s takes a plain value, not JSON members: --set %s=VALUE "
+                    "(its JSON flags, whose members a dotted key sets: %s)", key, head, who, head,
+                    json_flags);
+  struct nearest n = {.key = head, .dist = 4};
+  for (const struct eng_flag *f = e->flags; f && f->names[0]; f++)
+    if (f->value == ENG_VALUE_JSON)
+      consider(&n, f->names[0]);
+  if (n.best && n.dist <= 3)
+    return err_setf(err, "%s: %s is not a JSON flag of %s; did you mean %s%s?", key, head, who,
+                    n.best, key + head_len);
+  return err_setf(err, "%s: %s is not a JSON flag of %s (a dotted key sets a member of one: %s)",
+                  key, head, who, json_flags);
+}
+
+/* A dotted key where the recipe's command gives HEAD whole (--HEAD '{json}'):
+ * the engine's parser passes the dotted members as one more --HEAD JSON after
+ * every other argument, and argparse keeps the last value of a flag, so the
+ * recipe's JSON would be dropped, not merged (vLLM: the dataclass and dict
+ * flags are plain store arguments, vllm/engine/arg_utils.py get_kwargs). */
+static int check_dotted_against(const struct eng_ops *e, const char *key, char *const *argv,
+                                size_t argc, struct st_err *err) {
+  char head[128];
+  flag_name_as_read(e, key, strcspn(key, "."), head, sizeof head);
+  for (size_t i = 0; i < argc; i++) {
+    size_t prefix;
+    if (!eng_arg_matches(e, argv[i], head, &prefix))
+      continue;
+    const char *whole = argv[i][prefix] == '=' ? argv[i] + prefix + 1
+                        : eng_arg_takes_value(e, argv, argc, i) ? argv[i + 1]
+                                                                 : "";
+    return err_setf(err, "%s: the recipe gives --%s whole ('%s'); %s reads dotted keys as one more "
+                    "--%s after every other argument and keeps the last, so the recipe's other "
+                    "members would be dropped, not merged: write the recipe's --%s as dotted "
+                    "members, or --set %s='{...}' whole", key, head, whole, e->title, head, head,
+                    head);
+  }
+  return 0;
+}
+
 int eng_check_knob_name(const struct eng_ops *e, const char *key, char *const *argv, size_t argc,
                         struct st_err *err) {
   key = undashed(key);
   size_t len = strlen(key);
+  if (strchr(key, '.'))
+    return check_dotted(e, key, NULL, err) != 0 ? -1
+                                                : check_dotted_against(e, key, argv, argc, err);
   if (eng_flag_lookup(e, key, len) || generic_knob(key, len) != ENG_KNOB_NONE)
     return 0;
   for (size_t i = 0; i < argc; i++) {

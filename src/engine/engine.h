@@ -58,6 +58,9 @@ enum eng_value {
   ENG_VALUE_POSITIVE, /* a number > 0 */
   ENG_VALUE_NONNEG,   /* a number >= 0 */
   ENG_VALUE_PROBABILITY, /* a number in [0, 1] */
+  ENG_VALUE_JSON,     /* a JSON value, not empty (the engine parses it): vLLM's config
+                         flags (--compilation-config '{"level": 3}'); where the engine
+                         has dotted_json_flags, HEAD.PATH[+] sets one member of it */
 };
 /* Numbers are decimal as Python's float() and int() read them in the engines
  * ("0.5", "5e-1"); hexadecimal ("0x1p-1"), nan and inf are refused. */
@@ -98,7 +101,13 @@ const char *eng_arg_value(const struct eng_ops *e, char *const *argv, size_t arg
  * anything is stopped: a generic knob the engine has no flag for, or a value
  * that a row's type refuses (mem-fraction-static=1.5, -np=0), is an error
  * naming the flag; flags servetop does not list pass (the engine has hundreds).
- * Returns 0 or -1 with err set. */
+ * A key is a flag name (letters, digits, '-', '_') or, on an engine with
+ * dotted_json_flags (vLLM), HEAD.PATH or HEAD.PATH+ where HEAD is one of its
+ * ENG_VALUE_JSON rows and PATH is dot-separated members (letters, digits, '_',
+ * '-'): one member of that flag's JSON, '+' a list element (vLLM's JSON CLI
+ * arguments); its value must be there, the engine parses it. A dotted key on
+ * another engine, or with a HEAD that is not a JSON flag, is an error (with a
+ * did-you-mean where one is near). Returns 0 or -1 with err set. */
 int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
                    struct st_err *err);
 /* Is key (without dashes) a name the engine takes: a row of its own, a
@@ -443,8 +452,12 @@ struct eng_ops {
    * from the binary in use). all_flags_source says whose list it is. */
   const char *const *all_flags;
   const char *all_flags_source;   /* "SGLang v0.5.4's server arguments ..." */
-  bool flexible_flags;            /* its parser also takes '_' for '-', --no-NAME for a
-                                     switch and NAME.key for a config member (vLLM) */
+  bool flexible_flags;            /* its parser also takes '_' for '-' and --no-NAME for a
+                                     switch (vLLM) */
+  bool dotted_json_flags;         /* its parser takes --HEAD.PATH VALUE for one member of a
+                                     JSON flag (an ENG_VALUE_JSON row) and --HEAD.PATH+ VALUE
+                                     for a list element, gathered into one --HEAD JSON put
+                                     after every other argument (vLLM's JSON CLI arguments) */
   bool shared_flags;              /* the InferenceX spellings (tp, ep, dp...) apply too */
   bool model_positional;          /* a recipe's first argument is the model (`vllm serve MODEL`) */
   bool batch_cap_per_dp_rank;     /* with DP attention the batch cap holds per DP rank */

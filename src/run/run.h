@@ -394,7 +394,9 @@ int run_parse_conc_list(const char *text, int *concs, size_t max, size_t *n, str
  * "KEY=VALUE" as `--set`, the launch form and the run view's `m` take it:
  * KEY is a server flag without its dashes (the engine's spelling or alias)
  * or a generic knob (kv-cache, max-batch: eng_check_knob), mapped to the
- * recipe's engine's own flag when the command is built. */
+ * recipe's engine's own flag when the command is built; on vLLM also a
+ * dotted JSON key (compilation-config.level, speculative-config.x+), which
+ * becomes --HEAD.PATH VALUE as typed, never merged into --HEAD's own value. */
 /* Splits an assignment (leading dashes dropped: "--tp=8" is tp) into key
  * (key_n bytes) and *value (points into it; "" is a flag without value). -1
  * with err naming what is wrong: no '=', an empty key, a character that

@@ -244,7 +244,8 @@ int run_override_split(const char *assignment, char *key, size_t key_n, const ch
     return err_setf(err, "'%s': no flag name before '='", assignment);
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)k[i];
-    if (!isalnum(c) && c != '-' && c != '_' && c != '.')
+    if (!isalnum(c) && c != '-' && c != '_' && c != '.' && c != '+') /* '.', '+': vLLM's
+                                                                          dotted JSON keys */
       return err_setf(err, "'%s': '%c' cannot be in a flag name", assignment, c);
   }
   if (len >= key_n)

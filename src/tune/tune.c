@@ -155,9 +155,9 @@ int tune_knob_parse(const char *text, struct tune_knob *k, struct st_err *err) {
     return err_setf(err, "--knob '%s': no knob name before '='", t);
   for (size_t i = 0; i < nlen; i++) {
     char ch = name[i];
-    if (!isalnum((unsigned char)ch) && ch != '-' && ch != '_' && ch != '.')
-      return err_setf(err, "--knob '%s': the name '%.*s' has '%c' (letters, digits, - _ .)", t,
-                      (int)nlen, name, ch);
+    if (!isalnum((unsigned char)ch) && ch != '-' && ch != '_' && ch != '.' && ch != '+')
+      return err_setf(err, "--knob '%s': the name '%.*s' has '%c' (letters, digits, - _, and . +"
+                      " in vLLM's dotted JSON keys)", t, (int)nlen, name, ch);
   }
   const char *vals = eq + 1;
   if (!*vals)
