@@ -588,7 +588,7 @@ void run_tune_answer(const struct run_tune *t, const struct tune_result *res, st
     long i = which == 0 ? res->winner : res->runner_up;
     const char *title = which == 0 ? "Winner" : "Runner-up";
     if (i < 0) {
-      sbuf_printf(sb, "%s%s%s: none%s\n", markdown ? "- " : "", title, markdown ? "" : "",
+      sbuf_printf(sb, "%s%s: none%s\n", markdown ? "- " : "", title,
                   which == 0 ? " (no configuration held the SLO at any concurrency measured)"
                              : "");
       continue;
