@@ -34,6 +34,7 @@
 #include "tune/tune.h"
 #include "util/util.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -135,7 +136,7 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
  * out->end says how it ended), or -1 with why (one line: the server did not start, with
  * its reason; it died; the run was stopped or is over). One caller at a time.
  * run_end_points: no more points; the run ends ok (its server stopped). */
-int run_measure_point(struct run *run, int conc, const volatile int *cancel,
+int run_measure_point(struct run *run, int conc, const atomic_int *cancel,
                       struct snap_point_result *out, char *why, size_t why_len);
 void run_end_points(struct run *run);
 

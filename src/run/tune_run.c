@@ -38,8 +38,8 @@ struct run_tune {
   char (*cfg_dirs)[1024]; /* run folder of each configuration visited (by index) */
   size_t n_cfg_dirs;
 
-  volatile int stop; /* run_tune_stop (signal handlers) or the budget */
-  volatile int budget_hit;
+  atomic_int stop; /* run_tune_stop (signal handlers) or the budget; lock-free */
+  atomic_int budget_hit;
   int64_t started_ns;
   double started_unix_s;
 
@@ -259,7 +259,7 @@ static const char *search_state(const struct run_tune *t, const struct tune_resu
     return "running";
   if (t->st.failed)
     return "failed";
-  if (t->budget_hit)
+  if (atomic_load(&t->budget_hit))
     return "budget";
   if (res->stopped)
     return "stopped";
@@ -478,10 +478,10 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   (void)err;
   struct run_tune *t = ctx;
   if (t->cfg.budget_s > 0 && elapsed_s(t) >= t->cfg.budget_s) {
-    t->budget_hit = 1;
-    t->stop = 1;
+    atomic_store(&t->budget_hit, 1);
+    atomic_store(&t->stop, 1);
   }
-  if (t->stop)
+  if (atomic_load(&t->stop))
     return TUNE_STOPPED;
   long index = config_index(t, c);
   char desc[512];
@@ -502,7 +502,7 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   run_get_outcome(t->run, &o);
   if (o.dir[0])
     set_cfg_dir(t, index, o.dir);
-  if (t->stop && (rc != 0 || !p.measured_to_end)) {
+  if (atomic_load(&t->stop) && (rc != 0 || !p.measured_to_end)) {
     end_run(t);
     return TUNE_STOPPED; /* cut by a stop: not a measurement */
   }
@@ -557,8 +557,8 @@ static void on_point(void *ctx, const struct tune_result *so_far) {
   write_file(t, "tune.json", text);
   free(text);
   if (t->cfg.budget_s > 0 && elapsed_s(t) >= t->cfg.budget_s) {
-    t->budget_hit = 1;
-    t->stop = 1;
+    atomic_store(&t->budget_hit, 1);
+    atomic_store(&t->stop, 1);
   }
 }
 
@@ -767,7 +767,7 @@ static void *tune_main(void *arg) {
     tune_result_free(&t->so_far);
     tune_result_copy(&t->so_far, &t->final);
     t->have_final = true;
-    const char *how = t->budget_hit              ? "the time budget ran out"
+    const char *how = atomic_load(&t->budget_hit)              ? "the time budget ran out"
                       : t->final.stopped         ? "stopped"
                       : t->final.out_of_budget   ? "the point budget ran out"
                                                  : "the search ended";
@@ -894,7 +894,7 @@ void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_r
 }
 
 void run_tune_stop(struct run_tune *t) {
-  t->stop = 1;
+  atomic_store(&t->stop, 1);
 }
 
 bool run_tune_wait(struct run_tune *t, int64_t timeout_ms) {

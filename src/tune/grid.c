@@ -44,8 +44,9 @@ static int grid_config(const struct tune_slo *slo, const struct tune_options *op
                        size_t ci, struct st_err *err) {
   for (int conc = opt->conc_min; conc <= opt->conc_max; conc++) {
     struct tune_config_result *c = &res->configs[ci];
-    if ((opt->max_points > 0 && res->points >= opt->max_points) || (opt->stop && *opt->stop)) {
-      res->stopped = opt->stop && *opt->stop;
+    bool stop = opt->stop && atomic_load(opt->stop);
+    if ((opt->max_points > 0 && res->points >= opt->max_points) || stop) {
+      res->stopped = stop;
       res->out_of_budget = true;
       c->status = TUNE_CFG_OUT_OF_BUDGET;
       return 1;

@@ -322,7 +322,7 @@ static int probe(struct search *s, struct tune_config_result *c, int conc, struc
     s->res->out_of_budget = true;
     return -3;
   }
-  if (s->opt.stop && *s->opt.stop) {
+  if (s->opt.stop && atomic_load(s->opt.stop)) {
     s->res->stopped = s->res->out_of_budget = true;
     return -3;
   }

@@ -15,6 +15,7 @@
 #ifndef SERVETOP_TUNE_TUNE_H
 #define SERVETOP_TUNE_TUNE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -113,7 +114,7 @@ struct tune_options {
   void (*on_point)(void *ctx, const struct tune_result *so_far);
   /* Optional: when it reads true the search ends before the next point, keeping what was
    * measured (Ctrl-C, `q`, the time budget); the result says stopped. */
-  const volatile int *stop;
+  const atomic_int *stop; /* lock-free: set from signal handlers and other threads */
   /* Measure the full grid instead of searching (tune_grid): the reference the search is
    * measured against (`servetop tune --grid`, tests/bench/tune_vs_grid.sh). */
   bool grid;

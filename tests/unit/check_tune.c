@@ -313,7 +313,7 @@ static int one_config_measure(void *ctx, const struct tune_config *cfg, int conc
 
 struct stop_ctx {
   int calls, seen_points;
-  volatile int stop;
+  atomic_int stop;
 };
 static int stop_measure(void *ctx, const struct tune_config *cfg, int conc, struct tune_point *out,
                         char *why, size_t why_len, struct st_err *err) {
@@ -324,7 +324,7 @@ static void stop_on_point(void *ctx, const struct tune_result *so_far) {
   struct stop_ctx *c = ctx;
   c->seen_points = (int)so_far->n_probes;
   if (so_far->n_probes == 3)
-    c->stop = 1; /* as Ctrl-C after the third point */
+    atomic_store(&c->stop, 1); /* as Ctrl-C after the third point */
 }
 
 /* Every measured point is kept with its configuration, concurrency and judgement; the progress
