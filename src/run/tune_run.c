@@ -71,36 +71,22 @@ static void estimate_of(const struct fig_set *f, enum fig_id id, enum fig_stat s
 }
 
 /* A saved point as the search reads it: TTFT / TPOT / E2EL / ITL p99 and the tok/s per user
- * (FIG_INTERACTIVITY; its interval from TPOT p50's where it has none of its own), each with
+ * (FIG_INTERACTIVITY, as fig_set_derive makes it from TPOT p50, with its interval), each with
  * its 95% interval, and the output throughput (per GPU when n_gpus > 0). A point with failed
  * requests, or cut before its end, never holds: its latencies' upper bounds are infinite. */
 void run_tune_point_from_figs(const struct snap_point_result *p, int n_gpus,
                               struct tune_point *out) {
-  const struct fig_set *f = &p->figs;
+  struct fig_set derived = p->figs; /* per GPU and the tok/s per user: one derivation */
+  fig_set_derive(&derived, n_gpus);
+  const struct fig_set *f = &derived;
   estimate_of(f, FIG_TTFT, FIG_STAT_P99, &out->figure[TUNE_TTFT_P99_MS]);
   estimate_of(f, FIG_TPOT, FIG_STAT_P99, &out->figure[TUNE_TPOT_P99_MS]);
   estimate_of(f, FIG_E2EL, FIG_STAT_P99, &out->figure[TUNE_E2EL_P99_MS]);
   estimate_of(f, FIG_ITL, FIG_STAT_P99, &out->figure[TUNE_ITL_P99_MS]);
   struct tune_estimate *user = &out->figure[TUNE_MIN_TOK_S_PER_USER];
   estimate_of(f, FIG_INTERACTIVITY, FIG_VALUE, user);
-  double lo, hi;
-  if (isnan(user->point) && fig_has(f, FIG_TPOT, FIG_STAT_P50) &&
-      fig_get(f, FIG_TPOT, FIG_STAT_P50) > 0)
-    user->point = 1000.0 / fig_get(f, FIG_TPOT, FIG_STAT_P50);
-  if (isnan(user->lo) && fig_get_ci(f, FIG_TPOT, FIG_STAT_P50, &lo, &hi) && lo > 0 && hi > 0) {
-    user->lo = 1000.0 / hi;
-    user->hi = 1000.0 / lo;
-  }
-  if (n_gpus > 0 && fig_has(f, FIG_OUTPUT_TPUT_PER_GPU, FIG_VALUE)) {
-    estimate_of(f, FIG_OUTPUT_TPUT_PER_GPU, FIG_VALUE, &out->throughput);
-  } else {
-    estimate_of(f, FIG_OUTPUT_TPUT, FIG_VALUE, &out->throughput);
-    if (n_gpus > 0) {
-      out->throughput.point /= n_gpus;
-      out->throughput.lo /= n_gpus;
-      out->throughput.hi /= n_gpus;
-    }
-  }
+  estimate_of(f, n_gpus > 0 ? FIG_OUTPUT_TPUT_PER_GPU : FIG_OUTPUT_TPUT, FIG_VALUE,
+              &out->throughput);
   /* the latencies at p50 / p90 / p99 too, for the Tune screen's switch (tune.h) */
   static const enum fig_id lat[TUNE_MIN_TOK_S_PER_USER] = {FIG_TTFT, FIG_TPOT, FIG_E2EL, FIG_ITL};
   static const enum fig_stat pct[TUNE_N_STATS] = {FIG_STAT_P50, FIG_STAT_P90, FIG_STAT_P99};
