@@ -53,15 +53,7 @@ long tuneview_best(const struct tuneview *tv) {
   const struct tune_result *r = &tv->res;
   if (r->winner >= 0 && (size_t)r->winner < r->n_configs)
     return r->winner;
-  long best = -1; /* while it runs: the highest goodput of a configuration that holds */
-  for (size_t i = 0; i < r->n_configs; i++) {
-    const struct tune_config_result *c = &r->configs[i];
-    bool candidate = c->best_conc > 0 && (c->status == TUNE_CFG_BEST_FOUND ||
-                                          c->status == TUNE_CFG_OUT_OF_BUDGET);
-    if (candidate && (best < 0 || c->goodput.point > r->configs[best].goodput.point))
-      best = (long)i;
-  }
-  return best;
+  return tune_best_config(r, -1); /* while it runs: the best so far */
 }
 
 bool tuneview_probe_at(const struct tuneview *tv, size_t probe, struct tune_point *out,
@@ -344,15 +336,12 @@ static void render_chart(const struct tuneview *tv, struct ui_grid *g, struct ui
                     area.y + area.h - 1 - scale_cell(ys[i], y_max, area.h), glyph,
                     hold[i] ? config_role(c) : THEME_INACTIVE);
       }
-    if (best >= 0)
-      for (size_t i = 0; i < n; i++)
-        if (shown[i] && r->probes[i].config == (size_t)best &&
-            r->probes[i].concurrency == r->configs[best].best_conc) {
-          char glyph[2] = {tuneview_glyph((size_t)best, true), '\0'};
-          ui_grid_put(g, area.x + scale_cell(xs[i], x_max, area.w),
-                      area.y + area.h - 1 - scale_cell(ys[i], y_max, area.h), glyph,
-                      THEME_SELECTED);
-        }
+    long bp = best >= 0 ? tune_best_probe(r, (size_t)best) : -1;
+    if (bp >= 0 && shown[bp]) {
+      char glyph[2] = {tuneview_glyph((size_t)best, true), '\0'};
+      ui_grid_put(g, area.x + scale_cell(xs[bp], x_max, area.w),
+                  area.y + area.h - 1 - scale_cell(ys[bp], y_max, area.h), glyph, THEME_SELECTED);
+    }
     free(fx);
     free(fy);
     free(front);
@@ -391,26 +380,22 @@ static const char *status_word(const struct tuneview *tv, size_t i) {
  * concurrency, at the percentile shown ("" when it has none). */
 static void latencies_at_best(const struct tuneview *tv, size_t i, char *buf, size_t len,
                               const struct ui_glyphs *gl) {
-  const struct tune_config_result *c = &tv->res.configs[i];
   buf[0] = '\0';
-  for (size_t k = 0; k < tv->res.n_probes && c->best_conc > 0; k++) {
-    struct tune_point pt;
-    bool holds;
-    const struct tune_probe *p = &tv->res.probes[k];
-    if (p->config != i || p->concurrency != c->best_conc || !tuneview_probe_at(tv, k, &pt, &holds))
-      continue;
-    size_t used = 0;
-    for (int f = 0; f < TUNE_MIN_TOK_S_PER_USER && used < len; f++) {
-      if (!tv->slo.set[f])
-        continue;
-      char v[16];
-      const char *key = tune_figure_key((enum tune_figure)f);
-      int n = snprintf(buf + used, len - used, "%s%.*s %s %s", used ? " " : gl->separator,
-                       (int)strcspn(key, "_"), key, stat_names[tv->stat],
-                       ui_fmt_ms(pt.figure[f].point, v, sizeof v));
-      used += n > 0 ? (size_t)n : 0;
-    }
+  long k = tune_best_probe(&tv->res, i);
+  struct tune_point pt;
+  bool holds;
+  if (k < 0 || !tuneview_probe_at(tv, (size_t)k, &pt, &holds))
     return;
+  size_t used = 0;
+  for (int f = 0; f < TUNE_MIN_TOK_S_PER_USER && used < len; f++) {
+    if (!tv->slo.set[f])
+      continue;
+    char v[16];
+    const char *key = tune_figure_key((enum tune_figure)f);
+    int n = snprintf(buf + used, len - used, "%s%.*s %s %s", used ? " " : gl->separator,
+                     (int)strcspn(key, "_"), key, stat_names[tv->stat],
+                     ui_fmt_ms(pt.figure[f].point, v, sizeof v));
+    used += n > 0 ? (size_t)n : 0;
   }
 }
 

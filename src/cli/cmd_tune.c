@@ -122,11 +122,7 @@ static void point_line(FILE *out, const struct run_tune *t, const struct run_tun
   }
   fprintf(out, " | %.1f %s", p->pt.throughput.point,
           st->n_gpus > 0 ? "tok/s/GPU" : "tok/s");
-  long best = -1;
-  for (size_t i = 0; i < res->n_configs; i++)
-    if (res->configs[i].best_conc > 0 &&
-        (best < 0 || res->configs[i].goodput.point > res->configs[best].goodput.point))
-      best = (long)i;
+  long best = tune_best_config(res, -1);
   if (best >= 0)
     fprintf(out, " | best so far: configuration %ld c=%d %.1f", best + 1,
             res->configs[best].best_conc, res->configs[best].goodput.point);

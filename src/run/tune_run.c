@@ -339,10 +339,7 @@ static char *tune_json_alloc(const struct run_tune *t, const struct tune_result 
   cJSON_AddNumberToObject(doc, "points", res->points);
   cJSON_AddBoolToObject(doc, "out_of_budget", res->out_of_budget);
   cJSON_AddBoolToObject(doc, "stopped", res->stopped);
-  long start = -1;
-  for (size_t i = 0; i < res->n_configs && start < 0; i++)
-    if (memcmp(&res->configs[i].cfg, &t->space.start, sizeof t->space.start) == 0)
-      start = (long)i;
+  long start = tune_config_find(res, &t->space, &t->space.start);
   json_add_number_or_null(doc, "start_config", start >= 0, (double)start);
   json_add_number_or_null(doc, "winner", over && res->winner >= 0, (double)res->winner);
   json_add_number_or_null(doc, "runner_up", over && res->runner_up >= 0, (double)res->runner_up);
@@ -375,7 +372,7 @@ static void end_run(struct run_tune *t) {
 /* Its index in the result's configs: the search visits each once, in this order. */
 static long config_index(struct run_tune *t, const struct tune_config *c) {
   for (size_t i = 0; i < t->n_seen; i++)
-    if (memcmp(&t->seen[i], c, sizeof *c) == 0)
+    if (tune_config_eq(&t->space, &t->seen[i], c))
       return (long)i;
   t->seen = xreallocarray(t->seen, t->n_seen + 1, sizeof *t->seen);
   t->seen[t->n_seen] = *c;
@@ -472,7 +469,7 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   long index = config_index(t, c);
   char desc[512];
   tune_config_describe(&t->space, c, desc, sizeof desc);
-  if (t->run && memcmp(&t->run_cfg, c, sizeof *c) != 0)
+  if (t->run && !tune_config_eq(&t->space, &t->run_cfg, c))
     end_run(t);
   if (!t->run) {
     note_status(t, index, conc, "starting configuration %ld: %s", index + 1, desc);
@@ -559,10 +556,7 @@ static void fmt_estimate(char *buf, size_t n, const struct tune_estimate *e) {
 }
 
 static long start_config_index(const struct run_tune *t, const struct tune_result *res) {
-  for (size_t i = 0; i < res->n_configs; i++)
-    if (memcmp(&res->configs[i].cfg, &t->space.start, sizeof t->space.start) == 0)
-      return (long)i;
-  return -1;
+  return tune_config_find(res, &t->space, &t->space.start);
 }
 
 void run_tune_answer(const struct run_tune *t, const struct tune_result *res, struct sbuf *sb,
@@ -713,10 +707,7 @@ static char *report_alloc(const struct run_tune *t, const struct tune_result *re
         cfg.idx[k] = rest % t->space.knobs[k].n_values;
         rest /= t->space.knobs[k].n_values;
       }
-      bool seen = false;
-      for (size_t i = 0; i < res->n_configs && !seen; i++)
-        seen = memcmp(&res->configs[i].cfg, &cfg, sizeof cfg) == 0;
-      if (seen)
+      if (tune_config_find(res, &t->space, &cfg) >= 0)
         continue;
       char desc[512];
       tune_config_describe(&t->space, &cfg, desc, sizeof desc);

@@ -185,6 +185,22 @@ void tune_result_copy(struct tune_result *dst, const struct tune_result *src);
  * indexes into res->probes to out (room for res->n_probes), by tok/s per user ascending;
  * returns how many. */
 size_t tune_frontier(const struct tune_result *res, size_t *out);
+/* The same configuration (the value index of each of the space's knobs)? */
+bool tune_config_eq(const struct tune_space *space, const struct tune_config *a,
+                    const struct tune_config *b);
+/* The index of cfg in res->configs, -1 when it was not visited. */
+long tune_config_find(const struct tune_result *res, const struct tune_space *space,
+                      const struct tune_config *cfg);
+/* Is a configuration in the running for the answer: a concurrency where its SLO holds and
+ * its search ended on it (best found) or on the budget (a lower bound)? */
+bool tune_config_is_candidate(const struct tune_config_result *c);
+/* The candidate with the highest goodput, other than configuration `except` (-1: none);
+ * the first of equals. -1 when there is none. The winner is tune_best_config(res, -1), the
+ * runner-up tune_best_config(res, winner). */
+long tune_best_config(const struct tune_result *res, long except);
+/* The probe of configuration c at its best concurrency (the last one measured there that
+ * holds), -1 when none. */
+long tune_best_probe(const struct tune_result *res, size_t c);
 /* "kv-cache=0.84 max-batch=128" into buf. */
 void tune_config_describe(const struct tune_space *space, const struct tune_config *cfg, char *buf,
                           size_t len);
