@@ -60,15 +60,18 @@ bool tuneview_probe_at(const struct tuneview *tv, size_t probe, struct tune_poin
                        bool *holds) {
   const struct tune_probe *p = &tv->res.probes[probe];
   *out = p->pt;
-  *holds = p->holds;
-  if (tv->stat == TUNE_STAT_P99) /* what the search judged */
+  *holds = tune_probe_counts(&tv->res, probe); /* what the search judged */
+  if (tv->stat == TUNE_STAT_P99)
     return true;
   if (!p->pt.by_stat_valid)
     return false;
   for (int f = 0; f < TUNE_N_FIGURES; f++) /* the latencies; the tok/s per user is one */
     if (f != TUNE_MIN_TOK_S_PER_USER)
       out->figure[f] = p->pt.by_stat[tv->stat][f];
-  *holds = tune_slo_holds(&tv->slo, out);
+  /* judged again at this percentile; a configuration that died counts for nothing */
+  bool dead = p->config < tv->res.n_configs &&
+              tv->res.configs[p->config].status == TUNE_CFG_START_FAILED;
+  *holds = !dead && tune_slo_holds(&tv->slo, out);
   return true;
 }
 

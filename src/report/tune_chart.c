@@ -61,7 +61,7 @@ int report_tune_charts(const char *dir, const char *title, bool simulated,
     p.points[i] = (struct plot_point){.x = x->point, .y = y->point, .x_lo = x->lo, .x_hi = x->hi,
                                       .y_lo = y->lo, .y_hi = y->hi,
                                       .series = pr->config < n_configs ? pr->config : 0,
-                                      .hollow = !pr->holds};
+                                      .hollow = !tune_probe_counts(res, i)};
     snprintf(p.points[i].label, sizeof p.points[i].label, "c=%d", pr->concurrency);
     if (!isfinite(x->point) || !isfinite(y->point))
       not_drawn++;

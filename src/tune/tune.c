@@ -610,11 +610,17 @@ static double user_speed(const struct tune_result *res, size_t i) {
   return res->probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point;
 }
 
+bool tune_probe_counts(const struct tune_result *res, size_t i) {
+  const struct tune_probe *p = &res->probes[i];
+  return p->holds &&
+         !(p->config < res->n_configs && res->configs[p->config].status == TUNE_CFG_START_FAILED);
+}
+
 size_t tune_frontier(const struct tune_result *res, size_t *out) {
   size_t n = 0;
   for (size_t i = 0; i < res->n_probes; i++) {
     const struct tune_point *p = &res->probes[i].pt;
-    if (res->probes[i].holds && isfinite(p->throughput.point) &&
+    if (tune_probe_counts(res, i) && isfinite(p->throughput.point) &&
         isfinite(p->figure[TUNE_MIN_TOK_S_PER_USER].point))
       out[n++] = i;
   }

@@ -180,7 +180,12 @@ int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
 void tune_result_free(struct tune_result *res);
 /* A deep copy of src into dst (free with tune_result_free). */
 void tune_result_copy(struct tune_result *dst, const struct tune_result *src);
-/* The frontier of the measured points where the SLO held, as InferenceX plots its results:
+/* Does probe i count as holding: its SLO held and its configuration was not marked failed to
+ * start later (it died mid-search: nothing it measured counts)? The frontier, the chart and
+ * the Tune view draw the others as not holding. */
+bool tune_probe_counts(const struct tune_result *res, size_t i);
+/* The frontier of the measured points that count as holding (tune_probe_counts), as InferenceX
+ * plots its results:
  * throughput against tok/s per user, the points no other holding point beats on both. Writes
  * indexes into res->probes to out (room for res->n_probes), by tok/s per user ascending;
  * returns how many. */

@@ -430,6 +430,36 @@ START_TEST(frontier_keeps_the_undominated_holding_points) {
 }
 END_TEST
 
+/* A configuration marked failed to start after it measured (it died mid-search): its points
+ * held but count for nothing, so none of them is on the frontier. */
+START_TEST(frontier_skips_a_configuration_that_died) {
+  struct tune_probe probes[] = {
+      fprobe(50, 100, true), /* 0: frontier */
+      fprobe(5, 400, true),  /* 1: frontier */
+      fprobe(60, 900, true), /* 2: would dominate both, but its configuration died */
+  };
+  probes[2].config = 1;
+  struct tune_config_result configs[2] = {
+      {.status = TUNE_CFG_BEST_FOUND, .best_conc = 4},
+      {.status = TUNE_CFG_START_FAILED},
+  };
+  struct tune_result res = {0};
+  res.probes = probes;
+  res.n_probes = 3;
+  res.configs = configs;
+  res.n_configs = 2;
+  ck_assert(tune_probe_counts(&res, 0));
+  ck_assert(!tune_probe_counts(&res, 2));
+  size_t out[3];
+  ck_assert_uint_eq(tune_frontier(&res, out), 2);
+  ck_assert_uint_eq(out[0], 1);
+  ck_assert_uint_eq(out[1], 0);
+  configs[1].status = TUNE_CFG_BEST_FOUND; /* alive: it is the whole frontier */
+  ck_assert_uint_eq(tune_frontier(&res, out), 1);
+  ck_assert_uint_eq(out[0], 2);
+}
+END_TEST
+
 START_TEST(one_config_bracket_and_bisect) {
   struct tune_slo slo;
   struct st_err err = {{0}};
@@ -556,6 +586,7 @@ int main(void) {
   tcase_add_test(tc, one_config_bracket_and_bisect);
   tcase_add_test(tc, probes_are_recorded_and_stop_keeps_them);
   tcase_add_test(tc, frontier_keeps_the_undominated_holding_points);
+  tcase_add_test(tc, frontier_skips_a_configuration_that_died);
   tcase_add_test(tc, falling_throughput_is_not_pruned);
   tcase_add_test(tc, search_input_and_callback_errors);
   tcase_add_test(tc, a_stopped_point_ends_the_search_keeping_what_was_measured);
