@@ -668,7 +668,9 @@ static void end_tune(struct dashboard *d) {
   poll_tune(d);
   if (d->tune.st.dir[0])
     browser_say(d, d->tune.st.failed ? THEME_WARNING : THEME_OK, "tune %s: %.400s",
-                d->tune.st.failed ? "failed" : d->tune.res.stopped ? "stopped" : "over",
+                d->tune.st.failed                      ? "failed"
+                : d->tune.st.end == TUNE_END_STOPPED ? "stopped"
+                                                     : "over",
                 d->tune.st.dir);
   run_tune_free(d->tune_run);
   d->tune_run = NULL;

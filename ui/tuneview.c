@@ -133,8 +133,7 @@ static bool running(const struct tuneview *tv) {
 
 /* The search ended on its budget (points or time) rather than by a stop or an answer. */
 static bool budget_spent(const struct tuneview *tv) {
-  return tv->res.out_of_budget &&
-         (!tv->res.stopped || (tv->st.budget_s > 0 && tv->st.elapsed_s >= tv->st.budget_s));
+  return tv->st.end == TUNE_END_POINT_BUDGET || tv->st.end == TUNE_END_TIME_BUDGET;
 }
 
 static bool per_gpu(const struct tuneview *tv) {
@@ -165,7 +164,7 @@ static void render_header(const struct tuneview *tv, struct ui_grid *g, struct u
                       : !tv->st.over        ? "searching"
                       : tv->st.failed       ? "failed"
                       : budget_spent(tv)    ? "budget spent"
-                      : tv->res.stopped     ? "stopped"
+                      : tv->st.end == TUNE_END_STOPPED ? "stopped"
                                             : "done";
   char head[600];
   snprintf(head, sizeof head, " servetop%stune %s%s%s%s%s", gl->separator, tv->recipe,

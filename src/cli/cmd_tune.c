@@ -201,7 +201,7 @@ static int watch(const struct tune_opts *o, struct run_tune *t, const struct run
   if (st.simulated)
     fprintf(out, "SIMULATED: these figures come from servetop sim's model, not hardware\n");
   int rc = res.winner >= 0 ? EXIT_OK : EXIT_TUNE_NO_ANSWER;
-  if (res.stopped && !strstr(st.message, "budget"))
+  if (st.end == TUNE_END_STOPPED)
     rc = EXIT_TUNE_INTERRUPTED;
   tune_result_free(&res);
   return rc;

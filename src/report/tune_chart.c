@@ -93,9 +93,9 @@ int report_tune_charts(const char *dir, const char *title, bool simulated,
   slo_words(&sb, slo);
   sbuf_printf(&sb, " | %zu point%s, %zu configuration%s", n_probes, n_probes == 1 ? "" : "s",
               n_configs, n_configs == 1 ? "" : "s");
-  if (res && res->stopped)
+  if (res && res->end == TUNE_END_STOPPED)
     sbuf_puts(&sb, " | stopped");
-  else if (res && res->out_of_budget)
+  else if (res && (res->end == TUNE_END_POINT_BUDGET || res->end == TUNE_END_TIME_BUDGET))
     sbuf_puts(&sb, " | budget ran out");
   snprintf(p.subtitle, sizeof p.subtitle, "%s", sb.data);
   sbuf_reset(&sb);

@@ -316,6 +316,7 @@ struct run_tune_status {
   char dir[1024];                /* the tune folder ("" until made) */
   bool over;                     /* the search ended (answer, budget, stop or error) */
   bool failed;                   /* ended by an error: message says why */
+  enum tune_end end;             /* how it ended (once over and not failed) */
   char message[512];             /* one line: what it is doing now / how it ended */
   long config;                   /* configuration being measured (index into configs), -1 */
   int concurrency;               /* its point being measured, 0 when none */

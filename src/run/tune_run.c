@@ -245,11 +245,16 @@ static const char *search_state(const struct run_tune *t, const struct tune_resu
     return "running";
   if (t->st.failed)
     return "failed";
-  if (atomic_load(&t->budget_hit))
+  switch (res->end) {
+  case TUNE_END_DONE:
+    return "done";
+  case TUNE_END_POINT_BUDGET:
+  case TUNE_END_TIME_BUDGET:
     return "budget";
-  if (res->stopped)
+  case TUNE_END_STOPPED:
     return "stopped";
-  return res->out_of_budget ? "budget" : "done";
+  }
+  return "?";
 }
 
 /* tune.json: the space, the SLO, the workload, every configuration and every probe. */
@@ -741,13 +746,17 @@ static void *tune_main(void *arg) {
   end_run(t); /* no server outlives the search */
   pthread_mutex_lock(&t->lock);
   if (rc == 0) {
+    /* how it ended, set here once: a stop the time budget made is the budget's */
+    if (t->final.end == TUNE_END_STOPPED && atomic_load(&t->budget_hit))
+      t->final.end = TUNE_END_TIME_BUDGET;
+    t->st.end = t->final.end;
     tune_result_free(&t->so_far);
     tune_result_copy(&t->so_far, &t->final);
     t->have_final = true;
-    const char *how = atomic_load(&t->budget_hit)              ? "the time budget ran out"
-                      : t->final.stopped         ? "stopped"
-                      : t->final.out_of_budget   ? "the point budget ran out"
-                                                 : "the search ended";
+    const char *how = t->final.end == TUNE_END_TIME_BUDGET    ? "the time budget ran out"
+                      : t->final.end == TUNE_END_STOPPED      ? "stopped"
+                      : t->final.end == TUNE_END_POINT_BUDGET ? "the point budget ran out"
+                                                              : "the search ended";
     snprintf(t->st.message, sizeof t->st.message, "%s: %d points, %zu configurations", how,
              t->final.points, t->final.n_configs);
   } else {

@@ -103,5 +103,6 @@ int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
   }
   res->winner = tune_best_config(res, -1);
   res->runner_up = res->winner >= 0 ? tune_best_config(res, res->winner) : -1;
+  res->end = tune_end_of(res);
   return 0;
 }

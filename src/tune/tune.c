@@ -584,7 +584,13 @@ done:
   }
   res->winner = tune_best_config(res, -1);
   res->runner_up = res->winner >= 0 ? tune_best_config(res, res->winner) : -1;
+  res->end = tune_end_of(res);
   return 0;
+}
+
+enum tune_end tune_end_of(const struct tune_result *res) {
+  return res->stopped ? TUNE_END_STOPPED : res->out_of_budget ? TUNE_END_POINT_BUDGET
+                                                              : TUNE_END_DONE;
 }
 
 void tune_result_free(struct tune_result *res) {

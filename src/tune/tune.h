@@ -148,6 +148,16 @@ struct tune_probe {
   bool holds;            /* the SLO held on its bounds */
 };
 
+/* How a search ended: the one reading of it for the CLI's exit code, the chart, the Tune view
+ * and tune.json's status. */
+enum tune_end {
+  TUNE_END_DONE,         /* the search ran to its end */
+  TUNE_END_POINT_BUDGET, /* options.max_points ran out */
+  TUNE_END_TIME_BUDGET,  /* a stop that was the caller's time budget: the search cannot tell
+                            a stop's reason, so the caller (run/tune_run.c) sets it */
+  TUNE_END_STOPPED,      /* a stop (Ctrl-C, q) */
+};
+
 struct tune_result {
   struct tune_config_result *configs; /* in the order visited */
   size_t n_configs;
@@ -156,6 +166,7 @@ struct tune_result {
   int points; /* measured in all */
   bool out_of_budget;
   bool stopped; /* options.stop ended it */
+  enum tune_end end; /* set once the search returns */
   long winner, runner_up; /* indexes into configs by goodput, -1: none */
 };
 

@@ -340,6 +340,7 @@ START_TEST(probes_are_recorded_and_stop_keeps_them) {
   struct tune_result res;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, stop_measure, &ctx, &res, &err), 0);
   ck_assert(res.stopped);
+  ck_assert_int_eq(res.end, TUNE_END_STOPPED);
   ck_assert_int_eq(ctx.calls, 3);
   ck_assert_int_eq(ctx.seen_points, 3);
   ck_assert_uint_eq(res.n_probes, 3);
@@ -358,6 +359,7 @@ START_TEST(probes_are_recorded_and_stop_keeps_them) {
   opt.on_point = NULL;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, stop_measure, &ctx, &res, &err), 0);
   ck_assert(!res.stopped);
+  ck_assert_int_eq(res.end, TUNE_END_DONE);
   ck_assert_uint_eq(res.n_probes, 12);
   int failing = 0;
   for (size_t i = 0; i < res.n_probes; i++)
@@ -484,6 +486,7 @@ START_TEST(one_config_bracket_and_bisect) {
   calls = 0;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, one_config_measure, &calls, &res, &err), 0);
   ck_assert(res.out_of_budget);
+  ck_assert_int_eq(res.end, TUNE_END_POINT_BUDGET);
   ck_assert_int_eq(res.points, 5);
   ck_assert_int_eq(calls, 5);
   ck_assert_int_eq(res.configs[0].status, TUNE_CFG_OUT_OF_BUDGET);

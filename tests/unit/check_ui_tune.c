@@ -367,14 +367,22 @@ START_TEST(stop_asks_and_keeps_the_screen) {
   st.over = true;
   snprintf(st.message, sizeof st.message, "stopped: 7 points measured; best B");
   snprintf(st.dir, sizeof st.dir, "/tmp/runs/x-tune-demo");
-  tv.res.stopped = true;
+  st.end = TUNE_END_STOPPED;
   tuneview_update(&tv, &st, NULL);
   frame = ut_frame(&tuneview_screen, &tv, NULL, NULL, 80, 24, true);
-  ut_assert_has(frame, "stopped");
+  ut_assert_has(frame, "· stopped ·");
   ut_assert_has(frame, "stopped: 7 points measured; best B");
   ut_assert_has(frame, "q quit");
   ut_assert_has(frame, "2.60k [2.50k, 2.70k]");
   ut_assert_lacks(frame, "ETA");
+  free(frame);
+  /* the time budget ended it (its stop too): the budget's, not a stop */
+  st.end = TUNE_END_TIME_BUDGET;
+  tv.res.stopped = true;
+  tuneview_update(&tv, &st, NULL);
+  frame = ut_frame(&tuneview_screen, &tv, NULL, NULL, 80, 24, true);
+  ut_assert_has(frame, "· budget spent ·");
+  ut_assert_lacks(frame, "· stopped ·");
   free(frame);
   ck_assert_int_eq(view_key('q').kind, UI_CMD_QUIT);
   ck_assert_int_eq(view_key(UI_KEY_ESCAPE).kind, UI_CMD_HOME);
