@@ -311,15 +311,11 @@ static void render_chart(const struct tuneview *tv, struct ui_grid *g, struct ui
         ui_grid_put(g, cx, area.y + row, gl->vertical, THEME_WARNING);
     }
     /* the frontier of the points that hold, as the percentile judges them */
-    struct tune_result judged = *r;
-    judged.probes = xcalloc(n + 1, sizeof *judged.probes);
-    for (size_t i = 0; i < n; i++) {
-      judged.probes[i] = r->probes[i];
-      judged.probes[i].holds = shown[i] && hold[i];
-      judged.probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point = xs[i];
-    }
+    bool *judged = xcalloc(n + 1, sizeof *judged);
+    for (size_t i = 0; i < n; i++)
+      judged[i] = shown[i] && hold[i];
     size_t *front = xcalloc(n + 1, sizeof *front);
-    size_t n_front = tune_frontier(&judged, front);
+    size_t n_front = tune_frontier_of(xs, ys, judged, n, front);
     double *fx = xcalloc(n_front + 1, sizeof *fx), *fy = xcalloc(n_front + 1, sizeof *fy);
     for (size_t k = 0; k < n_front; k++) {
       fx[k] = xs[front[k]];
@@ -347,7 +343,7 @@ static void render_chart(const struct tuneview *tv, struct ui_grid *g, struct ui
     free(fx);
     free(fy);
     free(front);
-    free(judged.probes);
+    free(judged);
     /* the scales */
     ui_grid_text(g, in.x + 1, area.y, AXIS - 2, ui_fmt_si(y_max, v, sizeof v), THEME_INACTIVE,
                  gl->braille);

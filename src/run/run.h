@@ -326,6 +326,8 @@ struct run_tune_status {
   int n_gpus;                    /* the throughput is per GPU when > 0, else in all */
   char engine[32];               /* the engine launched ("sim", "sglang", "llama.cpp") */
   bool simulated;                /* servetop sim: a model's figures */
+  unsigned long generation;      /* bumped whenever a probe or the state above changes (not
+                                    elapsed_s): >= 1, so a zeroed status is always stale */
 };
 
 /* Starts the search; NULL with err for a bad config (a knob the engine does not take, an
@@ -335,6 +337,11 @@ struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err
 const struct tune_space *run_tune_space(const struct run_tune *t);
 /* Copies the progress and (res non-NULL) the search so far (free res with tune_result_free). */
 void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_result *res);
+/* As run_tune_poll, but copies the search so far into res (when non-NULL) only when the
+ * generation is not `seen` (a status's generation): true then; false leaves res untouched.
+ * The progress is always copied. */
+bool run_tune_poll_changed(struct run_tune *t, unsigned long seen, struct run_tune_status *st,
+                           struct tune_result *res);
 /* Ends the search before its next point; what was measured is kept and reported.
  * Async-signal-safe. */
 void run_tune_stop(struct run_tune *t);

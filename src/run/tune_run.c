@@ -221,6 +221,7 @@ static int make_tune_dir(struct run_tune *t, struct st_err *err) {
   if (rc == 0) {
     pthread_mutex_lock(&t->lock);
     snprintf(t->st.dir, sizeof t->st.dir, "%s", dir);
+    t->st.generation++;
     pthread_mutex_unlock(&t->lock);
   }
   return rc;
@@ -406,6 +407,7 @@ static void note_status(struct run_tune *t, long config, int conc, const char *f
   va_start(ap, fmt);
   vsnprintf(t->st.message, sizeof t->st.message, fmt, ap);
   va_end(ap);
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -540,6 +542,7 @@ static void on_point(void *ctx, const struct tune_result *so_far) {
   tune_result_free(&t->so_far);
   tune_result_copy(&t->so_far, so_far);
   update_eta(t, so_far);
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
   char *text = tune_json_alloc(t, so_far, false);
   write_file(t, "tune.json", text);
@@ -767,6 +770,7 @@ static void *tune_main(void *arg) {
   t->st.concurrency = 0;
   t->st.eta_valid = true;
   t->st.eta_s = 0;
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
   if (t->st.dir[0]) {
     char *text = tune_json_alloc(t, &t->so_far, true);
@@ -783,6 +787,7 @@ static void *tune_main(void *arg) {
         size_t len = strlen(t->st.message);
         snprintf(t->st.message + len, sizeof t->st.message - len, "; the chart could not be "
                  "written: %s", chart_err.msg);
+        t->st.generation++;
         pthread_mutex_unlock(&t->lock);
       }
       char *md = report_alloc(t, &t->so_far);
@@ -793,6 +798,7 @@ static void *tune_main(void *arg) {
   pthread_mutex_lock(&t->lock);
   t->st.elapsed_s = elapsed_s(t);
   t->st.over = true;
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
   return NULL;
 }
@@ -852,6 +858,7 @@ struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err
   snprintf(t->st.engine, sizeof t->st.engine, "%s", t->engine->name);
   t->st.simulated = t->engine->simulated;
   snprintf(t->st.message, sizeof t->st.message, "starting");
+  t->st.generation = 1;
   t->started_ns = clock_mono_ns();
   t->started_unix_s = clock_real_s();
   pthread_mutex_init(&t->lock, NULL);
@@ -870,13 +877,20 @@ const struct tune_space *run_tune_space(const struct run_tune *t) {
 }
 
 void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_result *res) {
+  (void)run_tune_poll_changed(t, 0, st, res); /* generations start at 1: always copied */
+}
+
+bool run_tune_poll_changed(struct run_tune *t, unsigned long seen, struct run_tune_status *st,
+                           struct tune_result *res) {
   pthread_mutex_lock(&t->lock);
   if (!t->st.over)
     t->st.elapsed_s = elapsed_s(t);
   *st = t->st;
-  if (res)
+  bool changed = t->st.generation != seen;
+  if (changed && res)
     tune_result_copy(res, &t->so_far);
   pthread_mutex_unlock(&t->lock);
+  return changed;
 }
 
 void run_tune_stop(struct run_tune *t) {

@@ -612,10 +612,6 @@ void tune_result_copy(struct tune_result *dst, const struct tune_result *src) {
     memcpy(dst->probes, src->probes, src->n_probes * sizeof *dst->probes);
 }
 
-static double user_speed(const struct tune_result *res, size_t i) {
-  return res->probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point;
-}
-
 bool tune_probe_counts(const struct tune_result *res, size_t i) {
   const struct tune_probe *p = &res->probes[i];
   return p->holds &&
@@ -623,30 +619,56 @@ bool tune_probe_counts(const struct tune_result *res, size_t i) {
 }
 
 size_t tune_frontier(const struct tune_result *res, size_t *out) {
-  size_t n = 0;
-  for (size_t i = 0; i < res->n_probes; i++) {
-    const struct tune_point *p = &res->probes[i].pt;
-    if (tune_probe_counts(res, i) && isfinite(p->throughput.point) &&
-        isfinite(p->figure[TUNE_MIN_TOK_S_PER_USER].point))
-      out[n++] = i;
+  size_t n = res->n_probes;
+  double *user = xcalloc(n + 1, sizeof *user), *tput = xcalloc(n + 1, sizeof *tput);
+  bool *holds = xcalloc(n + 1, sizeof *holds);
+  for (size_t i = 0; i < n; i++) {
+    user[i] = res->probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point;
+    tput[i] = res->probes[i].pt.throughput.point;
+    holds[i] = tune_probe_counts(res, i);
   }
-  for (size_t a = 1; a < n; a++) /* insertion sort: a few hundred points at most, no state */
-    for (size_t b = a; b > 0 && user_speed(res, out[b - 1]) > user_speed(res, out[b]); b--) {
-      size_t t = out[b];
-      out[b] = out[b - 1];
-      out[b - 1] = t;
-    }
+  size_t kept = tune_frontier_of(user, tput, holds, n, out);
+  free(user);
+  free(tput);
+  free(holds);
+  return kept;
+}
+
+struct by_user {
+  double user;
+  size_t i;
+};
+
+/* tok/s per user ascending, then the order measured: the order is total, as a stable sort's */
+static int by_user_cmp(const void *a, const void *b) {
+  const struct by_user *x = a, *y = b;
+  if (x->user < y->user)
+    return -1;
+  if (x->user > y->user)
+    return 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t tune_frontier_of(const double *user, const double *tput, const bool *holds, size_t n_in,
+                        size_t *out) {
+  struct by_user *sorted = xcalloc(n_in + 1, sizeof *sorted);
+  size_t n = 0;
+  for (size_t i = 0; i < n_in; i++)
+    if (holds[i] && isfinite(tput[i]) && isfinite(user[i]))
+      sorted[n++] = (struct by_user){user[i], i};
+  qsort(sorted, n, sizeof *sorted, by_user_cmp);
   /* from the fastest per user down: keep a point only when its throughput beats every point
    * faster per user than it */
   size_t kept = 0;
   double best_tput = -(double)INFINITY;
   for (size_t k = n; k-- > 0;) {
-    double t = res->probes[out[k]].pt.throughput.point;
+    double t = tput[sorted[k].i];
     if (t > best_tput) {
       best_tput = t;
-      out[n - 1 - kept++] = out[k];
+      out[n - 1 - kept++] = sorted[k].i;
     }
   }
   memmove(out, out + (n - kept), kept * sizeof *out);
+  free(sorted);
   return kept;
 }

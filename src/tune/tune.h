@@ -201,6 +201,10 @@ bool tune_probe_counts(const struct tune_result *res, size_t i);
  * indexes into res->probes to out (room for res->n_probes), by tok/s per user ascending;
  * returns how many. */
 size_t tune_frontier(const struct tune_result *res, size_t *out);
+/* The same on n points given as arrays: tok/s per user, throughput, whether each counts
+ * (holds); writes indexes (room for n) by tok/s per user ascending; returns how many. */
+size_t tune_frontier_of(const double *user, const double *tput, const bool *holds, size_t n,
+                        size_t *out);
 /* The same configuration (the value index of each of the space's knobs)? */
 bool tune_config_eq(const struct tune_space *space, const struct tune_config *a,
                     const struct tune_config *b);

@@ -429,6 +429,15 @@ START_TEST(frontier_keeps_the_undominated_holding_points) {
   ck_assert_ptr_ne(copy.probes, res.probes);
   ck_assert_uint_eq(tune_frontier(&copy, out), 3);
   tune_result_free(&copy);
+  /* the same on arrays; equal tok/s per user: the later point first from the top, as the
+   * order measured breaks the tie */
+  double user[] = {10, 10, 20, 20, 5};
+  double tput[] = {300, 300, 100, 100, 200};
+  bool holds[] = {true, true, true, true, true};
+  size_t o[5];
+  ck_assert_uint_eq(tune_frontier_of(user, tput, holds, 5, o), 2);
+  ck_assert_uint_eq(o[0], 1);
+  ck_assert_uint_eq(o[1], 3);
 }
 END_TEST
 
