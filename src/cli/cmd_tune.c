@@ -212,6 +212,11 @@ int cmd_tune_main(int argc, char **argv) {
   char engine_help[160];
   snprintf(engine_help, sizeof engine_help, "server to launch: %s (default: as `servetop run`)",
            eng_names(false));
+  char prompts_help[200];
+  snprintf(prompts_help, sizeof prompts_help,
+           "requests per point (default: concurrency x 10, at least %d with a p99 target; with "
+           "one, at least %d: a p99's 95%% interval needs them)",
+           RUN_TUNE_P99_MIN_PROMPTS, run_tune_p99_min_prompts());
   const struct opt_spec specs[] = {
       {"slo", OPT_STRING, &o.slo, "K=V,...", "the targets: ttft_p99_ms, tpot_p99_ms, e2el_p99_ms, "
        "itl_p99_ms, min_tok_s_per_user", NULL, NULL},
@@ -232,8 +237,7 @@ int cmd_tune_main(int argc, char **argv) {
        "random length range ratio (default: the recipe's, else 0.8)", NULL, &o.range_ratio_seen},
       {"chat-template", OPT_STRING, &o.chat, "on|off",
        "measure with the chat template (default: as the recipe's benchmark says)", NULL, NULL},
-      {"num-prompts", OPT_INT, &o.num_prompts, "N", "requests per point (default conc x 10)",
-       NULL, &o.num_prompts_seen},
+      {"num-prompts", OPT_INT, &o.num_prompts, "N", prompts_help, NULL, &o.num_prompts_seen},
       {"engine", OPT_STRING, &o.engine_name, "NAME", engine_help, NULL, NULL},
       {"sim", OPT_FLAG, &o.sim, NULL, "run on the simulated server (--engine sim)", NULL, NULL},
       {"llama-server", OPT_STRING, &o.llama_server, "PATH",
@@ -277,7 +281,8 @@ int cmd_tune_main(int argc, char **argv) {
     fprintf(stderr, "servetop tune: %s\n", bad);
     goto out;
   }
-  if (tune_slo_parse(o.slo, &c.slo, &err) != 0) {
+  if (tune_slo_parse(o.slo, &c.slo, &err) != 0 ||
+      run_tune_check_prompts(&c.slo, o.num_prompts_seen ? o.num_prompts : 0, &err) != 0) {
     fprintf(stderr, "servetop tune: %s\n", err.msg);
     goto out;
   }

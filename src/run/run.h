@@ -56,7 +56,7 @@ struct run_config {
   size_t n_extra_server_args;
   int num_prompts;              /* > 0: requests per point; 0 = conc x recipe factor */
   int num_prompts_min;          /* > 0: at least this many requests per point (tune: a p99's
-                                   interval needs 367) */
+                                   interval needs ci_quantile_min_n(0.99), 368) */
   int num_warmups;              /* >= 0: warmup requests; < 0 = none */
   int isl, osl;                 /* > 0: override the recipe's input / output length */
   int chat_template;            /* 1 / 0: measure with / without the chat template; -1 (the
@@ -298,7 +298,9 @@ struct run_tune_config {
   double budget_s;               /* wall-clock budget (0: none): no point starts after it */
   int max_points;                /* 0: no limit */
   bool grid;                     /* the full grid instead of the search (tune_grid) */
-  int num_prompts;               /* > 0: requests per point; 0: the run's default */
+  int num_prompts;               /* > 0: requests per point (at least run_tune_p99_min_prompts()
+                                    with a p99 target); 0: the run's default (concurrency x
+                                    10, at least RUN_TUNE_P99_MIN_PROMPTS with a p99 target) */
   int isl, osl;                  /* > 0: override the recipe's */
   double range_ratio;            /* >= 0: override; < 0: the recipe's */
   int chat_template;             /* 1 / 0 / -1: as the recipe's benchmark says */
@@ -308,8 +310,14 @@ struct run_tune_config {
   size_t n_extra_server_args;
 };
 /* Requests per point by default where the SLO has a latency (p99) target: the exact
- * order-statistic interval of a p99 needs 367 (docs/figures.md "How sure"). */
+ * order-statistic interval of a p99 needs run_tune_p99_min_prompts() (368; docs/figures.md
+ * "How sure"), and a few requests may fail. */
 enum { RUN_TUNE_P99_MIN_PROMPTS = 400 };
+/* The fewest requests a point needs for a p99's 95% interval: ci_quantile_min_n(0.99). */
+int run_tune_p99_min_prompts(void);
+/* -1 with err (naming --num-prompts, the minimum and why) when num_prompts (> 0: given) is
+ * too few for a p99's interval and slo has a p99 target: that target could never hold. */
+int run_tune_check_prompts(const struct tune_slo *slo, int num_prompts, struct st_err *err);
 struct run_tune; /* opaque */
 
 struct run_tune_status {

@@ -431,12 +431,9 @@ static int start_run(struct run_tune *t, const struct tune_config *c, long index
   rc.extra_server_args = t->cfg.extra_server_args;
   rc.n_extra_server_args = t->cfg.n_extra_server_args;
   rc.num_prompts = t->cfg.num_prompts;
-  /* a p99's 95% interval needs 367 requests (docs/figures.md): with fewer, a latency target
-   * could never hold */
-  bool latency_target = false;
-  for (int f = 0; f < TUNE_N_FIGURES; f++)
-    latency_target = latency_target || (t->cfg.slo.set[f] && f != TUNE_MIN_TOK_S_PER_USER);
-  rc.num_prompts_min = latency_target ? RUN_TUNE_P99_MIN_PROMPTS : 0;
+  /* a p99's 95% interval needs run_tune_p99_min_prompts() requests (docs/figures.md): with
+   * fewer, a latency target could never hold */
+  rc.num_prompts_min = tune_slo_has_p99(&t->cfg.slo, NULL) ? RUN_TUNE_P99_MIN_PROMPTS : 0;
   rc.isl = t->cfg.isl;
   rc.osl = t->cfg.osl;
   rc.range_ratio_set = t->cfg.range_ratio >= 0;
@@ -460,6 +457,23 @@ static int start_run(struct run_tune *t, const struct tune_config *c, long index
   t->run_cfg = *c;
   t->run_index = index;
   return 0;
+}
+
+/* A point whose p99 target's interval is unknown cannot hold: why says so (and that too few
+ * requests were measured, where they were). */
+static void note_unknown_interval(const struct run_tune *t, const struct snap_point_result *p,
+                                  const struct tune_point *pt, char *why, size_t why_len) {
+  for (int f = 0; f < TUNE_N_FIGURES; f++) {
+    if (!t->cfg.slo.set[f] || f == TUNE_MIN_TOK_S_PER_USER || !isnan(pt->figure[f].hi))
+      continue;
+    int least = run_tune_p99_min_prompts();
+    if (p->completed < least)
+      snprintf(why, why_len, "p99 interval unknown (%lld requests < %d)", (long long)p->completed,
+               least);
+    else
+      snprintf(why, why_len, "p99 interval unknown");
+    return;
+  }
 }
 
 /* The search's callback: one point of configuration c at conc. */
@@ -506,6 +520,8 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   t->point_s_sum += (double)(clock_mono_ns() - t0) / 1e9;
   t->n_point_s++;
   run_tune_point_from_figs(&p, t->n_gpus, out);
+  why[0] = '\0'; /* measured: no reason, only a note */
+  note_unknown_interval(t, &p, out, why, why_len);
   t->probe_files = xreallocarray(t->probe_files, t->n_probe_files + 1, sizeof *t->probe_files);
   struct tune_probe_file *pf = &t->probe_files[t->n_probe_files++];
   snprintf(pf->run_dir, sizeof pf->run_dir, "%s", o.dir);
@@ -804,6 +820,21 @@ static void *tune_main(void *arg) {
 }
 
 /* ---------------------------------------------------------------- public */
+int run_tune_p99_min_prompts(void) {
+  return (int)ci_quantile_min_n(0.99);
+}
+
+int run_tune_check_prompts(const struct tune_slo *slo, int num_prompts, struct st_err *err) {
+  const char *key = NULL;
+  int least = run_tune_p99_min_prompts();
+  if (num_prompts <= 0 || num_prompts >= least || !tune_slo_has_p99(slo, &key))
+    return 0;
+  return err_setf(err, "--num-prompts %d: at least %d with a p99 target (--slo %s): a p99's "
+                       "95%% interval needs %d requests a point, and with fewer the target can "
+                       "never hold",
+                  num_prompts, least, key, least);
+}
+
 struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err *err) {
   if (!cfg->recipe) {
     err_setf(err, "tune: no recipe");
@@ -821,7 +852,7 @@ struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err
              TUNE_MAX_KNOBS);
     return NULL;
   }
-  if (check_knobs(cfg, err) != 0)
+  if (check_knobs(cfg, err) != 0 || run_tune_check_prompts(&cfg->slo, cfg->num_prompts, err) != 0)
     return NULL;
   struct run_tune *t = xcalloc(1, sizeof *t);
   t->cfg = *cfg;

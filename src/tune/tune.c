@@ -19,6 +19,16 @@ const char *tune_figure_key(enum tune_figure f) {
   return (unsigned)f < TUNE_N_FIGURES ? figure_keys[f] : "?";
 }
 
+bool tune_slo_has_p99(const struct tune_slo *slo, const char **key) {
+  for (int f = 0; f < TUNE_N_FIGURES; f++)
+    if (slo->set[f] && f != TUNE_MIN_TOK_S_PER_USER) {
+      if (key)
+        *key = figure_keys[f];
+      return true;
+    }
+  return false;
+}
+
 /* A whole-string finite number. */
 static bool parse_number(const char *s, size_t len, double *out) {
   char buf[64];
@@ -364,6 +374,8 @@ int tune_probe(const struct tune_slo *slo, const struct tune_options *opt,
     snprintf(c->why, sizeof c->why, "%s", why[0] ? why : "the server did not start");
     return TUNE_PROBE_START_FAILED;
   }
+  if (why[0] && !c->why[0]) /* a note on the point (its interval unknown) */
+    snprintf(c->why, sizeof c->why, "%s", why);
   bool holds = tune_slo_holds(slo, pt);
   res->probes = xreallocarray(res->probes, res->n_probes + 1, sizeof *res->probes);
   res->probes[res->n_probes++] = (struct tune_probe){config, conc, *pt, holds};

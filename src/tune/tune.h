@@ -36,6 +36,9 @@ struct tune_slo {
   double target[TUNE_N_FIGURES];
 };
 
+/* Does the SLO have a p99 target (a latency: ttft, tpot, e2el, itl)? Its first such key in
+ * *key (when non-NULL). */
+bool tune_slo_has_p99(const struct tune_slo *slo, const char **key);
 /* The key of a figure in --slo ("ttft_p99_ms", ..., "min_tok_s_per_user"). */
 const char *tune_figure_key(enum tune_figure f);
 /* Parses "ttft_p99_ms=2000,tpot_p99_ms=50,..." into slo (cleared first). Errors name --slo
@@ -93,7 +96,9 @@ struct tune_point {
   struct tune_estimate by_stat[TUNE_N_STATS][TUNE_N_FIGURES];
 };
 
-/* Measures configuration cfg at a concurrency. Returns 0 with *out filled; TUNE_START_FAILED
+/* Measures configuration cfg at a concurrency. Returns 0 with *out filled (why: "" or a note on
+ * the point, e.g. that its p99 interval is unknown, which becomes its configuration's why
+ * where that has none); TUNE_START_FAILED
  * when the server did not start with cfg (why: the server's reason, e.g. its out-of-memory
  * line); -1 for a failure that stops the search (err says why). The search calls it with one
  * configuration at a time, in order: a change of configuration means a restart. */

@@ -398,6 +398,41 @@ START_TEST(a_stopped_point_ends_the_search_keeping_what_was_measured) {
 }
 END_TEST
 
+/* A point whose p99 interval is unknown (too few requests): the callback's note is the
+ * configuration's why, so "no configuration held the SLO" says why. */
+static int unknown_measure(void *ctx, const struct tune_config *cfg, int conc,
+                           struct tune_point *out, char *why, size_t why_len, struct st_err *err) {
+  (void)ctx;
+  (void)cfg;
+  (void)err;
+  for (int f = 0; f < TUNE_N_FIGURES; f++)
+    out->figure[f] = (struct tune_estimate){10, NAN, NAN};
+  out->throughput = (struct tune_estimate){conc * 10.0, conc * 9.0, conc * 11.0};
+  snprintf(why, why_len, "p99 interval unknown (20 requests < 368)");
+  return 0;
+}
+
+START_TEST(a_note_on_a_point_becomes_the_configurations_why) {
+  struct tune_slo slo;
+  struct st_err err = {{0}};
+  ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
+  ck_assert(tune_slo_has_p99(&slo, NULL));
+  struct tune_slo floor_only;
+  ck_assert_int_eq(tune_slo_parse("min_tok_s_per_user=5", &floor_only, &err), 0);
+  ck_assert(!tune_slo_has_p99(&floor_only, NULL));
+  struct tune_space space = {0};
+  for (int grid = 0; grid < 2; grid++) {
+    struct tune_options opt = {.conc_min = 1, .conc_max = 8, .grid = grid};
+    struct tune_result res;
+    ck_assert_int_eq(tune_search(&space, &slo, &opt, unknown_measure, NULL, &res, &err), 0);
+    ck_assert_int_eq(res.winner, -1);
+    ck_assert_int_eq(res.configs[0].status, TUNE_CFG_NONE_HOLDS);
+    ck_assert_str_eq(res.configs[0].why, "p99 interval unknown (20 requests < 368)");
+    tune_result_free(&res);
+  }
+}
+END_TEST
+
 static struct tune_probe fprobe(double user, double tput, bool holds) {
   struct tune_probe p = {0};
   p.pt.figure[TUNE_MIN_TOK_S_PER_USER].point = user;
@@ -599,6 +634,7 @@ int main(void) {
   tcase_add_test(tc, probes_are_recorded_and_stop_keeps_them);
   tcase_add_test(tc, frontier_keeps_the_undominated_holding_points);
   tcase_add_test(tc, frontier_skips_a_configuration_that_died);
+  tcase_add_test(tc, a_note_on_a_point_becomes_the_configurations_why);
   tcase_add_test(tc, falling_throughput_is_not_pruned);
   tcase_add_test(tc, search_input_and_callback_errors);
   tcase_add_test(tc, a_stopped_point_ends_the_search_keeping_what_was_measured);
