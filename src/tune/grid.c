@@ -96,13 +96,5 @@ int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
     if (!first)
       more = next_config(space, &cfg);
   }
-  if (rc < 0) {
-    tune_result_free(res);
-    res->winner = res->runner_up = -1;
-    return -1;
-  }
-  res->winner = tune_best_config(res, -1);
-  res->runner_up = res->winner >= 0 ? tune_best_config(res, res->winner) : -1;
-  res->end = tune_end_of(res);
-  return 0;
+  return tune_finish(res, rc < 0);
 }

@@ -589,20 +589,21 @@ int tune_search(const struct tune_space *space, const struct tune_slo *slo,
       break;
   }
 done:
-  if (s.failed) {
+  return tune_finish(res, s.failed);
+}
+
+int tune_finish(struct tune_result *res, bool failed) {
+  if (failed) {
     tune_result_free(res);
     res->winner = res->runner_up = -1;
     return -1;
   }
   res->winner = tune_best_config(res, -1);
   res->runner_up = res->winner >= 0 ? tune_best_config(res, res->winner) : -1;
-  res->end = tune_end_of(res);
+  res->end = res->stopped         ? TUNE_END_STOPPED
+             : res->out_of_budget ? TUNE_END_POINT_BUDGET
+                                  : TUNE_END_DONE;
   return 0;
-}
-
-enum tune_end tune_end_of(const struct tune_result *res) {
-  return res->stopped ? TUNE_END_STOPPED : res->out_of_budget ? TUNE_END_POINT_BUDGET
-                                                              : TUNE_END_DONE;
 }
 
 void tune_result_free(struct tune_result *res) {

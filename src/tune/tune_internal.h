@@ -22,7 +22,8 @@ int tune_probe(const struct tune_slo *slo, const struct tune_options *opt,
                tune_measure_fn measure, void *ctx, struct tune_result *res, size_t config,
                int conc, struct tune_point *pt, struct st_err *err);
 
-/* The end of a finished search, from its stopped and out_of_budget. */
-enum tune_end tune_end_of(const struct tune_result *res);
+/* Ends a search or a grid: failed (the callback failed), res freed and -1; else its winner,
+ * runner-up and end (from stopped and out_of_budget) set and 0. */
+int tune_finish(struct tune_result *res, bool failed);
 
 #endif
