@@ -645,13 +645,20 @@ static void open_log(struct dashboard *d) {
 
 /* ---------------------------------------------------------------- tune */
 
-/* The driver's progress and result so far into the Tune view. */
-static void poll_tune(struct dashboard *d) {
+/* The driver's progress and result so far into the Tune view: the result copied only when
+ * the driver's generation moved. True when what the view shows changed (that, or the elapsed
+ * time's second). */
+static bool poll_tune(struct dashboard *d) {
   struct run_tune_status st;
   struct tune_result res;
-  run_tune_poll(d->tune_run, &st, &res);
+  long long shown_s = (long long)d->tune.st.elapsed_s;
+  if (!run_tune_poll_changed(d->tune_run, d->tune.st.generation, &st, &res)) {
+    tuneview_update(&d->tune, &st, NULL);
+    return (long long)st.elapsed_s != shown_s;
+  }
   tuneview_update(&d->tune, &st, &res);
   tune_result_free(&res);
+  return true;
 }
 
 /* Ends the search on the Tune view, if any: stops it (what was measured is kept), waits for
@@ -668,7 +675,9 @@ static void end_tune(struct dashboard *d) {
   poll_tune(d);
   if (d->tune.st.dir[0])
     browser_say(d, d->tune.st.failed ? THEME_WARNING : THEME_OK, "tune %s: %.400s",
-                d->tune.st.failed ? "failed" : d->tune.res.stopped ? "stopped" : "over",
+                d->tune.st.failed                      ? "failed"
+                : d->tune.st.end == TUNE_END_STOPPED ? "stopped"
+                                                     : "over",
                 d->tune.st.dir);
   run_tune_free(d->tune_run);
   d->tune_run = NULL;
@@ -928,10 +937,8 @@ int tui_run(const struct tui_options *opts) {
     if (sessview_poll(&d.sv, &views))
       dirty = true;
     poll_probe(&d, &dirty);
-    if (d.tune_run) {
-      poll_tune(&d);
+    if (d.tune_run && poll_tune(&d))
       dirty = dirty || on_stack(&d, &tuneview_screen);
-    }
     bool ticking = false;
     for (size_t i = base_index(&d); i < d.depth; i++)
       if (d.stack[i]->tick) {

@@ -53,30 +53,25 @@ long tuneview_best(const struct tuneview *tv) {
   const struct tune_result *r = &tv->res;
   if (r->winner >= 0 && (size_t)r->winner < r->n_configs)
     return r->winner;
-  long best = -1; /* while it runs: the highest goodput of a configuration that holds */
-  for (size_t i = 0; i < r->n_configs; i++) {
-    const struct tune_config_result *c = &r->configs[i];
-    bool candidate = c->best_conc > 0 && (c->status == TUNE_CFG_BEST_FOUND ||
-                                          c->status == TUNE_CFG_OUT_OF_BUDGET);
-    if (candidate && (best < 0 || c->goodput.point > r->configs[best].goodput.point))
-      best = (long)i;
-  }
-  return best;
+  return tune_best_config(r, -1); /* while it runs: the best so far */
 }
 
 bool tuneview_probe_at(const struct tuneview *tv, size_t probe, struct tune_point *out,
                        bool *holds) {
   const struct tune_probe *p = &tv->res.probes[probe];
   *out = p->pt;
-  *holds = p->holds;
-  if (tv->stat == TUNE_STAT_P99) /* what the search judged */
+  *holds = tune_probe_counts(&tv->res, probe); /* what the search judged */
+  if (tv->stat == TUNE_STAT_P99)
     return true;
   if (!p->pt.by_stat_valid)
     return false;
   for (int f = 0; f < TUNE_N_FIGURES; f++) /* the latencies; the tok/s per user is one */
     if (f != TUNE_MIN_TOK_S_PER_USER)
       out->figure[f] = p->pt.by_stat[tv->stat][f];
-  *holds = tune_slo_holds(&tv->slo, out);
+  /* judged again at this percentile; a configuration that died counts for nothing */
+  bool dead = p->config < tv->res.n_configs &&
+              tv->res.configs[p->config].status == TUNE_CFG_START_FAILED;
+  *holds = !dead && tune_slo_holds(&tv->slo, out);
   return true;
 }
 
@@ -138,8 +133,7 @@ static bool running(const struct tuneview *tv) {
 
 /* The search ended on its budget (points or time) rather than by a stop or an answer. */
 static bool budget_spent(const struct tuneview *tv) {
-  return tv->res.out_of_budget &&
-         (!tv->res.stopped || (tv->st.budget_s > 0 && tv->st.elapsed_s >= tv->st.budget_s));
+  return tv->st.end == TUNE_END_POINT_BUDGET || tv->st.end == TUNE_END_TIME_BUDGET;
 }
 
 static bool per_gpu(const struct tuneview *tv) {
@@ -170,7 +164,7 @@ static void render_header(const struct tuneview *tv, struct ui_grid *g, struct u
                       : !tv->st.over        ? "searching"
                       : tv->st.failed       ? "failed"
                       : budget_spent(tv)    ? "budget spent"
-                      : tv->res.stopped     ? "stopped"
+                      : tv->st.end == TUNE_END_STOPPED ? "stopped"
                                             : "done";
   char head[600];
   snprintf(head, sizeof head, " servetop%stune %s%s%s%s%s", gl->separator, tv->recipe,
@@ -317,15 +311,11 @@ static void render_chart(const struct tuneview *tv, struct ui_grid *g, struct ui
         ui_grid_put(g, cx, area.y + row, gl->vertical, THEME_WARNING);
     }
     /* the frontier of the points that hold, as the percentile judges them */
-    struct tune_result judged = *r;
-    judged.probes = xcalloc(n + 1, sizeof *judged.probes);
-    for (size_t i = 0; i < n; i++) {
-      judged.probes[i] = r->probes[i];
-      judged.probes[i].holds = shown[i] && hold[i];
-      judged.probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point = xs[i];
-    }
+    bool *judged = xcalloc(n + 1, sizeof *judged);
+    for (size_t i = 0; i < n; i++)
+      judged[i] = shown[i] && hold[i];
     size_t *front = xcalloc(n + 1, sizeof *front);
-    size_t n_front = tune_frontier(&judged, front);
+    size_t n_front = tune_frontier_of(xs, ys, judged, n, front);
     double *fx = xcalloc(n_front + 1, sizeof *fx), *fy = xcalloc(n_front + 1, sizeof *fy);
     for (size_t k = 0; k < n_front; k++) {
       fx[k] = xs[front[k]];
@@ -344,19 +334,16 @@ static void render_chart(const struct tuneview *tv, struct ui_grid *g, struct ui
                     area.y + area.h - 1 - scale_cell(ys[i], y_max, area.h), glyph,
                     hold[i] ? config_role(c) : THEME_INACTIVE);
       }
-    if (best >= 0)
-      for (size_t i = 0; i < n; i++)
-        if (shown[i] && r->probes[i].config == (size_t)best &&
-            r->probes[i].concurrency == r->configs[best].best_conc) {
-          char glyph[2] = {tuneview_glyph((size_t)best, true), '\0'};
-          ui_grid_put(g, area.x + scale_cell(xs[i], x_max, area.w),
-                      area.y + area.h - 1 - scale_cell(ys[i], y_max, area.h), glyph,
-                      THEME_SELECTED);
-        }
+    long bp = best >= 0 ? tune_best_probe(r, (size_t)best) : -1;
+    if (bp >= 0 && shown[bp]) {
+      char glyph[2] = {tuneview_glyph((size_t)best, true), '\0'};
+      ui_grid_put(g, area.x + scale_cell(xs[bp], x_max, area.w),
+                  area.y + area.h - 1 - scale_cell(ys[bp], y_max, area.h), glyph, THEME_SELECTED);
+    }
     free(fx);
     free(fy);
     free(front);
-    free(judged.probes);
+    free(judged);
     /* the scales */
     ui_grid_text(g, in.x + 1, area.y, AXIS - 2, ui_fmt_si(y_max, v, sizeof v), THEME_INACTIVE,
                  gl->braille);
@@ -391,26 +378,22 @@ static const char *status_word(const struct tuneview *tv, size_t i) {
  * concurrency, at the percentile shown ("" when it has none). */
 static void latencies_at_best(const struct tuneview *tv, size_t i, char *buf, size_t len,
                               const struct ui_glyphs *gl) {
-  const struct tune_config_result *c = &tv->res.configs[i];
   buf[0] = '\0';
-  for (size_t k = 0; k < tv->res.n_probes && c->best_conc > 0; k++) {
-    struct tune_point pt;
-    bool holds;
-    const struct tune_probe *p = &tv->res.probes[k];
-    if (p->config != i || p->concurrency != c->best_conc || !tuneview_probe_at(tv, k, &pt, &holds))
-      continue;
-    size_t used = 0;
-    for (int f = 0; f < TUNE_MIN_TOK_S_PER_USER && used < len; f++) {
-      if (!tv->slo.set[f])
-        continue;
-      char v[16];
-      const char *key = tune_figure_key((enum tune_figure)f);
-      int n = snprintf(buf + used, len - used, "%s%.*s %s %s", used ? " " : gl->separator,
-                       (int)strcspn(key, "_"), key, stat_names[tv->stat],
-                       ui_fmt_ms(pt.figure[f].point, v, sizeof v));
-      used += n > 0 ? (size_t)n : 0;
-    }
+  long k = tune_best_probe(&tv->res, i);
+  struct tune_point pt;
+  bool holds;
+  if (k < 0 || !tuneview_probe_at(tv, (size_t)k, &pt, &holds))
     return;
+  size_t used = 0;
+  for (int f = 0; f < TUNE_MIN_TOK_S_PER_USER && used < len; f++) {
+    if (!tv->slo.set[f])
+      continue;
+    char v[16];
+    const char *key = tune_figure_key((enum tune_figure)f);
+    int n = snprintf(buf + used, len - used, "%s%.*s %s %s", used ? " " : gl->separator,
+                     (int)strcspn(key, "_"), key, stat_names[tv->stat],
+                     ui_fmt_ms(pt.figure[f].point, v, sizeof v));
+    used += n > 0 ? (size_t)n : 0;
   }
 }
 

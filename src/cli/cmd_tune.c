@@ -123,11 +123,7 @@ static void point_line(FILE *out, const struct run_tune *t, const struct run_tun
   }
   fprintf(out, " | %.1f %s", p->pt.throughput.point,
           st->n_gpus > 0 ? "tok/s/GPU" : "tok/s");
-  long best = -1;
-  for (size_t i = 0; i < res->n_configs; i++)
-    if (res->configs[i].best_conc > 0 &&
-        (best < 0 || res->configs[i].goodput.point > res->configs[best].goodput.point))
-      best = (long)i;
+  long best = tune_best_config(res, -1);
   if (best >= 0)
     fprintf(out, " | best so far: configuration %ld c=%d %.1f", best + 1,
             res->configs[best].best_conc, res->configs[best].goodput.point);
@@ -206,7 +202,7 @@ static int watch(const struct tune_opts *o, struct run_tune *t, const struct run
   if (st.simulated)
     fprintf(out, "SIMULATED: these figures come from servetop sim's model, not hardware\n");
   int rc = res.winner >= 0 ? EXIT_OK : EXIT_TUNE_NO_ANSWER;
-  if (res.stopped && !strstr(st.message, "budget"))
+  if (st.end == TUNE_END_STOPPED)
     rc = EXIT_TUNE_INTERRUPTED;
   tune_result_free(&res);
   return rc;
@@ -217,6 +213,11 @@ int cmd_tune_main(int argc, char **argv) {
   char engine_help[160];
   snprintf(engine_help, sizeof engine_help, "server to launch: %s (default: as `servetop run`)",
            eng_names(false));
+  char prompts_help[200];
+  snprintf(prompts_help, sizeof prompts_help,
+           "requests per point (default: concurrency x 10, at least %d with a p99 target; "
+           "given with one, at least %d: a p99's 95%% interval needs them)",
+           RUN_TUNE_P99_MIN_PROMPTS, run_tune_p99_min_prompts());
   const struct opt_spec specs[] = {
       {"slo", OPT_STRING, &o.slo, "K=V,...", "the targets: ttft_p99_ms, tpot_p99_ms, e2el_p99_ms, "
        "itl_p99_ms, min_tok_s_per_user", NULL, NULL},
@@ -237,8 +238,7 @@ int cmd_tune_main(int argc, char **argv) {
        "random length range ratio (default: the recipe's, else 0.8)", NULL, &o.range_ratio_seen},
       {"chat-template", OPT_STRING, &o.chat, "on|off",
        "measure with the chat template (default: as the recipe's benchmark says)", NULL, NULL},
-      {"num-prompts", OPT_INT, &o.num_prompts, "N", "requests per point (default conc x 10)",
-       NULL, &o.num_prompts_seen},
+      {"num-prompts", OPT_INT, &o.num_prompts, "N", prompts_help, NULL, &o.num_prompts_seen},
       {"engine", OPT_STRING, &o.engine_name, "NAME", engine_help, NULL, NULL},
       {"sim", OPT_FLAG, &o.sim, NULL, "run on the simulated server (--engine sim)", NULL, NULL},
       {"llama-server", OPT_STRING, &o.llama_server, "PATH",
@@ -282,7 +282,8 @@ int cmd_tune_main(int argc, char **argv) {
     fprintf(stderr, "servetop tune: %s\n", bad);
     goto out;
   }
-  if (tune_slo_parse(o.slo, &c.slo, &err) != 0) {
+  if (tune_slo_parse(o.slo, &c.slo, &err) != 0 ||
+      run_tune_check_prompts(&c.slo, o.num_prompts_seen ? o.num_prompts : 0, &err) != 0) {
     fprintf(stderr, "servetop tune: %s\n", err.msg);
     goto out;
   }

@@ -133,6 +133,16 @@ bool ci_quantile_ranks(size_t n, double q, size_t *lo_rank, size_t *hi_rank) {
   return true;
 }
 
+size_t ci_quantile_min_n(double q) {
+  size_t l, u;
+  if (!(q > 0 && q < 1))
+    return 0;
+  for (size_t n = 1; n <= 1000000; n++) /* p99: 368 tries; each a few hundred terms */
+    if (ci_quantile_ranks(n, q, &l, &u))
+      return n;
+  return 0;
+}
+
 bool ci_quantile_sorted(const double *sorted, size_t n, size_t n_eff, double q, double *lo,
                         double *hi) {
   *lo = *hi = (double)NAN;

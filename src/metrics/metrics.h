@@ -371,8 +371,10 @@ bool ci_mean_batched(const double *values, const double *weights, size_t n, doub
                      double *lo, double *hi);
 /* The exact distribution-free 95% interval of the q-quantile (0 < q < 1) of n independent
  * samples: ranks [lo_rank, hi_rank] (1-based order statistics). False when n is too small for
- * an interval inside the sample (e.g. p50 needs n >= 6, p99 n >= 367). */
+ * an interval inside the sample (ci_quantile_min_n: p50 needs n >= 6, p99 n >= 368). */
 bool ci_quantile_ranks(size_t n, double q, size_t *lo_rank, size_t *hi_rank);
+/* The least n for which ci_quantile_ranks(n, q) gives an interval (0: none up to 10^6). */
+size_t ci_quantile_min_n(double q);
 /* The interval of the q-quantile of sorted[0..n): the order statistics of ci_quantile_ranks
  * for n_eff independent samples (0 or n: all are; fewer: samples cluster, e.g. the gaps of
  * n_eff requests), at the same relative ranks of the whole sample. */

@@ -19,19 +19,6 @@ static void slo_words(struct sbuf *sb, const struct tune_slo *slo) {
     sbuf_puts(sb, "none");
 }
 
-/* The probe of the winner's best concurrency (the last one measured there), or -1. */
-static long best_probe(const struct tune_result *res) {
-  if (res->winner < 0 || (size_t)res->winner >= res->n_configs)
-    return -1;
-  const struct tune_config_result *w = &res->configs[res->winner];
-  long found = -1;
-  for (size_t i = 0; i < res->n_probes; i++)
-    if (res->probes[i].config == (size_t)res->winner && res->probes[i].concurrency == w->best_conc &&
-        res->probes[i].holds)
-      found = (long)i;
-  return found;
-}
-
 static void config_name(const struct tune_space *space, const struct tune_result *res, size_t c,
                         char *buf, size_t n) {
   const struct tune_config_result *cr = &res->configs[c];
@@ -74,7 +61,7 @@ int report_tune_charts(const char *dir, const char *title, bool simulated,
     p.points[i] = (struct plot_point){.x = x->point, .y = y->point, .x_lo = x->lo, .x_hi = x->hi,
                                       .y_lo = y->lo, .y_hi = y->hi,
                                       .series = pr->config < n_configs ? pr->config : 0,
-                                      .hollow = !pr->holds};
+                                      .hollow = !tune_probe_counts(res, i)};
     snprintf(p.points[i].label, sizeof p.points[i].label, "c=%d", pr->concurrency);
     if (!isfinite(x->point) || !isfinite(y->point))
       not_drawn++;
@@ -86,7 +73,8 @@ int report_tune_charts(const char *dir, const char *title, bool simulated,
   size_t *frontier = xcalloc(n_probes + 1, sizeof *frontier);
   p.frontier = frontier;
   p.n_frontier = res ? tune_frontier(res, frontier) : 0;
-  p.best = res ? best_probe(res) : -1;
+  /* the probe of the winner's best concurrency */
+  p.best = res && res->winner >= 0 ? tune_best_probe(res, (size_t)res->winner) : -1;
   if (p.best >= 0) {
     const struct tune_probe *b = &res->probes[p.best];
     const struct tune_estimate *g = &b->pt.throughput;
@@ -105,9 +93,9 @@ int report_tune_charts(const char *dir, const char *title, bool simulated,
   slo_words(&sb, slo);
   sbuf_printf(&sb, " | %zu point%s, %zu configuration%s", n_probes, n_probes == 1 ? "" : "s",
               n_configs, n_configs == 1 ? "" : "s");
-  if (res && res->stopped)
+  if (res && res->end == TUNE_END_STOPPED)
     sbuf_puts(&sb, " | stopped");
-  else if (res && res->out_of_budget)
+  else if (res && (res->end == TUNE_END_POINT_BUDGET || res->end == TUNE_END_TIME_BUDGET))
     sbuf_puts(&sb, " | budget ran out");
   snprintf(p.subtitle, sizeof p.subtitle, "%s", sb.data);
   sbuf_reset(&sb);

@@ -1263,7 +1263,7 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
   return ok ? 0 : err_setf(err, "restart: no point is being measured (or a restart is pending)");
 }
 
-int run_measure_point(struct run *run, int conc, const volatile int *cancel,
+int run_measure_point(struct run *run, int conc, const atomic_int *cancel,
                       struct snap_point_result *out, char *why, size_t why_len) {
   pthread_mutex_lock(&run->lock);
   const char *refused = !run->cfg.points_on_demand ? "the run does not take points on demand"

@@ -34,6 +34,7 @@
 #include "tune/tune.h"
 #include "util/util.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -55,7 +56,7 @@ struct run_config {
   size_t n_extra_server_args;
   int num_prompts;              /* > 0: requests per point; 0 = conc x recipe factor */
   int num_prompts_min;          /* > 0: at least this many requests per point (tune: a p99's
-                                   interval needs 367) */
+                                   interval needs ci_quantile_min_n(0.99), 368) */
   int num_warmups;              /* >= 0: warmup requests; < 0 = none */
   int isl, osl;                 /* > 0: override the recipe's input / output length */
   int chat_template;            /* 1 / 0: measure with / without the chat template; -1 (the
@@ -135,7 +136,7 @@ int run_restart_with(struct run *run, const char *knob, const char *value, struc
  * out->end says how it ended), or -1 with why (one line: the server did not start, with
  * its reason; it died; the run was stopped or is over). One caller at a time.
  * run_end_points: no more points; the run ends ok (its server stopped). */
-int run_measure_point(struct run *run, int conc, const volatile int *cancel,
+int run_measure_point(struct run *run, int conc, const atomic_int *cancel,
                       struct snap_point_result *out, char *why, size_t why_len);
 void run_end_points(struct run *run);
 
@@ -297,7 +298,9 @@ struct run_tune_config {
   double budget_s;               /* wall-clock budget (0: none): no point starts after it */
   int max_points;                /* 0: no limit */
   bool grid;                     /* the full grid instead of the search (tune_grid) */
-  int num_prompts;               /* > 0: requests per point; 0: the run's default */
+  int num_prompts;               /* > 0: requests per point (at least run_tune_p99_min_prompts()
+                                    with a p99 target); 0: the run's default (concurrency x
+                                    10, at least RUN_TUNE_P99_MIN_PROMPTS with a p99 target) */
   int isl, osl;                  /* > 0: override the recipe's */
   double range_ratio;            /* >= 0: override; < 0: the recipe's */
   int chat_template;             /* 1 / 0 / -1: as the recipe's benchmark says */
@@ -307,14 +310,21 @@ struct run_tune_config {
   size_t n_extra_server_args;
 };
 /* Requests per point by default where the SLO has a latency (p99) target: the exact
- * order-statistic interval of a p99 needs 367 (docs/figures.md "How sure"). */
+ * order-statistic interval of a p99 needs run_tune_p99_min_prompts() (368; docs/figures.md
+ * "How sure"), and a few requests may fail. */
 enum { RUN_TUNE_P99_MIN_PROMPTS = 400 };
+/* The fewest requests a point needs for a p99's 95% interval: ci_quantile_min_n(0.99). */
+int run_tune_p99_min_prompts(void);
+/* -1 with err (naming --num-prompts, the minimum and why) when num_prompts (> 0: given) is
+ * too few for a p99's interval and slo has a p99 target: that target could never hold. */
+int run_tune_check_prompts(const struct tune_slo *slo, int num_prompts, struct st_err *err);
 struct run_tune; /* opaque */
 
 struct run_tune_status {
   char dir[1024];                /* the tune folder ("" until made) */
   bool over;                     /* the search ended (answer, budget, stop or error) */
   bool failed;                   /* ended by an error: message says why */
+  enum tune_end end;             /* how it ended (once over and not failed) */
   char message[512];             /* one line: what it is doing now / how it ended */
   long config;                   /* configuration being measured (index into configs), -1 */
   int concurrency;               /* its point being measured, 0 when none */
@@ -324,6 +334,8 @@ struct run_tune_status {
   int n_gpus;                    /* the throughput is per GPU when > 0, else in all */
   char engine[32];               /* the engine launched ("sim", "sglang", "llama.cpp") */
   bool simulated;                /* servetop sim: a model's figures */
+  unsigned long generation;      /* bumped whenever a probe or the state above changes (not
+                                    elapsed_s): >= 1, so a zeroed status is always stale */
 };
 
 /* Starts the search; NULL with err for a bad config (a knob the engine does not take, an
@@ -333,6 +345,11 @@ struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err
 const struct tune_space *run_tune_space(const struct run_tune *t);
 /* Copies the progress and (res non-NULL) the search so far (free res with tune_result_free). */
 void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_result *res);
+/* As run_tune_poll, but copies the search so far into res (when non-NULL) only when the
+ * generation is not `seen` (a status's generation): true then; false leaves res untouched.
+ * The progress is always copied. */
+bool run_tune_poll_changed(struct run_tune *t, unsigned long seen, struct run_tune_status *st,
+                           struct tune_result *res);
 /* Ends the search before its next point; what was measured is kept and reported.
  * Async-signal-safe. */
 void run_tune_stop(struct run_tune *t);

@@ -38,8 +38,8 @@ struct run_tune {
   char (*cfg_dirs)[1024]; /* run folder of each configuration visited (by index) */
   size_t n_cfg_dirs;
 
-  volatile int stop; /* run_tune_stop (signal handlers) or the budget */
-  volatile int budget_hit;
+  atomic_int stop; /* run_tune_stop (signal handlers) or the budget; lock-free */
+  atomic_int budget_hit;
   int64_t started_ns;
   double started_unix_s;
 
@@ -71,36 +71,22 @@ static void estimate_of(const struct fig_set *f, enum fig_id id, enum fig_stat s
 }
 
 /* A saved point as the search reads it: TTFT / TPOT / E2EL / ITL p99 and the tok/s per user
- * (FIG_INTERACTIVITY; its interval from TPOT p50's where it has none of its own), each with
+ * (FIG_INTERACTIVITY, as fig_set_derive makes it from TPOT p50, with its interval), each with
  * its 95% interval, and the output throughput (per GPU when n_gpus > 0). A point with failed
  * requests, or cut before its end, never holds: its latencies' upper bounds are infinite. */
 void run_tune_point_from_figs(const struct snap_point_result *p, int n_gpus,
                               struct tune_point *out) {
-  const struct fig_set *f = &p->figs;
+  struct fig_set derived = p->figs; /* per GPU and the tok/s per user: one derivation */
+  fig_set_derive(&derived, n_gpus);
+  const struct fig_set *f = &derived;
   estimate_of(f, FIG_TTFT, FIG_STAT_P99, &out->figure[TUNE_TTFT_P99_MS]);
   estimate_of(f, FIG_TPOT, FIG_STAT_P99, &out->figure[TUNE_TPOT_P99_MS]);
   estimate_of(f, FIG_E2EL, FIG_STAT_P99, &out->figure[TUNE_E2EL_P99_MS]);
   estimate_of(f, FIG_ITL, FIG_STAT_P99, &out->figure[TUNE_ITL_P99_MS]);
   struct tune_estimate *user = &out->figure[TUNE_MIN_TOK_S_PER_USER];
   estimate_of(f, FIG_INTERACTIVITY, FIG_VALUE, user);
-  double lo, hi;
-  if (isnan(user->point) && fig_has(f, FIG_TPOT, FIG_STAT_P50) &&
-      fig_get(f, FIG_TPOT, FIG_STAT_P50) > 0)
-    user->point = 1000.0 / fig_get(f, FIG_TPOT, FIG_STAT_P50);
-  if (isnan(user->lo) && fig_get_ci(f, FIG_TPOT, FIG_STAT_P50, &lo, &hi) && lo > 0 && hi > 0) {
-    user->lo = 1000.0 / hi;
-    user->hi = 1000.0 / lo;
-  }
-  if (n_gpus > 0 && fig_has(f, FIG_OUTPUT_TPUT_PER_GPU, FIG_VALUE)) {
-    estimate_of(f, FIG_OUTPUT_TPUT_PER_GPU, FIG_VALUE, &out->throughput);
-  } else {
-    estimate_of(f, FIG_OUTPUT_TPUT, FIG_VALUE, &out->throughput);
-    if (n_gpus > 0) {
-      out->throughput.point /= n_gpus;
-      out->throughput.lo /= n_gpus;
-      out->throughput.hi /= n_gpus;
-    }
-  }
+  estimate_of(f, n_gpus > 0 ? FIG_OUTPUT_TPUT_PER_GPU : FIG_OUTPUT_TPUT, FIG_VALUE,
+              &out->throughput);
   /* the latencies at p50 / p90 / p99 too, for the Tune screen's switch (tune.h) */
   static const enum fig_id lat[TUNE_MIN_TOK_S_PER_USER] = {FIG_TTFT, FIG_TPOT, FIG_E2EL, FIG_ITL};
   static const enum fig_stat pct[TUNE_N_STATS] = {FIG_STAT_P50, FIG_STAT_P90, FIG_STAT_P99};
@@ -235,6 +221,7 @@ static int make_tune_dir(struct run_tune *t, struct st_err *err) {
   if (rc == 0) {
     pthread_mutex_lock(&t->lock);
     snprintf(t->st.dir, sizeof t->st.dir, "%s", dir);
+    t->st.generation++;
     pthread_mutex_unlock(&t->lock);
   }
   return rc;
@@ -259,11 +246,16 @@ static const char *search_state(const struct run_tune *t, const struct tune_resu
     return "running";
   if (t->st.failed)
     return "failed";
-  if (t->budget_hit)
+  switch (res->end) {
+  case TUNE_END_DONE:
+    return "done";
+  case TUNE_END_POINT_BUDGET:
+  case TUNE_END_TIME_BUDGET:
     return "budget";
-  if (res->stopped)
+  case TUNE_END_STOPPED:
     return "stopped";
-  return res->out_of_budget ? "budget" : "done";
+  }
+  return "?";
 }
 
 /* tune.json: the space, the SLO, the workload, every configuration and every probe. */
@@ -353,10 +345,7 @@ static char *tune_json_alloc(const struct run_tune *t, const struct tune_result 
   cJSON_AddNumberToObject(doc, "points", res->points);
   cJSON_AddBoolToObject(doc, "out_of_budget", res->out_of_budget);
   cJSON_AddBoolToObject(doc, "stopped", res->stopped);
-  long start = -1;
-  for (size_t i = 0; i < res->n_configs && start < 0; i++)
-    if (memcmp(&res->configs[i].cfg, &t->space.start, sizeof t->space.start) == 0)
-      start = (long)i;
+  long start = tune_config_find(res, &t->space, &t->space.start);
   json_add_number_or_null(doc, "start_config", start >= 0, (double)start);
   json_add_number_or_null(doc, "winner", over && res->winner >= 0, (double)res->winner);
   json_add_number_or_null(doc, "runner_up", over && res->runner_up >= 0, (double)res->runner_up);
@@ -389,7 +378,7 @@ static void end_run(struct run_tune *t) {
 /* Its index in the result's configs: the search visits each once, in this order. */
 static long config_index(struct run_tune *t, const struct tune_config *c) {
   for (size_t i = 0; i < t->n_seen; i++)
-    if (memcmp(&t->seen[i], c, sizeof *c) == 0)
+    if (tune_config_eq(&t->space, &t->seen[i], c))
       return (long)i;
   t->seen = xreallocarray(t->seen, t->n_seen + 1, sizeof *t->seen);
   t->seen[t->n_seen] = *c;
@@ -418,6 +407,7 @@ static void note_status(struct run_tune *t, long config, int conc, const char *f
   va_start(ap, fmt);
   vsnprintf(t->st.message, sizeof t->st.message, fmt, ap);
   va_end(ap);
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -441,12 +431,9 @@ static int start_run(struct run_tune *t, const struct tune_config *c, long index
   rc.extra_server_args = t->cfg.extra_server_args;
   rc.n_extra_server_args = t->cfg.n_extra_server_args;
   rc.num_prompts = t->cfg.num_prompts;
-  /* a p99's 95% interval needs 367 requests (docs/figures.md): with fewer, a latency target
-   * could never hold */
-  bool latency_target = false;
-  for (int f = 0; f < TUNE_N_FIGURES; f++)
-    latency_target = latency_target || (t->cfg.slo.set[f] && f != TUNE_MIN_TOK_S_PER_USER);
-  rc.num_prompts_min = latency_target ? RUN_TUNE_P99_MIN_PROMPTS : 0;
+  /* a p99's 95% interval needs run_tune_p99_min_prompts() requests (docs/figures.md): with
+   * fewer, a latency target could never hold */
+  rc.num_prompts_min = tune_slo_has_p99(&t->cfg.slo, NULL) ? RUN_TUNE_P99_MIN_PROMPTS : 0;
   rc.isl = t->cfg.isl;
   rc.osl = t->cfg.osl;
   rc.range_ratio_set = t->cfg.range_ratio >= 0;
@@ -472,21 +459,38 @@ static int start_run(struct run_tune *t, const struct tune_config *c, long index
   return 0;
 }
 
+/* A point whose p99 target's interval is unknown cannot hold: why says so (and that too few
+ * requests were measured, where they were). */
+static void note_unknown_interval(const struct run_tune *t, const struct snap_point_result *p,
+                                  const struct tune_point *pt, char *why, size_t why_len) {
+  for (int f = 0; f < TUNE_N_FIGURES; f++) {
+    if (!t->cfg.slo.set[f] || f == TUNE_MIN_TOK_S_PER_USER || !isnan(pt->figure[f].hi))
+      continue;
+    int least = run_tune_p99_min_prompts();
+    if (p->completed < least)
+      snprintf(why, why_len, "p99 interval unknown (%lld requests < %d)", (long long)p->completed,
+               least);
+    else
+      snprintf(why, why_len, "p99 interval unknown");
+    return;
+  }
+}
+
 /* The search's callback: one point of configuration c at conc. */
 static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct tune_point *out,
                          char *why, size_t why_len, struct st_err *err) {
   (void)err;
   struct run_tune *t = ctx;
   if (t->cfg.budget_s > 0 && elapsed_s(t) >= t->cfg.budget_s) {
-    t->budget_hit = 1;
-    t->stop = 1;
+    atomic_store(&t->budget_hit, 1);
+    atomic_store(&t->stop, 1);
   }
-  if (t->stop)
+  if (atomic_load(&t->stop))
     return TUNE_STOPPED;
   long index = config_index(t, c);
   char desc[512];
   tune_config_describe(&t->space, c, desc, sizeof desc);
-  if (t->run && memcmp(&t->run_cfg, c, sizeof *c) != 0)
+  if (t->run && !tune_config_eq(&t->space, &t->run_cfg, c))
     end_run(t);
   if (!t->run) {
     note_status(t, index, conc, "starting configuration %ld: %s", index + 1, desc);
@@ -502,7 +506,7 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   run_get_outcome(t->run, &o);
   if (o.dir[0])
     set_cfg_dir(t, index, o.dir);
-  if (t->stop && (rc != 0 || !p.measured_to_end)) {
+  if (atomic_load(&t->stop) && (rc != 0 || !p.measured_to_end)) {
     end_run(t);
     return TUNE_STOPPED; /* cut by a stop: not a measurement */
   }
@@ -516,6 +520,8 @@ static int tune_measure(void *ctx, const struct tune_config *c, int conc, struct
   t->point_s_sum += (double)(clock_mono_ns() - t0) / 1e9;
   t->n_point_s++;
   run_tune_point_from_figs(&p, t->n_gpus, out);
+  why[0] = '\0'; /* measured: no reason, only a note */
+  note_unknown_interval(t, &p, out, why, why_len);
   t->probe_files = xreallocarray(t->probe_files, t->n_probe_files + 1, sizeof *t->probe_files);
   struct tune_probe_file *pf = &t->probe_files[t->n_probe_files++];
   snprintf(pf->run_dir, sizeof pf->run_dir, "%s", o.dir);
@@ -552,13 +558,14 @@ static void on_point(void *ctx, const struct tune_result *so_far) {
   tune_result_free(&t->so_far);
   tune_result_copy(&t->so_far, so_far);
   update_eta(t, so_far);
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
   char *text = tune_json_alloc(t, so_far, false);
   write_file(t, "tune.json", text);
   free(text);
   if (t->cfg.budget_s > 0 && elapsed_s(t) >= t->cfg.budget_s) {
-    t->budget_hit = 1;
-    t->stop = 1;
+    atomic_store(&t->budget_hit, 1);
+    atomic_store(&t->stop, 1);
   }
 }
 
@@ -573,10 +580,7 @@ static void fmt_estimate(char *buf, size_t n, const struct tune_estimate *e) {
 }
 
 static long start_config_index(const struct run_tune *t, const struct tune_result *res) {
-  for (size_t i = 0; i < res->n_configs; i++)
-    if (memcmp(&res->configs[i].cfg, &t->space.start, sizeof t->space.start) == 0)
-      return (long)i;
-  return -1;
+  return tune_config_find(res, &t->space, &t->space.start);
 }
 
 void run_tune_answer(const struct run_tune *t, const struct tune_result *res, struct sbuf *sb,
@@ -588,7 +592,7 @@ void run_tune_answer(const struct run_tune *t, const struct tune_result *res, st
     long i = which == 0 ? res->winner : res->runner_up;
     const char *title = which == 0 ? "Winner" : "Runner-up";
     if (i < 0) {
-      sbuf_printf(sb, "%s%s%s: none%s\n", markdown ? "- " : "", title, markdown ? "" : "",
+      sbuf_printf(sb, "%s%s: none%s\n", markdown ? "- " : "", title,
                   which == 0 ? " (no configuration held the SLO at any concurrency measured)"
                              : "");
       continue;
@@ -727,10 +731,7 @@ static char *report_alloc(const struct run_tune *t, const struct tune_result *re
         cfg.idx[k] = rest % t->space.knobs[k].n_values;
         rest /= t->space.knobs[k].n_values;
       }
-      bool seen = false;
-      for (size_t i = 0; i < res->n_configs && !seen; i++)
-        seen = memcmp(&res->configs[i].cfg, &cfg, sizeof cfg) == 0;
-      if (seen)
+      if (tune_config_find(res, &t->space, &cfg) >= 0)
         continue;
       char desc[512];
       tune_config_describe(&t->space, &cfg, desc, sizeof desc);
@@ -764,13 +765,17 @@ static void *tune_main(void *arg) {
   end_run(t); /* no server outlives the search */
   pthread_mutex_lock(&t->lock);
   if (rc == 0) {
+    /* how it ended, set here once: a stop the time budget made is the budget's */
+    if (t->final.end == TUNE_END_STOPPED && atomic_load(&t->budget_hit))
+      t->final.end = TUNE_END_TIME_BUDGET;
+    t->st.end = t->final.end;
     tune_result_free(&t->so_far);
     tune_result_copy(&t->so_far, &t->final);
     t->have_final = true;
-    const char *how = t->budget_hit              ? "the time budget ran out"
-                      : t->final.stopped         ? "stopped"
-                      : t->final.out_of_budget   ? "the point budget ran out"
-                                                 : "the search ended";
+    const char *how = t->final.end == TUNE_END_TIME_BUDGET    ? "the time budget ran out"
+                      : t->final.end == TUNE_END_STOPPED      ? "stopped"
+                      : t->final.end == TUNE_END_POINT_BUDGET ? "the point budget ran out"
+                                                              : "the search ended";
     snprintf(t->st.message, sizeof t->st.message, "%s: %d points, %zu configurations", how,
              t->final.points, t->final.n_configs);
   } else {
@@ -781,6 +786,7 @@ static void *tune_main(void *arg) {
   t->st.concurrency = 0;
   t->st.eta_valid = true;
   t->st.eta_s = 0;
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
   if (t->st.dir[0]) {
     char *text = tune_json_alloc(t, &t->so_far, true);
@@ -797,6 +803,7 @@ static void *tune_main(void *arg) {
         size_t len = strlen(t->st.message);
         snprintf(t->st.message + len, sizeof t->st.message - len, "; the chart could not be "
                  "written: %s", chart_err.msg);
+        t->st.generation++;
         pthread_mutex_unlock(&t->lock);
       }
       char *md = report_alloc(t, &t->so_far);
@@ -807,11 +814,27 @@ static void *tune_main(void *arg) {
   pthread_mutex_lock(&t->lock);
   t->st.elapsed_s = elapsed_s(t);
   t->st.over = true;
+  t->st.generation++;
   pthread_mutex_unlock(&t->lock);
   return NULL;
 }
 
 /* ---------------------------------------------------------------- public */
+int run_tune_p99_min_prompts(void) {
+  return (int)ci_quantile_min_n(0.99);
+}
+
+int run_tune_check_prompts(const struct tune_slo *slo, int num_prompts, struct st_err *err) {
+  const char *key = NULL;
+  int least = run_tune_p99_min_prompts();
+  if (num_prompts <= 0 || num_prompts >= least || !tune_slo_has_p99(slo, &key))
+    return 0;
+  return err_setf(err, "--num-prompts %d: at least %d with a p99 target (--slo %s): a p99's "
+                       "95%% interval needs %d requests a point, and with fewer the target can "
+                       "never hold",
+                  num_prompts, least, key, least);
+}
+
 struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err *err) {
   if (!cfg->recipe) {
     err_setf(err, "tune: no recipe");
@@ -829,7 +852,7 @@ struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err
              TUNE_MAX_KNOBS);
     return NULL;
   }
-  if (check_knobs(cfg, err) != 0)
+  if (check_knobs(cfg, err) != 0 || run_tune_check_prompts(&cfg->slo, cfg->num_prompts, err) != 0)
     return NULL;
   struct run_tune *t = xcalloc(1, sizeof *t);
   t->cfg = *cfg;
@@ -866,6 +889,7 @@ struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err
   snprintf(t->st.engine, sizeof t->st.engine, "%s", t->engine->name);
   t->st.simulated = t->engine->simulated;
   snprintf(t->st.message, sizeof t->st.message, "starting");
+  t->st.generation = 1;
   t->started_ns = clock_mono_ns();
   t->started_unix_s = clock_real_s();
   pthread_mutex_init(&t->lock, NULL);
@@ -884,17 +908,24 @@ const struct tune_space *run_tune_space(const struct run_tune *t) {
 }
 
 void run_tune_poll(struct run_tune *t, struct run_tune_status *st, struct tune_result *res) {
+  (void)run_tune_poll_changed(t, 0, st, res); /* generations start at 1: always copied */
+}
+
+bool run_tune_poll_changed(struct run_tune *t, unsigned long seen, struct run_tune_status *st,
+                           struct tune_result *res) {
   pthread_mutex_lock(&t->lock);
   if (!t->st.over)
     t->st.elapsed_s = elapsed_s(t);
   *st = t->st;
-  if (res)
+  bool changed = t->st.generation != seen;
+  if (changed && res)
     tune_result_copy(res, &t->so_far);
   pthread_mutex_unlock(&t->lock);
+  return changed;
 }
 
 void run_tune_stop(struct run_tune *t) {
-  t->stop = 1;
+  atomic_store(&t->stop, 1);
 }
 
 bool run_tune_wait(struct run_tune *t, int64_t timeout_ms) {

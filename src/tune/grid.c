@@ -8,7 +8,7 @@
  * rests on the search's own assumption (latency grows with load: above a failing concurrency
  * nothing holds); everything else is measured, nothing skipped or pruned. The result has the
  * search's shape, so the report, tune.json and the charts are the same. */
-#include "tune/tune.h"
+#include "tune/tune_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,54 +24,27 @@ static bool next_config(const struct tune_space *space, struct tune_config *cfg)
   return false;
 }
 
-static bool same_config(const struct tune_space *space, const struct tune_config *a,
-                        const struct tune_config *b) {
-  return memcmp(a->idx, b->idx, space->n_knobs * sizeof a->idx[0]) == 0;
-}
-
-/* Is configuration i a candidate that beats configuration `than` (-1: none)? */
-static bool beats(const struct tune_result *res, size_t i, long than) {
-  const struct tune_config_result *c = &res->configs[i];
-  bool candidate = c->best_conc > 0 &&
-                   (c->status == TUNE_CFG_BEST_FOUND || c->status == TUNE_CFG_OUT_OF_BUDGET);
-  return candidate && (than < 0 || c->goodput.point > res->configs[than].goodput.point);
-}
-
 /* Measures configuration c from conc_min up to its first failure. Returns 0, 1 when the
  * search must end (budget, stop) or -1 (the callback failed). */
 static int grid_config(const struct tune_slo *slo, const struct tune_options *opt,
                        tune_measure_fn measure, void *ctx, struct tune_result *res,
                        size_t ci, struct st_err *err) {
   for (int conc = opt->conc_min; conc <= opt->conc_max; conc++) {
-    struct tune_config_result *c = &res->configs[ci];
-    if ((opt->max_points > 0 && res->points >= opt->max_points) || (opt->stop && *opt->stop)) {
-      res->stopped = opt->stop && *opt->stop;
-      res->out_of_budget = true;
-      c->status = TUNE_CFG_OUT_OF_BUDGET;
-      return 1;
-    }
     struct tune_point pt;
-    memset(&pt, 0, sizeof pt);
-    char why[sizeof c->why] = "";
-    int rc = measure(ctx, &c->cfg, conc, &pt, why, sizeof why, err);
-    if (rc == TUNE_STOPPED) {
-      res->stopped = res->out_of_budget = true;
+    int r = tune_probe(slo, opt, measure, ctx, res, ci, conc, &pt, err);
+    struct tune_config_result *c = &res->configs[ci];
+    if (r == TUNE_PROBE_END) {
       c->status = TUNE_CFG_OUT_OF_BUDGET;
       return 1;
     }
-    if (rc != 0 && rc != TUNE_START_FAILED)
+    if (r == TUNE_PROBE_ERROR)
       return -1;
-    res->points++;
-    c->points++;
-    if (rc == TUNE_START_FAILED) {
-      snprintf(c->why, sizeof c->why, "%s", why[0] ? why : "the server did not start");
+    if (r == TUNE_PROBE_START_FAILED) {
       c->status = TUNE_CFG_START_FAILED;
       c->best_conc = 0; /* nothing it measured counts */
       return 0;
     }
-    bool holds = tune_slo_holds(slo, &pt);
-    res->probes = xreallocarray(res->probes, res->n_probes + 1, sizeof *res->probes);
-    res->probes[res->n_probes++] = (struct tune_probe){ci, conc, pt, holds};
+    bool holds = r == TUNE_PROBE_HOLDS;
     if (holds) {
       c->best_conc = conc;
       c->goodput = pt.throughput;
@@ -110,7 +83,7 @@ int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
   int rc = 0;
   for (bool first = true, more = true; more && rc == 0; first = false) {
     const struct tune_config *this = first ? &space->start : &cfg;
-    if (!first && same_config(space, &cfg, &space->start)) { /* measured first */
+    if (!first && tune_config_eq(space, &cfg, &space->start)) { /* measured first */
       more = next_config(space, &cfg);
       continue;
     }
@@ -123,16 +96,5 @@ int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
     if (!first)
       more = next_config(space, &cfg);
   }
-  if (rc < 0) {
-    tune_result_free(res);
-    res->winner = res->runner_up = -1;
-    return -1;
-  }
-  for (size_t i = 0; i < res->n_configs; i++)
-    if (beats(res, i, res->winner))
-      res->winner = (long)i;
-  for (size_t i = 0; i < res->n_configs; i++)
-    if ((long)i != res->winner && beats(res, i, res->runner_up))
-      res->runner_up = (long)i;
-  return 0;
+  return tune_finish(res, rc < 0);
 }

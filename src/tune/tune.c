@@ -1,7 +1,7 @@
 /* The search core of `servetop tune`: --slo and --knob parsing, the per-configuration
  * concurrency search (bracket and bisect), the coordinate search over configurations with
  * pruning. docs/tune.md says why each choice. */
-#include "tune/tune.h"
+#include "tune/tune_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,6 +17,16 @@ static const char *const figure_keys[TUNE_N_FIGURES] = {
 
 const char *tune_figure_key(enum tune_figure f) {
   return (unsigned)f < TUNE_N_FIGURES ? figure_keys[f] : "?";
+}
+
+bool tune_slo_has_p99(const struct tune_slo *slo, const char **key) {
+  for (int f = 0; f < TUNE_N_FIGURES; f++)
+    if (slo->set[f] && f != TUNE_MIN_TOK_S_PER_USER) {
+      if (key)
+        *key = figure_keys[f];
+      return true;
+    }
+  return false;
 }
 
 /* A whole-string finite number. */
@@ -287,70 +297,100 @@ struct search {
   bool failed; /* the callback returned -1 */
 };
 
-static bool config_eq(const struct tune_space *s, const struct tune_config *a,
-                      const struct tune_config *b) {
-  for (size_t k = 0; k < s->n_knobs; k++)
+bool tune_config_eq(const struct tune_space *space, const struct tune_config *a,
+                    const struct tune_config *b) {
+  for (size_t k = 0; k < space->n_knobs; k++)
     if (a->idx[k] != b->idx[k])
       return false;
   return true;
 }
 
-static long find_config(const struct search *s, const struct tune_config *cfg) {
-  for (size_t i = 0; i < s->res->n_configs; i++)
-    if (config_eq(s->space, &s->res->configs[i].cfg, cfg))
+long tune_config_find(const struct tune_result *res, const struct tune_space *space,
+                      const struct tune_config *cfg) {
+  for (size_t i = 0; i < res->n_configs; i++)
+    if (tune_config_eq(space, &res->configs[i].cfg, cfg))
       return (long)i;
   return -1;
 }
 
-static bool is_candidate(const struct tune_config_result *c) {
+bool tune_config_is_candidate(const struct tune_config_result *c) {
   return c->best_conc > 0 &&
          (c->status == TUNE_CFG_BEST_FOUND || c->status == TUNE_CFG_OUT_OF_BUDGET);
 }
 
+long tune_best_config(const struct tune_result *res, long except) {
+  long best = -1;
+  for (size_t i = 0; i < res->n_configs; i++) {
+    const struct tune_config_result *c = &res->configs[i];
+    if ((long)i == except || !tune_config_is_candidate(c))
+      continue;
+    if (best < 0 || c->goodput.point > res->configs[best].goodput.point)
+      best = (long)i;
+  }
+  return best;
+}
+
+long tune_best_probe(const struct tune_result *res, size_t c) {
+  if (c >= res->n_configs || res->configs[c].best_conc <= 0)
+    return -1;
+  long found = -1;
+  for (size_t i = 0; i < res->n_probes; i++)
+    if (res->probes[i].config == c && res->probes[i].concurrency == res->configs[c].best_conc &&
+        res->probes[i].holds)
+      found = (long)i;
+  return found;
+}
+
 /* Best goodput so far (-inf when none). */
 static double best_goodput(const struct search *s) {
-  double best = -(double)INFINITY;
-  for (size_t i = 0; i < s->res->n_configs; i++)
-    if (is_candidate(&s->res->configs[i]) && s->res->configs[i].goodput.point > best)
-      best = s->res->configs[i].goodput.point;
-  return best;
+  long b = tune_best_config(s->res, -1);
+  return b >= 0 ? s->res->configs[b].goodput.point : -(double)INFINITY;
+}
+
+int tune_probe(const struct tune_slo *slo, const struct tune_options *opt,
+               tune_measure_fn measure, void *ctx, struct tune_result *res, size_t config,
+               int conc, struct tune_point *pt, struct st_err *err) {
+  struct tune_config_result *c = &res->configs[config];
+  if (opt->max_points > 0 && res->points >= opt->max_points) {
+    res->out_of_budget = true;
+    return TUNE_PROBE_END;
+  }
+  if (opt->stop && atomic_load(opt->stop)) {
+    res->stopped = res->out_of_budget = true;
+    return TUNE_PROBE_END;
+  }
+  memset(pt, 0, sizeof *pt);
+  char why[sizeof c->why] = "";
+  int rc = measure(ctx, &c->cfg, conc, pt, why, sizeof why, err);
+  if (rc == TUNE_STOPPED) {
+    res->stopped = res->out_of_budget = true;
+    return TUNE_PROBE_END;
+  }
+  if (rc != 0 && rc != TUNE_START_FAILED)
+    return TUNE_PROBE_ERROR;
+  res->points++;
+  c->points++;
+  if (rc == TUNE_START_FAILED) {
+    snprintf(c->why, sizeof c->why, "%s", why[0] ? why : "the server did not start");
+    return TUNE_PROBE_START_FAILED;
+  }
+  if (why[0] && !c->why[0]) /* a note on the point (its interval unknown) */
+    snprintf(c->why, sizeof c->why, "%s", why);
+  bool holds = tune_slo_holds(slo, pt);
+  res->probes = xreallocarray(res->probes, res->n_probes + 1, sizeof *res->probes);
+  res->probes[res->n_probes++] = (struct tune_probe){config, conc, *pt, holds};
+  return holds ? TUNE_PROBE_HOLDS : TUNE_PROBE_FAILS;
 }
 
 /* One point: 1 holds, 0 fails, -2 start failed (c->why set), -3 budget, -1 callback error. */
 static int probe(struct search *s, struct tune_config_result *c, int conc, struct tune_point *pt) {
-  if (s->opt.max_points > 0 && s->res->points >= s->opt.max_points) {
-    s->res->out_of_budget = true;
-    return -3;
-  }
-  if (s->opt.stop && *s->opt.stop) {
-    s->res->stopped = s->res->out_of_budget = true;
-    return -3;
-  }
-  memset(pt, 0, sizeof *pt);
-  char why[sizeof c->why] = "";
-  int rc = s->measure(s->ctx, &c->cfg, conc, pt, why, sizeof why, s->err);
-  if (rc == TUNE_STOPPED) {
-    s->res->stopped = s->res->out_of_budget = true;
-    return -3;
-  }
-  s->res->points++;
-  c->points++;
-  if (rc == TUNE_START_FAILED) {
-    snprintf(c->why, sizeof c->why, "%s", why[0] ? why : "the server did not start");
-    return -2;
-  }
-  if (rc != 0) {
+  int r = tune_probe(s->slo, &s->opt, s->measure, s->ctx, s->res, (size_t)(c - s->res->configs),
+                     conc, pt, s->err);
+  if (r == TUNE_PROBE_ERROR)
     s->failed = true;
-    return -1;
-  }
-  bool holds = tune_slo_holds(s->slo, pt);
-  struct tune_result *res = s->res;
-  res->probes = xrealloc(res->probes, (res->n_probes + 1) * sizeof *res->probes);
-  res->probes[res->n_probes++] =
-      (struct tune_probe){(size_t)(c - res->configs), conc, *pt, holds};
-  if (s->opt.on_point)
-    s->opt.on_point(s->ctx, res);
-  return holds ? 1 : 0;
+  if (r >= 0 && s->opt.on_point)
+    s->opt.on_point(s->ctx, s->res);
+  return r;
 }
 
 /* Can the concurrencies still open, [lo, fail), beat `best`? Two bounds (docs/tune.md):
@@ -447,7 +487,7 @@ static void search_config(struct search *s, struct tune_config_result *c) {
 
 /* Visits cfg once: returns its index, or -1 when the search must stop. */
 static long visit(struct search *s, const struct tune_config *cfg) {
-  long i = find_config(s, cfg);
+  long i = tune_config_find(s->res, s->space, cfg);
   if (i >= 0)
     return i;
   if (s->res->out_of_budget || s->failed)
@@ -462,27 +502,15 @@ static long visit(struct search *s, const struct tune_config *cfg) {
   return s->failed ? -1 : (long)(res->n_configs - 1);
 }
 
-static long best_index(const struct tune_result *res, long except) {
-  long best = -1;
-  for (size_t i = 0; i < res->n_configs; i++) {
-    const struct tune_config_result *c = &res->configs[i];
-    if ((long)i == except || !is_candidate(c))
-      continue;
-    if (best < 0 || c->goodput.point > res->configs[best].goodput.point)
-      best = (long)i;
-  }
-  return best;
-}
-
 /* The centre: the best configuration so far, else the start. */
 static struct tune_config centre_of(const struct search *s) {
-  long b = best_index(s->res, -1);
+  long b = tune_best_config(s->res, -1);
   return b >= 0 ? s->res->configs[b].cfg : s->space->start;
 }
 
 /* One pass along every knob: 1 when the best changed, 0 when not, -1 to stop. */
 static int axis_pass(struct search *s) {
-  long before = best_index(s->res, -1);
+  long before = tune_best_config(s->res, -1);
   for (size_t k = 0; k < s->space->n_knobs; k++) {
     struct tune_config centre = centre_of(s);
     size_t n = s->space->knobs[k].n_values, at = centre.idx[k];
@@ -497,13 +525,13 @@ static int axis_pass(struct search *s) {
       }
     }
   }
-  return best_index(s->res, -1) != before;
+  return tune_best_config(s->res, -1) != before;
 }
 
 /* One step along each pair of knobs from the best: what a single-axis move cannot see (a batch
  * cap that only pays with more KV memory). 1 when the best changed, 0 when not, -1 to stop. */
 static int diagonal_pass(struct search *s) {
-  long before = best_index(s->res, -1);
+  long before = tune_best_config(s->res, -1);
   struct tune_config centre = centre_of(s);
   for (size_t j = 0; j < s->space->n_knobs; j++)
     for (size_t k = j + 1; k < s->space->n_knobs; k++)
@@ -519,7 +547,7 @@ static int diagonal_pass(struct search *s) {
           if (visit(s, &cfg) < 0)
             return -1;
         }
-  return best_index(s->res, -1) != before;
+  return tune_best_config(s->res, -1) != before;
 }
 
 int tune_search(const struct tune_space *space, const struct tune_slo *slo,
@@ -561,13 +589,20 @@ int tune_search(const struct tune_space *space, const struct tune_slo *slo,
       break;
   }
 done:
-  if (s.failed) {
+  return tune_finish(res, s.failed);
+}
+
+int tune_finish(struct tune_result *res, bool failed) {
+  if (failed) {
     tune_result_free(res);
     res->winner = res->runner_up = -1;
     return -1;
   }
-  res->winner = best_index(res, -1);
-  res->runner_up = res->winner >= 0 ? best_index(res, res->winner) : -1;
+  res->winner = tune_best_config(res, -1);
+  res->runner_up = res->winner >= 0 ? tune_best_config(res, res->winner) : -1;
+  res->end = res->stopped         ? TUNE_END_STOPPED
+             : res->out_of_budget ? TUNE_END_POINT_BUDGET
+                                  : TUNE_END_DONE;
   return 0;
 }
 
@@ -590,35 +625,63 @@ void tune_result_copy(struct tune_result *dst, const struct tune_result *src) {
     memcpy(dst->probes, src->probes, src->n_probes * sizeof *dst->probes);
 }
 
-static double user_speed(const struct tune_result *res, size_t i) {
-  return res->probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point;
+bool tune_probe_counts(const struct tune_result *res, size_t i) {
+  const struct tune_probe *p = &res->probes[i];
+  return p->holds &&
+         !(p->config < res->n_configs && res->configs[p->config].status == TUNE_CFG_START_FAILED);
 }
 
 size_t tune_frontier(const struct tune_result *res, size_t *out) {
-  size_t n = 0;
-  for (size_t i = 0; i < res->n_probes; i++) {
-    const struct tune_point *p = &res->probes[i].pt;
-    if (res->probes[i].holds && isfinite(p->throughput.point) &&
-        isfinite(p->figure[TUNE_MIN_TOK_S_PER_USER].point))
-      out[n++] = i;
+  size_t n = res->n_probes;
+  double *user = xcalloc(n + 1, sizeof *user), *tput = xcalloc(n + 1, sizeof *tput);
+  bool *holds = xcalloc(n + 1, sizeof *holds);
+  for (size_t i = 0; i < n; i++) {
+    user[i] = res->probes[i].pt.figure[TUNE_MIN_TOK_S_PER_USER].point;
+    tput[i] = res->probes[i].pt.throughput.point;
+    holds[i] = tune_probe_counts(res, i);
   }
-  for (size_t a = 1; a < n; a++) /* insertion sort: a few hundred points at most, no state */
-    for (size_t b = a; b > 0 && user_speed(res, out[b - 1]) > user_speed(res, out[b]); b--) {
-      size_t t = out[b];
-      out[b] = out[b - 1];
-      out[b - 1] = t;
-    }
+  size_t kept = tune_frontier_of(user, tput, holds, n, out);
+  free(user);
+  free(tput);
+  free(holds);
+  return kept;
+}
+
+struct by_user {
+  double user;
+  size_t i;
+};
+
+/* tok/s per user ascending, then the order measured: the order is total, as a stable sort's */
+static int by_user_cmp(const void *a, const void *b) {
+  const struct by_user *x = a, *y = b;
+  if (x->user < y->user)
+    return -1;
+  if (x->user > y->user)
+    return 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t tune_frontier_of(const double *user, const double *tput, const bool *holds, size_t n_in,
+                        size_t *out) {
+  struct by_user *sorted = xcalloc(n_in + 1, sizeof *sorted);
+  size_t n = 0;
+  for (size_t i = 0; i < n_in; i++)
+    if (holds[i] && isfinite(tput[i]) && isfinite(user[i]))
+      sorted[n++] = (struct by_user){user[i], i};
+  qsort(sorted, n, sizeof *sorted, by_user_cmp);
   /* from the fastest per user down: keep a point only when its throughput beats every point
    * faster per user than it */
   size_t kept = 0;
   double best_tput = -(double)INFINITY;
   for (size_t k = n; k-- > 0;) {
-    double t = res->probes[out[k]].pt.throughput.point;
+    double t = tput[sorted[k].i];
     if (t > best_tput) {
       best_tput = t;
-      out[n - 1 - kept++] = out[k];
+      out[n - 1 - kept++] = sorted[k].i;
     }
   }
   memmove(out, out + (n - kept), kept * sizeof *out);
+  free(sorted);
   return kept;
 }

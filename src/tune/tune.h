@@ -15,6 +15,7 @@
 #ifndef SERVETOP_TUNE_TUNE_H
 #define SERVETOP_TUNE_TUNE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -35,6 +36,9 @@ struct tune_slo {
   double target[TUNE_N_FIGURES];
 };
 
+/* Does the SLO have a p99 target (a latency: ttft, tpot, e2el, itl)? Its first such key in
+ * *key (when non-NULL). */
+bool tune_slo_has_p99(const struct tune_slo *slo, const char **key);
 /* The key of a figure in --slo ("ttft_p99_ms", ..., "min_tok_s_per_user"). */
 const char *tune_figure_key(enum tune_figure f);
 /* Parses "ttft_p99_ms=2000,tpot_p99_ms=50,..." into slo (cleared first). Errors name --slo
@@ -92,7 +96,9 @@ struct tune_point {
   struct tune_estimate by_stat[TUNE_N_STATS][TUNE_N_FIGURES];
 };
 
-/* Measures configuration cfg at a concurrency. Returns 0 with *out filled; TUNE_START_FAILED
+/* Measures configuration cfg at a concurrency. Returns 0 with *out filled (why: "" or a note on
+ * the point, e.g. that its p99 interval is unknown, which becomes its configuration's why
+ * where that has none); TUNE_START_FAILED
  * when the server did not start with cfg (why: the server's reason, e.g. its out-of-memory
  * line); -1 for a failure that stops the search (err says why). The search calls it with one
  * configuration at a time, in order: a change of configuration means a restart. */
@@ -113,7 +119,7 @@ struct tune_options {
   void (*on_point)(void *ctx, const struct tune_result *so_far);
   /* Optional: when it reads true the search ends before the next point, keeping what was
    * measured (Ctrl-C, `q`, the time budget); the result says stopped. */
-  const volatile int *stop;
+  const atomic_int *stop; /* lock-free: set from signal handlers and other threads */
   /* Measure the full grid instead of searching (tune_grid): the reference the search is
    * measured against (`servetop tune --grid`, tests/bench/tune_vs_grid.sh). */
   bool grid;
@@ -147,6 +153,16 @@ struct tune_probe {
   bool holds;            /* the SLO held on its bounds */
 };
 
+/* How a search ended: the one reading of it for the CLI's exit code, the chart, the Tune view
+ * and tune.json's status. */
+enum tune_end {
+  TUNE_END_DONE,         /* the search ran to its end */
+  TUNE_END_POINT_BUDGET, /* options.max_points ran out */
+  TUNE_END_TIME_BUDGET,  /* a stop that was the caller's time budget: the search cannot tell
+                            a stop's reason, so the caller (run/tune_run.c) sets it */
+  TUNE_END_STOPPED,      /* a stop (Ctrl-C, q) */
+};
+
 struct tune_result {
   struct tune_config_result *configs; /* in the order visited */
   size_t n_configs;
@@ -155,6 +171,7 @@ struct tune_result {
   int points; /* measured in all */
   bool out_of_budget;
   bool stopped; /* options.stop ended it */
+  enum tune_end end; /* set once the search returns */
   long winner, runner_up; /* indexes into configs by goodput, -1: none */
 };
 
@@ -179,11 +196,36 @@ int tune_grid(const struct tune_space *space, const struct tune_slo *slo,
 void tune_result_free(struct tune_result *res);
 /* A deep copy of src into dst (free with tune_result_free). */
 void tune_result_copy(struct tune_result *dst, const struct tune_result *src);
-/* The frontier of the measured points where the SLO held, as InferenceX plots its results:
+/* Does probe i count as holding: its SLO held and its configuration was not marked failed to
+ * start later (it died mid-search: nothing it measured counts)? The frontier, the chart and
+ * the Tune view draw the others as not holding. */
+bool tune_probe_counts(const struct tune_result *res, size_t i);
+/* The frontier of the measured points that count as holding (tune_probe_counts), as InferenceX
+ * plots its results:
  * throughput against tok/s per user, the points no other holding point beats on both. Writes
  * indexes into res->probes to out (room for res->n_probes), by tok/s per user ascending;
  * returns how many. */
 size_t tune_frontier(const struct tune_result *res, size_t *out);
+/* The same on n points given as arrays: tok/s per user, throughput, whether each counts
+ * (holds); writes indexes (room for n) by tok/s per user ascending; returns how many. */
+size_t tune_frontier_of(const double *user, const double *tput, const bool *holds, size_t n,
+                        size_t *out);
+/* The same configuration (the value index of each of the space's knobs)? */
+bool tune_config_eq(const struct tune_space *space, const struct tune_config *a,
+                    const struct tune_config *b);
+/* The index of cfg in res->configs, -1 when it was not visited. */
+long tune_config_find(const struct tune_result *res, const struct tune_space *space,
+                      const struct tune_config *cfg);
+/* Is a configuration in the running for the answer: a concurrency where its SLO holds and
+ * its search ended on it (best found) or on the budget (a lower bound)? */
+bool tune_config_is_candidate(const struct tune_config_result *c);
+/* The candidate with the highest goodput, other than configuration `except` (-1: none);
+ * the first of equals. -1 when there is none. The winner is tune_best_config(res, -1), the
+ * runner-up tune_best_config(res, winner). */
+long tune_best_config(const struct tune_result *res, long except);
+/* The probe of configuration c at its best concurrency (the last one measured there that
+ * holds), -1 when none. */
+long tune_best_probe(const struct tune_result *res, size_t c);
 /* "kv-cache=0.84 max-batch=128" into buf. */
 void tune_config_describe(const struct tune_space *space, const struct tune_config *cfg, char *buf,
                           size_t len);

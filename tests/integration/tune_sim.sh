@@ -41,6 +41,8 @@ bad "spec value" "--knob spec=maybe" $R --sim --slo ttft_p99_ms=100 --knob spec=
 bad "budget" "--budget 'soon'" $R --sim --slo ttft_p99_ms=100 --knob max-batch=4 --budget soon
 bad "concurrency range" "--conc-min must not be above --conc-max" $R --sim --slo ttft_p99_ms=100 \
   --knob max-batch=4 --conc-min 8 --conc-max 4
+bad "too few requests for a p99" "--num-prompts 20: at least 368 with a p99 target (--slo ttft_p99_ms)" \
+  $R --sim --slo ttft_p99_ms=100 --knob max-batch=4 --num-prompts 20
 bad "unknown recipe" "no recipe 'no-such-recipe'" no-such-recipe --sim --slo ttft_p99_ms=100 \
   --knob max-batch=4
 check "bad input: nothing made" test ! -e "$WORK/bad"
@@ -119,15 +121,16 @@ check "export: the recipe loads (servetop show)" test "$rc" -eq 0
 check "export: the recipe's command has the winner's knobs" \
   bash -c "grep -q -- '--max-running-requests 16' '$WORK/show.out' && grep -q -- '--mem-fraction-static 0.85' '$WORK/show.out'"
 
-# ---- no configuration holds: exit 1, said (20 requests a point give a p99 no interval)
-timeout 120 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=150 \
+# ---- no configuration holds: exit 1, said (a floor no server reaches; short points: no p99
+# target, so 20 requests a point are allowed)
+timeout 120 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo min_tok_s_per_user=1000000 \
   --knob max-batch=4,8 --isl 64 --osl 4 --num-prompts 20 --max-points 1 \
   --results-dir "$WORK/none" >"$WORK/none.out" 2>&1 && rc=0 || rc=$?
 check "no answer: exit 1" test "$rc" -eq 1
 check "no answer: said" grep -q '^Winner: none' "$WORK/none.out"
 
 # ---- the time budget: no point starts after it
-timeout 120 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=150 \
+timeout 120 "$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo min_tok_s_per_user=1000000 \
   --knob max-batch=1:64:1 --isl 64 --osl 4 --num-prompts 20 --budget 1s \
   --results-dir "$WORK/budget" >"$WORK/budget.out" 2>&1 && rc=0 || rc=$?
 check "budget: exit 1 (no answer in 1 s)" test "$rc" -eq 1
@@ -139,8 +142,8 @@ assert t["status"] == "budget" and t["budget_s"] == 1 and 1 <= len(t["probes"]) 
 EOF
 
 # ---- Ctrl-C: the search stops, keeps what was measured, leaves no server
-"$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo ttft_p99_ms=150 --knob max-batch=1:64:1 \
-  --isl 64 --osl 4 --num-prompts 20 --results-dir "$WORK/int" >"$WORK/int.out" 2>&1 &
+"$SERVETOP" tune $R --configs "$CONFIGS" --sim --slo min_tok_s_per_user=1000000 \
+  --knob max-batch=1:64:1 --isl 64 --osl 4 --num-prompts 20 --results-dir "$WORK/int" >"$WORK/int.out" 2>&1 &
 TPID=$!
 PIDS+=("$TPID")
 for _ in $(seq 600); do

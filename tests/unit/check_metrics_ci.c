@@ -38,6 +38,16 @@ START_TEST(tiny_samples_give_unknown) {
   ck_assert(ci_quantile_ranks(400, 0.99, &l, &u));
   ck_assert(l < u && u <= 400 && l >= 390);
   ck_assert(!ci_quantile_ranks(0, 0.5, &l, &u));
+  /* the least n with an interval: the one below it has none */
+  static const double qs[] = {0.5, 0.9, 0.99};
+  static const size_t least[] = {6, 36, 368};
+  for (size_t i = 0; i < 3; i++) {
+    size_t m = ci_quantile_min_n(qs[i]);
+    ck_assert_uint_eq(m, least[i]);
+    ck_assert(ci_quantile_ranks(m, qs[i], &l, &u));
+    ck_assert(!ci_quantile_ranks(m - 1, qs[i], &l, &u));
+  }
+  ck_assert_uint_eq(ci_quantile_min_n(0), 0);
   double v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, lo, hi;
   ck_assert(!ci_mean_batched(v, NULL, 9, 5, &lo, &hi));
   ck_assert(isnan(lo) && isnan(hi));

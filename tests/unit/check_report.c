@@ -225,6 +225,61 @@ START_TEST(tune_chart_of_nothing_and_of_unknowns) {
 }
 END_TEST
 
+/* A configuration that died mid-search: the point it measured held, but it is drawn as not
+ * holding (hollow) and is off the frontier. */
+START_TEST(tune_chart_draws_a_dead_configuration_as_not_holding) {
+  char *dir = scratch_dir();
+  struct st_err err = {{0}};
+  struct tune_result res;
+  fixture(&res);
+  res.probes = xreallocarray(res.probes, res.n_probes + 1, sizeof *res.probes);
+  struct tune_probe *p = &res.probes[res.n_probes++];
+  *p = res.probes[4]; /* configuration 2's best, c=16 */
+  p->config = 2;
+  p->concurrency = 2;
+  p->pt.throughput = est(5000, 100);
+  p->holds = true;
+  ck_assert_int_eq(report_tune_charts(dir, "r", false, NULL, NULL, &res, 1, &err), 0);
+  char *svg = assert_svg(dir, "tune.svg");
+  assert_has(svg, "series 3 c=2: x 30, y 5000 (SLO does not hold)");
+  assert_has(svg, "series 2 c=16: x 30, y 1500\n");
+  free(svg);
+  tune_result_free(&res);
+  remove_dir(dir);
+}
+END_TEST
+
+/* The subtitle says how the search ended: a time budget's end (made by a stop) is the
+ * budget's, not a stop. */
+START_TEST(tune_chart_says_how_it_ended) {
+  char *dir = scratch_dir();
+  struct st_err err = {{0}};
+  struct tune_result res;
+  fixture(&res);
+  static const struct {
+    enum tune_end end;
+    bool stopped;
+    const char *has, *lacks;
+  } cases[] = {{TUNE_END_TIME_BUDGET, true, "| budget ran out", "| stopped"},
+               {TUNE_END_POINT_BUDGET, false, "| budget ran out", "| stopped"},
+               {TUNE_END_STOPPED, true, "| stopped", "budget ran out"},
+               {TUNE_END_DONE, false, "3 configurations", "| stopped"}};
+  for (size_t i = 0; i < ST_ARRAY_LEN(cases); i++) {
+    res.end = cases[i].end;
+    res.stopped = res.out_of_budget = cases[i].stopped;
+    ck_assert_int_eq(report_tune_charts(dir, "r", false, NULL, NULL, &res, 1, &err), 0);
+    char *svg = assert_svg(dir, "tune.svg");
+    assert_has(svg, cases[i].has);
+    ck_assert_msg(!strstr(svg, cases[i].lacks), "case %zu: '%s' drawn", i, cases[i].lacks);
+    if (cases[i].end == TUNE_END_DONE)
+      ck_assert_ptr_null(strstr(svg, "budget ran out"));
+    free(svg);
+  }
+  tune_result_free(&res);
+  remove_dir(dir);
+}
+END_TEST
+
 START_TEST(unwritable_folder_is_named) {
   struct st_err err = {{0}};
   struct tune_result res;
@@ -373,6 +428,8 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, tune_chart_is_drawn_with_everything);
   tcase_add_test(tc, tune_chart_of_nothing_and_of_unknowns);
+  tcase_add_test(tc, tune_chart_draws_a_dead_configuration_as_not_holding);
+  tcase_add_test(tc, tune_chart_says_how_it_ended);
   tcase_add_test(tc, unwritable_folder_is_named);
   tcase_add_test(tc, sweep_table_cells_and_intervals);
   tcase_add_test(tc, sweep_chart_and_table_written);

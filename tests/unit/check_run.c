@@ -15,6 +15,26 @@
 #define LLAMA_OFF_DIR TEST_DATA_DIR "/launcher/compare/llamacpp-off"
 #define LLAMA_DRAFT_DIR TEST_DATA_DIR "/launcher/compare/llamacpp-draft"
 
+/* --num-prompts below what a p99's interval needs is refused where the SLO has a p99 target,
+ * naming the flag, the minimum and why; the default (400) is above that minimum. */
+START_TEST(tune_refuses_too_few_prompts_for_a_p99) {
+  struct tune_slo slo, floor_only;
+  struct st_err err = {{0}};
+  ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000,min_tok_s_per_user=5", &slo, &err), 0);
+  ck_assert_int_eq(tune_slo_parse("min_tok_s_per_user=5", &floor_only, &err), 0);
+  int least = run_tune_p99_min_prompts();
+  ck_assert_int_eq(least, 368);
+  ck_assert_int_ge(RUN_TUNE_P99_MIN_PROMPTS, least);
+  ck_assert_int_eq(run_tune_check_prompts(&slo, least - 1, &err), -1);
+  ck_assert_str_eq(err.msg, "--num-prompts 367: at least 368 with a p99 target (--slo "
+                            "ttft_p99_ms): a p99's 95% interval needs 368 requests a point, and "
+                            "with fewer the target can never hold");
+  ck_assert_int_eq(run_tune_check_prompts(&slo, least, &err), 0);
+  ck_assert_int_eq(run_tune_check_prompts(&slo, 0, &err), 0); /* not given: the default */
+  ck_assert_int_eq(run_tune_check_prompts(&floor_only, 20, &err), 0);
+}
+END_TEST
+
 START_TEST(mislabel_rule) {
   /* label says MTP, server has none: the guard fires */
   ck_assert(run_spec_mislabelled(RECIPE_SPEC_MTP, true, false));
@@ -326,6 +346,7 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("run");
   TCase *tc = tcase_create("core");
+  tcase_add_test(tc, tune_refuses_too_few_prompts_for_a_p99);
   tcase_add_test(tc, mislabel_rule);
   tcase_add_test(tc, engine_falls_back_to_sim_with_a_reason);
   tcase_add_test(tc, compare_sides_load_from_folders_and_files);

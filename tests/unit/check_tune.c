@@ -313,7 +313,7 @@ static int one_config_measure(void *ctx, const struct tune_config *cfg, int conc
 
 struct stop_ctx {
   int calls, seen_points;
-  volatile int stop;
+  atomic_int stop;
 };
 static int stop_measure(void *ctx, const struct tune_config *cfg, int conc, struct tune_point *out,
                         char *why, size_t why_len, struct st_err *err) {
@@ -324,7 +324,7 @@ static void stop_on_point(void *ctx, const struct tune_result *so_far) {
   struct stop_ctx *c = ctx;
   c->seen_points = (int)so_far->n_probes;
   if (so_far->n_probes == 3)
-    c->stop = 1; /* as Ctrl-C after the third point */
+    atomic_store(&c->stop, 1); /* as Ctrl-C after the third point */
 }
 
 /* Every measured point is kept with its configuration, concurrency and judgement; the progress
@@ -340,6 +340,7 @@ START_TEST(probes_are_recorded_and_stop_keeps_them) {
   struct tune_result res;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, stop_measure, &ctx, &res, &err), 0);
   ck_assert(res.stopped);
+  ck_assert_int_eq(res.end, TUNE_END_STOPPED);
   ck_assert_int_eq(ctx.calls, 3);
   ck_assert_int_eq(ctx.seen_points, 3);
   ck_assert_uint_eq(res.n_probes, 3);
@@ -358,6 +359,7 @@ START_TEST(probes_are_recorded_and_stop_keeps_them) {
   opt.on_point = NULL;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, stop_measure, &ctx, &res, &err), 0);
   ck_assert(!res.stopped);
+  ck_assert_int_eq(res.end, TUNE_END_DONE);
   ck_assert_uint_eq(res.n_probes, 12);
   int failing = 0;
   for (size_t i = 0; i < res.n_probes; i++)
@@ -396,6 +398,41 @@ START_TEST(a_stopped_point_ends_the_search_keeping_what_was_measured) {
 }
 END_TEST
 
+/* A point whose p99 interval is unknown (too few requests): the callback's note is the
+ * configuration's why, so "no configuration held the SLO" says why. */
+static int unknown_measure(void *ctx, const struct tune_config *cfg, int conc,
+                           struct tune_point *out, char *why, size_t why_len, struct st_err *err) {
+  (void)ctx;
+  (void)cfg;
+  (void)err;
+  for (int f = 0; f < TUNE_N_FIGURES; f++)
+    out->figure[f] = (struct tune_estimate){10, NAN, NAN};
+  out->throughput = (struct tune_estimate){conc * 10.0, conc * 9.0, conc * 11.0};
+  snprintf(why, why_len, "p99 interval unknown (20 requests < 368)");
+  return 0;
+}
+
+START_TEST(a_note_on_a_point_becomes_the_configurations_why) {
+  struct tune_slo slo;
+  struct st_err err = {{0}};
+  ck_assert_int_eq(tune_slo_parse("ttft_p99_ms=2000", &slo, &err), 0);
+  ck_assert(tune_slo_has_p99(&slo, NULL));
+  struct tune_slo floor_only;
+  ck_assert_int_eq(tune_slo_parse("min_tok_s_per_user=5", &floor_only, &err), 0);
+  ck_assert(!tune_slo_has_p99(&floor_only, NULL));
+  struct tune_space space = {0};
+  for (int grid = 0; grid < 2; grid++) {
+    struct tune_options opt = {.conc_min = 1, .conc_max = 8, .grid = grid};
+    struct tune_result res;
+    ck_assert_int_eq(tune_search(&space, &slo, &opt, unknown_measure, NULL, &res, &err), 0);
+    ck_assert_int_eq(res.winner, -1);
+    ck_assert_int_eq(res.configs[0].status, TUNE_CFG_NONE_HOLDS);
+    ck_assert_str_eq(res.configs[0].why, "p99 interval unknown (20 requests < 368)");
+    tune_result_free(&res);
+  }
+}
+END_TEST
+
 static struct tune_probe fprobe(double user, double tput, bool holds) {
   struct tune_probe p = {0};
   p.pt.figure[TUNE_MIN_TOK_S_PER_USER].point = user;
@@ -427,6 +464,45 @@ START_TEST(frontier_keeps_the_undominated_holding_points) {
   ck_assert_ptr_ne(copy.probes, res.probes);
   ck_assert_uint_eq(tune_frontier(&copy, out), 3);
   tune_result_free(&copy);
+  /* the same on arrays; equal tok/s per user: the later point first from the top, as the
+   * order measured breaks the tie */
+  double user[] = {10, 10, 20, 20, 5};
+  double tput[] = {300, 300, 100, 100, 200};
+  bool holds[] = {true, true, true, true, true};
+  size_t o[5];
+  ck_assert_uint_eq(tune_frontier_of(user, tput, holds, 5, o), 2);
+  ck_assert_uint_eq(o[0], 1);
+  ck_assert_uint_eq(o[1], 3);
+}
+END_TEST
+
+/* A configuration marked failed to start after it measured (it died mid-search): its points
+ * held but count for nothing, so none of them is on the frontier. */
+START_TEST(frontier_skips_a_configuration_that_died) {
+  struct tune_probe probes[] = {
+      fprobe(50, 100, true), /* 0: frontier */
+      fprobe(5, 400, true),  /* 1: frontier */
+      fprobe(60, 900, true), /* 2: would dominate both, but its configuration died */
+  };
+  probes[2].config = 1;
+  struct tune_config_result configs[2] = {
+      {.status = TUNE_CFG_BEST_FOUND, .best_conc = 4},
+      {.status = TUNE_CFG_START_FAILED},
+  };
+  struct tune_result res = {0};
+  res.probes = probes;
+  res.n_probes = 3;
+  res.configs = configs;
+  res.n_configs = 2;
+  ck_assert(tune_probe_counts(&res, 0));
+  ck_assert(!tune_probe_counts(&res, 2));
+  size_t out[3];
+  ck_assert_uint_eq(tune_frontier(&res, out), 2);
+  ck_assert_uint_eq(out[0], 1);
+  ck_assert_uint_eq(out[1], 0);
+  configs[1].status = TUNE_CFG_BEST_FOUND; /* alive: it is the whole frontier */
+  ck_assert_uint_eq(tune_frontier(&res, out), 1);
+  ck_assert_uint_eq(out[0], 2);
 }
 END_TEST
 
@@ -454,6 +530,7 @@ START_TEST(one_config_bracket_and_bisect) {
   calls = 0;
   ck_assert_int_eq(tune_search(&space, &slo, &opt, one_config_measure, &calls, &res, &err), 0);
   ck_assert(res.out_of_budget);
+  ck_assert_int_eq(res.end, TUNE_END_POINT_BUDGET);
   ck_assert_int_eq(res.points, 5);
   ck_assert_int_eq(calls, 5);
   ck_assert_int_eq(res.configs[0].status, TUNE_CFG_OUT_OF_BUDGET);
@@ -556,6 +633,8 @@ int main(void) {
   tcase_add_test(tc, one_config_bracket_and_bisect);
   tcase_add_test(tc, probes_are_recorded_and_stop_keeps_them);
   tcase_add_test(tc, frontier_keeps_the_undominated_holding_points);
+  tcase_add_test(tc, frontier_skips_a_configuration_that_died);
+  tcase_add_test(tc, a_note_on_a_point_becomes_the_configurations_why);
   tcase_add_test(tc, falling_throughput_is_not_pruned);
   tcase_add_test(tc, search_input_and_callback_errors);
   tcase_add_test(tc, a_stopped_point_ends_the_search_keeping_what_was_measured);

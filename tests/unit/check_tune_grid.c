@@ -121,6 +121,7 @@ START_TEST(grid_budget_keeps_what_it_measured) {
   struct tune_result res;
   ck_assert_int_eq(tune_grid(&space, &slo, &opt, measure, &s, &res, &err), 0);
   ck_assert(res.out_of_budget);
+  ck_assert_int_eq(res.end, TUNE_END_POINT_BUDGET);
   ck_assert_int_eq(res.points, 7);
   ck_assert_uint_eq(res.n_configs, 1); /* np=4 off holds to 32: cut at 7 */
   ck_assert_int_eq(res.configs[0].status, TUNE_CFG_OUT_OF_BUDGET);

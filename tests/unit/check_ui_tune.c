@@ -335,6 +335,21 @@ START_TEST(percentile_switch) {
 }
 END_TEST
 
+/* D died mid-search (no start): a point it measured that held is drawn as failing, at every
+ * percentile. */
+START_TEST(a_dead_configuration_draws_as_failing) {
+  add_probe(&tv.res, 3, 1, 80, 500, true, 20);
+  for (int pass = 0; pass < 2; pass++) {
+    struct ui_grid g;
+    render_grid(&g, 80, 24, true);
+    ck_assert(has_cell(&g, "d", THEME_INACTIVE));
+    ck_assert(!has_cell(&g, "D", THEME_CHART_ACCEPT));
+    ui_grid_fini(&g);
+    view_key('p'); /* p50: judged again, still nothing */
+  }
+}
+END_TEST
+
 START_TEST(stop_asks_and_keeps_the_screen) {
   ck_assert_int_eq(view_key('q').kind, UI_CMD_NONE);
   char *frame = ut_frame(&tuneview_screen, &tv, NULL, NULL, 80, 24, true);
@@ -352,14 +367,22 @@ START_TEST(stop_asks_and_keeps_the_screen) {
   st.over = true;
   snprintf(st.message, sizeof st.message, "stopped: 7 points measured; best B");
   snprintf(st.dir, sizeof st.dir, "/tmp/runs/x-tune-demo");
-  tv.res.stopped = true;
+  st.end = TUNE_END_STOPPED;
   tuneview_update(&tv, &st, NULL);
   frame = ut_frame(&tuneview_screen, &tv, NULL, NULL, 80, 24, true);
-  ut_assert_has(frame, "stopped");
+  ut_assert_has(frame, "· stopped ·");
   ut_assert_has(frame, "stopped: 7 points measured; best B");
   ut_assert_has(frame, "q quit");
   ut_assert_has(frame, "2.60k [2.50k, 2.70k]");
   ut_assert_lacks(frame, "ETA");
+  free(frame);
+  /* the time budget ended it (its stop too): the budget's, not a stop */
+  st.end = TUNE_END_TIME_BUDGET;
+  tv.res.stopped = true;
+  tuneview_update(&tv, &st, NULL);
+  frame = ut_frame(&tuneview_screen, &tv, NULL, NULL, 80, 24, true);
+  ut_assert_has(frame, "· budget spent ·");
+  ut_assert_lacks(frame, "· stopped ·");
   free(frame);
   ck_assert_int_eq(view_key('q').kind, UI_CMD_QUIT);
   ck_assert_int_eq(view_key(UI_KEY_ESCAPE).kind, UI_CMD_HOME);
@@ -425,6 +448,7 @@ int main(void) {
   tcase_add_test(tc, view_at_80x24);
   tcase_add_test(tc, layout_fits_every_size);
   tcase_add_test(tc, percentile_switch);
+  tcase_add_test(tc, a_dead_configuration_draws_as_failing);
   tcase_add_test(tc, stop_asks_and_keeps_the_screen);
   tcase_add_test(tc, table_scrolls);
   tcase_add_test(tc, empty_search);
