@@ -607,6 +607,15 @@ void run_tune_answer(const struct run_tune *t, const struct tune_result *res, st
                                                       "search"
                                                     : "");
   }
+  if (res->winner >= 0 && res->runner_up >= 0) {
+    /* a winner by a margin inside the noise is no answer between the two */
+    const struct tune_estimate *w = &res->configs[res->winner].goodput,
+                               *r = &res->configs[res->runner_up].goodput;
+    if (isfinite(w->lo) && isfinite(r->hi) && w->lo <= r->hi)
+      sbuf_printf(sb, "%sWinner and runner-up are not told apart: their 95%% intervals overlap "
+                  "(measure both again, or with more requests a point, before choosing "
+                  "between them).\n", markdown ? "- " : "");
+  }
   long s = start_config_index(t, res);
   tune_config_describe(&t->space, &t->space.start, desc, sizeof desc);
   if (s < 0) {

@@ -39,6 +39,22 @@ print("the SLO bound: it failed at concurrency " + ", ".join(map(str, fails)) if
       "note: the SLO held at every concurrency measured (a quiet machine): it did not bind")
 EOF
 TUNE_JSON=$(ls "$WORK"/tune/*/tune.json)
+# a winner by a margin inside the noise is said to be no answer between the two
+overlap=$(python3 - "$TUNE_JSON" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+w, r = t["winner"], t["runner_up"]
+if w is None or r is None or r < 0:
+    print("none")
+else:
+    a, b = t["configs"][w]["goodput"], t["configs"][r]["goodput"]
+    print("yes" if a["lo"] is not None and b["hi"] is not None and a["lo"] <= b["hi"] else "no")
+EOF
+)
+case $overlap in
+yes) check "overlapping winner and runner-up are said not told apart" grep -q "not told apart" "$WORK/tune.out" ;;
+no) check "apart winner and runner-up are not called alike" bash -c "! grep -q 'not told apart' '$WORK/tune.out'" ;;
+esac
 
 # the winner's settings as a plain run: the twin when spec=on, --set for every other knob
 mapfile -t RUN_ARGS < <(python3 "$(dirname "$0")/../lib/tune_winner.py" args "$TUNE_JSON")
