@@ -109,8 +109,9 @@ static const char run_description[] =
          "append ARG to the server command as is (repeatable; e.g. --server-arg=--sim-speed=20)",  \
          NULL, NULL},                                                                              \
         {"num-prompts", OPT_INT, &(o)->num_prompts, "N",                                           \
-         "requests per point (default conc x 10; below the concurrency: refused; a point under " \
-         "10 x conc requests or 5 s is marked short)",                                           \
+         "requests per point, exactly (default conc x 10, raised so the point lasts 5 s after " \
+         "the warmups; below the concurrency: refused; a point under 10 x conc requests or 5 s " \
+         "is marked short)",                                                                      \
          NULL, &(o)->num_prompts_seen},                                                            \
         {"num-warmups", OPT_INT, &(o)->num_warmups, "N", "warmup requests (default 2 x conc)",     \
          NULL, &(o)->num_warmups_seen},                                                            \
@@ -972,8 +973,9 @@ int cmd_attach_main(int argc, char **argv) {
        NULL, NULL},
       {"isl", OPT_INT, &o.isl, "N", "input length in tokens (default 1024)", NULL, &o.isl_seen},
       {"osl", OPT_INT, &o.osl, "N", "output length in tokens (default 128)", NULL, &o.osl_seen},
-      {"num-prompts", OPT_INT, &o.num_prompts, "N", "requests per point (default conc x 10)",
-       NULL, &o.num_prompts_seen},
+      {"num-prompts", OPT_INT, &o.num_prompts, "N",
+       "requests per point, exactly (default conc x 10, raised so a point lasts 5 s)", NULL,
+       &o.num_prompts_seen},
       {"num-prompts-factor", OPT_INT, &factor, "F", "requests per point = conc x F (default 10)",
        NULL, &factor_seen},
       {"num-warmups", OPT_INT, &o.num_warmups, "N", "warmup requests (default 2 x conc)", NULL,

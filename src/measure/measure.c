@@ -90,7 +90,7 @@ static int build_workload(const struct measure_spec *spec, const struct measure_
    * calibrated text on the chat endpoint (the server applies the template). */
   bool calibrated_chat = !tok && (chat_endpoint || template);
   const char *url_path = calibrated_chat && !chat_endpoint ? "/v1/chat/completions" : spec->endpoint;
-  if (calibrated_chat) {
+  if (calibrated_chat && !r->calibrated) { /* a rebuild (sized_num_prompts) keeps the first's */
     char *url = path_join_alloc(spec->base_url, url_path);
     int rc = lg_chat_calibrate(url, spec->served_model_name, spec->api_key,
                                spec->prefix_len + spec->input_len, &r->calibration, err);
@@ -180,6 +180,45 @@ static enum measure_end drive(const struct lg_config *cfg, enum measure_phase p,
   return end;
 }
 
+/* ---------------------------------------------------------------- point length */
+/* The requests that make the load last spec->min_duration_s, estimated from the
+ * warmups wr: they are copies of the first request, all at once, bounded by
+ * max-concurrency, so ceil(warmups / conc) waves of about one request's latency
+ * each; the load is ceil(num_prompts / conc) such waves (or num_prompts / rate
+ * at a finite rate, when that is longer). spec->num_prompts when the estimate
+ * already reaches it or when nothing can be estimated; *request_s gets the
+ * latency (0: none). */
+static int sized_num_prompts(const struct measure_spec *spec, const struct lg_result *wr,
+                             double *request_s) {
+  *request_s = 0;
+  int n = spec->num_prompts;
+  double wall_s = (double)(wr->end_mono_ns - wr->start_mono_ns) / 1e9;
+  if (spec->min_duration_s <= 0 || n <= 0 || wr->n_records == 0 || !(wall_s > 0))
+    return n;
+  double conc = spec->max_concurrency > 0 ? spec->max_concurrency : 0;
+  double lat_s = wall_s / (conc > 0 ? ceil((double)wr->n_records / conc) : 1);
+  *request_s = lat_s;
+  bool paced = spec->request_rate > 0 && isfinite(spec->request_rate);
+  double est_s = (conc > 0 ? ceil(n / conc) : 1) * lat_s;
+  if (paced)
+    est_s = fmax(est_s, n / spec->request_rate);
+  if (est_s >= spec->min_duration_s)
+    return n;
+  /* a margin over the estimate: the first request's length stands for all of them */
+  double target_s = spec->min_duration_s * 1.25, need = INFINITY;
+  if (conc > 0)
+    need = ceil(target_s / lat_s) * conc;
+  if (paced)
+    need = fmin(need, ceil(target_s * spec->request_rate));
+  /* Bounded: a first request far faster than the rest cannot blow the count up, and
+   * the prompts (every body is built and held before the load) stay within
+   * MEASURE_MAX_PROMPT_TOKENS input tokens, tens of MB. */
+  double tokens = fmax(1, spec->input_len + spec->prefix_len);
+  double cap = fmin((double)n * MEASURE_MAX_PROMPTS_FACTOR, floor(MEASURE_MAX_PROMPT_TOKENS / tokens));
+  need = fmin(need, cap);
+  return need > n ? (int)need : n;
+}
+
 /* ---------------------------------------------------------------- profile */
 /* POST base/path with body (the reference reads the reply as a stream); the
  * HTTP status, 0 without an answer. */
@@ -232,10 +271,13 @@ static void fill_settings(const struct measure_spec *spec, struct measure_result
   s->profile_stop_status = r->profile_stop_status;
 }
 
-int measure_point(const struct measure_spec *spec, const struct measure_hooks *hooks,
+int measure_point(const struct measure_spec *planned, const struct measure_hooks *hooks,
                   struct measure_result *r, struct st_err *err) {
+  struct measure_spec sized = *planned; /* num_prompts: the count measured (min_duration_s) */
+  const struct measure_spec *spec = &sized;
   memset(r, 0, sizeof(*r));
   r->end = MEASURE_END_FAILED;
+  r->planned_num_prompts = planned->num_prompts;
   phase(hooks, MEASURE_PHASE_PROMPTS, "building %d prompts", spec->num_prompts);
   struct lg_workload work = {0}, warm = {0};
   if (build_workload(spec, hooks, r, &work, err) != 0) {
@@ -275,6 +317,8 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
     if (end != MEASURE_END_FAILED) {
       for (size_t i = 0; i < wr.n_records; i++)
         r->warmups_failed += wr.records[i].failure != LG_OK;
+      if (end == MEASURE_END_DONE && r->warmups_failed == 0 && !wr.interrupted)
+        sized.num_prompts = sized_num_prompts(spec, &wr, &r->warmup_request_s);
       lg_result_free(&wr);
     }
     lg_workload_free(&warm);
@@ -289,6 +333,16 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
     lg_workload_free(&work);
     free(url);
     return -1;
+  }
+  if (spec->num_prompts != planned->num_prompts) { /* the same seed, more prompts */
+    phase(hooks, MEASURE_PHASE_PROMPTS, "building %d prompts (%d would last under %g s)",
+          spec->num_prompts, planned->num_prompts, spec->min_duration_s);
+    lg_workload_free(&work);
+    if (build_workload(spec, hooks, r, &work, err) != 0) {
+      r->end = cancelled(hooks) ? MEASURE_END_STOPPED : MEASURE_END_FAILED;
+      free(url);
+      return -1;
+    }
   }
 
   if (spec->profile) {
@@ -305,7 +359,12 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
                             .timeout_s = 2.0};
     scraper = sig_scraper_start(&sc);
   }
-  phase(hooks, MEASURE_PHASE_LOAD, "%d requests", spec->num_prompts);
+  if (spec->num_prompts != planned->num_prompts)
+    phase(hooks, MEASURE_PHASE_LOAD,
+          "%d -> %d requests (warm-up: %.2f s a request; a point lasts at least %g s)",
+          planned->num_prompts, spec->num_prompts, r->warmup_request_s, spec->min_duration_s);
+  else
+    phase(hooks, MEASURE_PHASE_LOAD, "%d requests", spec->num_prompts);
   lc.prompts = work.prompts;
   lc.n_prompts = work.n_prompts;
   lc.request_rate = spec->request_rate;
