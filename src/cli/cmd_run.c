@@ -258,6 +258,9 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
   sbuf_free(&figs);
   if (p->cut_by_stop > 0)
     fprintf(out, " | %lld cut when the point ended (not failures)", (long long)p->cut_by_stop);
+  if (p->planned > 0) /* the default count, raised from the warmups */
+    fprintf(out, " | %lld requests, not %lld, to last %d s", (long long)p->total,
+            (long long)p->planned, CI_MIN_POINT_S);
   if (fig_has(&p->figs, FIG_ACCEPT_LENGTH, FIG_VALUE))
     fprintf(out, " | accept %.2f", fig_get(&p->figs, FIG_ACCEPT_LENGTH, FIG_VALUE));
   if (p->drafts_valid)

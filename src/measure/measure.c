@@ -181,22 +181,48 @@ static enum measure_end drive(const struct lg_config *cfg, enum measure_phase p,
 }
 
 /* ---------------------------------------------------------------- point length */
+/* How much longer the workload's mean request is than its first (the warmups'
+ * copy): the first's prefill (TTFT) and decode (the rest) in the warmups wr,
+ * scaled by the mean input and output lengths over the first's; 1 when unknown. */
+static double mean_over_first(const struct lg_workload *work, const struct lg_result *wr) {
+  if (work->n_prompts == 0 || work->prompts[0].prompt_len == 0 ||
+      work->prompts[0].output_len == 0)
+    return 1;
+  double in = 0, out = 0, ttft_s = 0, e2el_s = 0;
+  for (size_t i = 0; i < work->n_prompts; i++) {
+    in += work->prompts[i].prompt_len;
+    out += work->prompts[i].output_len;
+  }
+  double in_ratio = in / (double)work->n_prompts / work->prompts[0].prompt_len;
+  double out_ratio = out / (double)work->n_prompts / work->prompts[0].output_len;
+  for (size_t i = 0; i < wr->n_records; i++) {
+    ttft_s += (double)wr->records[i].ttft_ns / 1e9;
+    e2el_s += (double)wr->records[i].e2el_ns / 1e9;
+  }
+  if (!(e2el_s > 0) || ttft_s > e2el_s)
+    return out_ratio;
+  return (ttft_s * in_ratio + (e2el_s - ttft_s) * out_ratio) / e2el_s;
+}
+
 /* The requests that make the load last spec->min_duration_s, estimated from the
- * warmups wr: they are copies of the first request, all at once, bounded by
- * max-concurrency, so ceil(warmups / conc) waves of about one request's latency
- * each; the load is ceil(num_prompts / conc) such waves (or num_prompts / rate
- * at a finite rate, when that is longer). spec->num_prompts when the estimate
- * already reaches it or when nothing can be estimated; *request_s gets the
- * latency (0: none). */
-static int sized_num_prompts(const struct measure_spec *spec, const struct lg_result *wr,
-                             double *request_s) {
+ * warmups wr: they are copies of the first request of work, all at once, bounded
+ * by max-concurrency, so ceil(warmups / conc) waves of about one request's latency
+ * each (scaled from the first request to the mean one: mean_over_first); the load
+ * is ceil(num_prompts / conc) such waves (or num_prompts / rate at a finite rate,
+ * when that is longer). spec->num_prompts when the estimate already reaches it or
+ * when nothing can be estimated; *request_s gets the latency (0: none). */
+static int sized_num_prompts(const struct measure_spec *spec, const struct lg_workload *work,
+                             const struct lg_result *wr, double *request_s) {
   *request_s = 0;
   int n = spec->num_prompts;
   double wall_s = (double)(wr->end_mono_ns - wr->start_mono_ns) / 1e9;
   if (spec->min_duration_s <= 0 || n <= 0 || wr->n_records == 0 || !(wall_s > 0))
     return n;
   double conc = spec->max_concurrency > 0 ? spec->max_concurrency : 0;
-  double lat_s = wall_s / (conc > 0 ? ceil((double)wr->n_records / conc) : 1);
+  double lat_s = wall_s / (conc > 0 ? ceil((double)wr->n_records / conc) : 1) *
+                 mean_over_first(work, wr);
+  if (!(lat_s > 0))
+    return n;
   *request_s = lat_s;
   bool paced = spec->request_rate > 0 && isfinite(spec->request_rate);
   double est_s = (conc > 0 ? ceil(n / conc) : 1) * lat_s;
@@ -318,7 +344,7 @@ int measure_point(const struct measure_spec *planned, const struct measure_hooks
       for (size_t i = 0; i < wr.n_records; i++)
         r->warmups_failed += wr.records[i].failure != LG_OK;
       if (end == MEASURE_END_DONE && r->warmups_failed == 0 && !wr.interrupted)
-        sized.num_prompts = sized_num_prompts(spec, &wr, &r->warmup_request_s);
+        sized.num_prompts = sized_num_prompts(spec, &work, &wr, &r->warmup_request_s);
       lg_result_free(&wr);
     }
     lg_workload_free(&warm);

@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib/harness.sh"
 RECIPES=${TEST_DATA_DIR:?}/launcher/recipes
 export POINT_LENGTH_TEST_MARK=$WORK # every process the runs start inherits it
 common=(llama8b-h200-sglang --configs "$RECIPES" --engine sim --conc 2 --isl 128 --osl 32
-        --headless --quiet)
+        --headless)
 
 result() { ls "$1"/*/result-conc2.json 2>/dev/null | head -n 1; }
 field() { python3 -c 'import json, sys
@@ -31,6 +31,8 @@ else
   check "default point: at least ci_point_min_requests ($min_req)" test "$done_" -ge "$min_req"
   check "default point: lasts at least 5 s" field "$R" 'd["duration"] >= 5 or sys.exit(1)'
   check "default point: not marked short" test "$(field "$R" 'pl["short"]')" = False
+  check "default point: the point line says the count was raised" \
+    grep -q "| $n requests, not 20, to last 5 s" "$WORK/sized.out"
 fi
 
 # ---------------------------------------------------------------- --num-prompts: exact
@@ -45,6 +47,7 @@ else
   check "--num-prompts 20: 20 completed" test "$(field "$R" 'd["completed"]')" -eq 20
   check "--num-prompts 20: marked short" test "$(field "$R" 'pl["short"]')" = True
   check "--num-prompts 20: the summary says short" grep -q " short " "$WORK/exact.out"
+  check "--num-prompts 20: not raised" bash -c '! grep -q "to last 5 s" "$1"' _ "$WORK/exact.out"
 fi
 
 # ---------------------------------------------------------------- no warmups: no estimate
