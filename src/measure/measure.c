@@ -229,7 +229,7 @@ static int sized_num_prompts(const struct measure_spec *spec, const struct lg_wo
   if (paced)
     est_s = fmax(est_s, n / spec->request_rate);
   /* A margin over the estimate: the warmups (the first request, from a cold start)
-   * stand for all the requests; on the sim they ran up to 1.25 x the load's latency. */
+   * stand for all the requests; on the sim they ran 0.8 to 1.25 x the load's latency. */
   double target_s = spec->min_duration_s * 1.4, need = INFINITY;
   if (est_s >= target_s)
     return n;
