@@ -111,8 +111,9 @@ static const char run_description[] =
          "append ARG to the server command as is (repeatable; e.g. --server-arg=--sim-speed=20)",  \
          NULL, NULL},                                                                              \
         {"num-prompts", OPT_INT, &(o)->num_prompts, "N",                                           \
-         "requests per point (default conc x 10; below the concurrency: refused; a point under " \
-         "10 x conc requests or 5 s is marked short)",                                           \
+         "requests per point, exactly (default conc x 10, raised so the point lasts 5 s after " \
+         "the warmups; below the concurrency: refused; a point under 10 x conc requests or 5 s " \
+         "is marked short)",                                                                      \
          NULL, &(o)->num_prompts_seen},                                                            \
         {"num-warmups", OPT_INT, &(o)->num_warmups, "N", "warmup requests (default 2 x conc)",     \
          NULL, &(o)->num_warmups_seen},                                                            \
@@ -259,6 +260,9 @@ static void point_line(FILE *out, const char *tag, const struct snap_run *s,
   sbuf_free(&figs);
   if (p->cut_by_stop > 0)
     fprintf(out, " | %lld cut when the point ended (not failures)", (long long)p->cut_by_stop);
+  if (p->planned > 0) /* the default count, raised from the warmups */
+    fprintf(out, " | %lld requests, not %lld, to last %d s", (long long)p->total,
+            (long long)p->planned, CI_MIN_POINT_S);
   if (fig_has(&p->figs, FIG_ACCEPT_LENGTH, FIG_VALUE))
     fprintf(out, " | accept %.2f", fig_get(&p->figs, FIG_ACCEPT_LENGTH, FIG_VALUE));
   if (p->drafts_valid)
@@ -974,8 +978,9 @@ int cmd_attach_main(int argc, char **argv) {
        NULL, NULL},
       {"isl", OPT_INT, &o.isl, "N", "input length in tokens (default 1024)", NULL, &o.isl_seen},
       {"osl", OPT_INT, &o.osl, "N", "output length in tokens (default 128)", NULL, &o.osl_seen},
-      {"num-prompts", OPT_INT, &o.num_prompts, "N", "requests per point (default conc x 10)",
-       NULL, &o.num_prompts_seen},
+      {"num-prompts", OPT_INT, &o.num_prompts, "N",
+       "requests per point, exactly (default conc x 10, raised so a point lasts 5 s)", NULL,
+       &o.num_prompts_seen},
       {"num-prompts-factor", OPT_INT, &factor, "F", "requests per point = conc x F (default 10)",
        NULL, &factor_seen},
       {"num-warmups", OPT_INT, &o.num_warmups, "N", "warmup requests (default 2 x conc)", NULL,

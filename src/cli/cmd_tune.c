@@ -213,10 +213,11 @@ int cmd_tune_main(int argc, char **argv) {
   char engine_help[160];
   snprintf(engine_help, sizeof engine_help, "server to launch: %s (default: as `servetop run`)",
            eng_names(false));
-  char prompts_help[200];
+  char prompts_help[240];
   snprintf(prompts_help, sizeof prompts_help,
-           "requests per point (default: concurrency x 10, at least %d with a p99 target; "
-           "given with one, at least %d: a p99's 95%% interval needs them)",
+           "requests per point, exactly when given (default: concurrency x 10, at least %d with "
+           "a p99 target, raised so a point lasts 5 s; given with a p99 target, at least %d: a "
+           "p99's 95%% interval needs them)",
            RUN_TUNE_P99_MIN_PROMPTS, run_tune_p99_min_prompts());
   const struct opt_spec specs[] = {
       {"slo", OPT_STRING, &o.slo, "K=V,...", "the targets: ttft_p99_ms, tpot_p99_ms, e2el_p99_ms, "

@@ -90,7 +90,7 @@ static int build_workload(const struct measure_spec *spec, const struct measure_
    * calibrated text on the chat endpoint (the server applies the template). */
   bool calibrated_chat = !tok && (chat_endpoint || template);
   const char *url_path = calibrated_chat && !chat_endpoint ? "/v1/chat/completions" : spec->endpoint;
-  if (calibrated_chat) {
+  if (calibrated_chat && !r->calibrated) { /* a rebuild (sized_num_prompts) keeps the first's */
     char *url = path_join_alloc(spec->base_url, url_path);
     int rc = lg_chat_calibrate(url, spec->served_model_name, spec->api_key,
                                spec->prefix_len + spec->input_len, &r->calibration, err);
@@ -180,6 +180,72 @@ static enum measure_end drive(const struct lg_config *cfg, enum measure_phase p,
   return end;
 }
 
+/* ---------------------------------------------------------------- point length */
+/* How much longer the workload's mean request is than its first (the warmups'
+ * copy): the first's prefill (TTFT) and decode (the rest) in the warmups wr,
+ * scaled by the mean input and output lengths over the first's; 1 when unknown. */
+static double mean_over_first(const struct lg_workload *work, const struct lg_result *wr) {
+  if (work->n_prompts == 0 || work->prompts[0].prompt_len == 0 ||
+      work->prompts[0].output_len == 0)
+    return 1;
+  double in = 0, out = 0, ttft_s = 0, e2el_s = 0;
+  for (size_t i = 0; i < work->n_prompts; i++) {
+    in += work->prompts[i].prompt_len;
+    out += work->prompts[i].output_len;
+  }
+  double in_ratio = in / (double)work->n_prompts / work->prompts[0].prompt_len;
+  double out_ratio = out / (double)work->n_prompts / work->prompts[0].output_len;
+  for (size_t i = 0; i < wr->n_records; i++) {
+    ttft_s += (double)wr->records[i].ttft_ns / 1e9;
+    e2el_s += (double)wr->records[i].e2el_ns / 1e9;
+  }
+  if (!(e2el_s > 0) || ttft_s > e2el_s)
+    return out_ratio;
+  return (ttft_s * in_ratio + (e2el_s - ttft_s) * out_ratio) / e2el_s;
+}
+
+/* The requests that make the load last spec->min_duration_s, estimated from the
+ * warmups wr: they are copies of the first request of work, all at once, bounded
+ * by max-concurrency, so ceil(warmups / conc) waves of about one request's latency
+ * each (scaled from the first request to the mean one: mean_over_first); the load
+ * is ceil(num_prompts / conc) such waves (or num_prompts / rate at a finite rate,
+ * when that is longer). spec->num_prompts when the estimate already reaches it or
+ * when nothing can be estimated; *request_s gets the latency (0: none). */
+static int sized_num_prompts(const struct measure_spec *spec, const struct lg_workload *work,
+                             const struct lg_result *wr, double *request_s) {
+  *request_s = 0;
+  int n = spec->num_prompts;
+  double wall_s = (double)(wr->end_mono_ns - wr->start_mono_ns) / 1e9;
+  if (spec->min_duration_s <= 0 || n <= 0 || wr->n_records == 0 || !(wall_s > 0))
+    return n;
+  double conc = spec->max_concurrency > 0 ? spec->max_concurrency : 0;
+  double lat_s = wall_s / (conc > 0 ? ceil((double)wr->n_records / conc) : 1) *
+                 mean_over_first(work, wr);
+  if (!(lat_s > 0))
+    return n;
+  *request_s = lat_s;
+  bool paced = spec->request_rate > 0 && isfinite(spec->request_rate);
+  double est_s = (conc > 0 ? ceil(n / conc) : 1) * lat_s;
+  if (paced)
+    est_s = fmax(est_s, n / spec->request_rate);
+  /* A margin over the estimate: the warmups (the first request, from a cold start)
+   * stand for all the requests; on the sim they ran 0.8 to 1.25 x the load's latency. */
+  double target_s = spec->min_duration_s * 1.4, need = INFINITY;
+  if (est_s >= target_s)
+    return n;
+  if (conc > 0)
+    need = ceil(target_s / lat_s) * conc;
+  if (paced)
+    need = fmin(need, ceil(target_s * spec->request_rate));
+  /* Bounded: a first request far faster than the rest cannot blow the count up, and
+   * the prompts (every body is built and held before the load) stay within
+   * MEASURE_MAX_PROMPT_TOKENS input tokens, tens of MB. */
+  double tokens = fmax(1, spec->input_len + spec->prefix_len);
+  double cap = fmin((double)n * MEASURE_MAX_PROMPTS_FACTOR, floor(MEASURE_MAX_PROMPT_TOKENS / tokens));
+  need = fmin(need, cap);
+  return need > n ? (int)need : n;
+}
+
 /* ---------------------------------------------------------------- profile */
 /* POST base/path with body (the reference reads the reply as a stream); the
  * HTTP status, 0 without an answer. */
@@ -232,10 +298,13 @@ static void fill_settings(const struct measure_spec *spec, struct measure_result
   s->profile_stop_status = r->profile_stop_status;
 }
 
-int measure_point(const struct measure_spec *spec, const struct measure_hooks *hooks,
+int measure_point(const struct measure_spec *planned, const struct measure_hooks *hooks,
                   struct measure_result *r, struct st_err *err) {
+  struct measure_spec sized = *planned; /* num_prompts: the count measured (min_duration_s) */
+  const struct measure_spec *spec = &sized;
   memset(r, 0, sizeof(*r));
   r->end = MEASURE_END_FAILED;
+  r->planned_num_prompts = planned->num_prompts;
   phase(hooks, MEASURE_PHASE_PROMPTS, "building %d prompts", spec->num_prompts);
   struct lg_workload work = {0}, warm = {0};
   if (build_workload(spec, hooks, r, &work, err) != 0) {
@@ -275,6 +344,8 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
     if (end != MEASURE_END_FAILED) {
       for (size_t i = 0; i < wr.n_records; i++)
         r->warmups_failed += wr.records[i].failure != LG_OK;
+      if (end == MEASURE_END_DONE && r->warmups_failed == 0 && !wr.interrupted)
+        sized.num_prompts = sized_num_prompts(spec, &work, &wr, &r->warmup_request_s);
       lg_result_free(&wr);
     }
     lg_workload_free(&warm);
@@ -289,6 +360,16 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
     lg_workload_free(&work);
     free(url);
     return -1;
+  }
+  if (spec->num_prompts != planned->num_prompts) { /* the same seed, more prompts */
+    phase(hooks, MEASURE_PHASE_PROMPTS, "building %d prompts (%d would last under %g s)",
+          spec->num_prompts, planned->num_prompts, spec->min_duration_s);
+    lg_workload_free(&work);
+    if (build_workload(spec, hooks, r, &work, err) != 0) {
+      r->end = cancelled(hooks) ? MEASURE_END_STOPPED : MEASURE_END_FAILED;
+      free(url);
+      return -1;
+    }
   }
 
   if (spec->profile) {
@@ -305,7 +386,12 @@ int measure_point(const struct measure_spec *spec, const struct measure_hooks *h
                             .timeout_s = 2.0};
     scraper = sig_scraper_start(&sc);
   }
-  phase(hooks, MEASURE_PHASE_LOAD, "%d requests", spec->num_prompts);
+  if (spec->num_prompts != planned->num_prompts)
+    phase(hooks, MEASURE_PHASE_LOAD,
+          "%d -> %d requests (warm-up: %.2f s a request; a point lasts at least %g s)",
+          planned->num_prompts, spec->num_prompts, r->warmup_request_s, spec->min_duration_s);
+  else
+    phase(hooks, MEASURE_PHASE_LOAD, "%d requests", spec->num_prompts);
   lc.prompts = work.prompts;
   lc.n_prompts = work.n_prompts;
   lc.request_rate = spec->request_rate;

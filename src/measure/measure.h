@@ -42,6 +42,13 @@ struct measure_spec {
   int input_len, output_len, prefix_len;
   double range_ratio;
   int num_prompts, num_warmups;
+  /* > 0: the load should last at least this long (servetop run's default point;
+   * `servetop bench` never sets it: the reference's count is exact). After the
+   * warmups, measure_point estimates the load's length from theirs and, when
+   * num_prompts would end sooner, raises it (bounded; MEASURE_MAX_PROMPTS_FACTOR,
+   * MEASURE_MAX_PROMPT_TOKENS) and builds the prompts again. Without warmups,
+   * or when one failed, num_prompts stays. */
+  double min_duration_s;
   bool ignore_eos, use_chat_template, dsv4;
   uint64_t seed;
   int max_concurrency;           /* <= 0: unlimited */
@@ -106,6 +113,9 @@ enum measure_end {
 const char *measure_end_name(enum measure_end end);
 
 enum { MEASURE_MAX_MARKS = 256 };
+/* min_duration_s's bounds: at most this many times the planned count, and at most
+ * this many input tokens in all (every prompt's body is held in memory). */
+enum { MEASURE_MAX_PROMPTS_FACTOR = 20, MEASURE_MAX_PROMPT_TOKENS = 4000000 };
 
 struct measure_result {
   enum measure_end end;
@@ -123,6 +133,8 @@ struct measure_result {
   int vocab_size;
   const char *vocab_size_source;    /* "server", "--vocab-size", "default 32000" */
   size_t warmups_failed;
+  int planned_num_prompts;       /* spec's num_prompts (settings.num_prompts: the count measured) */
+  double warmup_request_s;       /* the warmups' wall time per wave; 0: not estimated */
   int profile_start_status, profile_stop_status;
   double mark_s[MEASURE_MAX_MARKS]; /* concurrency changes during the load */
   int mark_conc[MEASURE_MAX_MARKS];

@@ -485,7 +485,7 @@ static void point_phase(void *ctx, enum measure_phase phase, const char *text) {
     run->measuring = true;
     run->between_segments = false;
     pthread_mutex_unlock(&run->lock);
-    note(run, "measuring concurrency %d: %d requests", p->conc, p->num_prompts);
+    note(run, "measuring concurrency %d: %s", p->conc, text); /* measure's count: maybe sized */
     break;
   case MEASURE_PHASE_PROFILE_START:
   case MEASURE_PHASE_PROFILE_STOP:
@@ -521,6 +521,9 @@ static void fill_spec(const struct run *run, int point_index, const struct point
   spec->range_ratio = p->range_ratio;
   spec->num_prompts = p->num_prompts;
   spec->num_warmups = p->num_warmups;
+  /* The default count (conc x factor) grows until the point lasts CI_MIN_POINT_S after
+   * the warmups (measure sizes it from them); --num-prompts is obeyed exactly. */
+  spec->min_duration_s = run->cfg.num_prompts > 0 ? 0 : CI_MIN_POINT_S;
   spec->ignore_eos = true;
   spec->use_chat_template = p->chat_template;
   spec->seed = run->cfg.seed + (uint64_t)point_index;

@@ -298,6 +298,8 @@ static void remember_point(struct run *run, const struct run_point_extras *x, co
   snprintf(p.result_file, sizeof(p.result_file), "%s", leaf);
   p.completed = m->completed;
   p.total = res->settings.num_prompts;
+  if (res->planned_num_prompts > 0 && res->planned_num_prompts != res->settings.num_prompts)
+    p.planned = res->planned_num_prompts; /* measure_spec.min_duration_s raised it */
   /* requests the run stopped (a restart, Ctrl-C) did not fail: the result
    * keeps them apart (servetop.cut_by_stop) */
   p.failed = m->failed;

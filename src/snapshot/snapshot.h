@@ -271,6 +271,8 @@ struct snap_point_result {
   char result_file[64];           /* in the run folder: "result-conc4.json" */
   int64_t completed, failed, total; /* failed: not the requests a stop or restart cut */
   int64_t cut_by_stop;            /* those: in flight when stopped, or never sent */
+  int64_t planned;                /* > 0: the count planned, raised to total from the warmups
+                                     for the point to last CI_MIN_POINT_S; 0: as planned */
   double duration_s;
   struct fig_set figs;            /* the saved result's figures (results_metrics.figs): rates
                                      (known when a request completed), latencies exact over

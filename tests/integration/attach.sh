@@ -11,8 +11,10 @@ start_sim attach --enable-metrics --sim-speed 3
 out=$("$SERVETOP" attach "http://127.0.0.1:$PORT" --conc-list 1,2 --isl 128 --osl 32 \
   --num-prompts-factor 4 --headless --results "$RESULTS" --json 2>&1) && rc=0 || rc=$?
 check "attach to the sim: exit 0 ($out)" test "$rc" -eq 0
-check "the engine is told from what it serves (sim)" grep -q "\[sim SIMULATED\] point 2/2 c=2 done: 8/8" <<<"$out"
-check "the per-point table" grep -qE "^2 +2 done +8/0 " <<<"$out"
+# (factor 4: 8 requests, or more: raised from the warm-ups so that a point lasts 5 s)
+check "the engine is told from what it serves (sim)" \
+  grep -qE "\[sim SIMULATED\] point 2/2 c=2 done: ([0-9]+)/\1 done" <<<"$out"
+check "the per-point table" grep -qE "^2 +2 done +[0-9]+/0 " <<<"$out"
 check "--json outcome" grep -q '"status":"ok"' <<<"$out"
 dir=$(ls -d "$RESULTS"/*attach-127.0.0.1-"$PORT" 2>/dev/null | head -1)
 check "a run folder" test -n "$dir"

@@ -70,9 +70,11 @@ check "bench on a dead port prints no 0.00 latency" bash -c '! grep -q "TTFT (ms
 # a headless sweep (not a terminal: a line a second), then its table
 out=$("${RUN[@]}" --sweep 2>&1) || fail "headless sweep: exit $? ($out)"
 check "headless sweep shows point k/N" grep -q "point 2/2" <<<"$out"
-check "headless sweep: a line per saved point" grep -q "point 1/2 c=2 done: 16/16 done" <<<"$out"
+# (conc x 8 requests, or more: raised from the warm-ups so that a point lasts 5 s)
+check "headless sweep: a line per saved point" \
+  grep -qE "point 1/2 c=2 done: ([0-9]+)/\1 done" <<<"$out"
 check "headless sweep ends with the per-point table" \
-  grep -qE "^2 +4 done +32/0 " <<<"$out"
+  grep -qE "^2 +4 done +[0-9]+/0 " <<<"$out"
 dir=$(sed -n 's/^run folder: //p' <<<"$out")
 check "the run folder exists" test -d "$dir"
 check "headless table marks every simulated row" grep -qE "^2 +4 done .* SIMULATED$" <<<"$out"
