@@ -9,12 +9,14 @@ set -euo pipefail
 
 UI_NAME=repeats
 source "$(dirname "$0")/../lib/tmux.sh"
+: "${PROJECT_DIR:?the source tree}" # the bundled recipes (a build outside the tree has none beside it)
 
 WORK=$(mktemp -d)
 ui_cleanup_more() { rm -rf "$WORK"; }
 leftovers() { REPEATS_UI_TEST_MARK=$WORK python3 "$(dirname "$0")/../lib/marked_procs.py" REPEATS_UI_TEST_MARK; }
 
-ui_start 160 30 REPEATS_UI_TEST_MARK="$WORK" XDG_DATA_HOME="$WORK/xdg" "$SERVETOP" run qwen3.5-fp8-h200-sglang --ab --repeats 2 \
+ui_start 160 30 REPEATS_UI_TEST_MARK="$WORK" XDG_DATA_HOME="$WORK/xdg" \
+  SERVETOP_CONFIGS="$PROJECT_DIR/configs" "$SERVETOP" run qwen3.5-fp8-h200-sglang --ab --repeats 2 \
   --conc 2 --num-prompts 20 --isl 64 --osl 16 --num-warmups 0 --server-arg=--sim-speed=1
 wait_for "MTP against its non-MTP twin" 30
 screen | grep -q "runs headless" && fail "--repeats did not open the dashboard"
