@@ -425,9 +425,9 @@ struct lg_chunk {
   bool has_timings;           /* llama.cpp's "timings" object */
   int64_t completion_tokens;  /* usage.completion_tokens; -1 when absent or null, -2 when
                                  impossible (negative, not whole, past 9e15) */
-  int64_t prompt_tokens;      /* -1 when absent */
-  int64_t draft_n;            /* timings.draft_n (llama.cpp); -1 when absent */
-  int64_t draft_n_accepted;   /* timings.draft_n_accepted; -1 when absent */
+  int64_t prompt_tokens;      /* -1 when absent, -2 when impossible */
+  int64_t draft_n;            /* timings.draft_n (llama.cpp); -1 absent, -2 impossible */
+  int64_t draft_n_accepted;   /* timings.draft_n_accepted; -1 absent, -2 impossible */
   const char *text;           /* raw (escaped) first text, points into the line */
   size_t text_len;
   const char *error_text;     /* raw error JSON / string */

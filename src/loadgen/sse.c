@@ -340,8 +340,8 @@ static bool choice_element(void *ctx, size_t index, struct scanner *s) {
   return scan_value(s);
 }
 
-/* A non-negative integer member into *out (-1 when null, negative or not
- * integral: "not a count", never guessed). */
+/* A non-negative integer member into *out: -1 when null, -2 when it is no
+ * count (negative, not whole, past 9e15), never guessed. */
 static bool scan_count(struct scanner *s, int64_t *out) {
   if (s->p < s->end && *s->p == 'n') {
     *out = -1;

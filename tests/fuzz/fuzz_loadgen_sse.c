@@ -25,8 +25,9 @@ static int on_line(void *ctx, const char *payload, size_t len) {
   if (chunk.error_text &&
       (!chunk.has_error || chunk.error_text < payload || chunk.error_text + chunk.error_text_len > payload + len))
     __builtin_trap(); /* an error event's text points into the line */
-  if (chunk.completion_tokens < -1 || chunk.draft_n < -1 || chunk.draft_n_accepted < -1)
-    __builtin_trap(); /* counts are >= 0 or -1 (absent) */
+  if (chunk.completion_tokens < -2 || chunk.prompt_tokens < -2 || chunk.draft_n < -2 ||
+      chunk.draft_n_accepted < -2)
+    __builtin_trap(); /* counts are >= 0, -1 (absent) or -2 (impossible) */
   if (kind == LG_CHUNK_CHOICES)
     (*tokens)++;
   return 0;

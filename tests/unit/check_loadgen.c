@@ -132,6 +132,14 @@ START_TEST(chunk_scan_sglang_shapes) {
                    LG_CHUNK_CHOICES);
   ck_assert(c.has_usage && c.has_finish_reason && c.has_timings);
   ck_assert(c.completion_tokens == 5 && c.draft_n == 3 && c.draft_n_accepted == 2);
+  /* a value that is no count is -2 (impossible), never cast or taken as absent: a
+   * fraction, a negative, one past 9e15; the fuzzer's invariant is the same */
+  ck_assert_int_eq(scan("{\"choices\":[{\"text\":\"\"}],\"usage\":{\"completion_tokens\":0.5,"
+                        "\"prompt_tokens\":-3},\"timings\":{\"draft_n\":1e30,"
+                        "\"draft_n_accepted\":2.5}}", &c),
+                   LG_CHUNK_CHOICES);
+  ck_assert(c.completion_tokens == -2 && c.prompt_tokens == -2);
+  ck_assert(c.draft_n == -2 && c.draft_n_accepted == -2);
 }
 END_TEST
 
