@@ -244,6 +244,23 @@ static void set_values(const struct fig_set *set, double kv_tokens, double *v, d
   lo[ST_ARRAY_LEN(ab_figs)] = hi[ST_ARRAY_LEN(ab_figs)] = (double)NAN;
 }
 
+/* The speculative-decoding label ("none", "mtp", "draft_model"...) of what column arm shows:
+ * its repeats' or past run's (NULL when the run did not say), else its recipe's. */
+static const char *arm_spec_label(const struct abview *ab, int arm, bool from_repeats) {
+  if (from_repeats)
+    return ab->repeats[arm].side.spec_label;
+  if (ab->past[arm].loaded)
+    return ab->past[arm].side.spec_label;
+  return ab->recipe[arm] ? recipe_spec_name(ab->recipe[arm]->spec) : NULL;
+}
+
+/* What the speculative column runs, in a word: "draft" for a draft model (llama.cpp's
+ * --model-draft twin), else "MTP". */
+static const char *spec_word(const struct abview *ab) {
+  const char *label = arm_spec_label(ab, AB_MTP, false);
+  return label && strcmp(label, "draft_model") == 0 ? "draft" : "MTP";
+}
+
 size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows) {
   size_t n = AB_N_ROWS < max_rows ? AB_N_ROWS : max_rows;
   for (size_t i = 0; i < n; i++) {
@@ -267,25 +284,33 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
   const struct results_file *rep[2] = {abview_repeats_result(ab, AB_OFF),
                                        abview_repeats_result(ab, AB_MTP)};
   bool from_repeats = rep[AB_OFF] && rep[AB_MTP];
+  struct fig_set shown[2]; /* what each column shows, for the per-chunk rule */
+  int spec[2];             /* whether its speculative decoding is on (run_spec_label_on) */
   for (int a = 0; a < 2; a++) {
     double v[AB_N_ROWS], lo[AB_N_ROWS], hi[AB_N_ROWS];
     const struct results_file *rf = from_repeats ? rep[a] : abview_past_result(ab, a);
     const struct snap_point_result *pt = rf ? NULL : abview_shown_point(ab, a);
     const struct runview *rv = &ab->arm[a];
     const struct snap_run *s = &rv->snap;
+    memset(&shown[a], 0, sizeof shown[a]);
+    spec[a] = run_spec_label_on(arm_spec_label(ab, a, from_repeats));
     if (rf) {
+      shown[a] = rf->figs;
       set_values(&rf->figs, past_kv_tokens(rf), v, lo, hi);
     } else if (pt) {
+      shown[a] = pt->figs;
       set_values(&pt->figs, pt->kv_tokens_valid ? (double)pt->kv_tokens : (double)NAN, v, lo, hi);
     } else if (rv->have_snap) {
       struct fig_set run = s->figures.run;
       /* the point's own acceptance as the run view shows it (the result's once saved) */
       fig_set_scalar(&run, FIG_ACCEPT_LENGTH, s->spec.accept_length_valid, s->spec.accept_length);
+      shown[a] = run;
       set_values(&run,
                  s->load.max_total_num_tokens_valid ? (double)s->load.max_total_num_tokens
                                                     : (double)NAN,
                  v, lo, hi);
     } else {
+      spec[a] = -1; /* nothing shown: nothing to be unlike */
       set_values(NULL, (double)NAN, v, lo, hi);
     }
     for (size_t i = 0; i < n; i++) {
@@ -312,6 +337,9 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
     ci_ratio_of_intervals(rows[i].value[AB_OFF], rows[i].lo[AB_OFF], rows[i].hi[AB_OFF],
                           rows[i].value[AB_MTP], rows[i].lo[AB_MTP], rows[i].hi[AB_MTP],
                           rows[i].higher_is_better, &rows[i].ratio);
+    if (i < ST_ARRAY_LEN(ab_figs) && (fig_desc(ab_figs[i])->shown & FIG_PER_CHUNK) &&
+        fig_chunks_unlike(&shown[AB_OFF], spec[AB_OFF], &shown[AB_MTP], spec[AB_MTP]))
+      rows[i].ratio.verdict = CI_NOT_COMPARABLE; /* as compare says it (run_compare_figure) */
   }
   return n;
 }
@@ -479,7 +507,7 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
                                   : r ? r->name : "not loaded";
   /* provenance first, the selection mark last: a narrow box cuts the name, never those */
   char prefix[64], cut[200];
-  snprintf(prefix, sizeof prefix, "%s%s%s", arm == AB_MTP ? "MTP" : "off",
+  snprintf(prefix, sizeof prefix, "%s%s%s", arm == AB_MTP ? spec_word(ab) : "off",
            abview_arm_simulated(ab, arm) ? " SIMULATED" : "", gl->separator);
   const char *suffix = ab->column == arm ? " <" : "";
   int room = box.w - 8 - ui_text_cells(prefix) - ui_text_cells(suffix); /* ui_box's title room */
@@ -572,9 +600,12 @@ static void render_arm(struct abview *ab, int arm, struct ui_grid *g, struct ui_
 
 /* unlike: the columns are not like with like (abview_unlike): no ratio at all. */
 static void render_ratio(struct ui_grid *g, struct ui_rect box, const struct ab_row *rows,
-                         size_t n_rows, bool unlike, const struct ui_glyphs *gl) {
+                         size_t n_rows, bool unlike, const char *spec,
+                         const struct ui_glyphs *gl) {
   struct ui_rect in = ui_pane(g, box, "ratio", gl);
-  put_right(g, in.x + in.w - 1, in.y, in.w - 1, unlike ? "UNLIKE" : "MTP/off",
+  char over[16];
+  snprintf(over, sizeof over, "%s/off", spec);
+  put_right(g, in.x + in.w - 1, in.y, in.w - 1, unlike ? "UNLIKE" : over,
             unlike ? THEME_ERROR : THEME_HEADER, gl);
   for (size_t i = 0; i < n_rows && ROWS_Y + (int)i < in.h; i++) {
     int y = in.y + ROWS_Y + (int)i;
@@ -591,15 +622,17 @@ static void render_ratio(struct ui_grid *g, struct ui_rect box, const struct ab_
        * (no interval: live figures, or too few requests) */
       const struct ci_ratio *r = &rows[i].ratio;
       double ratio = isfinite(r->ratio) ? r->ratio : b / a; /* repeats: their geometric mean */
-      const char *word = !r->known                    ? "?"
-                         : r->verdict == CI_FASTER    ? "faster"
-                         : r->verdict == CI_SLOWER    ? "slower"
-                                                      : "n.d.";
+      const char *word = r->verdict == CI_NOT_COMPARABLE ? "n/c"
+                         : !r->known                       ? "?"
+                         : r->verdict == CI_FASTER         ? "faster"
+                         : r->verdict == CI_SLOWER         ? "slower"
+                                                           : "n.d.";
       snprintf(text, sizeof text, ratio < 10 ? "%.2f%s %s" : "%.1f%s %s", ratio,
                gl->braille ? "×" : "x", word);
-      role = !r->known || r->verdict == CI_NO_DIFFERENCE ? THEME_MAIN
-             : r->verdict == CI_FASTER                   ? THEME_OK
-                                                         : THEME_WARNING;
+      role = r->verdict == CI_NOT_COMPARABLE                ? THEME_INACTIVE
+             : !r->known || r->verdict == CI_NO_DIFFERENCE ? THEME_MAIN
+             : r->verdict == CI_FASTER                     ? THEME_OK
+                                                           : THEME_WARNING;
     }
     put_right(g, in.x + in.w, y, in.w, text, role, gl);
   }
@@ -629,7 +662,7 @@ static void render_curve(struct abview *ab, struct ui_grid *g, struct ui_rect bo
   int x0 = in.x + 1;
   x0 = ui_put(g, x0, in.y, end, per_gpu ? "tok/s/gpu " : "tok/s/server ", THEME_INACTIVE, gl);
   x0 = ui_put(g, x0 + 1, in.y, end, "off", THEME_ARM_OFF, gl);
-  ui_put(g, x0 + 2, in.y, end, "MTP", THEME_ARM_MTP, gl);
+  ui_put(g, x0 + 2, in.y, end, spec_word(ab), THEME_ARM_MTP, gl);
   if (total == 0) {
     ui_put(g, in.x + 1, in.y + 1, end, "no finished sweep point yet", THEME_INACTIVE, gl);
     return;
@@ -673,7 +706,8 @@ static const struct ui_key_help keys[] = {
     {"y / n", "(stop or quit question) yes / no", NULL, NULL, 0, 0},
     {"mouse", "click selects a column or a past point; wheel: [ ]", NULL, NULL, 0, 0},
     {"ratio", "MTP/off and its 95% verdict: faster or slower", NULL, NULL, 0, 0},
-    {"n.d. / ?", "no difference detected / no interval (live, too short)", NULL, NULL, 0, 0},
+    {"n.d. ? n/c", "no difference / no interval (too short) / chunks differ", NULL,
+     NULL, 0, 0},
     {"+-N%", "an arm's 95% interval, in percent of its value", NULL, NULL, 0, 0},
     UI_KEY_HELP_ROW,
     {"q", "quit; asks first and stops the server when one is up", "quit", NULL, 'q', 0},
@@ -707,9 +741,12 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
     snprintf(how_sure, sizeof how_sure, "%sratios: 95%% CI from %d repeats", gl->separator,
              from_repeats);
   /* what a narrow terminal keeps: that it runs, how long it has left, how sure the ratios are */
-  snprintf(head, sizeof head, " servetop%sA/B%s%s%s%sMTP against its non-MTP twin, same scales%s"
+  bool draft = strcmp(spec_word(ab), "draft") == 0;
+  snprintf(head, sizeof head, " servetop%sA/B%s%s%s%s%s, same scales%s"
            "ratio: 95%% verdict (n.d. no difference detected, ? no interval)",
-           gl->separator, running, eta_text, how_sure, gl->separator, gl->separator);
+           gl->separator, running, eta_text, how_sure, gl->separator,
+           draft ? "a draft model against the target alone" : "MTP against its non-MTP twin",
+           gl->separator);
   ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
   /* unlike columns: said first, in red, in place of the title; no ratio anywhere */
   char why[768];
@@ -733,7 +770,7 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
   if (chart_max <= 0)
     chart_max = 1;
   render_arm(ab, AB_OFF, g, l->slot[UI_SLOT_ARM_A], rows, n_rows, chart_max, gl);
-  render_ratio(g, l->slot[UI_SLOT_RATIO], rows, n_rows, unlike, gl);
+  render_ratio(g, l->slot[UI_SLOT_RATIO], rows, n_rows, unlike, spec_word(ab), gl);
   render_arm(ab, AB_MTP, g, l->slot[UI_SLOT_ARM_B], rows, n_rows, chart_max, gl);
   render_curve(ab, g, l->slot[UI_SLOT_CURVE], gl);
 }

@@ -496,8 +496,8 @@ static void start_launch(struct dashboard *d) {
     sc.arm[i] = d->launch.base;
     sc.arm[i].recipe = i == 0 ? r : twin;
     sc.arm[i].engine = d->launch.engine[i].engine;
-    if (twin) /* A/B: off first (one GPU set), then MTP */
-      sc.arm[i].label = i == AB_MTP ? "mtp" : "off";
+    if (twin) /* A/B: off first (one GPU set), then the speculative arm, named for its method */
+      sc.arm[i].label = recipe_spec_arm_name(sc.arm[i].recipe->spec);
     sc.engine_why[i] = d->launch.engine[i].text;
   }
   struct st_err err = {{0}};
@@ -582,11 +582,16 @@ static void run_command(struct dashboard *d, const struct ui_cmd *cmd) {
       runview_set_status(&d->rv, THEME_OK, "concurrency %d -> %d: a new segment, saved apart",
                          was, cmd->conc);
   } else {
-    if (run_session_restart_with(d->sv.session, 0, cmd->knob, cmd->value, &err) == 0)
+    struct st_err moot = {{0}};
+    if (run_session_restart_with(d->sv.session, 0, cmd->knob, cmd->value, &err) != 0)
+      /* nothing was stopped: the server runs on as it was */
+      runview_set_status(&d->rv, THEME_ERROR, "not restarted: %.230s", err.msg);
+    else if (run_session_models_change(d->sv.session, 0, cmd->knob, cmd->value, &moot) == 1)
+      runview_set_status(&d->rv, THEME_WARNING, "restarting with %s=%s: %.200s", cmd->knob,
+                         cmd->value, moot.msg); /* the sim: its figures will not move */
+    else
       runview_set_status(&d->rv, THEME_WARNING, "restarting the server with %s=%s (%s)", cmd->knob,
                          cmd->value, runview_knob_flag(&d->rv, cmd->knob));
-    else /* nothing was stopped: the server runs on as it was */
-      runview_set_status(&d->rv, THEME_ERROR, "not restarted: %.230s", err.msg);
   }
 }
 

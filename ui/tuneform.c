@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "run/run.h"
 #include "ui_util.h"
 
 enum { KEY_START = 0 }; /* hints that can be inactive */
@@ -44,9 +45,10 @@ void tuneform_open(struct tuneform *f, const struct recipe *recipe, const struct
   }
   if (twin)
     tuneform_set(f, k++, "spec=off,on");
-  int isl = recipe ? recipe->isl : 0, osl = recipe ? recipe->osl : 0;
-  snprintf(f->text[TUNEFORM_ISL], sizeof f->text[0], "%d", isl > 0 ? isl : 1024);
-  snprintf(f->text[TUNEFORM_OSL], sizeof f->text[0], "%d", osl > 0 ? osl : 128);
+  snprintf(f->text[TUNEFORM_ISL], sizeof f->text[0], "%d",
+           run_workload_len(0, recipe ? recipe->isl : 0, RUN_DEFAULT_ISL));
+  snprintf(f->text[TUNEFORM_OSL], sizeof f->text[0], "%d",
+           run_workload_len(0, recipe ? recipe->osl : 0, RUN_DEFAULT_OSL));
   tuneform_set(f, TUNEFORM_BUDGET, "30m");
 }
 

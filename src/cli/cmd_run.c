@@ -121,7 +121,7 @@ static const char run_description[] =
          &(o)->isl_seen},                                                                          \
         {"osl", OPT_INT, &(o)->osl, "N", "output length (default: the recipe's)", NULL,            \
          &(o)->osl_seen},                                                                          \
-        {"results", OPT_STRING, &(o)->results_dir, "DIR",                                          \
+        {"results|results-dir", OPT_STRING, &(o)->results_dir, "DIR",                              \
          "results directory (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},                  \
         {"gpus", OPT_STRING, &(o)->gpus, "LIST", "CUDA_VISIBLE_DEVICES for the server, e.g. 0,1",  \
          NULL, NULL},                                                                              \
@@ -422,8 +422,27 @@ static void print_outcomes_json(const struct run_outcome *outs, const char *cons
   printf("]\n");
 }
 
-static int check_engine(const struct run_opts *o, const struct recipe *r,
-                        const struct eng_ops **out, const char *tag) {
+/* On the sim, a --set that moves nothing it models is said (the run goes on: the flag is
+ * passed, but the figures will not move with it). */
+static void warn_sim_unmodelled(const struct run_opts *o, const struct recipe *r,
+                                const struct eng_ops *engine, const char *tag) {
+  for (size_t i = 0; engine->simulated && i < o->sets.n; i++) {
+    char key[128], which[32];
+    const char *value;
+    int v;
+    struct st_err err = {{0}};
+    if (run_override_split(o->sets.items[i], key, sizeof key, &value, &err) != 0 ||
+        run_bench_setting(key, value, which, &v, &err) != 0)
+      continue; /* not a server flag: checked elsewhere */
+    if (run_sim_models_change(r, engine, NULL, o->sets.items[i], &err) == 1)
+      fprintf(stderr, "%sservetop run: warning: --set %s: %s\n", tag, o->sets.items[i], err.msg);
+  }
+}
+
+/* The engine that runs recipe r: --engine's, else the one found on this machine (said when it
+ * is the sim). */
+static int pick_engine(const struct run_opts *o, const struct recipe *r,
+                       const struct eng_ops **out, const char *tag) {
   if (o->engine_name) {
     *out = eng_find(o->engine_name);
     if (!*out) {
@@ -445,6 +464,14 @@ static int check_engine(const struct run_opts *o, const struct recipe *r,
   }
   if ((*out)->simulated)
     fprintf(stderr, "%sservetop run: %s: using the SIMULATED server (%s)\n", tag, r->name, why);
+  return 0;
+}
+
+static int check_engine(const struct run_opts *o, const struct recipe *r,
+                        const struct eng_ops **out, const char *tag) {
+  if (pick_engine(o, r, out, tag) != 0)
+    return -1;
+  warn_sim_unmodelled(o, r, *out, tag);
   return 0;
 }
 
@@ -783,22 +810,26 @@ static int run_headless(const struct run_opts *o, struct run_config *cfgs, const
 }
 
 /* The same runs in the dashboard; outs gets what each ended with, rep_dirs (when not NULL) the
- * folders of the repeats both arms finished, *n_reps of them. */
+ * folders of the repeats both arms finished, *n_reps of them. The A/B view's columns are the
+ * session's arms, off first: named from the speculative side (`run X-mtp --ab`), the arms go
+ * to the dashboard swapped and their outcomes and folders come back in this command's order. */
 static int run_in_dashboard(const struct run_opts *o, struct run_config *cfgs,
                             const struct eng_ops *const *engines, const char *const *tags,
                             size_t n_runs, struct run_outcome *outs,
                             char (*rep_dirs)[RUN_SESSION_MAX_REPEATS][1024], int *n_reps) {
+  size_t spec_first = n_runs > 1 && cfgs[0].recipe->spec != RECIPE_SPEC_NONE; /* arm i is i^1 */
   struct tui_launch launch;
   memset(&launch, 0, sizeof launch);
-  launch.recipe = cfgs[0].recipe;
-  launch.twin = n_runs > 1 ? cfgs[1].recipe : NULL;
+  launch.recipe = cfgs[spec_first].recipe;
+  launch.twin = n_runs > 1 ? cfgs[!spec_first].recipe : NULL;
   launch.repeats = o->repeats;
   launch.repeat_dirs = rep_dirs;
   char texts[2][160];
   for (size_t i = 0; i < n_runs; i++) {
-    launch.engine[i] = engines[i];
-    snprintf(texts[i], sizeof texts[i], "engine %s%s", engines[i] ? engines[i]->name : "",
-             engines[i] && engines[i]->simulated ? " (SIMULATED)" : "");
+    const struct eng_ops *e = engines[i ^ spec_first];
+    launch.engine[i] = e;
+    snprintf(texts[i], sizeof texts[i], "engine %s%s", e ? e->name : "",
+             e && e->simulated ? " (SIMULATED)" : "");
     launch.engine_text[i] = texts[i];
   }
   launch.config = cfgs[0];
@@ -808,14 +839,21 @@ static int run_in_dashboard(const struct run_opts *o, struct run_config *cfgs,
   if (tui_rc == EXIT_USAGE)
     return EXIT_USAGE;
   for (size_t i = 0; i < launch.n_outcomes && i < n_runs; i++)
-    outs[i] = launch.outcomes[i];
+    outs[i ^ spec_first] = launch.outcomes[i];
+  for (size_t k = 0; spec_first && rep_dirs && k < RUN_SESSION_MAX_REPEATS; k++) {
+    char dir[1024];
+    memcpy(dir, rep_dirs[0][k], sizeof dir);
+    memcpy(rep_dirs[0][k], rep_dirs[1][k], sizeof dir);
+    memcpy(rep_dirs[1][k], dir, sizeof dir);
+  }
   if (n_reps)
     *n_reps = launch.n_repeat_dirs;
   if (launch.n_outcomes == 0) {
     fprintf(stderr, "servetop run: quit before the run started\n");
     return tui_rc == 130 ? EXIT_INTERRUPTED : EXIT_RUN_FAILED;
   }
-  int rc = report_runs(o, tags, outs, NULL, launch.n_outcomes);
+  size_t first = spec_first && launch.n_outcomes == 1; /* only the off arm ran: our B */
+  int rc = report_runs(o, tags + first, outs + first, NULL, launch.n_outcomes);
   if (launch.n_outcomes < n_runs && rc == EXIT_OK)
     rc = EXIT_INTERRUPTED; /* the other arm never ran */
   return tui_rc == 130 && rc == EXIT_OK ? EXIT_INTERRUPTED : rc;
@@ -899,12 +937,13 @@ int cmd_run_main(int argc, char **argv) {
     n_runs = 2;
   }
   const char *tags[2] = {"", ""};
+  char tag_text[2][16];
   const char *labels[2] = {o.label, NULL};
   if (o.ab) {
-    for (size_t i = 0; i < 2; i++)
-      tags[i] = recipes[i]->spec == RECIPE_SPEC_NONE  ? "[off] "
-                : recipes[i]->spec == RECIPE_SPEC_MTP ? "[mtp] "
-                                                      : "[draft] ";
+    for (size_t i = 0; i < 2; i++) {
+      snprintf(tag_text[i], sizeof tag_text[i], "[%s] ", recipe_spec_arm_name(recipes[i]->spec));
+      tags[i] = tag_text[i];
+    }
     labels[0] = labels[1] = o.label ? o.label : "ab";
   }
   const struct eng_ops *engines[2] = {NULL, NULL};
@@ -988,7 +1027,7 @@ int cmd_attach_main(int argc, char **argv) {
       {"model", OPT_STRING, &model, "NAME", "model name sent (default: the server's /v1/models)",
        NULL, NULL},
       {"chat", OPT_FLAG, &chat, NULL, "the chat endpoint (default /v1/completions)", NULL, NULL},
-      {"results", OPT_STRING, &o.results_dir, "DIR",
+      {"results|results-dir", OPT_STRING, &o.results_dir, "DIR",
        "results directory (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
       {"label", OPT_STRING, &o.label, "TEXT", "run folder suffix", NULL, NULL},
       {"ready-timeout", OPT_DOUBLE, &o.ready_timeout_s, "S",
@@ -1084,7 +1123,7 @@ int cmd_compare_main(int argc, char **argv) {
       {"json", OPT_FLAG, &json, NULL, "machine-readable output", NULL, NULL},
       {"force", OPT_FLAG, &force, NULL,
        "show A and B even when they are not like with like (said loudly)", NULL, NULL},
-      {"results", OPT_STRING, &results_dir, "DIR",
+      {"results|results-dir", OPT_STRING, &results_dir, "DIR",
        "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {
@@ -1158,7 +1197,7 @@ int cmd_export_main(int argc, char **argv) {
        "instead of stdout", NULL, NULL},
       {"allow-simulated", OPT_FLAG, &allow_simulated, NULL,
        "export a run measured on servetop sim (marked SIMULATED)", NULL, NULL},
-      {"results", OPT_STRING, &results_dir, "DIR",
+      {"results|results-dir", OPT_STRING, &results_dir, "DIR",
        "where run names are looked up (default $XDG_DATA_HOME/servetop/runs)", NULL, NULL},
   };
   struct opt_parser parser = {

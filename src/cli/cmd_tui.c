@@ -16,7 +16,7 @@ int cmd_tui_main(int argc, char **argv) {
        "colour theme: default, light, high-contrast, mono, or a .theme path", NULL, NULL},
       {"configs", OPT_STRING, &o.configs_dir, "DIR", "servetop recipe folder (default: bundled)", NULL, NULL},
       {"inferencex", OPT_STRING, &o.inferencex_dir, "DIR", "an InferenceX checkout", NULL, NULL},
-      {"results", OPT_STRING, &o.results_dir, "DIR",
+      {"results|results-dir", OPT_STRING, &o.results_dir, "DIR",
        "run folders: where runs go and where L finds past runs (default: XDG data dir/runs)", NULL,
        NULL},
       {"ascii", OPT_FLAG, &o.ascii, NULL, "ASCII boxes and charts (default: UTF-8 when the locale is)",

@@ -299,6 +299,10 @@ static const struct {
     {"--tensor-parallel-size", "--tp"},
     {"--max-model-len", "--context-length"},
     {"--max-num-batched-tokens", "--chunked-prefill-size"},
+    /* the largest batch run as a captured CUDA graph; larger ones run eagerly, slower (the
+     * flag, or its dotted compilation-config member) */
+    {"--max-cudagraph-capture-size", "--cuda-graph-max-bs"},
+    {"--compilation-config.max_cudagraph_capture_size", "--cuda-graph-max-bs"},
 };
 
 /* --speculative-config '{"method":"mtp","num_speculative_tokens":3}' ->
@@ -360,10 +364,16 @@ static void vllm_args_for_sim(char *const *argv, size_t argc, struct launch_cmd 
       i += !strchr(arg, '=') && i + 1 < argc; /* its value too */
       continue;
     }
+    char *renamed = NULL; /* "--max-num-seqs=8" -> "--max-running-requests=8" */
+    size_t name_len = strcspn(arg, "=");
     for (size_t t = 0; t < ST_ARRAY_LEN(as_sglang); t++)
-      if (strcmp(arg, as_sglang[t].vllm) == 0)
-        arg = as_sglang[t].sglang;
-    launch_cmd_add_arg(out, arg);
+      if (strlen(as_sglang[t].vllm) == name_len &&
+          strncmp(arg, as_sglang[t].vllm, name_len) == 0) {
+        renamed = xasprintf("%s%s", as_sglang[t].sglang, arg + name_len);
+        break;
+      }
+    launch_cmd_add_arg(out, renamed ? renamed : arg);
+    free(renamed);
   }
   if (dotted_spec) {
     char *json = cJSON_PrintUnformatted(members);

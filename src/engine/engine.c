@@ -354,7 +354,8 @@ int eng_check_knob(const struct eng_ops *e, const char *key, const char *value,
     if (parse_decimal(value, &d) != 0 || !(d >= 0 && d <= 1))
       return err_setf(err, "%s=%s: %s of %s takes a decimal number in [0, 1]", key, value, flag,
                       who);
-    return 0;  case ENG_VALUE_JSON: /* the engine parses it */
+    return 0;
+  case ENG_VALUE_JSON: /* the engine parses it */
     return *value ? 0 : err_setf(err, "%s: %s of %s takes a JSON value (%s='{...}')", key, flag,
                                  who, key);
   }

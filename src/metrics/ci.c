@@ -216,7 +216,8 @@ enum ci_verdict ci_verdict_of(const struct ci_ratio *r, bool higher_is_better) {
 
 const char *ci_verdict_word(enum ci_verdict v) {
   static const char *const words[] = {[CI_NO_DIFFERENCE] = "no difference detected",
-                                      [CI_FASTER] = "faster", [CI_SLOWER] = "slower"};
+                                      [CI_FASTER] = "faster", [CI_SLOWER] = "slower",
+                                      [CI_NOT_COMPARABLE] = "not comparable (per chunk; see TPOT)"};
   return (unsigned)v < ST_ARRAY_LEN(words) ? words[v] : words[CI_NO_DIFFERENCE];
 }
 

@@ -89,6 +89,17 @@ bool fig_has(const struct fig_set *set, enum fig_id id, enum fig_stat stat) {
   return isfinite(fig_get(set, id, stat));
 }
 
+bool fig_chunks_unlike(const struct fig_set *a, int spec_a, const struct fig_set *b, int spec_b) {
+  if (spec_a >= 0 && spec_b >= 0 && spec_a != spec_b)
+    return true;
+  double ta = fig_get(a, FIG_TOKENS_PER_CHUNK, FIG_STAT_P50);
+  double tb = fig_get(b, FIG_TOKENS_PER_CHUNK, FIG_STAT_P50);
+  if (!(ta > 0) || !(tb > 0))
+    return false; /* not known: nothing says they differ */
+  double big = ta > tb ? ta : tb, small = ta > tb ? tb : ta;
+  return big > small * (1.0 + FIG_CHUNKS_ALIKE_PCT / 100.0);
+}
+
 void fig_set_from_hist_us(struct fig_set *set, enum fig_id id, const struct live_hist *h) {
   struct fig_value *f = &set->f[id];
   f->valid = h->total > 0;

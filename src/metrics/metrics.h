@@ -174,6 +174,8 @@ enum {                        /* fig_desc.shown: where a figure appears */
   FIG_SHOW_STATUS = 1u << 1,  /* the headless status line of `run` and bench's progress line */
   FIG_SHOW_LATENCY = 1u << 2, /* a row of the run view's latency table (window | run) */
   FIG_SHOW_POINTS = 1u << 3,  /* the headless per-point lines of `run` */
+  FIG_PER_CHUNK = 1u << 4,    /* not a place: a per-chunk figure (ITL), set against another
+                                 run's only where their chunks are alike (fig_chunks_unlike) */
 };
 enum fig_stat {
   FIG_STAT_MEAN,
@@ -226,7 +228,8 @@ enum fig_stat {
     "time per output token after the first: (E2EL - TTFT) / (tokens - 1)")                        \
   X(FIG_ITL, "itl", FIG_JSON_REF_STATS, "itl",                                                    \
     "ITL", "ITL", "ITL", "ms", "%.1f",                                                            \
-    FIG_DIST, FIG_COMBINE_SAMPLES, false, FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY,  \
+    FIG_DIST, FIG_COMBINE_SAMPLES, false,                                                         \
+    FIG_SHOW_COMPARE | FIG_SHOW_STATUS | FIG_SHOW_LATENCY | FIG_PER_CHUNK,                        \
     "gap between token chunks: per chunk, not per token (see tok/chunk)")                         \
   X(FIG_E2EL, "e2el", FIG_JSON_REF_STATS, "e2el",                                                 \
     "E2EL", "E2EL", "E2EL", "ms", "%.1f",                                                         \
@@ -318,6 +321,13 @@ bool fig_get_ci(const struct fig_set *set, enum fig_id id, enum fig_stat stat, d
 double fig_get(const struct fig_set *set, enum fig_id id, enum fig_stat stat);
 /* True when v[stat] is known (valid and finite). */
 bool fig_has(const struct fig_set *set, enum fig_id id, enum fig_stat stat);
+/* Whether a per-chunk figure (FIG_PER_CHUNK) of run b cannot be set against run a's: their
+ * chunks differ. Speculative decoding on one side only (spec_a, spec_b: 1 on, 0 off, -1 not
+ * known) streams tokens in bursts whose gaps are near zero; tokens per chunk (medians) more
+ * than FIG_CHUNKS_ALIKE_PCT apart (a stream interval, larger steps) put other work in a gap.
+ * Either way TPOT is the per-token figure to compare. */
+enum { FIG_CHUNKS_ALIKE_PCT = 10 };
+bool fig_chunks_unlike(const struct fig_set *a, int spec_a, const struct fig_set *b, int spec_b);
 /* A distribution from a live histogram (µs samples, shown in ms; mean unknown). */
 void fig_set_from_hist_us(struct fig_set *set, enum fig_id id, const struct live_hist *h);
 /* The derived figures (FIG_COMBINE_DERIVED) from the others: output per GPU
@@ -387,7 +397,12 @@ bool ci_quantile_sections(const double *ordered, size_t n, double q, double est,
                           double *hi);
 
 /* A ratio B / A with its 95% interval and verdict (of B against A). */
-enum ci_verdict { CI_NO_DIFFERENCE, CI_FASTER, CI_SLOWER };
+enum ci_verdict {
+  CI_NO_DIFFERENCE,
+  CI_FASTER,
+  CI_SLOWER,
+  CI_NOT_COMPARABLE, /* a per-chunk figure of unlike chunks (fig_chunks_unlike): no verdict */
+};
 struct ci_ratio {
   double ratio;           /* B / A; NaN when not known */
   double lo, hi;          /* the interval; NaN when not known */
@@ -407,7 +422,7 @@ void ci_ratio_of_repeats(const double *ratios, size_t n, bool higher_is_better,
 /* faster / slower when the whole interval is on one side of 1 (for a figure where lower is
  * better, a ratio above 1 is slower), else (or unknown) no difference detected. */
 enum ci_verdict ci_verdict_of(const struct ci_ratio *r, bool higher_is_better);
-/* "faster", "slower", "no difference detected". */
+/* "faster", "slower", "no difference detected", "not comparable (per chunk; see TPOT)". */
 const char *ci_verdict_word(enum ci_verdict v);
 /* Point length: long enough for the intervals to mean something (docs/figures.md, "How long
  * is a point"): at least CI_MIN_POINT_WAVES x concurrency requests (and CI_MIN_POINT_REQUESTS)

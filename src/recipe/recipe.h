@@ -172,6 +172,7 @@ size_t recipe_set_multinode_count(const struct recipe_set *set);
 const char *recipe_set_multinode_at(const struct recipe_set *set, size_t i);
 
 const char *recipe_spec_name(enum recipe_spec spec);          /* "none", "mtp", "draft_model" */
+const char *recipe_spec_arm_name(enum recipe_spec spec);      /* A/B arm: "off", "mtp", "draft" */
 const char *recipe_scenario_name(enum recipe_scenario scen);  /* "fixed-seq-len", "agentic-coding" */
 /* "8k1k", "1k1k", "<isl>_<osl>" or "agentic" (InferenceX's exp-name part). */
 const char *recipe_seq_tag(const struct recipe *r);

@@ -212,20 +212,27 @@ const char *recipe_set_multinode_at(const struct recipe_set *set, size_t i) {
   return i < set->n_multinode ? set->multinode[i] : NULL;
 }
 
-/* The spec-decoding values as recipes spell them, by enum recipe_spec. */
-static const char *const spec_names[] = {
-    [RECIPE_SPEC_NONE] = "none",
-    [RECIPE_SPEC_MTP] = "mtp",
-    [RECIPE_SPEC_DRAFT_MODEL] = "draft_model",
+/* By enum recipe_spec: the value as recipes spell it, and an A/B arm's short name (its run
+ * folder's suffix and its tag). */
+static const struct {
+  const char *name, *arm;
+} spec_words[] = {
+    [RECIPE_SPEC_NONE] = {"none", "off"},
+    [RECIPE_SPEC_MTP] = {"mtp", "mtp"},
+    [RECIPE_SPEC_DRAFT_MODEL] = {"draft_model", "draft"},
 };
 
 const char *recipe_spec_name(enum recipe_spec spec) {
-  return (size_t)spec < ST_ARRAY_LEN(spec_names) ? spec_names[spec] : "none";
+  return spec_words[(size_t)spec < ST_ARRAY_LEN(spec_words) ? spec : RECIPE_SPEC_NONE].name;
+}
+
+const char *recipe_spec_arm_name(enum recipe_spec spec) {
+  return spec_words[(size_t)spec < ST_ARRAY_LEN(spec_words) ? spec : RECIPE_SPEC_NONE].arm;
 }
 
 bool recipe_spec_parse(const char *name, enum recipe_spec *out) {
-  for (size_t i = 0; i < ST_ARRAY_LEN(spec_names); i++)
-    if (strcmp(name, spec_names[i]) == 0) {
+  for (size_t i = 0; i < ST_ARRAY_LEN(spec_words); i++)
+    if (strcmp(name, spec_words[i].name) == 0) {
       *out = (enum recipe_spec)i;
       return true;
     }

@@ -247,6 +247,11 @@ struct pairing {
   const struct results_file *a, *b;
 };
 
+/* A recipe's speculative-decoding label says it is on ("mtp", "draft_model"...). */
+static bool is_spec(const char *label) {
+  return label && strcmp(label, "none") != 0;
+}
+
 /* ---------------------------------------------------------------- how sure */
 /* The result of side's repeat k (0: the side itself, ref; k: its k-th more) of ref's
  * configuration (its concurrency and its knobs: a folder may hold several segments at one
@@ -278,9 +283,11 @@ static bool figure_of(const struct run_compare_side *side, const struct results_
   return true;
 }
 
-bool run_compare_figure(const struct run_compare_side *a, const struct results_file *ra,
-                        const struct run_compare_side *b, const struct results_file *rb,
-                        enum fig_id id, enum fig_stat stat, struct run_compare_value *out) {
+/* run_compare_figure's values and ratio, before the per-chunk rule. */
+static bool compare_figure_ratio(const struct run_compare_side *a, const struct results_file *ra,
+                                 const struct run_compare_side *b, const struct results_file *rb,
+                                 enum fig_id id, enum fig_stat stat,
+                                 struct run_compare_value *out) {
   memset(out, 0, sizeof *out);
   ci_ratio_init(&out->ratio);
   bool higher = fig_desc(id)->higher_is_better;
@@ -314,6 +321,22 @@ bool run_compare_figure(const struct run_compare_side *a, const struct results_f
   }
   if (out->has_a && out->has_b)
     ci_ratio_of_intervals(out->a, alo, ahi, out->b, blo, bhi, higher, &out->ratio);
+  return true;
+}
+
+int run_spec_label_on(const char *label) {
+  return label ? is_spec(label) : -1;
+}
+
+bool run_compare_figure(const struct run_compare_side *a, const struct results_file *ra,
+                        const struct run_compare_side *b, const struct results_file *rb,
+                        enum fig_id id, enum fig_stat stat, struct run_compare_value *out) {
+  if (!compare_figure_ratio(a, ra, b, rb, id, stat, out))
+    return false;
+  if ((fig_desc(id)->shown & FIG_PER_CHUNK) && out->has_a && out->has_b &&
+      fig_chunks_unlike(&ra->figs, run_spec_label_on(a->spec_label), &rb->figs,
+                        run_spec_label_on(b->spec_label)))
+    out->ratio.verdict = CI_NOT_COMPARABLE;
   return true;
 }
 
@@ -373,10 +396,6 @@ static size_t pair_results(const struct run_compare_side *a, const struct run_co
   free(pick);
   free(used);
   return n;
-}
-
-static bool is_spec(const char *label) {
-  return label && strcmp(label, "none") != 0;
 }
 
 /* A side's speculative decoding in words: its recipe label said plainly. */

@@ -13,6 +13,10 @@
 
 #define TICK_MS 100              /* snapshot rate: 10 Hz */
 
+int run_workload_len(int given, int recipe_len, int fallback) {
+  return given > 0 ? given : recipe_len > 0 ? recipe_len : fallback;
+}
+
 void run_config_init(struct run_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
   cfg->engine = eng_sim();
@@ -375,8 +379,8 @@ static void plan_point(const struct run *run, const struct recipe_point *rp, str
     p->num_warmups = run->cfg.num_warmups;
   else
     p->num_warmups = r->bench.num_warmups >= 0 ? r->bench.num_warmups : 2 * p->conc;
-  p->isl = run->cfg.isl > 0 ? run->cfg.isl : (r->isl > 0 ? r->isl : 1024);
-  p->osl = run->cfg.osl > 0 ? run->cfg.osl : (r->osl > 0 ? r->osl : 1024);
+  p->isl = run_workload_len(run->cfg.isl, r->isl, RUN_DEFAULT_ISL);
+  p->osl = run_workload_len(run->cfg.osl, r->osl, RUN_DEFAULT_OSL);
   p->range_ratio = r->bench.random_range_ratio > 0 ? r->bench.random_range_ratio : 0.8;
   if (run->cfg.range_ratio_set)
     p->range_ratio = run->cfg.range_ratio;

@@ -58,7 +58,8 @@ struct run_config {
   int num_prompts_min;          /* > 0: at least this many requests per point (tune: a p99's
                                    interval needs ci_quantile_min_n(0.99), 368) */
   int num_warmups;              /* >= 0: warmup requests; < 0 = none */
-  int isl, osl;                 /* > 0: override the recipe's input / output length */
+  int isl, osl;                 /* > 0: override the recipe's input / output length
+                                   (run_workload_len) */
   int chat_template;            /* 1 / 0: measure with / without the chat template; -1 (the
                                  * default): as the recipe's benchmark says */
   const char *gpus;             /* CUDA_VISIBLE_DEVICES for the server; NULL = all */
@@ -99,6 +100,12 @@ struct run_outcome {
   int64_t max_total_num_tokens; /* as the server reported it; -1 unknown */
 };
 
+/* The workload's input and output lengths: given (> 0), else the recipe's (> 0), else
+ * benchmark_serving.py's random defaults (1024 in, 128 out). One rule for run, tune, attach
+ * and the dashboard's forms. */
+enum { RUN_DEFAULT_ISL = 1024, RUN_DEFAULT_OSL = 128 };
+int run_workload_len(int given, int recipe_len, int fallback);
+
 struct run; /* opaque */
 struct run_session; /* opaque: see "session" below */
 
@@ -110,6 +117,13 @@ struct run *run_start(const struct run_config *cfg, struct st_err *err);
  * there, a piece that does not resolve) for the caller to say before it starts
  * anything. 0 for attached runs. */
 int run_check_server_cmd(const struct run_config *cfg, struct st_err *err);
+/* Whether a knob's change moves servetop sim: recipe's command with the override set_a
+ * ("KEY=VALUE"; NULL: the recipe as written) against set_b's must differ in a flag the sim
+ * models (sim_flag_modelled). 0 when it does (or the commands are the same), or engine is not
+ * the sim; 1 when it does not (err says which flag: the figures would differ by noise alone);
+ * -1 when a command cannot be built (err). `tune` refuses such a knob, `run --set` warns. */
+int run_sim_models_change(const struct recipe *recipe, const struct eng_ops *engine,
+                          const char *set_a, const char *set_b, struct st_err *err);
 
 /* Latest snapshot, copied only when newer than *last_seq (see snap_slot_read). */
 bool run_snapshot(struct run *run, struct snap_run *out, uint64_t *last_seq);
@@ -257,6 +271,11 @@ int run_session_repeat_dirs(const struct run_session *s,
 int run_session_set_concurrency(struct run_session *s, size_t arm, int conc, struct st_err *err);
 int run_session_restart_with(struct run_session *s, size_t arm, const char *knob,
                              const char *value, struct st_err *err);
+/* run_sim_models_change of knob=value on arm's recipe and engine (against the recipe as
+ * written): 1 with err when the sim stands in and does not model it (the restart goes on; its
+ * figures will not move), else 0 (-1 when no command builds). */
+int run_session_models_change(const struct run_session *s, size_t arm, const char *knob,
+                              const char *value, struct st_err *err);
 /* Every running arm stops (load stopped, partial results saved, server
  * stopped) and no other arm starts. Returns at once; async-signal-safe. */
 void run_session_stop(struct run_session *s);
@@ -392,7 +411,7 @@ int run_parse_http_url(const char *url, char *host, size_t host_bytes, int *port
 struct run_attach_load {
   const char *url;
   const char *model;            /* NULL: the server's first /v1/models id ("attached" until read) */
-  int isl, osl;                 /* <= 0: 1024 and 128, as benchmark_serving.py */
+  int isl, osl;                 /* <= 0: RUN_DEFAULT_ISL / RUN_DEFAULT_OSL */
   const int *concs;             /* the points; NULL: one point at 1 */
   size_t n_concs;
   int num_prompts_factor;       /* requests per point = conc x factor; <= 0: 10 */
@@ -474,7 +493,9 @@ void run_compare_side_fini(struct run_compare_side *side);
 /* One figure of B against A at one configuration each: ra, a result of side a (b: rb), paired
  * (a concurrency, the knobs); in each repeat the result of the same configuration. A's and B's
  * values (the means over the repeats where both sides have them) and the ratio B / A with its
- * 95% interval and verdict (ci_ratio_of_repeats over the repeats, else ci_ratio_of_intervals).
+ * 95% interval and verdict (ci_ratio_of_repeats over the repeats, else ci_ratio_of_intervals);
+ * a per-chunk figure of unlike chunks (fig_chunks_unlike: speculative decoding on one side, or
+ * other tokens per chunk) keeps its ratio with the verdict CI_NOT_COMPARABLE.
  * False when neither ra nor rb has the figure. */
 struct run_compare_value {
   bool has_a, has_b;
@@ -484,6 +505,9 @@ struct run_compare_value {
 bool run_compare_figure(const struct run_compare_side *a, const struct results_file *ra,
                         const struct run_compare_side *b, const struct results_file *rb,
                         enum fig_id id, enum fig_stat stat, struct run_compare_value *out);
+/* A speculative-decoding label (run_compare_side.spec_label): 1 on ("mtp", "draft_model"...),
+ * 0 off ("none"), -1 not known (NULL), as fig_chunks_unlike takes it. */
+int run_spec_label_on(const char *label);
 /* The side-by-side table: every headline metric with delta (B - A) and ratio
  * (B / A) to 4 significant digits with its 95% interval and verdict (faster, slower, no
  * difference detected), acceptance, and per concurrency the

@@ -64,7 +64,8 @@ struct recipe_set *run_attach_recipes_alloc(const struct run_attach_load *load,
   free(what);
   sbuf_printf(&y, "\n  scenarios:\n    fixed-seq-len:\n    - isl: %d\n      osl: %d\n"
                   "      search-space:\n      - { tp: 1, ep: 1, conc-list: [",
-              load->isl > 0 ? load->isl : 1024, load->osl > 0 ? load->osl : 128);
+              run_workload_len(load->isl, 0, RUN_DEFAULT_ISL),
+              run_workload_len(load->osl, 0, RUN_DEFAULT_OSL));
   if (load->n_concs == 0)
     sbuf_puts(&y, "1");
   for (size_t i = 0; i < load->n_concs; i++)

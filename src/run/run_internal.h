@@ -144,6 +144,10 @@ void run_base_url(const struct run *run, char *buf, size_t n);
 /* Resolves the recipe's command for point (overrides applied) into cmd. */
 int run_server_prepare(struct run *run, const struct recipe_point *point, struct launch_cmd *cmd,
                        struct st_err *err);
+/* The first point's server command of cfg (overrides applied) into cmd, as run_start would
+ * launch it, with nothing started (run_check_server_cmd keeps only whether it builds). */
+int run_server_cmd_build(const struct run_config *cfg, struct launch_cmd *cmd,
+                         struct st_err *err);
 /* Launches cmd and waits until the server is ready; then reads its info. */
 int run_server_start(struct run *run, const struct launch_cmd *cmd, struct st_err *err);
 void run_server_stop(struct run *run);

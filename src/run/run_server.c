@@ -1,6 +1,7 @@
 /* run: the server side of a run — command from the recipe, launch, readiness,
  * what the server says about itself, and its log lines. */
 #include "run/run_internal.h"
+#include "sim/sim.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -88,19 +89,99 @@ int run_server_prepare(struct run *run, const struct recipe_point *point, struct
   return rc;
 }
 
-int run_check_server_cmd(const struct run_config *cfg, struct st_err *err) {
+int run_server_cmd_build(const struct run_config *cfg, struct launch_cmd *cmd,
+                         struct st_err *err) {
   if (cfg->attach_url || !cfg->engine || !cfg->recipe || cfg->recipe->n_points == 0)
     return 0;
   struct run *probe = xcalloc(1, sizeof *probe);
   probe->cfg = *cfg;
   probe->port = cfg->port > 0 ? cfg->port : 1; /* no port is taken for a check */
-  struct launch_cmd cmd;
-  launch_cmd_init(&cmd);
-  int rc = run_server_prepare(probe, &cfg->recipe->points[0], &cmd, err);
-  launch_cmd_fini(&cmd);
+  int rc = run_server_prepare(probe, &cfg->recipe->points[0], cmd, err);
   if (probe->rcmd_valid)
     recipe_cmd_fini(&probe->rcmd);
   free(probe);
+  return rc;
+}
+
+/* Word i of cmd with its value word, if it takes one (as engine e reads its flags): "--tp 8"
+ * is one unit. Returns the words it spans (1 or 2). */
+static size_t unit_at(const struct eng_ops *e, const struct launch_cmd *cmd, size_t i) {
+  return eng_arg_is_flag(e, cmd->argv[i]) && !strchr(cmd->argv[i], '=') &&
+                 eng_arg_takes_value(e, cmd->argv, cmd->argc, i)
+             ? 2
+             : 1;
+}
+
+static bool has_unit(const struct eng_ops *e, const struct launch_cmd *cmd,
+                     const struct launch_cmd *of, size_t at, size_t len) {
+  for (size_t j = 0; j < cmd->argc; j += unit_at(e, cmd, j))
+    if (unit_at(e, cmd, j) == len && strcmp(cmd->argv[j], of->argv[at]) == 0 &&
+        (len == 1 || strcmp(cmd->argv[j + 1], of->argv[at + 1]) == 0))
+      return true;
+  return false;
+}
+
+/* The flags (without dashes, up to any '=') of cmd's flag units ("--tp 8", "--x=1", "--y")
+ * that other does not have. */
+static size_t differing_flags(const struct eng_ops *e, const struct launch_cmd *cmd,
+                              const struct launch_cmd *other, const char **names, size_t *lens,
+                              size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < cmd->argc && n < max; i += unit_at(e, cmd, i)) {
+    if (!eng_arg_is_flag(e, cmd->argv[i]) || has_unit(e, other, cmd, i, unit_at(e, cmd, i)))
+      continue;
+    names[n] = cmd->argv[i] + strspn(cmd->argv[i], "-");
+    lens[n] = strcspn(names[n], "=");
+    n++;
+  }
+  return n;
+}
+
+int run_sim_models_change(const struct recipe *recipe, const struct eng_ops *engine,
+                          const char *set_a, const char *set_b, struct st_err *err) {
+  if (!engine || !engine->simulated)
+    return 0;
+  const char *sets[2] = {set_a, set_b};
+  struct launch_cmd cmd[2];
+  int rc = 0;
+  for (int v = 0; v < 2; v++) {
+    launch_cmd_init(&cmd[v]);
+    struct run_config cfg;
+    run_config_init(&cfg);
+    cfg.recipe = recipe;
+    cfg.engine = engine;
+    cfg.overrides = (char *const *)&sets[v];
+    cfg.n_overrides = sets[v] ? 1 : 0;
+    if (rc == 0)
+      rc = run_server_cmd_build(&cfg, &cmd[v], err);
+  }
+  const char *names[16];
+  size_t lens[16], n = 0;
+  bool modelled = false;
+  if (rc == 0) {
+    n = differing_flags(engine, &cmd[0], &cmd[1], names, lens, ST_ARRAY_LEN(names));
+    n += differing_flags(engine, &cmd[1], &cmd[0], names + n, lens + n, ST_ARRAY_LEN(names) - n);
+    for (size_t i = 0; i < n && !modelled; i++)
+      modelled = sim_flag_modelled(names[i], lens[i]);
+    if (n && !modelled) { /* (the same command: nothing to say) */
+      rc = 1;
+      err_setf(err,
+               "servetop sim does not model --%.*s (it accepts it and changes nothing): the "
+               "figures would differ by noise alone; measure it on the real engine "
+               "(docs/sim.md lists what the sim models)",
+               (int)lens[0], names[0]);
+    }
+  }
+  for (int v = 0; v < 2; v++)
+    launch_cmd_fini(&cmd[v]);
+  return rc;
+}
+
+int run_check_server_cmd(const struct run_config *cfg, struct st_err *err) {
+  struct launch_cmd cmd;
+  launch_cmd_init(&cmd);
+  int rc = run_server_cmd_build(cfg, &cmd, err);
+  launch_cmd_fini(&cmd);
   return rc;
 }
 

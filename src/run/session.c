@@ -333,6 +333,16 @@ int run_session_restart_with(struct run_session *s, size_t arm, const char *knob
   return run_restart_with(s->run[arm], knob, value, err);
 }
 
+int run_session_models_change(const struct run_session *s, size_t arm, const char *knob,
+                              const char *value, struct st_err *err) {
+  if (arm >= s->cfg.n_arms)
+    return 0;
+  char *set = xasprintf("%s=%s", knob, value);
+  int rc = run_sim_models_change(s->cfg.arm[arm].recipe, s->cfg.arm[arm].engine, NULL, set, err);
+  free(set);
+  return rc;
+}
+
 void run_session_stop(struct run_session *s) {
   s->stop_requested = 1;
   for (size_t i = 0; i < RUN_SESSION_MAX_ARMS; i++) {

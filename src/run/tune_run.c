@@ -212,6 +212,26 @@ static int check_knobs(const struct run_tune_config *cfg, struct st_err *err) {
   return 0;
 }
 
+/* On servetop sim, a knob must move something the sim models (run_sim_models_change between
+ * its first two values), else every configuration differs by noise alone and the search would
+ * rank noise. Refused before anything starts. */
+static int check_knobs_modelled(const struct run_tune_config *cfg, const struct eng_ops *engine,
+                                struct st_err *err) {
+  for (size_t k = 0; k < cfg->n_knobs; k++) {
+    const struct tune_knob *kn = &cfg->knobs[k];
+    if (is_spec_knob(kn) || kn->n_values < 2)
+      continue;
+    char *set[2] = {xasprintf("%s=%s", kn->name, kn->values[0]),
+                    xasprintf("%s=%s", kn->name, kn->values[1])};
+    int rc = run_sim_models_change(cfg->recipe, engine, set[0], set[1], err);
+    free(set[0]);
+    free(set[1]);
+    if (rc != 0)
+      return err_prefixf(err, "--knob %s", kn->name);
+  }
+  return 0;
+}
+
 /* ---------------------------------------------------------------- the tune folder */
 static int make_tune_dir(struct run_tune *t, struct st_err *err) {
   char *name = xasprintf("tune-%s", t->cfg.recipe->name);
@@ -278,8 +298,10 @@ static char *tune_json_alloc(const struct run_tune *t, const struct tune_result 
     if (c->slo.set[f])
       cJSON_AddNumberToObject(slo, tune_figure_key((enum tune_figure)f), c->slo.target[f]);
   cJSON *w = cJSON_AddObjectToObject(doc, "workload");
-  json_add_number_or_null(w, "isl", true, c->isl > 0 ? c->isl : c->recipe->isl);
-  json_add_number_or_null(w, "osl", true, c->osl > 0 ? c->osl : c->recipe->osl);
+  json_add_number_or_null(w, "isl", true,
+                          run_workload_len(c->isl, c->recipe->isl, RUN_DEFAULT_ISL));
+  json_add_number_or_null(w, "osl", true,
+                          run_workload_len(c->osl, c->recipe->osl, RUN_DEFAULT_OSL));
   json_add_number_or_null(w, "range_ratio", true,
                           c->range_ratio >= 0 ? c->range_ratio
                           : c->recipe->bench.random_range_ratio > 0
@@ -880,6 +902,10 @@ struct run_tune *run_tune_start(const struct run_tune_config *cfg, struct st_err
   probe.engine = t->engine;
   if (run_check_server_cmd(&probe, err) != 0) {
     err_prefixf(err, "%s", cfg->recipe->name);
+    free(t);
+    return NULL;
+  }
+  if (check_knobs_modelled(cfg, t->engine, err) != 0) {
     free(t);
     return NULL;
   }

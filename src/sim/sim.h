@@ -96,6 +96,26 @@ struct sim_config {
 };
 
 void sim_config_init(struct sim_config *cfg);
+
+/* ---------------------------------------------------------------- the command line */
+/* What `servetop sim`'s flags fill in: the config and the values parsed before it. */
+struct sim_options {
+  struct sim_config cfg;
+  struct opt_list faults;     /* --sim-fault, each as given */
+  const char *seed_text;      /* --sim-seed */
+  bool trust_remote_code;     /* accepted */
+  const char *tokenizer_path; /* accepted */
+};
+enum { SIM_OPTIONS_MAX = 64 };
+/* The flag table (src/sim/options.c), its targets in o: up to max rows into specs (and
+ * modelled[i]: whether flag i moves the sim's timing or capacity; may be NULL). Returns the
+ * number of rows (max must be at least SIM_OPTIONS_MAX). */
+size_t sim_options_specs(struct sim_options *o, struct opt_spec *specs, bool *modelled,
+                         size_t max);
+/* Whether the sim models flag name (len bytes, no dashes, any spelling of its row): false for
+ * one it accepts as it is (--host, --disable-radix-cache) or does not know (accepted, warned
+ * about, listed in /get_server_info's unrecognized_args). */
+bool sim_flag_modelled(const char *name, size_t len);
 /* Parses "crash-after=3", "http-500", "trickle=4" ... into f. */
 int sim_fault_parse(const char *text, struct sim_fault *f, struct st_err *err);
 /* Checks ranges and names (GPU and model presets, spec flags). */

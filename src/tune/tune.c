@@ -553,7 +553,7 @@ static int diagonal_pass(struct search *s) {
 int tune_search(const struct tune_space *space, const struct tune_slo *slo,
                 const struct tune_options *opt, tune_measure_fn measure, void *ctx,
                 struct tune_result *res, struct st_err *err) {
-  if (opt->grid) /* the reference: every configuration (src/tune/grid.c) */
+  if (opt->grid) /* the reference: every configuration (src/tune/full_grid.c) */
     return tune_grid(space, slo, opt, measure, ctx, res, err);
   memset(res, 0, sizeof *res);
   res->winner = res->runner_up = -1;

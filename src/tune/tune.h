@@ -185,7 +185,7 @@ int tune_points_per_config_max(const struct tune_options *opt);
 int tune_search(const struct tune_space *space, const struct tune_slo *slo,
                 const struct tune_options *opt, tune_measure_fn measure, void *ctx,
                 struct tune_result *res, struct st_err *err);
-/* The full grid over the same space (src/tune/grid.c): every configuration, the recipe's
+/* The full grid over the same space (src/tune/full_grid.c): every configuration, the recipe's
  * setting first and then in odometer order, at every concurrency from conc_min up to its
  * first failure (or conc_max); a configuration's answer is the last concurrency before that
  * failure. Nothing is pruned; the budget, stop, on_point and start failures work as in the

@@ -1,4 +1,4 @@
-/* tune: what the search (tune.c) and the grid (grid.c) share; not for other modules. */
+/* tune: what the search (tune.c) and the grid (full_grid.c) share; not for other modules. */
 #ifndef SERVETOP_TUNE_TUNE_INTERNAL_H
 #define SERVETOP_TUNE_TUNE_INTERNAL_H
 

@@ -4,7 +4,7 @@
 # (refused on SGLang, a did-you-mean for a HEAD that is not a JSON flag, exit
 # 2), and they reach the server's command as --HEAD.PATH VALUE: in `show`, in
 # `run` on the sim (which logs them as not modelled) and in every configuration
-# of `tune`.
+# of `tune` (on the sim only a key it models: a search over one it ignores is refused).
 source "$(dirname "$0")/../lib/harness.sh"
 export XDG_CACHE_HOME=$WORK/cache XDG_DATA_HOME=$WORK/data
 CONFIGS=${PROJECT_DIR:?}/configs
@@ -45,17 +45,27 @@ check "run: the server command holds --compilation-config.level 3" \
 check "run: the sim says it does not model it" \
   grep -qF -- "unrecognized argument '--compilation-config.level=3': accepted, not modelled" \
   "$RD/server.log"
+check "run: servetop says so before it starts (the figures will not move with it)" \
+  grep -qF -- "warning: --set compilation-config.level=3: servetop sim does not model --compilation-config.level" \
+  "$WORK/run.out"
 
-# tune: each configuration's server command carries its value
+# tune: each configuration's server command carries its value; on the sim a dotted key it
+# models (compilation-config.max_cudagraph_capture_size reaches it as --cuda-graph-max-bs)
 timeout 300 "$SERVETOP" tune $VR --configs "$CONFIGS" --sim --slo ttft_p99_ms=100000 \
-  --knob speculative-config.num_speculative_tokens=1,2 --isl 128 --osl 16 --conc-min 4 \
+  --knob compilation-config.max_cudagraph_capture_size=2,64 --isl 128 --osl 16 --conc-min 4 \
   --conc-max 4 --server-arg=--sim-speed=50 --results-dir "$WORK/t" >"$WORK/tune.out" 2>&1 \
   && rc=0 || rc=$?
 check "tune: exit 0" test "$rc" -eq 0
 [[ $rc -eq 0 ]] || tail -20 "$WORK/tune.out"
-for v in 1 2; do
-  check "tune: a configuration's command has --speculative-config.num_speculative_tokens $v" \
-    bash -c "grep -lF -- '--speculative-config.num_speculative_tokens $v ' \
-      '$WORK'/t/*-tune-$VR/*-cfg*/manifest.json"
+for v in 2 64; do
+  check "tune: a configuration's command has --cuda-graph-max-bs $v (the dotted key, on the sim)" \
+    bash -c "grep -lF -- '--cuda-graph-max-bs $v ' '$WORK'/t/*-tune-$VR/*-cfg*/manifest.json"
 done
+# ... and one it does not model (speculative-config members without a method) is refused:
+# every configuration would differ by noise alone
+expect_refused "tune: a dotted key the sim does not model" \
+  "servetop sim does not model --speculative-config.num_speculative_tokens" \
+  "$SERVETOP" tune $VR --configs "$CONFIGS" --sim --slo ttft_p99_ms=100000 \
+  --knob speculative-config.num_speculative_tokens=1,2 --results-dir "$WORK/t2"
+check "tune refused: nothing made" test ! -e "$WORK/t2"
 finish dotted_keys

@@ -39,5 +39,11 @@ for lib in "$libs"/*/libst_*.a; do
            grep -v -e '^__' -e '[.]' | sort -u) # not the compiler's and sanitizers' own (__odr_asan.x)
 done
 [ "$seen" -gt 300 ] || fail "only $seen exported symbols read: the libraries were not found"
+# ... and no two source files share a name (issue 18.4): a name says which file it is
+if [ -d "${PROJECT_DIR:-}/src" ]; then
+  twins=$(find "$PROJECT_DIR/src" "$PROJECT_DIR/ui" -name '*.[ch]' -printf '%f\n' | sort | uniq -d)
+  [ -z "$twins" ] || fail "source files that share a name: $(echo $twins)"
+  [ -z "$twins" ] && ok "no two source files in src/ and ui/ share a name"
+fi
 [ "$FAILS" -eq 0 ] && ok "$seen exported symbols, each with its module's prefix"
 finish "symbol prefixes"

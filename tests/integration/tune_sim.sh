@@ -43,6 +43,11 @@ bad "concurrency range" "--conc-min must not be above --conc-max" $R --sim --slo
   --knob max-batch=4 --conc-min 8 --conc-max 4
 bad "too few requests for a p99" "--num-prompts 20: at least 368 with a p99 target (--slo ttft_p99_ms)" \
   $R --sim --slo ttft_p99_ms=100 --knob max-batch=4 --num-prompts 20
+# a knob the sim accepts and ignores: every configuration would differ by noise alone
+bad "a knob the sim does not model" "--knob block-size: servetop sim does not model --block-size" \
+  qwen3.5-fp8-h200-vllm --sim --slo ttft_p99_ms=100 --knob block-size=16,64
+bad "a flag the sim takes as it is" "servetop sim does not model --decode-log-interval" $R --sim \
+  --slo ttft_p99_ms=100 --knob decode-log-interval=10,40
 bad "unknown recipe" "no recipe 'no-such-recipe'" no-such-recipe --sim --slo ttft_p99_ms=100 \
   --knob max-batch=4
 check "bad input: nothing made" test ! -e "$WORK/bad"

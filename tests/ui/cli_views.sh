@@ -66,4 +66,21 @@ history=$(tm capture-pane -p -S -400 -t "$UI_SESSION")
 grep -qF "[off] run ok: 2 configurations measured" <<<"$history" || fail "no outcome of the off arm"
 grep -qF "[mtp] run ok: 2 configurations measured" <<<"$history" || fail "no outcome of the MTP arm"
 grep -qF "MTP speedup" <<<"$history" || fail "no comparison after the A/B run"
+
+# --ab named from the MTP side: the A/B view still has the off arm in its off column (it once
+# put the MTP arm there and inverted every ratio); the outcomes and the comparison after keep
+# the command's order (A = the recipe named), as --headless does
+ui_start 80 24 XDG_DATA_HOME="$WORK/xdg" "$SERVETOP" run llama8b-h200-sglang-mtp --ab --conc 2 \
+  --configs "$TEST_DATA_DIR/launcher/recipes" --isl 128 --osl 32 --num-prompts 40
+wait_for "MTP against its non-MTP twin"
+wait_for "both arms measured" 90
+# (the titles are cut at 80 columns: the acceptance row tells the arms apart)
+screen | grep -qE "accept len +- +│.*│ accept len +[0-9.]+ " ||
+  fail "the off column does not hold the off arm (acceptance on the wrong side)"
+tm send-keys -t "$UI_SESSION" q
+wait_for "EXIT=0" 30
+history=$(tm capture-pane -p -J -S -400 -t "$UI_SESSION") # -J: long paths wrap
+grep -qE "^\[mtp\] run folder: .*-mtp$" <<<"$history" || fail "the MTP arm's outcome is not its own"
+grep -qE "^\[off\] run folder: .*-off$" <<<"$history" || fail "the off arm's outcome is not its own"
+grep -qF "MTP speedup (A = MTP, B = off)" <<<"$history" || fail "the comparison is not in the command's order"
 echo "PASS"

@@ -253,10 +253,12 @@ START_TEST(vllm_recipes_read_as_sglang_on_the_sim) {
   launch_cmd_init(&out);
   eng_find("vllm")->args_for_sim(args, ST_ARRAY_LEN(args), &out);
   char *line = launch_cmd_format_alloc(&out);
-  /* exact spellings are renamed (as before); "=value" forms pass as written */
+  /* renamed in either form, "--flag value" and "--flag=value" (the sim models
+   * --max-running-requests, not --max-num-seqs); flags without a twin pass as written */
   ck_assert_str_eq(line, "--mem-fraction-static 0.9 --speculative-algorithm NEXTN "
                          "--speculative-num-steps 2 --speculative-eagle-topk 1 "
-                         "--speculative-num-draft-tokens 3 --max-num-seqs=8 --trust-remote-code");
+                         "--speculative-num-draft-tokens 3 --max-running-requests=8 "
+                         "--trust-remote-code");
   free(line);
   launch_cmd_fini(&out);
 }

@@ -281,6 +281,33 @@ START_TEST(ratio_of_repeats_coverage) {
 }
 END_TEST
 
+/* A per-chunk figure (ITL) is set against another run's only where their chunks are alike:
+ * speculative decoding on one side only, or tokens per chunk more than 10% apart, is unlike;
+ * what is not known never is. */
+START_TEST(chunks_unlike_rule) {
+  ck_assert(fig_desc(FIG_ITL)->shown & FIG_PER_CHUNK);
+  ck_assert(!(fig_desc(FIG_TPOT)->shown & FIG_PER_CHUNK));
+  struct fig_set a, b, none;
+  fig_set_clear(&a);
+  fig_set_clear(&b);
+  fig_set_clear(&none);
+  fig_set_dist(&a, FIG_TOKENS_PER_CHUNK, 100, 1.0, 1.0, 1.0, 1.0);
+  fig_set_dist(&b, FIG_TOKENS_PER_CHUNK, 100, 1.08, 1.09, 1.1, 1.2);
+  ck_assert(!fig_chunks_unlike(&a, 0, &b, 0)); /* 9% apart: alike */
+  ck_assert(fig_chunks_unlike(&a, 0, &b, 1));  /* speculative on one side */
+  ck_assert(!fig_chunks_unlike(&a, 1, &b, 1));
+  ck_assert(!fig_chunks_unlike(&a, -1, &b, 1)); /* one side's method not known */
+  fig_set_dist(&b, FIG_TOKENS_PER_CHUNK, 100, 1.2, 1.2, 1.3, 1.4);
+  ck_assert(fig_chunks_unlike(&a, 0, &b, 0));  /* a stream interval: 20% apart */
+  ck_assert(fig_chunks_unlike(&b, -1, &a, -1)); /* either way round */
+  ck_assert(!fig_chunks_unlike(&a, 0, &none, 0)); /* tokens per chunk not known */
+  struct ci_ratio r;
+  ci_ratio_init(&r);
+  r.verdict = CI_NOT_COMPARABLE;
+  ck_assert_str_eq(ci_verdict_word(r.verdict), "not comparable (per chunk; see TPOT)");
+}
+END_TEST
+
 /* Output per GPU and interactivity carry their sources' intervals. */
 START_TEST(derived_figures_carry_intervals) {
   struct fig_set s;
@@ -314,6 +341,7 @@ int main(void) {
   tcase_add_test(tc, ratio_of_intervals_coverage);
   tcase_add_test(tc, ratio_of_repeats_coverage);
   tcase_add_test(tc, derived_figures_carry_intervals);
+  tcase_add_test(tc, chunks_unlike_rule);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -172,6 +172,10 @@ START_TEST(compare_says_what_is_compared) {
   ck_assert_msg(strstr(row, " 0.7850 ") && strstr(row, " 0.02800 ") && strstr(row, " -0.7570 ") &&
                     strstr(row, " 0.03567x"),
                 "%s", row);
+  /* ITL is per chunk and the draft arm's tokens come in bursts: a ratio, no verdict */
+  ck_assert_msg(strstr(row, "not comparable (per chunk; see TPOT)"), "%s", row);
+  table_row(buf, "TPOT median (ms)", row, sizeof row);
+  ck_assert_msg(strstr(row, "not comparable") == NULL, "%s", row);
   table_row(buf, "output throughput (tok/s)", row, sizeof row);
   ck_assert_msg(strstr(row, " 1097 ") && strstr(row, " 735.6 ") && strstr(row, " -361.7 "), "%s",
                 row);
@@ -188,6 +192,9 @@ START_TEST(compare_says_what_is_compared) {
   ck_assert_str_eq(cJSON_GetObjectItem(su, "spec_method")->valuestring, "draft_model");
   ck_assert_str_eq(cJSON_GetObjectItem(su, "baseline_method")->valuestring, "none");
   ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(su, "per_gpu")));
+  cJSON *itl = cJSON_GetObjectItem(cJSON_GetObjectItem(point, "metrics"), "median_itl_ms");
+  ck_assert_str_eq(cJSON_GetObjectItem(itl, "ratio_verdict")->valuestring,
+                   "not comparable (per chunk; see TPOT)");
   cJSON_Delete(doc);
   free(text);
   run_compare_side_fini(&off);

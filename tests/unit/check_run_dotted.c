@@ -2,6 +2,7 @@
  * the one override check and reaches the server's arguments as
  * --compilation-config.level 3: appended, replacing the same dotted flag,
  * never merged into --compilation-config's own value. */
+#include "engine/engine.h"
 #include "run/run.h"
 #include "tune/tune.h"
 
@@ -121,11 +122,31 @@ START_TEST(split_takes_dots_and_plus) {
 }
 END_TEST
 
+/* On servetop sim, a knob's change must move what the sim models: --max-num-seqs reaches it
+ * as --max-running-requests (modelled), a dotted compilation-config key does not reach it at
+ * all (accepted, not modelled), --block-size is passed and ignored. On a real engine every
+ * change counts. */
+START_TEST(sim_says_which_changes_it_models) {
+  struct st_err err = {{0}};
+  const struct eng_ops *sim = eng_find("sim");
+  ck_assert_int_eq(run_sim_models_change(r, sim, "max-num-seqs=8", "max-num-seqs=16", &err), 0);
+  ck_assert_int_eq(run_sim_models_change(r, sim, NULL, "max-num-seqs=16", &err), 0);
+  ck_assert_int_eq(run_sim_models_change(r, sim, NULL, "kv-cache=0.8", &err), 0);
+  ck_assert_int_eq(run_sim_models_change(r, sim, "block-size=16", "block-size=64", &err), 1);
+  ck_assert_msg(strstr(err.msg, "servetop sim does not model --block-size"), "%s", err.msg);
+  ck_assert_int_eq(run_sim_models_change(r, sim, NULL, "compilation-config.level=3", &err), 1);
+  ck_assert_msg(strstr(err.msg, "does not model --compilation-config.level"), "%s", err.msg);
+  ck_assert_int_eq(run_sim_models_change(r, eng_find("vllm"), NULL, "block-size=16", &err), 0);
+  ck_assert_int_eq(run_sim_models_change(r, sim, NULL, "no-such-thing", &err), -1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("run_dotted");
   TCase *tc = tcase_create("core");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, dotted_set_reaches_the_argv);
+  tcase_add_test(tc, sim_says_which_changes_it_models);
   tcase_add_test(tc, split_takes_dots_and_plus);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

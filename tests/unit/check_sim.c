@@ -18,6 +18,28 @@ static struct sim_config base_config(const char *model, const char *gpu, int tp)
 }
 
 /* ---------------------------------------------------------------- memory */
+/* One flag table: what the sim models moves its timing or capacity (any spelling of a row);
+ * what it takes as it is, and what it does not know, is not modelled. */
+START_TEST(flag_table_says_what_is_modelled) {
+  const char *yes[] = {"mem-fraction-static", "max-running-requests", "tp", "tp-size",
+                       "tensor-parallel-size", "cuda-graph-max-bs", "stream-interval",
+                       "speculative-algo", "sim-speed", "model-path"};
+  const char *no[] = {"host", "port", "decode-log-interval", "disable-radix-cache",
+                      "trust-remote-code", "block-size", "max-num-seqs", "", "mem-fraction"};
+  for (size_t i = 0; i < ST_ARRAY_LEN(yes); i++)
+    ck_assert_msg(sim_flag_modelled(yes[i], strlen(yes[i])), "%s", yes[i]);
+  for (size_t i = 0; i < ST_ARRAY_LEN(no); i++)
+    ck_assert_msg(!sim_flag_modelled(no[i], strlen(no[i])), "%s", no[i]);
+  ck_assert(sim_flag_modelled("tp=8", 2)); /* the name up to '=' */
+  struct sim_options o;
+  struct opt_spec specs[SIM_OPTIONS_MAX];
+  bool modelled[SIM_OPTIONS_MAX];
+  size_t n = sim_options_specs(&o, specs, modelled, SIM_OPTIONS_MAX);
+  ck_assert_uint_gt(n, 30);
+  ck_assert_uint_le(n, SIM_OPTIONS_MAX); /* the table fits the parser's array */
+}
+END_TEST
+
 START_TEST(kv_capacity_matches_hand_computation) {
   /* Llama-3.1-8B, bf16 weights and KV, one H200, --mem-fraction-static 0.9:
    * total = 143771 MiB = 150754820096 B; weights = 8.03e9 * 2 B;
@@ -513,6 +535,7 @@ int main(void) {
   Suite *s = suite_create("sim");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, kv_capacity_matches_hand_computation);
+  tcase_add_test(tc, flag_table_says_what_is_modelled);
   tcase_add_test(tc, tokenizer_round_trip_and_template);
   tcase_add_test(tc, mem_fraction_raises_kv_capacity);
   tcase_add_test(tc, weights_that_do_not_fit_fail_like_sglang);

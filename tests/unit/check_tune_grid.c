@@ -1,4 +1,4 @@
-/* The full grid (src/tune/grid.c), the reference `servetop tune` is measured against: every
+/* The full grid (src/tune/full_grid.c), the reference `servetop tune` is measured against: every
  * configuration (the recipe's setting first), each at every concurrency up to its first failure,
  * nothing pruned; the answer per configuration is the last concurrency before that failure; a
  * configuration that fails to start is recorded and the grid goes on; the budget keeps what was

@@ -313,6 +313,41 @@ START_TEST(past_ratios_only_like_with_like) {
 }
 END_TEST
 
+/* A real llama-server pair (tests/data/launcher/compare: the target alone and with a draft
+ * model, servetop run tiny-llamacpp-cpu --ab): the columns say "draft", not MTP; ITL is per
+ * chunk and the draft arm's tokens come in bursts (median gap 0.028 ms against 0.785 ms), so
+ * its ratio gets no verdict ("n/c"), as compare says it; TPOT's keeps one. */
+START_TEST(draft_pair_itl_is_not_compared) {
+  struct st_err err = {{0}};
+  abview_fini(&ab);
+  abview_init(&ab, NULL, NULL, PAST_DIR);
+  ck_assert_msg(abview_load_past(&ab, AB_OFF, TEST_DATA_DIR "/launcher/compare/llamacpp-off",
+                                 &err) == 0, "%s", err.msg);
+  ck_assert_msg(abview_load_past(&ab, AB_MTP, TEST_DATA_DIR "/launcher/compare/llamacpp-draft",
+                                 &err) == 0, "%s", err.msg);
+  char why[512];
+  ck_assert_msg(!abview_unlike(&ab, why, sizeof why), "%s", why);
+  struct ab_row rows[16];
+  size_t n = abview_rows(&ab, rows, 16);
+  ck_assert_uint_ge(n, 8);
+  ck_assert_str_eq(rows[6].label, "ITL p50");
+  ck_assert_int_eq(rows[6].ratio.verdict, CI_NOT_COMPARABLE);
+  ck_assert_str_eq(rows[5].label, "TPOT p50");
+  ck_assert_int_ne(rows[5].ratio.verdict, CI_NOT_COMPARABLE);
+  char *f = render(100, 32, true);
+  assert_has(f, "a draft model against the target alone");
+  assert_has(f, "draft/off");
+  assert_has(f, "0.04× n/c");
+  ck_assert_ptr_null(strstr(f, "MTP"));
+  free(f);
+  /* one run in both columns: its chunks are alike, the ITL ratio keeps its verdict */
+  ck_assert(abview_load_past(&ab, AB_MTP, TEST_DATA_DIR "/launcher/compare/llamacpp-off", &err) ==
+            0);
+  abview_rows(&ab, rows, 16);
+  ck_assert_int_ne(rows[6].ratio.verdict, CI_NOT_COMPARABLE);
+}
+END_TEST
+
 /* Live arms at different concurrencies (one measuring conc 8, the other's last point at 4):
  * no ratio; a simulated live arm says SIMULATED. */
 START_TEST(live_arms_at_other_concurrencies_are_not_divided) {
@@ -573,6 +608,7 @@ int main(void) {
   tcase_add_test(tc, past_runs_fill_both_columns);
   tcase_add_test(tc, past_concurrency_steps);
   tcase_add_test(tc, past_ratios_only_like_with_like);
+  tcase_add_test(tc, draft_pair_itl_is_not_compared);
   tcase_add_test(tc, live_arms_at_other_concurrencies_are_not_divided);
   tcase_add_test(tc, past_run_beside_a_live_arm);
   tcase_add_test(tc, keys_open_the_list_and_load);
