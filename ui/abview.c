@@ -254,11 +254,16 @@ static const char *arm_spec_label(const struct abview *ab, int arm, bool from_re
   return ab->recipe[arm] ? recipe_spec_name(ab->recipe[arm]->spec) : NULL;
 }
 
-/* What the speculative column runs, in a word: "draft" for a draft model (llama.cpp's
- * --model-draft twin), else "MTP". */
-static const char *spec_word(const struct abview *ab) {
+/* Whether the speculative column runs a draft model (llama.cpp's --model-draft twin). */
+static bool spec_is_draft(const struct abview *ab) {
   const char *label = arm_spec_label(ab, AB_MTP, false);
-  return label && strcmp(label, "draft_model") == 0 ? "draft" : "MTP";
+  enum recipe_spec spec;
+  return label && recipe_spec_parse(label, &spec) && spec == RECIPE_SPEC_DRAFT_MODEL;
+}
+
+/* What the speculative column runs, in a word: "draft" for a draft model, else "MTP". */
+static const char *spec_word(const struct abview *ab) {
+  return spec_is_draft(ab) ? "draft" : "MTP";
 }
 
 size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows) {
@@ -337,8 +342,8 @@ size_t abview_rows(const struct abview *ab, struct ab_row *rows, size_t max_rows
     ci_ratio_of_intervals(rows[i].value[AB_OFF], rows[i].lo[AB_OFF], rows[i].hi[AB_OFF],
                           rows[i].value[AB_MTP], rows[i].lo[AB_MTP], rows[i].hi[AB_MTP],
                           rows[i].higher_is_better, &rows[i].ratio);
-    if (i < ST_ARRAY_LEN(ab_figs) && (fig_desc(ab_figs[i])->shown & FIG_PER_CHUNK) &&
-        fig_chunks_unlike(&shown[AB_OFF], spec[AB_OFF], &shown[AB_MTP], spec[AB_MTP]))
+    if (i < ST_ARRAY_LEN(ab_figs) &&
+        fig_not_comparable(ab_figs[i], &shown[AB_OFF], spec[AB_OFF], &shown[AB_MTP], spec[AB_MTP]))
       rows[i].ratio.verdict = CI_NOT_COMPARABLE; /* as compare says it (run_compare_figure) */
   }
   return n;
@@ -741,11 +746,12 @@ void abview_render(struct abview *ab, struct ui_grid *g, const struct ui_layout 
     snprintf(how_sure, sizeof how_sure, "%sratios: 95%% CI from %d repeats", gl->separator,
              from_repeats);
   /* what a narrow terminal keeps: that it runs, how long it has left, how sure the ratios are */
-  bool draft = strcmp(spec_word(ab), "draft") == 0;
-  snprintf(head, sizeof head, " servetop%sA/B%s%s%s%s%s, same scales%s"
+  snprintf(head, sizeof head,
+           " servetop%sA/B%s%s%s%s%s, same scales%s"
            "ratio: 95%% verdict (n.d. no difference detected, ? no interval)",
            gl->separator, running, eta_text, how_sure, gl->separator,
-           draft ? "a draft model against the target alone" : "MTP against its non-MTP twin",
+           spec_is_draft(ab) ? "a draft model against the target alone"
+                             : "MTP against its non-MTP twin",
            gl->separator);
   ui_put(g, h.x, h.y, h.x + h.w, head, THEME_HEADER, gl);
   /* unlike columns: said first, in red, in place of the title; no ratio anywhere */

@@ -100,6 +100,12 @@ bool fig_chunks_unlike(const struct fig_set *a, int spec_a, const struct fig_set
   return big > small * (1.0 + FIG_CHUNKS_ALIKE_PCT / 100.0);
 }
 
+bool fig_not_comparable(enum fig_id id, const struct fig_set *a, int spec_a,
+                        const struct fig_set *b, int spec_b) {
+  const struct fig_desc *d = fig_desc(id);
+  return d && (d->shown & FIG_PER_CHUNK) && fig_chunks_unlike(a, spec_a, b, spec_b);
+}
+
 void fig_set_from_hist_us(struct fig_set *set, enum fig_id id, const struct live_hist *h) {
   struct fig_value *f = &set->f[id];
   f->valid = h->total > 0;

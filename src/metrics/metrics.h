@@ -328,6 +328,11 @@ bool fig_has(const struct fig_set *set, enum fig_id id, enum fig_stat stat);
  * Either way TPOT is the per-token figure to compare. */
 enum { FIG_CHUNKS_ALIKE_PCT = 10 };
 bool fig_chunks_unlike(const struct fig_set *a, int spec_a, const struct fig_set *b, int spec_b);
+/* Whether figure id of run b must not be judged against run a's: a per-chunk figure
+ * (FIG_PER_CHUNK) of unlike chunks (fig_chunks_unlike). Its ratio's verdict is then
+ * CI_NOT_COMPARABLE (compare and the A/B view). */
+bool fig_not_comparable(enum fig_id id, const struct fig_set *a, int spec_a,
+                        const struct fig_set *b, int spec_b);
 /* A distribution from a live histogram (µs samples, shown in ms; mean unknown). */
 void fig_set_from_hist_us(struct fig_set *set, enum fig_id id, const struct live_hist *h);
 /* The derived figures (FIG_COMBINE_DERIVED) from the others: output per GPU

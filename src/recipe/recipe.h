@@ -173,6 +173,9 @@ const char *recipe_set_multinode_at(const struct recipe_set *set, size_t i);
 
 const char *recipe_spec_name(enum recipe_spec spec);          /* "none", "mtp", "draft_model" */
 const char *recipe_spec_arm_name(enum recipe_spec spec);      /* A/B arm: "off", "mtp", "draft" */
+/* A spec-decoding value ("none", "mtp", "draft_model") into *out; false when it is none of
+ * them. */
+bool recipe_spec_parse(const char *name, enum recipe_spec *out);
 const char *recipe_scenario_name(enum recipe_scenario scen);  /* "fixed-seq-len", "agentic-coding" */
 /* "8k1k", "1k1k", "<isl>_<osl>" or "agentic" (InferenceX's exp-name part). */
 const char *recipe_seq_tag(const struct recipe *r);

@@ -307,10 +307,6 @@ struct recipe_set {
   struct sh_memo *memo;           /* interpretations of its scripts and launchers */
 };
 
-/* A spec-decoding value ("none", "mtp", "draft_model") into *out; false when
- * it is none of them. */
-bool recipe_spec_parse(const char *name, enum recipe_spec *out);
-
 const char *recipe_set_str(struct recipe_set *set, const char *s);  /* copy owned by the set */
 void *recipe_set_block(struct recipe_set *set, size_t size);        /* zeroed, owned by the set */
 const char *recipe_set_strf(struct recipe_set *set, const char *fmt, ...) ST_PRINTF(2, 3);

@@ -333,9 +333,9 @@ bool run_compare_figure(const struct run_compare_side *a, const struct results_f
                         enum fig_id id, enum fig_stat stat, struct run_compare_value *out) {
   if (!compare_figure_ratio(a, ra, b, rb, id, stat, out))
     return false;
-  if ((fig_desc(id)->shown & FIG_PER_CHUNK) && out->has_a && out->has_b &&
-      fig_chunks_unlike(&ra->figs, run_spec_label_on(a->spec_label), &rb->figs,
-                        run_spec_label_on(b->spec_label)))
+  if (out->has_a && out->has_b &&
+      fig_not_comparable(id, &ra->figs, run_spec_label_on(a->spec_label), &rb->figs,
+                         run_spec_label_on(b->spec_label)))
     out->ratio.verdict = CI_NOT_COMPARABLE;
   return true;
 }

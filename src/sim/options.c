@@ -108,11 +108,7 @@ bool sim_flag_modelled(const char *name, size_t len) {
   bool modelled[SIM_OPTIONS_MAX];
   size_t n = sim_options_specs(&dummy, specs, modelled, SIM_OPTIONS_MAX);
   for (size_t i = 0; i < n && i < SIM_OPTIONS_MAX; i++)
-    for (const char *p = specs[i].names; *p;) {
-      size_t w = strcspn(p, "|");
-      if (w == len && strncmp(p, name, len) == 0)
-        return modelled[i];
-      p += w + (p[w] == '|');
-    }
+    if (opt_names_match(specs[i].names, name, len))
+      return modelled[i];
   return false; /* not in the table: accepted, warned about, not modelled */
 }

@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Does `name` (without dashes) match one of the '|'-separated names? */
-static bool names_match(const char *names, const char *name, size_t name_len) {
+bool opt_names_match(const char *names, const char *name, size_t name_len) {
   const char *s = names;
   while (*s) {
     const char *bar = strchr(s, '|');
@@ -21,7 +20,7 @@ static bool names_match(const char *names, const char *name, size_t name_len) {
 
 static const struct opt_spec *find_spec(const struct opt_parser *p, const char *name, size_t len) {
   for (size_t i = 0; i < p->n_specs; i++)
-    if (names_match(p->specs[i].names, name, len))
+    if (opt_names_match(p->specs[i].names, name, len))
       return &p->specs[i];
   return NULL;
 }

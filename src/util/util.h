@@ -217,6 +217,9 @@ enum { OPT_OK = 0, OPT_HELP = 1, OPT_ERROR = -1 };
 int opt_parse(const struct opt_parser *p, int argc, char **argv, char **pos, size_t max_pos,
               size_t *n_pos, struct st_err *err);
 void opt_print_help(const struct opt_parser *p, FILE *out);
+/* Whether name (name_len bytes, without dashes) is one of names' '|'-separated spellings
+ * (struct opt_spec.names). */
+bool opt_names_match(const char *names, const char *name, size_t name_len);
 /* Help text is wrapped at blanks to this many columns (lines kept). */
 #define OPT_HELP_COLS 80
 /* text wrapped to OPT_HELP_COLS, its own line breaks kept. */
